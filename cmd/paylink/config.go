@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/sqlstore"
+	"github.com/paylink/paylink/internal/vault"
+)
+
+// flags wraps a FlagSet whose defaults come from PAYLINK_* variables.
+type flags struct {
+	*flag.FlagSet
+	env environment
+}
+
+func newFlags(name string, env environment) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	return &flags{FlagSet: fs, env: env}
+}
+
+// envName maps a flag name to its variable: transaction-token-ttl ->
+// PAYLINK_TRANSACTION_TOKEN_TTL.
+func envName(flagName string) string {
+	return "PAYLINK_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f *flags) str(name, def, help string) *string {
+	if v := f.env.getenv(envName(name)); v != "" {
+		def = v
+	}
+	return f.String(name, def, help+" (env "+envName(name)+")")
+}
+
+func (f *flags) duration(name string, def time.Duration, help string) *time.Duration {
+	p := new(time.Duration)
+	*p = def
+	if v := f.env.getenv(envName(name)); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			*p = d
+		}
+	}
+	f.DurationVar(p, name, *p, help+" (env "+envName(name)+")")
+	return p
+}
+
+func (f *flags) boolean(name string, help string) *bool {
+	def := f.env.getenv(envName(name)) == "true" || f.env.getenv(envName(name)) == "1"
+	return f.Bool(name, def, help+" (env "+envName(name)+")")
+}
+
+// parse parses args, treating -h as success.
+func (f *flags) parse(args []string) error {
+	err := f.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	return err
+}
+
+var errHelp = errors.New("help requested")
+
+const defaultDB = "paylink.db"
+
+// openStore opens the database named by a DSN.
+func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
+	st, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return st, nil
+}
+
+// openVault loads the master key: PAYLINK_MASTER_KEY (required with
+// PostgreSQL, shared by every instance), or for SQLite only a key file
+// next to the database, created on first use with mode 0600. Previous
+// keys for rotation are in PAYLINK_PREVIOUS_MASTER_KEYS, comma-separated.
+func openVault(env environment, dsn string) (*vault.Vault, error) {
+	d, err := sqlstore.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	if hexKey := env.getenv("PAYLINK_MASTER_KEY"); hexKey != "" {
+		k, err := vault.ParseKey(hexKey)
+		if err != nil {
+			return nil, fmt.Errorf("PAYLINK_MASTER_KEY: %w", err)
+		}
+		keys = append(keys, k)
+	} else if d.Engine == sqlstore.Postgres {
+		return nil, errors.New("PAYLINK_MASTER_KEY (64 hex characters) is required with PostgreSQL: every instance must share it")
+	} else {
+		k, err := vault.LoadOrCreateKeyFile(d.Path + ".key")
+		if err != nil {
+			return nil, fmt.Errorf("master key file: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	for _, old := range strings.Split(env.getenv("PAYLINK_PREVIOUS_MASTER_KEYS"), ",") {
+		if old = strings.TrimSpace(old); old == "" {
+			continue
+		}
+		k, err := vault.ParseKey(old)
+		if err != nil {
+			return nil, fmt.Errorf("PAYLINK_PREVIOUS_MASTER_KEYS: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	return vault.New(keys...)
+}
+
+// newService wires the service from an open store.
+func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger) (*paylink.Service, error) {
+	v, err := openVault(env, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Logger: log}), nil
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/sqlstore"
+)
+
+// runDemo serves the sandbox on the embedded SQLite default with a demo
+// merchant, and prints its keys, the test cards and a curl session.
+func runDemo(ctx context.Context, env environment, args []string) error {
+	f := newFlags("demo", env)
+	dsn := f.str("db", defaultDB, "SQLite database file for the demo")
+	addr := f.str("addr", "127.0.0.1:8080", "listen address host:port")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	d, err := sqlstore.ParseDSN(*dsn)
+	if err != nil {
+		return err
+	}
+	if d.Engine != sqlstore.SQLite {
+		return errors.New("demo runs on the embedded SQLite default; use serve for PostgreSQL")
+	}
+	cfg := serveConfig{dsn: *dsn, addr: *addr, service: paylink.Config{}}
+	cfg.ready = func(baseURL string, svc *paylink.Service) error {
+		creds, err := demoCredentials(ctx, svc, d.Path+".demo.json")
+		if err != nil {
+			return err
+		}
+		printDemo(env, baseURL, creds)
+		return nil
+	}
+	return serve(ctx, env, cfg)
+}
+
+// demoCredentials onboards the demo merchant on first run and keeps its
+// credentials in a mode-0600 file beside the database, so that later runs
+// print the same working keys. Only the demo does this; real merchants'
+// secrets are shown once and never stored.
+func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (paylink.Credentials, error) {
+	var c paylink.Credentials
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &c); err != nil {
+			return c, fmt.Errorf("demo credentials %s: %w", path, err)
+		}
+		return c, nil
+	}
+	_, c, err := svc.CreateMerchant(ctx, paylink.NewMerchant{
+		Name: "Demo Merchant Pty Ltd", TradingName: "Demo Coffee Roasters", Country: "AU",
+		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()},
+	})
+	if err != nil {
+		return c, fmt.Errorf("onboard demo merchant: %w", err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return c, fmt.Errorf("save demo credentials: %w", err)
+	}
+	return c, nil
+}
+
+func printDemo(env environment, baseURL string, c paylink.Credentials) {
+	w := env.stdout
+	fmt.Fprintf(w, `
+paylink sandbox is running at %s  (Ctrl-C to stop)
+
+Demo merchant
+  mid:            %s
+  api_key:        %s
+  company_token:  %s
+
+Test cards (any future expiry, any CVC)
+  4111111111111111  visa credit AU        approved
+  4000056655665556  visa debit AU         approved
+  5555555555554444  mastercard credit AU  approved
+  378282246310005   amex credit AU        approved
+  4000008260000000  visa credit GB        approved (international)
+  4000000000000002  visa credit AU        declined: do not honour (05)
+  4000000000009995  visa debit AU         declined: insufficient funds (51)
+  4000000000000119  visa credit AU        failed: processing error
+  4000000000003220  visa credit AU        3-D Secure challenge when requested
+  4000000000003063  visa credit AU        3-D Secure frictionless when requested
+
+Try it (copy and paste into another terminal):
+
+BASE=%s
+KEY=%s
+COMPANY=%s
+TT=$(curl -s -X POST $BASE/v5/transaction_token -H "Authorization: Bearer $KEY" \
+  -d "{\"company_token\":\"$COMPANY\"}" | sed -E 's/.*"transaction_token":"([A-Za-z0-9]+)".*/\1/')
+curl -s -X POST $BASE/v5/purchase -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{
+  "token": {"company_token": "'$COMPANY'", "transaction_token": "'$TT'"},
+  "customer": {"ip_address": "203.0.113.7", "timezone": "Australia/Sydney", "email": "jo@example.com"},
+  "card": {"number": "4111111111111111", "expiry_month": "12", "expiry_year": "%02d", "cvc": "123", "holder_name": "Jo Citizen"},
+  "purchase": {"amount": 10.50, "currency": "AUD", "invoice_number": "INV-1001", "should_service_apply_surcharge": true}
+}'
+curl -s $BASE/v5/purchase/INV-1001 -H "Authorization: Bearer $KEY"
+`, baseURL, c.MID, c.APIKey, c.CompanyToken, baseURL, c.APIKey, c.CompanyToken, (time.Now().Year()+3)%100)
+}

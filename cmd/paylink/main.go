@@ -1,0 +1,65 @@
+// Command paylink runs the paylink payment service and its operator tools.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	_ "time/tzdata" // IANA zones for customer.timezone on machines without them
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "paylink:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: paylink <command> [flags]
+
+commands:
+  serve              run the HTTP service
+  demo               run the service on the embedded default with a demo merchant
+  migrate            apply database migrations
+  merchant create    onboard a merchant and print its keys once
+  merchant list      list merchants
+
+Run "paylink <command> -h" for a command's flags. Every flag can also be
+set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
+`
+
+// run is the whole program, with its environment passed in for tests.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command")
+	}
+	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, env, args[1:])
+	case "demo":
+		return runDemo(ctx, env, args[1:])
+	case "migrate":
+		return runMigrate(ctx, env, args[1:])
+	case "merchant":
+		return runMerchant(ctx, env, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// environment is what a subcommand may touch of the outside world.
+type environment struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}

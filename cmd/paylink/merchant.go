@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/paylink/paylink"
+)
+
+func runMerchant(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("merchant: want a subcommand: create or list")
+	}
+	switch args[0] {
+	case "create":
+		return runMerchantCreate(ctx, env, args[1:])
+	case "list":
+		return runMerchantList(ctx, env, args[1:])
+	}
+	return fmt.Errorf("merchant: unknown subcommand %q", args[0])
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// percentFlag is a surcharge rate given as a decimal percentage.
+type percentFlag struct{ p *paylink.Percent }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.String()
+}
+
+func (f percentFlag) Set(v string) error {
+	p, err := paylink.ParsePercent(v)
+	if err != nil {
+		return err
+	}
+	*f.p = p
+	return nil
+}
+
+func runMerchantCreate(ctx context.Context, env environment, args []string) error {
+	f := newFlags("merchant create", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	n := paylink.NewMerchant{Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}}
+	f.StringVar(&n.Name, "name", "", "legal name (required)")
+	f.StringVar(&n.TradingName, "trading-name", "", "trading name shown to customers (required)")
+	f.StringVar(&n.Country, "country", "AU", "ISO 3166-1 alpha-2 country of the merchant")
+	f.StringVar(&n.Settings.Webhook.URL, "webhook-url", "", "company webhook URL")
+	var domains multiFlag
+	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); the company webhook's host is added automatically")
+	r := &n.Settings.Surcharge
+	f.Var(percentFlag{&r.Debit}, "surcharge-debit", "domestic debit surcharge percent (default 0.5)")
+	f.Var(percentFlag{&r.Credit}, "surcharge-credit", "domestic credit surcharge percent (default 1.2)")
+	f.Var(percentFlag{&r.Amex}, "surcharge-amex", "domestic amex surcharge percent (default 2.5)")
+	f.Var(percentFlag{&r.International}, "surcharge-international", "international card surcharge percent (default 2.9)")
+	asJSON := f.Bool("json", false, "print the credentials as one JSON object")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	hosts, err := webhookDomains(n.Settings.Webhook.URL, domains)
+	if err != nil {
+		return err
+	}
+	n.Settings.Webhook.Domains = hosts
+	st, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := newService(env, st, *dsn, paylink.Config{}, newLogger(env.stderr))
+	if err != nil {
+		return err
+	}
+	m, creds, err := svc.CreateMerchant(ctx, n)
+	if err != nil {
+		return fmt.Errorf("create merchant: %w", err)
+	}
+	return printCredentials(env, m, creds, *asJSON)
+}
+
+// webhookDomains validates the whitelist and adds the company webhook's host.
+func webhookDomains(webhookURL string, domains []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(h string) {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	if webhookURL != "" {
+		u, err := url.Parse(webhookURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
+			return nil, fmt.Errorf("--webhook-url must be an absolute http(s) URL")
+		}
+		add(u.Hostname())
+	}
+	for _, d := range domains {
+		if strings.ContainsAny(d, "/:@ ") && !strings.Contains(d, "::") {
+			return nil, fmt.Errorf("--webhook-domain %q must be a host name or IP address, without scheme or port", d)
+		}
+		add(d)
+	}
+	return out, nil
+}
+
+func printCredentials(env environment, m *paylink.Merchant, c paylink.Credentials, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{
+			"mid": c.MID, "api_key": c.APIKey, "company_token": c.CompanyToken,
+			"webhook_secret": c.WebhookSecret, "name": m.Name, "trading_name": m.TradingName,
+		})
+	}
+	fmt.Fprintf(env.stdout, "Merchant %q onboarded. These secrets are shown once; store them now.\n\n", m.TradingName)
+	fmt.Fprintf(env.stdout, "mid:            %s\napi_key:        %s\ncompany_token:  %s\n", c.MID, c.APIKey, c.CompanyToken)
+	if c.WebhookSecret != "" {
+		fmt.Fprintf(env.stdout, "webhook_secret: %s\n", c.WebhookSecret)
+	}
+	return nil
+}
+
+func runMerchantList(ctx context.Context, env environment, args []string) error {
+	f := newFlags("merchant list", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	st, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := newService(env, st, *dsn, paylink.Config{}, newLogger(env.stderr))
+	if err != nil {
+		return err
+	}
+	ms, err := svc.ListMerchants(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MID\tTRADING NAME\tNAME\tCOUNTRY\tCREATED")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.TradingName, m.Name, m.Country, m.CreatedAt.Format("2006-01-02 15:04"))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,129 @@
+package paylink
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kind classifies an error for transport; the API maps each kind to one
+// HTTP status.
+type Kind int
+
+// Error kinds.
+const (
+	KindInternal     Kind = iota // 500: a bug or an unavailable dependency
+	KindInvalid                  // 400: the request is malformed or breaks a rule
+	KindUnauthorized             // 401: API key missing or wrong
+	KindForbidden                // 403: company token not this API key's
+	KindNotFound                 // 404: unknown reference (or another merchant's)
+	KindConflict                 // 409: the resource is not in a state that allows this
+	KindTooLarge                 // 413: request body too large
+	KindRateLimited              // 429: too many requests
+)
+
+// Stable response codes. docs/errors.md lists each with its meaning; a
+// code, once published, never changes meaning.
+const (
+	CodeInvalidRequest          = "invalid_request"
+	CodeMalformedJSON           = "malformed_json"
+	CodeUnauthorized            = "unauthorized"
+	CodeCompanyTokenMismatch    = "company_token_mismatch"
+	CodeNotFound                = "not_found"
+	CodeTransactionTokenInvalid = "transaction_token_invalid"
+	CodeTransactionTokenUsed    = "transaction_token_used"
+	CodeTransactionTokenExpired = "transaction_token_expired"
+	CodeCardTokenInvalid        = "card_token_invalid"
+	CodeCardTokenUsed           = "card_token_used"
+	CodeInvalidState            = "invalid_state"
+	CodeAmountExceedsAuthorised = "amount_exceeds_authorised"
+	CodeAmountExceedsRefundable = "amount_exceeds_refundable"
+	CodeCurrencyMismatch        = "currency_mismatch"
+	CodeNotSupported            = "not_supported"
+	CodeBodyTooLarge            = "body_too_large"
+	CodeRateLimited             = "rate_limited"
+	CodeIdempotencyConflict     = "idempotency_key_conflict"
+	CodeInternal                = "internal_error"
+)
+
+// Error is paylink's error. Code and Message are safe to show a client;
+// Op and Err are internal detail that is logged and never sent.
+type Error struct {
+	Kind    Kind
+	Code    string
+	Message string
+	Fields  map[string]string // field path -> problem, for validation errors
+	Op      string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Op != "" {
+		b.WriteString(e.Op + ": ")
+	}
+	b.WriteString(e.Code)
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error of the kind and code with a client-safe message.
+func Errorf(kind Kind, code, format string, args ...any) *Error {
+	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal wraps an unexpected error; the client sees only a generic message.
+func Internal(op string, err error) *Error {
+	return &Error{Kind: KindInternal, Code: CodeInternal, Message: "internal error", Op: op, Err: err}
+}
+
+// AsError returns err as an *Error, wrapping unknown errors as internal.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal("", err)
+}
+
+// FieldErrors collects validation problems, one per field path.
+type FieldErrors map[string]string
+
+// Add records a problem for a field unless one is already recorded.
+func (f FieldErrors) Add(field, problem string) {
+	if _, ok := f[field]; !ok {
+		f[field] = problem
+	}
+}
+
+// Err returns nil when there are no problems, else an invalid_request
+// error naming every field.
+func (f FieldErrors) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(f))
+	for k := range f {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	msg := names[0] + ": " + f[names[0]]
+	if len(names) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(names)-1)
+	}
+	return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: msg, Fields: map[string]string(f)}
+}
+
+// ErrNotFound is the store's error for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is the store's error for a failed compare-and-set.
+var ErrConflict = errors.New("conflict")

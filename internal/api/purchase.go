@@ -1,0 +1,145 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+// Field length limits (spec section 8).
+const (
+	maxToken = paylink.TokenLength
+	maxField = 128
+)
+
+// transactionToken: POST /v5/transaction_token (4.2).
+func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	company := b.need(maxToken, "company_token", "token.company_token")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	tok, err := s.svc.IssueTransactionToken(r.Context(), m, company)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"transaction_token": tok, "company_token": company,
+		"response_code": "success", "response_message": msgSuccess}, nil
+}
+
+const msgSuccess = "The request was processed successfully"
+
+// customer reads the customer object shared by purchase-like calls.
+func (b *body) customer() paylink.Customer {
+	return paylink.Customer{
+		ID:            b.str(maxField, "customer.id"),
+		Reference:     b.str(maxField, "customer.reference", "customer.customer_reference"),
+		Email:         b.str(maxField, "customer.email", "customer.customer_email"),
+		FirstName:     b.str(maxField, "customer.first_name"),
+		LastName:      b.str(maxField, "customer.last_name"),
+		Phone:         b.str(maxField, "customer.phone"),
+		IPAddress:     b.str(maxField, "customer.ip_address"),
+		Timezone:      b.str(maxField, "customer.timezone"),
+		UserAgent:     b.str(512, "customer.user_agent"),
+		AcceptedTerms: b.boolean("customer.accepted_terms_conditions", "customer.accepted_terms_and_conditions"),
+	}
+}
+
+// card reads card details, or nil when none were sent.
+func (b *body) card() *paylink.CardDetails {
+	number := b.str(23, "card.number")
+	_, hasMonth := b.lookup("card.expiry_month")
+	_, hasYear := b.lookup("card.expiry_year")
+	if number == "" && !hasMonth && !hasYear {
+		return nil
+	}
+	c := &paylink.CardDetails{Number: number, CVC: b.str(4, "card.cvc"), HolderName: b.str(maxField, "card.holder_name")}
+	if number == "" {
+		b.f.Add("card.number", "is required with card details")
+	}
+	var ok bool
+	if c.ExpiryMonth, ok = b.integer("card.expiry_month"); !ok {
+		b.f.Add("card.expiry_month", "is required with card details")
+	}
+	if c.ExpiryYear, ok = b.integer("card.expiry_year"); !ok {
+		b.f.Add("card.expiry_year", "is required with card details")
+	}
+	return c
+}
+
+// purchase: POST /v5/purchase (4.3).
+func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req := paylink.PurchaseRequest{
+		CompanyToken:     b.need(maxToken, "token.company_token"),
+		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		Customer:         b.customer(),
+		StoreCard:        b.boolean("customer.store_card_permission", "customer.store_card_permisison"),
+		ThreeDS:          b.boolean("customer.should_service_apply_authentication"),
+		RedirectURL:      b.str(2048, "customer.authentication_redirect_url"),
+		CardToken:        b.str(maxToken, "card.token"),
+		Card:             b.card(),
+		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
+		ApplySurcharge:   b.boolean("purchase.should_service_apply_surcharge"),
+		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation"),
+	}
+	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	t, err := s.svc.Purchase(r.Context(), m, req)
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, false), nil
+}
+
+// surcharge: POST /v5/surcharge (4.6); the company token is token.company.
+func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req := paylink.SurchargeRequest{
+		CompanyToken: b.need(maxToken, "token.company", "token.company_token", "company_token"),
+		CardToken:    b.str(maxToken, "card.token"),
+		Card:         b.card(),
+	}
+	req.Amount, req.Currency = b.money("amount", "currency")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	q, err := s.svc.PreviewSurcharge(r.Context(), m, req)
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := paylink.LookupCurrency(q.Currency)
+	return map[string]any{
+		"card":             cardBrief(q.Card),
+		"surcharge":        map[string]any{"amount": number(q.Amount, cur), "percent": rawNumber(q.Rate.String()), "currency": q.Currency},
+		"response_code":    "success",
+		"response_message": msgSuccess,
+	}, nil
+}
+
+// purchaseStatus: POST (or GET) /v5/purchase/{invoice_number|purchase_reference} (4.8).
+func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	if r.Method == http.MethodPost {
+		company := b.need(maxToken, "company_token", "token.company_token")
+		if err := b.err(); err != nil {
+			return nil, err
+		}
+		if err := paylink.CheckCompanyToken(m, company); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.svc.TransactionStatus(r.Context(), m, r.PathValue("ref"))
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := paylink.LookupCurrency(t.Currency)
+	return map[string]any{
+		"transaction_time_utc": nullable(paylink.FormatSpecTime(t.ProcessedAt)),
+		"status":               t.Status.Public(),
+		"purchase_reference":   t.Reference,
+		"invoice_number":       t.InvoiceNumber,
+		"amount":               number(t.Total, cur),
+		"currency":             t.Currency,
+		"response_code":        "success",
+		"response_message":     msgSuccess,
+	}, nil
+}

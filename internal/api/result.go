@@ -1,0 +1,102 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// number renders minor units as a JSON number without trailing zeros (10.5).
+func number(minor int64, cur paylink.Currency) json.Number {
+	return json.Number(paylink.FormatAmountShort(minor, cur))
+}
+
+// rawNumber renders an already formatted decimal as a JSON number.
+func rawNumber(s string) json.Number { return json.Number(s) }
+
+// nullable turns "" into JSON null.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// cardBrief is the card part of surcharge and refund responses.
+func cardBrief(c paylink.CardInfo) map[string]any {
+	return map[string]any{
+		"brand":   strings.ToUpper(c.Brand),
+		"funding": strings.ToLower(c.Funding),
+		"country": c.Country,
+	}
+}
+
+// responseCode is the outcome code of a transaction result: "success"
+// only when the money moved or is held (or awaits authentication), so a
+// client checking response_code alone never ships a declined order.
+func responseCode(s paylink.Status) string {
+	switch s {
+	case paylink.StatusDeclined:
+		return "declined"
+	case paylink.StatusFailed:
+		return "failed"
+	}
+	return "success"
+}
+
+// transactionResult is the transaction result object of spec 2.4.
+// preAuthNumber renders pre_authorised_amount as a number (the
+// 3dsredirect response) rather than a string.
+func transactionResult(t *paylink.Transaction, preAuthNumber bool) map[string]any {
+	cur, _ := paylink.LookupCurrency(t.Currency)
+	d := t.Details
+	card := map[string]any{}
+	if d.Card != nil {
+		card = map[string]any{
+			"token":        nil,
+			"multi_use":    d.CardMultiUse,
+			"number":       d.Card.Masked,
+			"expiry_month": fmt.Sprintf("%02d", d.Card.ExpiryMonth),
+			"expiry_year":  fmt.Sprintf("%02d", d.Card.ExpiryYear%100),
+			"holder_name":  d.Card.HolderName,
+			"brand":        strings.ToUpper(d.Card.Brand),
+			"funding":      strings.ToLower(d.Card.Funding),
+			"country":      d.Card.Country,
+			"finger_print": d.Card.Fingerprint,
+		}
+		if d.ReturnCardToken {
+			card["token"] = t.CardToken
+		}
+	}
+	var total any = number(t.Total, cur)
+	if t.Status == paylink.StatusRequiresAuthentication {
+		total = nil
+	}
+	var preAuth any = paylink.FormatAmount(t.PreAuthAmount, cur)
+	if preAuthNumber {
+		preAuth = number(t.PreAuthAmount, cur)
+	}
+	return map[string]any{
+		"card": card,
+		"customer": map[string]any{
+			"id":                          nullable(d.Customer.ID),
+			"authentication_redirect_url": nil,
+		},
+		"purchase": map[string]any{
+			"transaction_time_utc":  nullable(paylink.FormatSpecTime(t.ProcessedAt)),
+			"status":                t.Status.Public(),
+			"purchase_reference":    t.Reference,
+			"invoice_number":        t.InvoiceNumber,
+			"amount":                number(t.Amount, cur),
+			"surcharge_amount":      number(t.Surcharge, cur),
+			"total_amount":          total,
+			"pre_authorised":        t.PreAuth,
+			"pre_authorised_amount": preAuth,
+			"currency":              t.Currency,
+		},
+		"response_code":    responseCode(t.Status),
+		"response_message": d.Message,
+	}
+}

@@ -1,0 +1,18 @@
+package api
+
+
+
+// routes lists the whole HTTP surface of the API. Every /v5 call is a
+// POST with a JSON body and Authorization: Bearer <API_KEY>.
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.health)
+	s.mux.HandleFunc("GET /readyz", s.ready)
+
+	s.mux.Handle("POST /v5/transaction_token", s.authed(s.transactionToken))
+	s.mux.Handle("POST /v5/purchase", s.authed(s.purchase))
+	s.mux.Handle("POST /v5/surcharge", s.authed(s.surcharge))
+	s.mux.Handle("POST /v5/purchase/{ref}", s.authed(s.purchaseStatus))
+	s.mux.Handle("GET /v5/purchase/{ref}", s.authed(s.purchaseStatus))
+
+	s.mux.HandleFunc("/", s.notFound)
+}

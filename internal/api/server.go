@@ -1,0 +1,168 @@
+// Package api serves paylink's /v5 JSON API over HTTP.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Server is the /v5 API handler.
+type Server struct {
+	svc *paylink.Service
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New builds the API handler; routes.go lists every endpoint.
+func New(svc *paylink.Service, log *slog.Logger) *Server {
+	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// Handle registers an extra handler (hosted pages) on the same mux.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic", "method", r.Method, "route", routeOf(r), "panic", v)
+			s.writeError(rec, r, paylink.Internal("panic", nil))
+		}
+		s.log.Info("request", "method", r.Method, "route", routeOf(r), "status", rec.status,
+			"duration_ms", time.Since(start).Milliseconds())
+	}()
+	h := rec.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(rec, r)
+}
+
+// routeOf is the matched route pattern, never the raw path, so that
+// references and page tokens in paths stay out of logs.
+func routeOf(r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	return "unmatched"
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// merchantHandler is a handler for an authenticated merchant.
+type merchantHandler func(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error)
+
+// authed authenticates the API key, reads the body and writes the handler's
+// result or error as JSON.
+func (s *Server) authed(h merchantHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m, err := s.svc.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		b, err := readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out, err := h(w, r, m, b)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}
+
+// bearer extracts the API key from "Authorization: Bearer <key>".
+func bearer(r *http.Request) string {
+	scheme, key, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(key)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	enc.Encode(v)
+}
+
+// errorBody is every non-2xx response: the spec's response_code pair, the
+// error_code pair deployed clients read, and field problems.
+type errorBody struct {
+	ResponseCode    string            `json:"response_code"`
+	ResponseMessage string            `json:"response_message"`
+	ErrorCode       string            `json:"error_code"`
+	ErrorMessage    string            `json:"error_message"`
+	Fields          map[string]string `json:"fields,omitempty"`
+}
+
+// statusOf maps an error kind to its HTTP status.
+var statusOf = map[paylink.Kind]int{
+	paylink.KindInternal:     http.StatusInternalServerError,
+	paylink.KindInvalid:      http.StatusBadRequest,
+	paylink.KindUnauthorized: http.StatusUnauthorized,
+	paylink.KindForbidden:    http.StatusForbidden,
+	paylink.KindNotFound:     http.StatusNotFound,
+	paylink.KindConflict:     http.StatusConflict,
+	paylink.KindTooLarge:     http.StatusRequestEntityTooLarge,
+	paylink.KindRateLimited:  http.StatusTooManyRequests,
+}
+
+// writeError logs internal detail and sends only the client-safe part.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := paylink.AsError(err)
+	status := statusOf[e.Kind]
+	if e.Kind == paylink.KindInternal {
+		s.log.Error("internal error", "route", routeOf(r), "err", e.Error())
+	}
+	if e.Kind == paylink.KindUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
+	}
+	writeJSON(w, status, errorBody{ResponseCode: e.Code, ResponseMessage: e.Message,
+		ErrorCode: e.Code, ErrorMessage: e.Message, Fields: e.Fields})
+}
+
+// health answers liveness.
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// ready answers readiness: the database is reachable.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.svc.Ping(ctx); err != nil {
+		s.log.Error("readiness check failed", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// notFound answers unknown routes with the error body.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: every call is POST /v5/..."))
+}

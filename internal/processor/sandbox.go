@@ -1,0 +1,75 @@
+// Package processor holds paylink's acquirer implementations. Sandbox is
+// deterministic: the card number decides the outcome, so tests and
+// integrators can produce every path on purpose.
+package processor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/paylink/paylink"
+)
+
+// Sandbox is the deterministic test acquirer.
+type Sandbox struct{}
+
+// Test card numbers with special behaviour. Any other Luhn-valid number
+// of a known brand is approved.
+const (
+	CardDecline             = "4000000000000002"
+	CardInsufficientFunds   = "4000000000009995"
+	CardProcessingError     = "4000000000000119"
+	CardThreeDSChallenge    = "4000000000003220"
+	CardThreeDSFrictionless = "4000000000003063"
+)
+
+// Authorize decides the outcome from the card number.
+func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	res := paylink.AuthResult{
+		AcquirerTransID: acquirerID(req.Reference),
+		AVSResult:       "unavailable",
+		CVVResult:       cvvResult(req.Card.CVC),
+	}
+	switch req.Card.Number {
+	case CardDecline:
+		return declined(res, "05", "Do not honour", "The card was declined by the issuer (do not honour). Ask the customer to use another card or contact their bank."), nil
+	case CardInsufficientFunds:
+		return declined(res, "51", "Insufficient funds", "The card was declined for insufficient funds. Ask the customer to use another card."), nil
+	case CardProcessingError:
+		res.Outcome = paylink.OutcomeFailed
+		res.Decline = &paylink.Decline{ProcessorCode: "96", ProcessorMessage: "System malfunction"}
+		res.Message = "The payment could not be processed because of a processing error at the acquirer; no money was taken. Try again later."
+		return res, nil
+	}
+	res.Outcome = paylink.OutcomeApproved
+	res.AuthCode = authCode(req.Reference)
+	return res, nil
+}
+
+func declined(res paylink.AuthResult, code, msg, message string) paylink.AuthResult {
+	res.Outcome = paylink.OutcomeDeclined
+	res.Decline = &paylink.Decline{ProcessorCode: code, ProcessorMessage: msg, NetworkDecline: code}
+	res.Message = message
+	return res
+}
+
+// cvvResult: the sandbox accepts any CVC, and records when none was sent.
+func cvvResult(cvc string) string {
+	if cvc == "" {
+		return "unchecked"
+	}
+	return "pass"
+}
+
+// authCode derives a six-digit authorisation code from the reference.
+func authCode(ref string) string {
+	h := sha256.Sum256([]byte("auth:" + ref))
+	return fmt.Sprintf("%06d", (uint32(h[0])<<16|uint32(h[1])<<8|uint32(h[2]))%1000000)
+}
+
+func acquirerID(ref string) string {
+	h := sha256.Sum256([]byte("acq:" + ref))
+	return "SBX" + hex.EncodeToString(h[:8])
+}

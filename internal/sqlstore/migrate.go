@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// migration is one versioned schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations reads the engine's embedded migrations, ordered by the
+// version number that prefixes each file name (0001_init.sql).
+func loadMigrations(engine Engine) ([]migration, error) {
+	dir := "migrations/" + string(engine)
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var out []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", e.Name())
+		}
+		b, err := fs.ReadFile(migrations, dir+"/"+e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", e.Name(), err)
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// SchemaVersion is the newest embedded migration for an engine.
+func SchemaVersion(engine Engine) int {
+	ms, err := loadMigrations(engine)
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// migrate applies pending migrations, each in its own transaction. On
+// PostgreSQL an advisory lock makes concurrent instances wait for each
+// other, so exactly one applies each migration.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := loadMigrations(s.engine)
+	if err != nil {
+		return err
+	}
+	if s.writer != nil {
+		return s.migrateOn(ctx, s.writer.db, ms)
+	}
+	return s.migrateOn(ctx, s.db, ms)
+}
+
+func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		if err := s.apply(ctx, db, m); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// apply runs one migration unless it has been applied already.
+func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
+	t, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback()
+	if s.engine == Postgres {
+		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7275730)`); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+	}
+	var n int
+	if err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := t.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	if _, err := t.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+		m.version, m.name, time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	return t.Commit()
+}

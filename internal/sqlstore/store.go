@@ -1,0 +1,183 @@
+// Package sqlstore persists paylink in SQLite (the embedded default) or
+// PostgreSQL (for several instances on one database). The SQL is written
+// once for both engines; only DDL, connection set-up and write batching
+// differ.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"github.com/paylink/paylink"
+)
+
+// Engine names a database engine.
+type Engine string
+
+// Engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// DSN is a parsed data source name.
+type DSN struct {
+	Engine Engine
+	Path   string // SQLite file path
+	URL    string // PostgreSQL connection URL
+}
+
+// ParseDSN accepts a file path or sqlite:PATH for SQLite and a
+// postgres:// or postgresql:// URL for PostgreSQL.
+func ParseDSN(dsn string) (DSN, error) {
+	switch {
+	case dsn == "":
+		return DSN{}, errors.New("empty database DSN")
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := url.Parse(dsn); err != nil {
+			return DSN{}, fmt.Errorf("postgres DSN: %w", err)
+		}
+		return DSN{Engine: Postgres, URL: dsn}, nil
+	case strings.HasPrefix(dsn, "sqlite:"):
+		dsn = strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+	}
+	if strings.Contains(dsn, "://") {
+		return DSN{}, fmt.Errorf("unsupported database DSN scheme in %q", redact(dsn))
+	}
+	return DSN{Engine: SQLite, Path: dsn}, nil
+}
+
+// redact hides a URL's password.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}
+
+// Store is a paylink.Store on SQL. It is safe for concurrent use.
+type Store struct {
+	engine Engine
+	db     *sql.DB // PostgreSQL: everything; SQLite: readers
+	writer *writer // SQLite only: the single, batching writer
+}
+
+// Open connects, applies pending migrations and returns the store.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	d, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	var s *Store
+	if d.Engine == Postgres {
+		s, err = openPostgres(d.URL)
+	} else {
+		s, err = openSQLite(d.Path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openPostgres(url string) (*Store, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	return &Store{engine: Postgres, db: db}, nil
+}
+
+// sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable
+// commits, a busy timeout, and foreign keys on.
+func sqliteURL(path string, readOnly bool) string {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+}
+
+func openSQLite(path string) (*Store, error) {
+	wdb, err := sql.Open("sqlite", sqliteURL(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	wdb.SetMaxOpenConns(1)
+	// Create the file and switch it to WAL before readers open it.
+	if err := wdb.Ping(); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	rdb, err := sql.Open("sqlite", sqliteURL(path, true))
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	rdb.SetMaxOpenConns(8)
+	rdb.SetMaxIdleConns(8)
+	return &Store{engine: SQLite, db: rdb, writer: newWriter(wdb)}, nil
+}
+
+// Engine reports the store's engine.
+func (s *Store) Engine() Engine { return s.engine }
+
+// View runs fn on a read-only view.
+func (s *Store) View(ctx context.Context, fn func(paylink.Tx) error) error {
+	return fn(&tx{ctx: ctx, q: s.db})
+}
+
+// Update runs fn in a durable write transaction.
+func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
+	if s.writer != nil {
+		return s.writer.do(ctx, fn)
+	}
+	t, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(&tx{ctx: ctx, q: t}); err != nil {
+		t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Ping checks the database.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+// Close stops the writer and closes the connections.
+func (s *Store) Close() error {
+	var err error
+	if s.writer != nil {
+		err = s.writer.close()
+	}
+	return errors.Join(err, s.db.Close())
+}

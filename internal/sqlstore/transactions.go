@@ -1,0 +1,172 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+const transactionColumns = `reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
+	amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
+	created_at, updated_at, processed_at, details`
+
+func scanTransaction(row interface{ Scan(...any) error }) (*paylink.Transaction, error) {
+	var t paylink.Transaction
+	var created, updated int64
+	var processed sql.NullInt64
+	var details, status string
+	err := row.Scan(&t.Reference, &t.MerchantID, &t.InvoiceNumber, &t.PaymentType, &t.Channel, &status, &t.Version, &t.Currency,
+		&t.Amount, &t.Surcharge, &t.Fee, &t.Total, &t.PreAuth, &t.PreAuthAmount, &t.Refunded, &t.CardToken, &t.PaymentLinkID,
+		&created, &updated, &processed, &details)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(details), &t.Details); err != nil {
+		return nil, fmt.Errorf("transaction %s details: %w", t.Reference, err)
+	}
+	t.Status = paylink.Status(status)
+	t.CreatedAt, t.UpdatedAt, t.ProcessedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), fromMicros(processed)
+	return &t, nil
+}
+
+// CreateTransaction inserts a transaction at version 1.
+func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
+	details, err := toJSON(tr.Details)
+	if err != nil {
+		return err
+	}
+	tr.Version = 1
+	_, err = t.exec(`INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
+		amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
+		created_at, updated_at, processed_at, details)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		tr.Reference, tr.MerchantID, tr.InvoiceNumber, tr.PaymentType, tr.Channel, string(tr.Status), tr.Version, tr.Currency,
+		tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuth, tr.PreAuthAmount, tr.Refunded, tr.CardToken, tr.PaymentLinkID,
+		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), details)
+	if err != nil {
+		return fmt.Errorf("insert transaction: %w", err)
+	}
+	return nil
+}
+
+// Transaction loads a transaction of a merchant by reference.
+func (t *tx) Transaction(merchantID, reference string) (*paylink.Transaction, error) {
+	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE reference = $1 AND merchant_id = $2`, reference, merchantID))
+	if err != nil {
+		return nil, notFound("load transaction", err)
+	}
+	return tr, nil
+}
+
+// TransactionByInvoice loads the newest transaction with an invoice number.
+func (t *tx) TransactionByInvoice(merchantID, invoice string) (*paylink.Transaction, error) {
+	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
+		ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, invoice))
+	if err != nil {
+		return nil, notFound("load transaction by invoice", err)
+	}
+	return tr, nil
+}
+
+// UpdateTransaction writes the mutable fields if the version still matches.
+func (t *tx) UpdateTransaction(tr *paylink.Transaction) error {
+	details, err := toJSON(tr.Details)
+	if err != nil {
+		return err
+	}
+	err = t.execOne("update transaction", `UPDATE transactions SET status = $1, version = version + 1, amount = $2, surcharge = $3,
+		fee = $4, total = $5, pre_auth_amount = $6, updated_at = $7, processed_at = $8, details = $9
+		WHERE reference = $10 AND version = $11`,
+		string(tr.Status), tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuthAmount, tr.UpdatedAt.UnixMicro(),
+		micros(tr.ProcessedAt), details, tr.Reference, tr.Version)
+	if err != nil {
+		return err
+	}
+	tr.Version++
+	return nil
+}
+
+// AddRefunded adds to the refunded total while it stays within the total.
+func (t *tx) AddRefunded(reference string, amount int64, now time.Time) error {
+	return t.execOne("add refunded", `UPDATE transactions SET refunded = refunded + $1, version = version + 1, updated_at = $2
+		WHERE reference = $3 AND status = $4 AND refunded + $5 <= total`,
+		amount, now.UnixMicro(), reference, string(paylink.StatusApproved), amount)
+}
+
+// TransactionsInStatus lists transactions in a status not updated since a cutoff.
+func (t *tx) TransactionsInStatus(status paylink.Status, updatedBefore time.Time, limit int) ([]*paylink.Transaction, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+transactionColumns+` FROM transactions
+		WHERE status = $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3`, string(status), updatedBefore.UnixMicro(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("transactions in status: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Transaction
+	for rows.Next() {
+		tr, err := scanTransaction(rows)
+		if err != nil {
+			return nil, fmt.Errorf("transactions in status: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+const refundColumns = `reference, merchant_id, transaction_reference, invoice_number, status, currency, amount, created_at, details`
+
+func scanRefund(row interface{ Scan(...any) error }) (*paylink.Refund, error) {
+	var r paylink.Refund
+	var created int64
+	var details, status string
+	if err := row.Scan(&r.Reference, &r.MerchantID, &r.TransactionReference, &r.InvoiceNumber, &status, &r.Currency,
+		&r.Amount, &created, &details); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(details), &r.Details); err != nil {
+		return nil, fmt.Errorf("refund %s details: %w", r.Reference, err)
+	}
+	r.Status, r.CreatedAt = paylink.Status(status), time.UnixMicro(created).UTC()
+	return &r, nil
+}
+
+// CreateRefund inserts a refund.
+func (t *tx) CreateRefund(r *paylink.Refund) error {
+	details, err := toJSON(r.Details)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(`INSERT INTO refunds (`+refundColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		r.Reference, r.MerchantID, r.TransactionReference, r.InvoiceNumber, string(r.Status), r.Currency, r.Amount,
+		r.CreatedAt.UnixMicro(), details)
+	if err != nil {
+		return fmt.Errorf("insert refund: %w", err)
+	}
+	return nil
+}
+
+// Refund loads a refund of a merchant by refund reference.
+func (t *tx) Refund(merchantID, reference string) (*paylink.Refund, error) {
+	r, err := scanRefund(t.q.QueryRowContext(t.ctx, `SELECT `+refundColumns+` FROM refunds WHERE reference = $1 AND merchant_id = $2`,
+		reference, merchantID))
+	if err != nil {
+		return nil, notFound("load refund", err)
+	}
+	return r, nil
+}
+
+// RefundByInvoice loads the newest refund with an invoice number, or
+// failing that the newest refund of a purchase reference.
+func (t *tx) RefundByInvoice(merchantID, invoice string) (*paylink.Refund, error) {
+	r, err := scanRefund(t.q.QueryRowContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE merchant_id = $1 AND (invoice_number = $2 OR transaction_reference = $3) AND $4 <> ''
+		ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, invoice, invoice, invoice))
+	if err != nil {
+		return nil, notFound("load refund by invoice", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,262 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// querier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// tx implements paylink.Tx on a querier.
+type tx struct {
+	ctx context.Context
+	q   querier
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	return t.q.ExecContext(t.ctx, query, args...)
+}
+
+// execOne runs a guarded write and returns paylink.ErrConflict when it
+// changed no row.
+func (t *tx) execOne(op, query string, args ...any) error {
+	res, err := t.exec(query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if n == 0 {
+		return paylink.ErrConflict
+	}
+	return nil
+}
+
+// micros stores a time as unix microseconds, NULL when zero.
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros reads a nullable unix-microsecond column.
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}
+
+func toJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode json: %w", err)
+	}
+	return string(b), nil
+}
+
+// notFound maps sql.ErrNoRows to paylink.ErrNotFound.
+func notFound(op string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return paylink.ErrNotFound
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// CreateMerchant inserts a merchant.
+func (t *tx) CreateMerchant(m *paylink.Merchant) error {
+	settings, err := toJSON(m.Settings)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(`INSERT INTO merchants (id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		m.ID, m.Name, m.TradingName, m.Country, m.APIKeyHash, m.CompanyTokenHash, settings, m.CreatedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert merchant: %w", err)
+	}
+	return nil
+}
+
+const merchantColumns = `id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at`
+
+func scanMerchant(row interface{ Scan(...any) error }) (*paylink.Merchant, error) {
+	var m paylink.Merchant
+	var settings string
+	var created int64
+	if err := row.Scan(&m.ID, &m.Name, &m.TradingName, &m.Country, &m.APIKeyHash, &m.CompanyTokenHash, &settings, &created); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(settings), &m.Settings); err != nil {
+		return nil, fmt.Errorf("merchant %s settings: %w", m.ID, err)
+	}
+	m.CreatedAt = time.UnixMicro(created).UTC()
+	return &m, nil
+}
+
+// Merchant loads a merchant by mid.
+func (t *tx) Merchant(id string) (*paylink.Merchant, error) {
+	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
+	if err != nil {
+		return nil, notFound("load merchant", err)
+	}
+	return m, nil
+}
+
+// MerchantByAPIKeyHash loads the merchant owning an API key.
+func (t *tx) MerchantByAPIKeyHash(hash []byte) (*paylink.Merchant, error) {
+	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE api_key_hash = $1`, hash))
+	if err != nil {
+		return nil, notFound("load merchant by key", err)
+	}
+	return m, nil
+}
+
+// ListMerchants lists all merchants, oldest first.
+func (t *tx) ListMerchants() ([]*paylink.Merchant, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list merchants: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Merchant
+	for rows.Next() {
+		m, err := scanMerchant(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list merchants: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// UpdateMerchantSettings replaces a merchant's settings.
+func (t *tx) UpdateMerchantSettings(id string, s paylink.MerchantSettings) error {
+	settings, err := toJSON(s)
+	if err != nil {
+		return err
+	}
+	err = t.execOne("update merchant settings", `UPDATE merchants SET settings = $1 WHERE id = $2`, settings, id)
+	if errors.Is(err, paylink.ErrConflict) {
+		return paylink.ErrNotFound
+	}
+	return err
+}
+
+// CreateTransactionToken inserts a token.
+func (t *tx) CreateTransactionToken(tok *paylink.TransactionToken) error {
+	_, err := t.exec(`INSERT INTO transaction_tokens (hash, merchant_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		tok.Hash, tok.MerchantID, tok.CreatedAt.UnixMicro(), tok.ExpiresAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert transaction token: %w", err)
+	}
+	return nil
+}
+
+// ConsumeTransactionToken spends a token with one conditional update.
+func (t *tx) ConsumeTransactionToken(hash []byte, merchantID string, now time.Time) (*paylink.TransactionToken, error) {
+	err := t.execOne("consume transaction token", `UPDATE transaction_tokens SET used_at = $1
+		WHERE hash = $2 AND merchant_id = $3 AND used_at IS NULL AND expires_at > $4`,
+		now.UnixMicro(), hash, merchantID, now.UnixMicro())
+	if err != nil && !errors.Is(err, paylink.ErrConflict) {
+		return nil, err
+	}
+	tok, lerr := t.transactionToken(hash)
+	if lerr != nil {
+		return nil, lerr
+	}
+	return tok, err
+}
+
+func (t *tx) transactionToken(hash []byte) (*paylink.TransactionToken, error) {
+	var tok paylink.TransactionToken
+	var created, expires int64
+	var used sql.NullInt64
+	err := t.q.QueryRowContext(t.ctx, `SELECT hash, merchant_id, created_at, expires_at, used_at FROM transaction_tokens WHERE hash = $1`, hash).
+		Scan(&tok.Hash, &tok.MerchantID, &created, &expires, &used)
+	if err != nil {
+		return nil, notFound("load transaction token", err)
+	}
+	tok.CreatedAt, tok.ExpiresAt, tok.UsedAt = time.UnixMicro(created).UTC(), time.UnixMicro(expires).UTC(), fromMicros(used)
+	return &tok, nil
+}
+
+// DeleteExpiredTransactionTokens removes tokens that expired before the cutoff.
+func (t *tx) DeleteExpiredTransactionTokens(before time.Time) (int64, error) {
+	res, err := t.exec(`DELETE FROM transaction_tokens WHERE expires_at < $1`, before.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("delete expired tokens: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// CreateCard inserts a vaulted card.
+func (t *tx) CreateCard(c *paylink.Card) error {
+	info, err := toJSON(c.Info)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(`INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, info, multi_use, customer_id, created_at, used_at, invalidated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		c.Token, c.MerchantID, c.Sealed.KeyID, c.Sealed.Ciphertext, c.Info.Fingerprint, info, c.MultiUse, c.CustomerID,
+		c.CreatedAt.UnixMicro(), micros(c.UsedAt), micros(c.InvalidatedAt))
+	if err != nil {
+		return fmt.Errorf("insert card: %w", err)
+	}
+	return nil
+}
+
+// Card loads a card token of a merchant.
+func (t *tx) Card(merchantID, token string) (*paylink.Card, error) {
+	var c paylink.Card
+	var info string
+	var created int64
+	var used, invalidated sql.NullInt64
+	err := t.q.QueryRowContext(t.ctx, `SELECT token, merchant_id, key_id, pan_sealed, info, multi_use, customer_id, created_at, used_at, invalidated_at
+		FROM cards WHERE token = $1 AND merchant_id = $2`, token, merchantID).
+		Scan(&c.Token, &c.MerchantID, &c.Sealed.KeyID, &c.Sealed.Ciphertext, &info, &c.MultiUse, &c.CustomerID, &created, &used, &invalidated)
+	if err != nil {
+		return nil, notFound("load card", err)
+	}
+	if err := json.Unmarshal([]byte(info), &c.Info); err != nil {
+		return nil, fmt.Errorf("card info: %w", err)
+	}
+	c.CreatedAt, c.UsedAt, c.InvalidatedAt = time.UnixMicro(created).UTC(), fromMicros(used), fromMicros(invalidated)
+	return &c, nil
+}
+
+// MarkCardUsed spends a single-use card token.
+func (t *tx) MarkCardUsed(token string, now time.Time) error {
+	return t.execOne("mark card used", `UPDATE cards SET used_at = $1 WHERE token = $2 AND used_at IS NULL AND invalidated_at IS NULL`,
+		now.UnixMicro(), token)
+}
+
+// InvalidateCard permanently invalidates a card token.
+func (t *tx) InvalidateCard(merchantID, token string, now time.Time) error {
+	return t.execOne("invalidate card", `UPDATE cards SET invalidated_at = $1 WHERE token = $2 AND merchant_id = $3 AND invalidated_at IS NULL`,
+		now.UnixMicro(), token, merchantID)
+}
+
+// AddEvent appends an audit event.
+func (t *tx) AddEvent(e *paylink.Event) error {
+	_, err := t.exec(`INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		e.MerchantID, e.Reference, e.Type, e.Data, e.CreatedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	return nil
+}

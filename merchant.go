@@ -1,0 +1,231 @@
+package paylink
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Merchant is an onboarded company. Its secrets are stored only as hashes.
+type Merchant struct {
+	ID               string // the mid
+	Name             string
+	TradingName      string
+	Country          string
+	APIKeyHash       []byte
+	CompanyTokenHash []byte
+	Settings         MerchantSettings
+	CreatedAt        time.Time
+}
+
+// MerchantSettings is the merchant's configuration, stored as one JSON
+// document so that features can add settings without a schema change.
+type MerchantSettings struct {
+	Surcharge SurchargeRates        `json:"surcharge"`
+	Webhook   WebhookConfig         `json:"webhook"`
+	Pricing   *Pricing              `json:"pricing,omitempty"`
+	DirectDbt *DirectDebitFeeConfig `json:"direct_debit,omitempty"`
+}
+
+// WebhookConfig is where and how a merchant's webhooks are delivered.
+type WebhookConfig struct {
+	URL     string   `json:"url,omitempty"`
+	Domains []string `json:"domains,omitempty"` // whitelisted host names or IP literals
+	// Legacy selects the older 16-field payload instead of the full one.
+	Legacy bool `json:"legacy,omitempty"`
+	// Retries enables automatic redelivery with exponential backoff.
+	Retries bool `json:"retries,omitempty"`
+	// Secrets are the sealed signing secrets, newest first; a second one is
+	// present during a rotation's overlap period until PreviousUntil.
+	Secrets       []SealedSecret `json:"secrets,omitempty"`
+	PreviousUntil int64          `json:"previous_until,omitempty"` // unix seconds
+}
+
+// SealedSecret is a secret encrypted by the vault.
+type SealedSecret struct {
+	KeyID      string `json:"key_id"`
+	Ciphertext []byte `json:"ciphertext"`
+}
+
+// SurchargeRates is a merchant's surcharge table. International applies
+// to every card not issued in the merchant's country; otherwise Amex to
+// amex cards and Debit or Credit by funding.
+type SurchargeRates struct {
+	Debit         Percent `json:"debit"`
+	Credit        Percent `json:"credit"`
+	Amex          Percent `json:"amex"`
+	International Percent `json:"international"`
+}
+
+// DefaultSurchargeRates are used when onboarding sets none.
+func DefaultSurchargeRates() SurchargeRates {
+	return SurchargeRates{Debit: 5000, Credit: 12000, Amex: 25000, International: 29000}
+}
+
+// RateFor picks the rate for a card.
+func (r SurchargeRates) RateFor(card CardInfo, regionClass string) Percent {
+	switch {
+	case regionClass != RegionDomestic:
+		return r.International
+	case card.Brand == BrandAmex:
+		return r.Amex
+	case card.Funding == FundingDebit:
+		return r.Debit
+	}
+	return r.Credit
+}
+
+// Pricing is the merchant's processing-fee configuration (webhook
+// fee_detail). Defined fully by the webhooks feature.
+type Pricing struct {
+	BlendedPercent Percent `json:"blended_percent"`
+	BlendedFixed   int64   `json:"blended_fixed"`
+}
+
+// DirectDebitFeeConfig is the merchant's direct debit fee: percent plus
+// fixed, capped. Defined fully by the direct debit feature.
+type DirectDebitFeeConfig struct {
+	Percent Percent `json:"percent"`
+	Fixed   int64   `json:"fixed"`
+	Cap     int64   `json:"cap"`
+}
+
+// Credentials are a merchant's secrets, shown once at onboarding.
+type Credentials struct {
+	MID           string `json:"mid"`
+	APIKey        string `json:"api_key"`
+	CompanyToken  string `json:"company_token"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+}
+
+// NewMerchant describes a merchant to onboard.
+type NewMerchant struct {
+	Name        string
+	TradingName string
+	Country     string
+	Settings    MerchantSettings
+}
+
+// Validate checks onboarding input.
+func (n NewMerchant) Validate() error {
+	f := FieldErrors{}
+	if strings.TrimSpace(n.Name) == "" {
+		f.Add("name", "is required")
+	}
+	if strings.TrimSpace(n.TradingName) == "" {
+		f.Add("trading_name", "is required")
+	}
+	if len(n.Name) > 128 || len(n.TradingName) > 128 {
+		f.Add("name", "must be at most 128 characters")
+	}
+	if len(n.Country) != 2 || strings.ToUpper(n.Country) != n.Country {
+		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
+	}
+	return f.Err()
+}
+
+// HashSecret is how API keys, company tokens and transaction tokens are
+// stored: SHA-256 of the secret. Secrets carry at least 128 bits of
+// entropy, so a plain hash is not brute-forceable.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// SecretMatches compares a presented secret with a stored hash in
+// constant time.
+func SecretMatches(secret string, hash []byte) bool {
+	return subtle.ConstantTimeCompare(HashSecret(secret), hash) == 1
+}
+
+// apiKeyPrefix marks paylink API keys so they are recognisable in leaks.
+const apiKeyPrefix = "pl_sk_"
+
+func (s *Service) newCredentials() (Credentials, error) {
+	mid, err := s.token(12)
+	if err != nil {
+		return Credentials{}, err
+	}
+	key, err := s.token(40)
+	if err != nil {
+		return Credentials{}, err
+	}
+	company, err := s.token(TokenLength)
+	if err != nil {
+		return Credentials{}, err
+	}
+	return Credentials{MID: "M" + strings.ToUpper(mid), APIKey: apiKeyPrefix + key, CompanyToken: company}, nil
+}
+
+// CreateMerchant onboards a merchant and returns its credentials, which
+// are not stored and cannot be shown again.
+func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant, Credentials, error) {
+	if err := n.Validate(); err != nil {
+		return nil, Credentials{}, err
+	}
+	creds, err := s.newCredentials()
+	if err != nil {
+		return nil, Credentials{}, Internal("create merchant", err)
+	}
+	m := &Merchant{
+		ID: creds.MID, Name: n.Name, TradingName: n.TradingName, Country: n.Country,
+		APIKeyHash: HashSecret(creds.APIKey), CompanyTokenHash: HashSecret(creds.CompanyToken),
+		Settings: n.Settings, CreatedAt: s.now(),
+	}
+	err = s.store.Update(ctx, func(tx Tx) error { return tx.CreateMerchant(m) })
+	if err != nil {
+		return nil, Credentials{}, Internal("create merchant", err)
+	}
+	return m, creds, nil
+}
+
+// Authenticate finds the merchant whose API key this is.
+func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, error) {
+	if !strings.HasPrefix(apiKey, apiKeyPrefix) || len(apiKey) > 128 {
+		return nil, errUnauthorized
+	}
+	var m *Merchant
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		m, err = tx.MerchantByAPIKeyHash(HashSecret(apiKey))
+		return err
+	})
+	if err == ErrNotFound {
+		return nil, errUnauthorized
+	}
+	if err != nil {
+		return nil, Internal("authenticate", err)
+	}
+	return m, nil
+}
+
+var errUnauthorized = Errorf(KindUnauthorized, CodeUnauthorized, "missing or invalid API key: send Authorization: Bearer <API_KEY>")
+
+// CheckCompanyToken verifies that a company token belongs to m.
+func CheckCompanyToken(m *Merchant, token string) error {
+	if token == "" {
+		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "company token is required",
+			Fields: map[string]string{"company_token": "is required"}}
+	}
+	if !SecretMatches(token, m.CompanyTokenHash) {
+		return Errorf(KindForbidden, CodeCompanyTokenMismatch, "the company token does not belong to this API key's merchant")
+	}
+	return nil
+}
+
+// ListMerchants returns every merchant, oldest first.
+func (s *Service) ListMerchants(ctx context.Context) ([]*Merchant, error) {
+	var ms []*Merchant
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		ms, err = tx.ListMerchants()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list merchants: %w", err)
+	}
+	return ms, nil
+}

@@ -1,0 +1,202 @@
+package paylink
+
+import (
+	"time"
+)
+
+// Status is the state of a transaction.
+type Status string
+
+// Transaction statuses. PROCESSING is internal: a transaction sits in it
+// only between consuming its transaction token and the processor's answer,
+// and is shown to clients as PENDING.
+const (
+	StatusProcessing             Status = "PROCESSING"
+	StatusApproved               Status = "APPROVED"
+	StatusDeclined               Status = "DECLINED"
+	StatusFailed                 Status = "FAILED"
+	StatusRequiresAuthentication Status = "REQUIRES_AUTHENTICATION"
+	StatusPreAuthorised          Status = "PRE_AUTHORISED"
+	StatusPreAuthorisedReversed  Status = "PRE_AUTHORISED_REVERSED"
+	StatusPending                Status = "PENDING"
+)
+
+// transitions is the one state machine of a transaction: from -> allowed next.
+var transitions = map[Status][]Status{
+	StatusProcessing: {StatusApproved, StatusDeclined, StatusFailed,
+		StatusRequiresAuthentication, StatusPreAuthorised, StatusPending},
+	StatusRequiresAuthentication: {StatusProcessing, StatusDeclined, StatusFailed},
+	StatusPreAuthorised:          {StatusApproved, StatusPreAuthorisedReversed},
+	StatusPending:                {StatusApproved, StatusDeclined},
+}
+
+// CanTransition reports whether the state machine allows from -> to.
+func CanTransition(from, to Status) bool {
+	for _, s := range transitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Public is the status shown to clients.
+func (s Status) Public() Status {
+	if s == StatusProcessing {
+		return StatusPending
+	}
+	return s
+}
+
+// Payment types (webhook payment_type).
+const (
+	PaymentTypeCard        = "CreditCard"
+	PaymentTypeApplePay    = "ApplePay"
+	PaymentTypeGooglePay   = "GooglePay"
+	PaymentTypeBankAccount = "BankAccount"
+	PaymentTypeZip         = "Zip"
+)
+
+// Channels (webhook webhook_type).
+const (
+	ChannelAPI = "API"
+	ChannelHPP = "HPP"
+	ChannelVT  = "VT"
+)
+
+// Transaction is one payment attempt: a card purchase, a hold, or a
+// direct debit. Amounts are minor units of Currency.
+type Transaction struct {
+	Reference     string
+	MerchantID    string
+	InvoiceNumber string
+	PaymentType   string
+	Channel       string
+	Status        Status
+	Version       int64 // incremented by every update; the compare-and-set guard
+	Currency      string
+	Amount        int64 // sale amount, excluding surcharge and fee
+	Surcharge     int64
+	Fee           int64 // direct debit fee added to the total
+	Total         int64 // amount charged: sale + surcharge + fee (captured total after capture)
+	PreAuth       bool
+	PreAuthAmount int64 // amount held
+	Refunded      int64 // sum of approved refunds
+	CardToken     string
+	PaymentLinkID string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ProcessedAt   time.Time // transaction_time_utc; zero while authentication is required
+	Details       TxDetails
+}
+
+// TxDetails holds the parts of a transaction that are carried, not queried.
+// It is stored as one JSON document.
+type TxDetails struct {
+	Card            *CardInfo         `json:"card,omitempty"`
+	RegionClass     string            `json:"region_class,omitempty"`
+	CardMultiUse    bool              `json:"card_multi_use,omitempty"`
+	ReturnCardToken bool              `json:"return_card_token,omitempty"`
+	Customer        Customer          `json:"customer"`
+	SurchargeRate   Percent           `json:"surcharge_rate,omitempty"`
+	ApplySurcharge  bool              `json:"apply_surcharge,omitempty"`
+	ThreeDS         *ThreeDS          `json:"threeds,omitempty"`
+	AVSResult       string            `json:"avs_result,omitempty"`
+	CVVResult       string            `json:"cvv_result,omitempty"`
+	AuthCode        string            `json:"auth_code,omitempty"`
+	AcquirerTransID string            `json:"acquirer_trans_id,omitempty"`
+	Decline         *Decline          `json:"decline,omitempty"`
+	Message         string            `json:"message,omitempty"`
+	Metadata        map[string]string `json:"metadata,omitempty"`
+	BankAccount     *BankAccountInfo  `json:"bank_account,omitempty"`
+	Extra           map[string]string `json:"extra,omitempty"`
+}
+
+// Customer is the payer as the request described them.
+type Customer struct {
+	ID            string `json:"id,omitempty"`
+	Reference     string `json:"reference,omitempty"`
+	Email         string `json:"email,omitempty"`
+	FirstName     string `json:"first_name,omitempty"`
+	LastName      string `json:"last_name,omitempty"`
+	Phone         string `json:"phone,omitempty"`
+	Address       string `json:"address,omitempty"`
+	Address2      string `json:"address2,omitempty"`
+	City          string `json:"city,omitempty"`
+	State         string `json:"state,omitempty"`
+	Postcode      string `json:"postcode,omitempty"`
+	CountryCode   string `json:"country_code,omitempty"`
+	IPAddress     string `json:"ip_address,omitempty"`
+	Timezone      string `json:"timezone,omitempty"`
+	UserAgent     string `json:"user_agent,omitempty"`
+	AcceptedTerms bool   `json:"accepted_terms,omitempty"`
+}
+
+// ThreeDS is the 3-D Secure record of a transaction (webhook threeds_*).
+type ThreeDS struct {
+	Requested          bool   `json:"requested"`
+	RedirectURL        string `json:"redirect_url,omitempty"` // the merchant's return address
+	ChallengeHash      string `json:"challenge_hash,omitempty"`
+	ChallengeExpiresAt int64  `json:"challenge_expires_at,omitempty"` // unix seconds
+	ChallengeDone      bool   `json:"challenge_done,omitempty"`
+	Result             string `json:"result,omitempty"`
+	Reason             string `json:"reason,omitempty"`
+	Version            string `json:"version,omitempty"`
+	ECI                string `json:"eci,omitempty"`
+	DSTransID          string `json:"ds_trans_id,omitempty"`
+	ChallengeIndicator string `json:"challenge_indicator,omitempty"`
+}
+
+// Decline carries processor and network decline details.
+type Decline struct {
+	ProcessorCode    string `json:"processor_code,omitempty"`
+	ProcessorMessage string `json:"processor_message,omitempty"`
+	NetworkAdvice    string `json:"network_advice,omitempty"`
+	NetworkDecline   string `json:"network_decline,omitempty"`
+}
+
+// BankAccountInfo describes a debited bank account without its number.
+type BankAccountInfo struct {
+	Masked     string `json:"masked"`
+	BSB        string `json:"bsb"`
+	HolderName string `json:"holder_name"`
+}
+
+// Refundable is what can still be refunded of a transaction.
+func (t *Transaction) Refundable() int64 {
+	if t.Status != StatusApproved {
+		return 0
+	}
+	return t.Total - t.Refunded
+}
+
+// Refund is a return of funds against an approved transaction.
+type Refund struct {
+	Reference            string
+	MerchantID           string
+	TransactionReference string
+	InvoiceNumber        string
+	Status               Status
+	Currency             string
+	Amount               int64
+	CreatedAt            time.Time
+	Details              RefundDetails
+}
+
+// RefundDetails holds the carried parts of a refund.
+type RefundDetails struct {
+	Customer Customer          `json:"customer"`
+	Message  string            `json:"message,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// SpecTimeLayout is the spec's time shape, YYYY-MM-DD hh:mm:ss AM|PM, in UTC.
+const SpecTimeLayout = "2006-01-02 03:04:05 PM"
+
+// FormatSpecTime renders t in the spec's shape, "" for the zero time.
+func FormatSpecTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(SpecTimeLayout)
+}

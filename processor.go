@@ -1,0 +1,46 @@
+package paylink
+
+import "context"
+
+// Processor is the acquirer: the one place that would talk to a card
+// network. internal/processor has the deterministic sandbox.
+type Processor interface {
+	// Authorize asks the issuer to approve (and, unless Hold, capture) a
+	// card payment.
+	Authorize(ctx context.Context, req AuthRequest) (AuthResult, error)
+}
+
+// Outcome is the processor's verdict on an authorisation.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeApproved  Outcome = "approved"
+	OutcomeDeclined  Outcome = "declined"
+	OutcomeFailed    Outcome = "failed"
+	OutcomeChallenge Outcome = "challenge" // 3-D Secure challenge required
+)
+
+// AuthRequest is one authorisation.
+type AuthRequest struct {
+	Reference string
+	Card      CardDetails
+	Amount    Money
+	Hold      bool // pre-authorisation: hold funds, capture later
+	// ThreeDS asks for 3-D Secure; Authenticated carries a completed
+	// challenge's result when the authorisation follows one.
+	ThreeDS       bool
+	Authenticated *ThreeDS
+}
+
+// AuthResult is the processor's answer.
+type AuthResult struct {
+	Outcome         Outcome
+	AuthCode        string
+	AcquirerTransID string
+	AVSResult       string
+	CVVResult       string
+	ThreeDS         *ThreeDS
+	Decline         *Decline
+	Message         string
+}

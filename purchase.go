@@ -1,0 +1,376 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PurchaseRequest is a card purchase or hold, as decoded by an adapter.
+type PurchaseRequest struct {
+	CompanyToken     string
+	TransactionToken string
+	Customer         Customer
+	StoreCard        bool
+	ThreeDS          bool
+	RedirectURL      string
+	CardToken        string
+	Card             *CardDetails
+	InvoiceNumber    string
+	Amount           int64
+	Currency         string
+	ApplySurcharge   bool
+	PreAuth          bool
+	Metadata         map[string]string
+
+	// Set by paylink's own pages, never by API clients.
+	Channel       string
+	PaymentType   string
+	PaymentLinkID string
+}
+
+// MaxInvoiceLength is the longest accepted invoice number (spec: 255).
+const MaxInvoiceLength = 255
+
+// validate checks the rules of a purchase request that need no database.
+func (r *PurchaseRequest) validate(now time.Time) error {
+	f := FieldErrors{}
+	checkMoney(f, "purchase", r.Amount, r.Currency)
+	if len(r.InvoiceNumber) > MaxInvoiceLength {
+		f.Add("purchase.invoice_number", "must be at most 255 characters")
+	}
+	checkCustomer(f, r.Customer)
+	switch {
+	case r.Card == nil && r.CardToken == "":
+		f.Add("card", "send either card.token or the card details (number, expiry_month, expiry_year)")
+	case r.Card != nil && r.CardToken != "":
+		f.Add("card", "send either card.token or the card details, not both")
+	case r.Card != nil:
+		checkCard(f, "card", r.Card, now)
+	}
+	if r.ThreeDS {
+		checkRedirectURL(f, r.RedirectURL)
+	}
+	return f.Err()
+}
+
+// checkMoney validates an amount already parsed in the currency.
+func checkMoney(f FieldErrors, prefix string, amount int64, currency string) {
+	if _, ok := LookupCurrency(currency); !ok {
+		f.Add(prefix+".currency", "must be a supported ISO 4217 currency code such as AUD")
+	}
+	if amount <= 0 {
+		f.Add(prefix+".amount", "must be greater than zero")
+	}
+	if amount > MaxAmount {
+		f.Add(prefix+".amount", "is too large")
+	}
+}
+
+// checkCustomer validates the customer fields the spec requires.
+func checkCustomer(f FieldErrors, c Customer) {
+	if c.IPAddress == "" {
+		f.Add("customer.ip_address", "is required")
+	} else if net.ParseIP(c.IPAddress) == nil {
+		f.Add("customer.ip_address", "must be an IPv4 or IPv6 address")
+	}
+	if err := CheckTimezone(c.Timezone); err != nil {
+		f.Add("customer.timezone", err.Error())
+	}
+	if c.Email != "" && !strings.Contains(c.Email, "@") {
+		f.Add("customer.email", "must be an email address")
+	}
+}
+
+// CheckTimezone accepts any IANA zone name, UTC included.
+func CheckTimezone(name string) error {
+	if name == "" {
+		return errors.New("is required")
+	}
+	if name == "Local" || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return errors.New("must be an IANA time zone name such as Australia/Sydney or UTC")
+	}
+	if _, err := time.LoadLocation(name); err != nil {
+		return errors.New("must be an IANA time zone name such as Australia/Sydney or UTC")
+	}
+	return nil
+}
+
+// checkCard validates card details in place (normalising PAN and year).
+func checkCard(f FieldErrors, prefix string, c *CardDetails, now time.Time) {
+	pan, err := NormalizePAN(c.Number)
+	if err != nil {
+		f.Add(prefix+".number", err.Error())
+	} else if BrandOf(pan) == "" {
+		f.Add(prefix+".number", "card brand is not supported")
+	}
+	c.Number = pan
+	year, err := CheckExpiry(c.ExpiryMonth, c.ExpiryYear, now)
+	if err != nil {
+		field := prefix + ".expiry_year"
+		if c.ExpiryMonth < 1 || c.ExpiryMonth > 12 {
+			field = prefix + ".expiry_month"
+		}
+		f.Add(field, err.Error())
+	}
+	c.ExpiryYear = year
+	if c.CVC != "" && (!allDigits(c.CVC) || len(c.CVC) < 3 || len(c.CVC) > 4) {
+		f.Add(prefix+".cvc", "must be 3 or 4 digits")
+	}
+}
+
+// checkRedirectURL requires an absolute HTTPS address.
+func checkRedirectURL(f FieldErrors, raw string) {
+	const field = "customer.authentication_redirect_url"
+	if raw == "" {
+		f.Add(field, "is required when should_service_apply_authentication is true")
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		f.Add(field, "must be an absolute https:// address")
+	}
+}
+
+// Purchase charges (or, with PreAuth, holds) a card. Declines and
+// processing failures are results, not errors: the transaction is stored
+// and returned with status DECLINED or FAILED.
+func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest) (*Transaction, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, err
+	}
+	if err := req.validate(s.now()); err != nil {
+		return nil, err
+	}
+	if req.PreAuth || req.ThreeDS {
+		return nil, Errorf(KindInvalid, CodeNotSupported, "pre-authorisation and 3-D Secure are not supported yet")
+	}
+	newCard, err := s.prepareCard(m, req.Card, req.StoreCard, req.Customer.ID)
+	if err != nil {
+		return nil, err
+	}
+	var t *Transaction
+	var card *Card
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+			return err
+		}
+		var err error
+		if card, err = s.cardForPurchase(tx, m, req.CardToken, newCard); err != nil {
+			return err
+		}
+		if t, err = s.newCardTransaction(m, &req, card); err != nil {
+			return err
+		}
+		return tx.CreateTransaction(t)
+	})
+	if err != nil {
+		return nil, asServiceError("purchase", err)
+	}
+	return s.authorize(ctx, t, card, req.Card, AuthRequest{Hold: req.PreAuth, ThreeDS: req.ThreeDS})
+}
+
+// asServiceError passes *Error through and wraps anything else as internal.
+func asServiceError(op string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(op, err)
+}
+
+// prepareCard validates nothing (validate did) but does the CPU work of
+// vaulting a new card outside any database transaction.
+func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, customerID string) (*Card, error) {
+	if d == nil {
+		return nil, nil
+	}
+	sealed, err := s.vault.Seal([]byte(d.Number))
+	if err != nil {
+		return nil, Internal("seal card", err)
+	}
+	tok, err := s.token(TokenLength)
+	if err != nil {
+		return nil, Internal("card token", err)
+	}
+	if multiUse && customerID == "" {
+		if customerID, err = s.reference("cus_"); err != nil {
+			return nil, Internal("customer id", err)
+		}
+	}
+	return &Card{
+		Token: tok, MerchantID: m.ID, Sealed: sealed, MultiUse: multiUse, CustomerID: customerID,
+		Info: DescribeCard(*d, s.vault.Fingerprint(d.Number), m.Country), CreatedAt: s.now(),
+	}, nil
+}
+
+// cardForPurchase stores a new card, or checks and (for single-use tokens)
+// spends an existing one, inside tx.
+func (s *Service) cardForPurchase(tx Tx, m *Merchant, token string, newCard *Card) (*Card, error) {
+	if newCard != nil {
+		if !newCard.MultiUse {
+			newCard.UsedAt = newCard.CreatedAt // vaulted only for this transaction
+		}
+		return newCard, tx.CreateCard(newCard)
+	}
+	c, err := s.usableCard(tx, m, token)
+	if err != nil {
+		return nil, err
+	}
+	if !c.MultiUse {
+		if err := tx.MarkCardUsed(c.Token, s.now()); errors.Is(err, ErrConflict) {
+			return nil, errCardTokenUsed
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+var errCardTokenUsed = Errorf(KindConflict, CodeCardTokenUsed, "this single-use card token has already been used: tokenise the card again")
+
+// usableCard loads a card token of m that is not invalidated or spent.
+func (s *Service) usableCard(tx Tx, m *Merchant, token string) (*Card, error) {
+	c, err := tx.Card(m.ID, token)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "unknown card token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !c.InvalidatedAt.IsZero() {
+		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "this card token has been invalidated: tokenise the card again")
+	}
+	if !c.MultiUse && !c.UsedAt.IsZero() {
+		return nil, errCardTokenUsed
+	}
+	return c, nil
+}
+
+// newCardTransaction builds the PROCESSING transaction of a purchase.
+func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card) (*Transaction, error) {
+	ref, err := s.reference("pr_")
+	if err != nil {
+		return nil, err
+	}
+	region := RegionClass(card.Info.Country, m.Country)
+	d := TxDetails{
+		Card: &card.Info, RegionClass: region, CardMultiUse: card.MultiUse,
+		ReturnCardToken: card.MultiUse, Customer: req.Customer, Metadata: req.Metadata,
+		ApplySurcharge: req.ApplySurcharge,
+	}
+	if card.MultiUse && d.Customer.ID == "" {
+		d.Customer.ID = card.CustomerID
+	}
+	if req.ThreeDS {
+		d.ThreeDS = &ThreeDS{Requested: true, RedirectURL: req.RedirectURL}
+	}
+	var surcharge int64
+	if req.ApplySurcharge {
+		d.SurchargeRate = m.Settings.Surcharge.RateFor(card.Info, region)
+		surcharge = d.SurchargeRate.Apply(req.Amount)
+	}
+	now := s.now()
+	t := &Transaction{
+		Reference: ref, MerchantID: m.ID, InvoiceNumber: req.InvoiceNumber,
+		PaymentType: orDefault(req.PaymentType, PaymentTypeCard), Channel: orDefault(req.Channel, ChannelAPI),
+		Status: StatusProcessing, Currency: req.Currency, Amount: req.Amount, Surcharge: surcharge,
+		Total: req.Amount + surcharge, PreAuth: req.PreAuth, CardToken: card.Token,
+		PaymentLinkID: req.PaymentLinkID, CreatedAt: now, UpdatedAt: now, Details: d,
+	}
+	if req.PreAuth {
+		t.PreAuthAmount = t.Total
+	}
+	return t, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// authorize asks the processor about a PROCESSING transaction, outside
+// any database transaction, then records the answer with a
+// compare-and-set. details is the card as the client sent it (nil for a
+// token, whose PAN is opened from the vault).
+func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, details *CardDetails, ar AuthRequest) (*Transaction, error) {
+	cd, err := s.cardDetails(card, details)
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := LookupCurrency(t.Currency)
+	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
+	res, err := s.processor.Authorize(ctx, ar)
+	if err != nil {
+		s.log.Error("processor error", "reference", t.Reference, "err", err)
+		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
+	}
+	s.applyAuth(t, res, ar.Hold)
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.UpdateTransaction(t); err != nil {
+			return err
+		}
+		return s.outcome(tx, t)
+	})
+	if err != nil {
+		return nil, Internal("record authorisation", err)
+	}
+	return t, nil
+}
+
+// cardDetails returns the card to send to the processor.
+func (s *Service) cardDetails(card *Card, details *CardDetails) (CardDetails, error) {
+	if details != nil {
+		return *details, nil
+	}
+	pan, err := s.vault.Open(card.Sealed)
+	if err != nil {
+		return CardDetails{}, Internal("open card", err)
+	}
+	return CardDetails{Number: string(pan), ExpiryMonth: card.Info.ExpiryMonth,
+		ExpiryYear: card.Info.ExpiryYear, HolderName: card.Info.HolderName}, nil
+}
+
+// applyAuth moves t to the status the processor's answer implies.
+func (s *Service) applyAuth(t *Transaction, res AuthResult, hold bool) {
+	now := s.now()
+	t.UpdatedAt = now
+	d := &t.Details
+	d.AVSResult, d.CVVResult, d.AcquirerTransID = res.AVSResult, res.CVVResult, res.AcquirerTransID
+	if res.ThreeDS != nil {
+		d.ThreeDS = mergeThreeDS(d.ThreeDS, res.ThreeDS)
+	}
+	switch res.Outcome {
+	case OutcomeApproved:
+		t.Status, t.ProcessedAt, d.AuthCode = StatusApproved, now, res.AuthCode
+		if hold {
+			t.Status = StatusPreAuthorised
+		}
+		d.Message = "Transaction processed successfully"
+	case OutcomeDeclined:
+		t.Status, t.ProcessedAt, d.Decline = StatusDeclined, now, res.Decline
+		d.Message = res.Message
+	case OutcomeChallenge:
+		t.Status = StatusRequiresAuthentication
+		d.Message = "The card issuer requires the customer to authenticate: redirect them to customer.authentication_redirect_url"
+	default:
+		t.Status, t.ProcessedAt, d.Decline = StatusFailed, now, res.Decline
+		d.Message = orDefault(res.Message, "The payment could not be processed; no money was taken")
+	}
+}
+
+// mergeThreeDS keeps the request's 3DS fields and adds the processor's.
+func mergeThreeDS(have, got *ThreeDS) *ThreeDS {
+	if have == nil {
+		return got
+	}
+	merged := *got
+	merged.Requested, merged.RedirectURL = have.Requested, have.RedirectURL
+	merged.ChallengeHash, merged.ChallengeExpiresAt = have.ChallengeHash, have.ChallengeExpiresAt
+	return &merged
+}

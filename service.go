@@ -1,0 +1,138 @@
+package paylink
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// TokenLength is the length of company, transaction and card tokens.
+const TokenLength = 128
+
+// Vault seals secrets (PANs, account numbers, webhook secrets) and
+// fingerprints PANs. It is implemented by internal/vault.
+type Vault interface {
+	Seal(plaintext []byte) (SealedSecret, error)
+	Open(s SealedSecret) ([]byte, error)
+	// Fingerprint is a keyed, irreversible, stable identifier of a PAN.
+	Fingerprint(pan string) string
+}
+
+// Config holds the service's tunables.
+type Config struct {
+	BaseURL             string        // public address of this service, for page URLs
+	TransactionTokenTTL time.Duration // default 5 minutes
+	PreAuthExpiry       time.Duration // default 7 days
+}
+
+// Deps are the service's collaborators. Clock and Random default to the
+// real ones; tests pass their own.
+type Deps struct {
+	Store     Store
+	Vault     Vault
+	Processor Processor
+	Logger    *slog.Logger
+	Clock     func() time.Time
+	Random    io.Reader
+}
+
+// Service implements every operation of the API; it is where the business
+// rules live.
+type Service struct {
+	cfg       Config
+	store     Store
+	vault     Vault
+	processor Processor
+	log       *slog.Logger
+	clock     func() time.Time
+	random    io.Reader
+}
+
+// NewService wires a Service, filling in defaults.
+func NewService(cfg Config, d Deps) *Service {
+	if cfg.TransactionTokenTTL <= 0 {
+		cfg.TransactionTokenTTL = 5 * time.Minute
+	}
+	if cfg.PreAuthExpiry <= 0 {
+		cfg.PreAuthExpiry = 7 * 24 * time.Hour
+	}
+	if d.Clock == nil {
+		d.Clock = time.Now
+	}
+	if d.Random == nil {
+		d.Random = rand.Reader
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{cfg: cfg, store: d.Store, vault: d.Vault, processor: d.Processor,
+		log: d.Logger, clock: d.Clock, random: d.Random}
+}
+
+// Config returns the service's configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// Now is the service clock in UTC, truncated to microseconds (the
+// precision every store keeps).
+func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+
+// Now exposes the service clock to adapters that render times.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Ping reports whether the store is reachable.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+
+const alphanumeric = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// token returns n characters [A-Za-z0-9] from the random source, without
+// modulo bias (bytes of 248 and above are rejected).
+func (s *Service) token(n int) (string, error) {
+	return RandomToken(s.random, n)
+}
+
+// RandomToken returns n unbiased characters [A-Za-z0-9] read from r.
+func RandomToken(r io.Reader, n int) (string, error) {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/4+8)
+	for len(out) < n {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", fmt.Errorf("random token: %w", err)
+		}
+		for _, b := range buf {
+			if b < 248 && len(out) < n {
+				out = append(out, alphanumeric[int(b)%len(alphanumeric)])
+			}
+		}
+	}
+	return string(out), nil
+}
+
+// reference returns an opaque reference with a readable prefix.
+func (s *Service) reference(prefix string) (string, error) {
+	t, err := s.token(24)
+	if err != nil {
+		return "", err
+	}
+	return prefix + t, nil
+}
+
+// recordEvent appends an audit event for t inside tx.
+func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	return tx.AddEvent(&Event{MerchantID: merchantID, Reference: ref, Type: typ, Data: string(b), CreatedAt: s.now()})
+}
+
+// outcome records a transaction's new state: its audit event and (once
+// the webhooks feature lands) its webhook outbox rows, in the same tx.
+func (s *Service) outcome(tx Tx, t *Transaction) error {
+	return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), map[string]any{
+		"status": t.Status, "total": t.Total, "currency": t.Currency, "version": t.Version,
+	})
+}

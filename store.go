@@ -1,0 +1,101 @@
+package paylink
+
+import (
+	"context"
+	"time"
+)
+
+// Store is paylink's persistence. Stores persist; they do not decide: the
+// business rules live in Service, and a Store only guarantees that each
+// Update is atomic and that guarded writes are compare-and-set.
+type Store interface {
+	// View runs fn against a consistent read-only view.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Update runs fn in one write transaction and commits it durably
+	// before returning. fn must do no I/O other than through tx, and may
+	// be run batched with other callers' functions (group commit); an
+	// error from fn rolls back only fn's own writes.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// Ping reports whether the database is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is the set of operations available inside View and Update. Lookups
+// return ErrNotFound for a missing row; guarded writes return ErrConflict
+// when their guard does not hold.
+type Tx interface {
+	CreateMerchant(m *Merchant) error
+	Merchant(id string) (*Merchant, error)
+	MerchantByAPIKeyHash(hash []byte) (*Merchant, error)
+	ListMerchants() ([]*Merchant, error)
+	UpdateMerchantSettings(id string, s MerchantSettings) error
+
+	CreateTransactionToken(t *TransactionToken) error
+	// ConsumeTransactionToken marks the token used if it is the merchant's,
+	// unused and unexpired at now, and returns it; otherwise it returns
+	// the token as found (or ErrNotFound) with ErrConflict.
+	ConsumeTransactionToken(hash []byte, merchantID string, now time.Time) (*TransactionToken, error)
+	DeleteExpiredTransactionTokens(before time.Time) (int64, error)
+
+	CreateCard(c *Card) error
+	Card(merchantID, token string) (*Card, error)
+	// MarkCardUsed sets used_at on an unused, valid card (single-use tokens).
+	MarkCardUsed(token string, now time.Time) error
+	// InvalidateCard sets invalidated_at on a valid card of the merchant.
+	InvalidateCard(merchantID, token string, now time.Time) error
+
+	CreateTransaction(t *Transaction) error
+	Transaction(merchantID, reference string) (*Transaction, error)
+	// TransactionByInvoice returns the merchant's newest transaction with
+	// that invoice number.
+	TransactionByInvoice(merchantID, invoice string) (*Transaction, error)
+	// UpdateTransaction writes t if its stored version is still
+	// t.Version, and increments t.Version.
+	UpdateTransaction(t *Transaction) error
+	// AddRefunded atomically adds amount to the refunded total of an
+	// APPROVED transaction if the new total stays within its total.
+	AddRefunded(reference string, amount int64, now time.Time) error
+	// TransactionsInStatus lists up to limit transactions in status whose
+	// updated time is before the cutoff, oldest first (background jobs).
+	TransactionsInStatus(status Status, updatedBefore time.Time, limit int) ([]*Transaction, error)
+
+	CreateRefund(r *Refund) error
+	Refund(merchantID, reference string) (*Refund, error)
+	RefundByInvoice(merchantID, invoice string) (*Refund, error)
+
+	// AddEvent appends to the audit log.
+	AddEvent(e *Event) error
+}
+
+// TransactionToken is a single-use token authorising one operation.
+type TransactionToken struct {
+	Hash       []byte
+	MerchantID string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	UsedAt     time.Time // zero while unused
+}
+
+// Card is a vaulted card. The PAN is only ever held sealed.
+type Card struct {
+	Token         string
+	MerchantID    string
+	Sealed        SealedSecret
+	Info          CardInfo
+	MultiUse      bool
+	CustomerID    string
+	CreatedAt     time.Time
+	UsedAt        time.Time // single-use tokens: when used
+	InvalidatedAt time.Time
+}
+
+// Event is an audit record: every state change of money appends one in
+// the same database transaction as the change.
+type Event struct {
+	MerchantID string
+	Reference  string
+	Type       string
+	Data       string // JSON
+	CreatedAt  time.Time
+}
