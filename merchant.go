@@ -24,10 +24,10 @@ type Merchant struct {
 // MerchantSettings is the merchant's configuration, stored as one JSON
 // document so that features can add settings without a schema change.
 type MerchantSettings struct {
-	Surcharge SurchargeRates        `json:"surcharge"`
-	Webhook   WebhookConfig         `json:"webhook"`
-	Pricing   *Pricing              `json:"pricing,omitempty"`
-	DirectDbt *DirectDebitFeeConfig `json:"direct_debit,omitempty"`
+	Surcharge   SurchargeRates        `json:"surcharge"`
+	Webhook     WebhookConfig         `json:"webhook"`
+	Pricing     *Pricing              `json:"pricing,omitempty"`
+	DirectDebit *DirectDebitFeeConfig `json:"direct_debit,omitempty"`
 }
 
 // WebhookConfig is where and how a merchant's webhooks are delivered.

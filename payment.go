@@ -87,7 +87,16 @@ type Transaction struct {
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	ProcessedAt   time.Time // transaction_time_utc; zero while authentication is required
-	Details       TxDetails
+	// Secret is a sealed instrument number kept with the transaction
+	// (a direct debit's account number); empty for cards, which live in
+	// the card vault.
+	Secret  SealedSecret
+	Details TxDetails
+
+	// AuthenticationURL is not stored: it is set on the result of an
+	// operation that requires 3-D Secure, and holds the challenge page
+	// address with its one-time secret.
+	AuthenticationURL string
 }
 
 // TxDetails holds the parts of a transaction that are carried, not queried.
@@ -109,7 +118,14 @@ type TxDetails struct {
 	Message         string            `json:"message,omitempty"`
 	Metadata        map[string]string `json:"metadata,omitempty"`
 	BankAccount     *BankAccountInfo  `json:"bank_account,omitempty"`
-	Extra           map[string]string `json:"extra,omitempty"`
+	// DirectDebitFee is the merchant's direct debit fee for this debit in
+	// minor units, whether or not it was added to the total (Fee); the
+	// webhook's DD_FEE fee line carries it.
+	DirectDebitFee int64 `json:"direct_debit_fee,omitempty"`
+	// WebhookURL is the dynamic webhook of the payment link this
+	// transaction paid, delivered in addition to the company webhook.
+	WebhookURL string            `json:"webhook_url,omitempty"`
+	Extra      map[string]string `json:"extra,omitempty"`
 }
 
 // Customer is the payer as the request described them.

@@ -148,6 +148,15 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	if req.PreAuth || req.ThreeDS {
 		return nil, Errorf(KindInvalid, CodeNotSupported, "pre-authorisation and 3-D Secure are not supported yet")
 	}
+	return s.purchase(ctx, m, req, func(tx Tx) error { return s.consumeToken(tx, m, req.TransactionToken) })
+}
+
+// purchase runs a validated purchase. authorise runs first inside the
+// first database transaction: for the API it consumes the transaction
+// token; paylink's own pages claim a payment-link attempt instead. The
+// transaction is created PROCESSING in that database transaction, the
+// processor is asked outside any, and the answer is recorded in a second.
+func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest, authorise func(Tx) error) (*Transaction, error) {
 	newCard, err := s.prepareCard(m, req.Card, req.StoreCard, req.Customer.ID)
 	if err != nil {
 		return nil, err
@@ -155,7 +164,7 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	var t *Transaction
 	var card *Card
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+		if err := authorise(tx); err != nil {
 			return err
 		}
 		var err error

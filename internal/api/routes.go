@@ -1,7 +1,5 @@
 package api
 
-
-
 // routes lists the whole HTTP surface of the API. Every /v5 call is a
 // POST with a JSON body and Authorization: Bearer <API_KEY>.
 func (s *Server) routes() {

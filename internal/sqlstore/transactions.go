@@ -11,7 +11,7 @@ import (
 
 const transactionColumns = `reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
 	amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
-	created_at, updated_at, processed_at, details`
+	created_at, updated_at, processed_at, secret_key_id, secret_sealed, details`
 
 func scanTransaction(row interface{ Scan(...any) error }) (*paylink.Transaction, error) {
 	var t paylink.Transaction
@@ -20,7 +20,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (*paylink.Transaction,
 	var details, status string
 	err := row.Scan(&t.Reference, &t.MerchantID, &t.InvoiceNumber, &t.PaymentType, &t.Channel, &status, &t.Version, &t.Currency,
 		&t.Amount, &t.Surcharge, &t.Fee, &t.Total, &t.PreAuth, &t.PreAuthAmount, &t.Refunded, &t.CardToken, &t.PaymentLinkID,
-		&created, &updated, &processed, &details)
+		&created, &updated, &processed, &t.Secret.KeyID, &t.Secret.Ciphertext, &details)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +41,11 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 	tr.Version = 1
 	_, err = t.exec(`INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
 		amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
-		created_at, updated_at, processed_at, details)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		created_at, updated_at, processed_at, secret_key_id, secret_sealed, details)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 		tr.Reference, tr.MerchantID, tr.InvoiceNumber, tr.PaymentType, tr.Channel, string(tr.Status), tr.Version, tr.Currency,
 		tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuth, tr.PreAuthAmount, tr.Refunded, tr.CardToken, tr.PaymentLinkID,
-		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), details)
+		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), tr.Secret.KeyID, tr.Secret.Ciphertext, details)
 	if err != nil {
 		return fmt.Errorf("insert transaction: %w", err)
 	}

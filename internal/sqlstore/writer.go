@@ -18,11 +18,11 @@ const maxBatch = 256
 // transaction, each inside its own savepoint, and share one fsync. An
 // error from one call rolls back only its savepoint.
 type writer struct {
-	db    *sql.DB
-	jobs  chan *job
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	db       *sql.DB
+	jobs     chan *job
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
 	closeErr error
 }
 

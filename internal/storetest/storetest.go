@@ -1,0 +1,418 @@
+// Package storetest is the conformance suite that every paylink.Store
+// passes: the same tests run against SQLite and PostgreSQL.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Opener returns a fresh, empty, migrated store for one test.
+type Opener func(t *testing.T) paylink.Store
+
+// Run runs the whole suite.
+func Run(t *testing.T, open Opener) {
+	tests := map[string]func(*testing.T, paylink.Store){
+		"Merchants":                  testMerchants,
+		"TransactionTokenRace":       testTokenRace,
+		"TransactionTokenRules":      testTokenRules,
+		"Cards":                      testCards,
+		"TransactionCompareAndSet":   testTransactionCAS,
+		"TransactionLookups":         testTransactionLookups,
+		"RefundedNeverExceedsTotal":  testRefundRace,
+		"Refunds":                    testRefunds,
+		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+	}
+	for name, fn := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, open(t))
+		})
+	}
+}
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func update(t *testing.T, s paylink.Store, fn func(paylink.Tx) error) {
+	t.Helper()
+	if err := s.Update(context.Background(), fn); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+}
+
+func view(t *testing.T, s paylink.Store, fn func(paylink.Tx) error) {
+	t.Helper()
+	if err := s.View(context.Background(), fn); err != nil {
+		t.Fatalf("view: %v", err)
+	}
+}
+
+var merchantSeq atomic.Int64
+
+// NewMerchant stores a merchant with unique secrets and returns it.
+func NewMerchant(t *testing.T, s paylink.Store) *paylink.Merchant {
+	t.Helper()
+	n := merchantSeq.Add(1)
+	m := &paylink.Merchant{
+		ID: fmt.Sprintf("M%d_%d", time.Now().UnixNano(), n), Name: "Acme Pty Ltd", TradingName: "Acme", Country: "AU",
+		APIKeyHash:       paylink.HashSecret(fmt.Sprintf("key-%d-%d", time.Now().UnixNano(), n)),
+		CompanyTokenHash: paylink.HashSecret(fmt.Sprintf("company-%d-%d", time.Now().UnixNano(), n)),
+		Settings:         paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()},
+		CreatedAt:        t0,
+	}
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateMerchant(m) })
+	return m
+}
+
+func testMerchants(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.MerchantByAPIKeyHash(m.APIKeyHash)
+		if err != nil {
+			return err
+		}
+		if got.ID != m.ID || got.TradingName != "Acme" || !bytes.Equal(got.CompanyTokenHash, m.CompanyTokenHash) {
+			t.Errorf("got merchant %+v, want %+v", got, m)
+		}
+		if got.Settings.Surcharge != paylink.DefaultSurchargeRates() {
+			t.Errorf("got settings %+v, want default surcharge rates", got.Settings)
+		}
+		if _, err := tx.MerchantByAPIKeyHash(paylink.HashSecret("nope")); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("unknown key: got %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	settings := m.Settings
+	settings.Webhook.Domains = []string{"hooks.example.com"}
+	update(t, s, func(tx paylink.Tx) error { return tx.UpdateMerchantSettings(m.ID, settings) })
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.Merchant(m.ID)
+		if err != nil {
+			return err
+		}
+		if len(got.Settings.Webhook.Domains) != 1 {
+			t.Errorf("got domains %v, want [hooks.example.com]", got.Settings.Webhook.Domains)
+		}
+		all, err := tx.ListMerchants()
+		if err != nil || len(all) == 0 {
+			t.Errorf("list merchants: got %d, %v", len(all), err)
+		}
+		return nil
+	})
+}
+
+func newToken(t *testing.T, s paylink.Store, m *paylink.Merchant, secret string, expires time.Time) []byte {
+	t.Helper()
+	h := paylink.HashSecret(secret)
+	update(t, s, func(tx paylink.Tx) error {
+		return tx.CreateTransactionToken(&paylink.TransactionToken{Hash: h, MerchantID: m.ID, CreatedAt: t0, ExpiresAt: expires})
+	})
+	return h
+}
+
+func testTokenRace(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	h := newToken(t, s, m, "race-"+m.ID, t0.Add(5*time.Minute))
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Update(context.Background(), func(tx paylink.Tx) error {
+				_, err := tx.ConsumeTransactionToken(h, m.ID, t0.Add(time.Minute))
+				return err
+			})
+			if err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, paylink.ErrConflict) {
+				t.Errorf("consume: got %v, want nil or ErrConflict", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := wins.Load(); got != 1 {
+		t.Fatalf("got %d successful consumptions, want exactly 1", got)
+	}
+}
+
+func testTokenRules(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	h := newToken(t, s, m, "rules-"+m.ID, t0.Add(5*time.Minute))
+	consume := func(merchant string, at time.Time) (*paylink.TransactionToken, error) {
+		var tok *paylink.TransactionToken
+		err := s.Update(context.Background(), func(tx paylink.Tx) error {
+			var err error
+			tok, err = tx.ConsumeTransactionToken(h, merchant, at)
+			return err
+		})
+		return tok, err
+	}
+	if _, err := consume(m.ID, t0.Add(6*time.Minute)); !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("expired: got %v, want ErrConflict", err)
+	}
+	if tok, err := consume(other.ID, t0.Add(time.Minute)); !errors.Is(err, paylink.ErrConflict) || tok == nil || tok.MerchantID != m.ID {
+		t.Errorf("other merchant: got %v, %v; want ErrConflict with the owner's token", tok, err)
+	}
+	if _, err := consume(m.ID, t0.Add(time.Minute)); err != nil {
+		t.Errorf("valid: got %v, want nil", err)
+	}
+	if tok, err := consume(m.ID, t0.Add(2*time.Minute)); !errors.Is(err, paylink.ErrConflict) || tok.UsedAt.IsZero() {
+		t.Errorf("reuse: got %+v, %v; want ErrConflict with used_at set", tok, err)
+	}
+	update(t, s, func(tx paylink.Tx) error {
+		_, err := tx.ConsumeTransactionToken(paylink.HashSecret("missing"), m.ID, t0)
+		if !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("missing: got %v, want ErrNotFound", err)
+		}
+		n, err := tx.DeleteExpiredTransactionTokens(t0.Add(time.Hour))
+		if err != nil || n != 1 {
+			t.Errorf("delete expired: got %d, %v; want 1", n, err)
+		}
+		return nil
+	})
+}
+
+func newCard(m *paylink.Merchant, token string, multi bool) *paylink.Card {
+	return &paylink.Card{
+		Token: token, MerchantID: m.ID, MultiUse: multi, CustomerID: "cus_1", CreatedAt: t0,
+		Sealed: paylink.SealedSecret{KeyID: "k1", Ciphertext: []byte{1, 2, 3}},
+		Info:   paylink.CardInfo{Masked: "411111******1111", Brand: "visa", Funding: "CREDIT", Country: "AU", ExpiryMonth: 12, ExpiryYear: 2030, Fingerprint: "fp"},
+	}
+}
+
+func testCards(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	single, multi := newCard(m, "single"+m.ID, false), newCard(m, "multi"+m.ID, true)
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.CreateCard(single); err != nil {
+			return err
+		}
+		return tx.CreateCard(multi)
+	})
+	update(t, s, func(tx paylink.Tx) error {
+		got, err := tx.Card(m.ID, multi.Token)
+		if err != nil || got.Info.Masked != "411111******1111" || !got.MultiUse || !bytes.Equal(got.Sealed.Ciphertext, []byte{1, 2, 3}) {
+			t.Errorf("card: got %+v, %v", got, err)
+		}
+		if _, err := tx.Card(other.ID, multi.Token); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("other merchant's card: got %v, want ErrNotFound", err)
+		}
+		if err := tx.MarkCardUsed(single.Token, t0); err != nil {
+			t.Errorf("first use: %v", err)
+		}
+		if err := tx.MarkCardUsed(single.Token, t0); !errors.Is(err, paylink.ErrConflict) {
+			t.Errorf("second use: got %v, want ErrConflict", err)
+		}
+		if err := tx.InvalidateCard(other.ID, multi.Token, t0); !errors.Is(err, paylink.ErrConflict) {
+			t.Errorf("invalidate by other merchant: got %v, want ErrConflict", err)
+		}
+		if err := tx.InvalidateCard(m.ID, multi.Token, t0); err != nil {
+			t.Errorf("invalidate: %v", err)
+		}
+		if err := tx.InvalidateCard(m.ID, multi.Token, t0); !errors.Is(err, paylink.ErrConflict) {
+			t.Errorf("invalidate twice: got %v, want ErrConflict", err)
+		}
+		got, _ = tx.Card(m.ID, multi.Token)
+		if got.InvalidatedAt.IsZero() {
+			t.Errorf("invalidated_at not recorded")
+		}
+		return nil
+	})
+}
+
+// NewTransaction returns an unsaved APPROVED transaction of m.
+func NewTransaction(m *paylink.Merchant, ref, invoice string, total int64) *paylink.Transaction {
+	return &paylink.Transaction{
+		Reference: ref, MerchantID: m.ID, InvoiceNumber: invoice, PaymentType: paylink.PaymentTypeCard,
+		Channel: paylink.ChannelAPI, Status: paylink.StatusApproved, Currency: "AUD", Amount: total, Total: total,
+		CreatedAt: t0, UpdatedAt: t0, ProcessedAt: t0,
+		Details: paylink.TxDetails{Customer: paylink.Customer{Email: "jo@example.com"}, AuthCode: "123456"},
+	}
+}
+
+func testTransactionCAS(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	tr := NewTransaction(m, "pr_cas"+m.ID, "", 1000)
+	tr.Status, tr.PreAuth, tr.PreAuthAmount = paylink.StatusPreAuthorised, true, 1000
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(tr) })
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Update(context.Background(), func(tx paylink.Tx) error {
+				cur, err := tx.Transaction(m.ID, tr.Reference)
+				if err != nil {
+					return err
+				}
+				if cur.Status != paylink.StatusPreAuthorised {
+					return paylink.ErrConflict
+				}
+				c := *cur
+				c.Status, c.Total = paylink.StatusApproved, int64(100*(i+1))
+				mine := c
+				mine.Version = tr.Version // every racer read version 1 at the start
+				return tx.UpdateTransaction(&mine)
+			})
+			if err == nil {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("got %d winners of the compare-and-set, want 1", wins.Load())
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.Transaction(m.ID, tr.Reference)
+		if err != nil {
+			return err
+		}
+		if got.Status != paylink.StatusApproved || got.Version != 2 {
+			t.Errorf("got status %s version %d, want APPROVED version 2", got.Status, got.Version)
+		}
+		return nil
+	})
+}
+
+func testTransactionLookups(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	a := NewTransaction(m, "pr_a"+m.ID, "INV-1", 500)
+	b := NewTransaction(m, "pr_b"+m.ID, "INV-1", 700)
+	b.CreatedAt = t0.Add(time.Second)
+	pending := NewTransaction(m, "pr_p"+m.ID, "", 900)
+	pending.Status, pending.UpdatedAt = paylink.StatusPreAuthorised, t0.Add(-8*24*time.Hour)
+	update(t, s, func(tx paylink.Tx) error {
+		for _, tr := range []*paylink.Transaction{a, b, pending} {
+			if err := tx.CreateTransaction(tr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.TransactionByInvoice(m.ID, "INV-1")
+		if err != nil || got.Reference != b.Reference {
+			t.Errorf("by invoice: got %v, %v; want the newest, %s", got, err, b.Reference)
+		}
+		if got.Details.AuthCode != "123456" || !got.ProcessedAt.Equal(t0) {
+			t.Errorf("round trip: got details %+v processed %v", got.Details, got.ProcessedAt)
+		}
+		if _, err := tx.Transaction(other.ID, a.Reference); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("other merchant: got %v, want ErrNotFound", err)
+		}
+		if _, err := tx.TransactionByInvoice(m.ID, ""); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("empty invoice: got %v, want ErrNotFound", err)
+		}
+		list, err := tx.TransactionsInStatus(paylink.StatusPreAuthorised, t0.Add(-7*24*time.Hour), 10)
+		if err != nil || len(list) != 1 || list[0].Reference != pending.Reference {
+			t.Errorf("in status: got %d, %v; want the one old hold", len(list), err)
+		}
+		return nil
+	})
+}
+
+func testRefundRace(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	tr := NewTransaction(m, "pr_r"+m.ID, "", 1000)
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(tr) })
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.AddRefunded(tr.Reference, 300, t0) })
+			if err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, paylink.ErrConflict) {
+				t.Errorf("add refunded: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 3 {
+		t.Errorf("got %d refunds of 3.00 against 10.00, want 3", wins.Load())
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.Transaction(m.ID, tr.Reference)
+		if err != nil {
+			return err
+		}
+		if got.Refunded != 900 {
+			t.Errorf("got refunded %d, want 900", got.Refunded)
+		}
+		return nil
+	})
+}
+
+func testRefunds(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	tr := NewTransaction(m, "pr_f"+m.ID, "", 1000)
+	r := &paylink.Refund{Reference: "rf_1" + m.ID, MerchantID: m.ID, TransactionReference: tr.Reference, InvoiceNumber: "R-1",
+		Status: paylink.StatusApproved, Currency: "AUD", Amount: 250, CreatedAt: t0}
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.CreateTransaction(tr); err != nil {
+			return err
+		}
+		return tx.CreateRefund(r)
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		for _, key := range []string{"R-1", tr.Reference} {
+			got, err := tx.RefundByInvoice(m.ID, key)
+			if err != nil || got.Reference != r.Reference || got.Amount != 250 {
+				t.Errorf("refund by %s: got %+v, %v", key, got, err)
+			}
+		}
+		if got, err := tx.Refund(m.ID, r.Reference); err != nil || got.TransactionReference != tr.Reference {
+			t.Errorf("refund: got %+v, %v", got, err)
+		}
+		return nil
+	})
+}
+
+func testUpdateIsolation(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	errBoom := errors.New("boom")
+	var wg sync.WaitGroup
+	results := make([]error, 20)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.Update(context.Background(), func(tx paylink.Tx) error {
+				tr := NewTransaction(m, fmt.Sprintf("pr_iso%d%s", i, m.ID), "", 100)
+				if err := tx.CreateTransaction(tr); err != nil {
+					return err
+				}
+				if i%2 == 1 {
+					return errBoom // must roll back this insert only
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	view(t, s, func(tx paylink.Tx) error {
+		for i, err := range results {
+			_, lerr := tx.Transaction(m.ID, fmt.Sprintf("pr_iso%d%s", i, m.ID))
+			switch {
+			case i%2 == 1 && (!errors.Is(err, errBoom) || !errors.Is(lerr, paylink.ErrNotFound)):
+				t.Errorf("update %d: got %v and lookup %v; want boom and rolled back", i, err, lerr)
+			case i%2 == 0 && (err != nil || lerr != nil):
+				t.Errorf("update %d: got %v and lookup %v; want committed", i, err, lerr)
+			}
+		}
+		return nil
+	})
+}
