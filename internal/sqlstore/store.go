@@ -137,6 +137,10 @@ func openSQLite(path string) (*Store, error) {
 	return &Store{engine: SQLite, db: rdb, writer: newWriter(wdb)}, nil
 }
 
+// DB is the underlying read pool, for operator tools and tests that
+// inspect rows directly; writes must go through Update.
+func (s *Store) DB() *sql.DB { return s.db }
+
 // Engine reports the store's engine.
 func (s *Store) Engine() Engine { return s.engine }
 

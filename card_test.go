@@ -1,0 +1,144 @@
+package paylink
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBrandOf(t *testing.T) {
+	tests := map[string]string{
+		"4111111111111111": BrandVisa, "5555555555554444": BrandMastercard, "2221000000000009": BrandMastercard,
+		"378282246310005": BrandAmex, "340000000000009": BrandAmex, "3530111333300000": BrandJCB,
+		"6011111111111117": BrandDiscover, "6445644564456445": BrandDiscover, "30569309025904": BrandDiners,
+		"36227206271667": BrandDiners, "6200000000000005": BrandUnionPay, "9999999999999995": "",
+	}
+	for pan, want := range tests {
+		if got := BrandOf(pan); got != want {
+			t.Errorf("BrandOf(%s): got %q, want %q", pan, got, want)
+		}
+	}
+}
+
+func TestNormalizePAN(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "4111 1111 1111 1111", want: "4111111111111111"},
+		{in: "4111-1111-1111-1111", want: "4111111111111111"},
+		{in: "4111111111111112", bad: true},
+		{in: "41111111111", bad: true},
+		{in: "41111111111111111111", bad: true},
+		{in: "4111x11111111111", bad: true},
+		{in: "", bad: true},
+	}
+	for _, tt := range tests {
+		got, err := NormalizePAN(tt.in)
+		if (err != nil) != tt.bad || got != tt.want && !tt.bad {
+			t.Errorf("NormalizePAN(%q): got %q, %v; want %q bad=%v", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
+
+func TestMaskPAN(t *testing.T) {
+	for pan, want := range map[string]string{"4111111111111111": "411111******1111", "378282246310005": "378282*****0005"} {
+		if got := MaskPAN(pan); got != want {
+			t.Errorf("MaskPAN(%s): got %s, want %s", pan, got, want)
+		}
+	}
+}
+
+func TestCheckExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		month, year, want int
+		bad               bool
+	}{
+		{month: 11, year: 26, want: 2026},
+		{month: 12, year: 2030, want: 2030},
+		{month: 10, year: 26, bad: true},
+		{month: 13, year: 30, bad: true},
+		{month: 0, year: 30, bad: true},
+		{month: 1, year: 1999, bad: true},
+	}
+	for _, tt := range tests {
+		got, err := CheckExpiry(tt.month, tt.year, now)
+		if (err != nil) != tt.bad || (!tt.bad && got != tt.want) {
+			t.Errorf("CheckExpiry(%d, %d): got %d, %v; want %d bad=%v", tt.month, tt.year, got, err, tt.want, tt.bad)
+		}
+	}
+}
+
+func TestRegionClass(t *testing.T) {
+	tests := []struct{ issuer, merchant, want string }{
+		{"AU", "AU", RegionDomestic},
+		{"NZ", "AU", RegionIntraregional},
+		{"GB", "AU", RegionInternational},
+		{"DE", "FR", RegionEEA},
+		{"GB", "FR", RegionIntraregional},
+		{"US", "AU", RegionInternational},
+	}
+	for _, tt := range tests {
+		if got := RegionClass(tt.issuer, tt.merchant); got != tt.want {
+			t.Errorf("RegionClass(%s, %s): got %s, want %s", tt.issuer, tt.merchant, got, tt.want)
+		}
+	}
+}
+
+func TestSurchargeRateFor(t *testing.T) {
+	r := DefaultSurchargeRates()
+	tests := []struct {
+		card   CardInfo
+		region string
+		want   Percent
+	}{
+		{CardInfo{Brand: BrandVisa, Funding: FundingDebit}, RegionDomestic, r.Debit},
+		{CardInfo{Brand: BrandVisa, Funding: FundingCredit}, RegionDomestic, r.Credit},
+		{CardInfo{Brand: BrandAmex, Funding: FundingCredit}, RegionDomestic, r.Amex},
+		{CardInfo{Brand: BrandAmex, Funding: FundingCredit}, RegionInternational, r.International},
+		{CardInfo{Brand: BrandVisa, Funding: FundingDebit}, RegionIntraregional, r.International},
+	}
+	for _, tt := range tests {
+		if got := r.RateFor(tt.card, tt.region); got != tt.want {
+			t.Errorf("RateFor(%+v, %s): got %s, want %s", tt.card, tt.region, got, tt.want)
+		}
+	}
+}
+
+func FuzzNormalizePAN(f *testing.F) {
+	for _, s := range []string{"4111111111111111", "4111 1111", "", "abc", "0000000000000000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pan, err := NormalizePAN(s)
+		if err != nil {
+			return
+		}
+		if !LuhnValid(pan) || len(pan) < 12 || len(pan) > 19 {
+			t.Fatalf("NormalizePAN(%q) accepted %q", s, pan)
+		}
+		if m := MaskPAN(pan); len(m) != len(pan) || m[len(m)-4:] != pan[len(pan)-4:] {
+			t.Fatalf("MaskPAN(%q) = %q", pan, m)
+		}
+	})
+}
+
+func TestRandomTokenIsAlphanumeric(t *testing.T) {
+	s := NewService(Config{}, Deps{})
+	seen := map[string]bool{}
+	for range 50 {
+		tok, err := s.token(TokenLength)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tok) != TokenLength || seen[tok] {
+			t.Fatalf("got token %q (len %d, repeat %v)", tok, len(tok), seen[tok])
+		}
+		seen[tok] = true
+		for _, c := range tok {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				t.Fatalf("token has %q", c)
+			}
+		}
+	}
+}
