@@ -1,0 +1,71 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envWith(vars map[string]string) environment {
+	return environment{getenv: func(k string) string { return vars[k] }, stdout: io.Discard, stderr: io.Discard}
+}
+
+func TestOpenVaultNeedsMasterKeyWithPostgres(t *testing.T) {
+	_, err := openVault(envWith(nil), "postgres://db.example/paylink")
+	if err == nil || !strings.Contains(err.Error(), "PAYLINK_MASTER_KEY") {
+		t.Fatalf("got %v, want an error naming PAYLINK_MASTER_KEY", err)
+	}
+	key := strings.Repeat("ab", 32)
+	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": key}), "postgres://db.example/paylink"); err != nil {
+		t.Fatalf("with a key: %v", err)
+	}
+	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": "short"}), "postgres://db.example/paylink"); err == nil {
+		t.Fatalf("with a malformed key: got no error")
+	}
+}
+
+func TestSQLiteKeyFileIsCreatedPrivateAndReused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	v1, err := openVault(envWith(nil), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("got key file mode %v, want 0600", st.Mode().Perm())
+	}
+	v2, err := openVault(envWith(nil), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := v1.Seal([]byte("4111111111111111"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt, err := v2.Open(sealed); err != nil || string(pt) != "4111111111111111" {
+		t.Errorf("reopened vault: got %q, %v; want the sealed PAN back", pt, err)
+	}
+	if v1.Fingerprint("4111111111111111") != v2.Fingerprint("4111111111111111") {
+		t.Errorf("fingerprints differ across restarts")
+	}
+}
+
+func TestEnvironmentSetsFlags(t *testing.T) {
+	f := newFlags("x", envWith(map[string]string{"PAYLINK_DB": "from-env.db", "PAYLINK_TRANSACTION_TOKEN_TTL": "2m"}))
+	db := f.str("db", "default.db", "")
+	ttl := f.duration("transaction-token-ttl", 0, "")
+	if err := f.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if *db != "from-env.db" || ttl.String() != "2m0s" {
+		t.Errorf("got db %q ttl %v, want the environment's values", *db, *ttl)
+	}
+	if err := f.parse([]string{"--db", "flag.db"}); err != nil || *db != "flag.db" {
+		t.Errorf("flag over env: got %q, %v", *db, err)
+	}
+}
