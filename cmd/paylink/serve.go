@@ -126,5 +126,9 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.CleanupTransactionTokens(ctx)
 			return err
 		}},
+		{Name: "interrupted-transaction-recovery", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.RecoverInterrupted(ctx)
+			return err
+		}},
 	}
 }

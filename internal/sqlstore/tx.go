@@ -167,19 +167,24 @@ func (t *tx) CreateTransactionToken(tok *paylink.TransactionToken) error {
 	return nil
 }
 
-// ConsumeTransactionToken spends a token with one conditional update.
+// ConsumeTransactionToken spends a token with one conditional update; only
+// when that changes nothing is the token read, to say why.
 func (t *tx) ConsumeTransactionToken(hash []byte, merchantID string, now time.Time) (*paylink.TransactionToken, error) {
-	err := t.execOne("consume transaction token", `UPDATE transaction_tokens SET used_at = $1
-		WHERE hash = $2 AND merchant_id = $3 AND used_at IS NULL AND expires_at > $4`,
-		now.UnixMicro(), hash, merchantID, now.UnixMicro())
-	if err != nil && !errors.Is(err, paylink.ErrConflict) {
+	var owner string
+	err := t.q.QueryRowContext(t.ctx, `UPDATE transaction_tokens SET used_at = $1
+		WHERE hash = $2 AND merchant_id = $3 AND used_at IS NULL AND expires_at > $4 RETURNING merchant_id`,
+		now.UnixMicro(), hash, merchantID, now.UnixMicro()).Scan(&owner)
+	if err == nil {
+		return &paylink.TransactionToken{Hash: hash, MerchantID: owner, UsedAt: now}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("consume transaction token: %w", err)
+	}
+	tok, err := t.transactionToken(hash)
+	if err != nil {
 		return nil, err
 	}
-	tok, lerr := t.transactionToken(hash)
-	if lerr != nil {
-		return nil, lerr
-	}
-	return tok, err
+	return tok, paylink.ErrConflict
 }
 
 func (t *tx) transactionToken(hash []byte) (*paylink.TransactionToken, error) {

@@ -1,0 +1,46 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/storetest"
+)
+
+func TestInterruptedPurchaseIsFailedByRecovery(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	// A purchase whose process died after step 1: PROCESSING, never answered.
+	stuck := storetest.NewTransaction(m.Merchant, "pr_stuck", "INV-STUCK", 500)
+	stuck.Status, stuck.CreatedAt, stuck.UpdatedAt, stuck.ProcessedAt = paylink.StatusProcessing, env.Clock.Now(), env.Clock.Now(), time.Time{}
+	if err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.CreateTransaction(stuck) }); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		r := env.Post("/v5/purchase/pr_stuck", m, map[string]any{"company_token": m.Creds.CompanyToken})
+		if r.Status != http.StatusOK {
+			t.Fatalf("status: %d %s", r.Status, r.Raw)
+		}
+		return r.Str("status")
+	}
+	if got := status(); got != "PENDING" {
+		t.Errorf("in flight: got %s, want PENDING", got)
+	}
+	if n, err := env.Service.RecoverInterrupted(context.Background()); err != nil || n != 0 {
+		t.Errorf("before the timeout: moved %d, %v; want 0", n, err)
+	}
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if n, err := env.Service.RecoverInterrupted(context.Background()); err != nil || n != 1 {
+		t.Errorf("after the timeout: moved %d, %v; want 1", n, err)
+	}
+	if got := status(); got != "FAILED" {
+		t.Errorf("after recovery: got %s, want FAILED", got)
+	}
+	if n, _ := env.Service.RecoverInterrupted(context.Background()); n != 0 {
+		t.Errorf("second run: moved %d, want 0", n)
+	}
+}

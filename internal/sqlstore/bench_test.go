@@ -1,0 +1,79 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/pgtest"
+	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/sqlstore"
+	"github.com/paylink/paylink/internal/vault"
+)
+
+// benchPurchases measures durable card purchases end to end through the
+// Service (transaction token issued and consumed, card vaulted, processor
+// asked, outcome recorded): three commits per purchase, with as many
+// concurrent clients as -cpu times SetParallelism.
+func benchPurchases(b *testing.B, st paylink.Store) {
+	v, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}})
+	ctx := context.Background()
+	m, creds, err := svc.CreateMerchant(ctx, paylink.NewMerchant{Name: "Bench", TradingName: "Bench", Country: "AU",
+		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tok, err := svc.IssueTransactionToken(ctx, m, creds.CompanyToken)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			t, err := svc.Purchase(ctx, m, paylink.PurchaseRequest{
+				CompanyToken: creds.CompanyToken, TransactionToken: tok,
+				Customer: paylink.Customer{IPAddress: "203.0.113.9", Timezone: "UTC"},
+				Card:     &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: 2040, CVC: "123"},
+				Amount:   1000, Currency: "AUD", ApplySurcharge: true,
+			})
+			if err != nil || t.Status != paylink.StatusApproved {
+				b.Errorf("purchase: %v", err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "purchases/s")
+}
+
+func BenchmarkPurchaseSQLite(b *testing.B) {
+	st, err := sqlstore.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	benchPurchases(b, st)
+}
+
+func BenchmarkPurchasePostgres(b *testing.B) {
+	if pg == nil {
+		pgtest.Skip(b, pgErr)
+	}
+	dsn, err := pg.NewDatabase(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	benchPurchases(b, st)
+}
