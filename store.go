@@ -66,6 +66,15 @@ type Tx interface {
 
 	// AddEvent appends to the audit log.
 	AddEvent(e *Event) error
+
+	// Idempotency keys.
+	// ClaimIdempotencyKey inserts k, or takes over an unfinished key whose
+	// lock expired before now; otherwise it returns the stored key with
+	// ErrConflict.
+	ClaimIdempotencyKey(k *IdempotencyKey, now time.Time) (*IdempotencyKey, error)
+	FinishIdempotencyKey(merchantID, key string, status int, response []byte) error
+	ReleaseIdempotencyKey(merchantID, key string) error
+	DeleteIdempotencyKeys(createdBefore time.Time) (int64, error)
 }
 
 // TransactionToken is a single-use token authorising one operation.

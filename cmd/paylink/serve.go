@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/jobs"
@@ -22,6 +26,9 @@ type serveConfig struct {
 	addr    string
 	baseURL string
 	service paylink.Config
+	rateLimit   float64
+	rateBurst   int
+	metricsAddr string
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -34,10 +41,13 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
 	ttl := f.duration("transaction-token-ttl", 5*time.Minute, "lifetime of a transaction token")
 	preauth := f.duration("preauth-expiry", 7*24*time.Hour, "holds not captured or cancelled within this are cancelled")
+	f.Float64Var(&cfg.rateLimit, "rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
+	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
+	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	cfg.dsn, cfg.addr, cfg.baseURL = *dsn, *addr, *base
+	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr = *dsn, *addr, *base, *metrics
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth}
 	return serve(ctx, env, cfg)
 }
@@ -71,8 +81,20 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		ln.Close()
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(st.DB(), string(st.Engine())))
+	handler := api.New(svc, log, api.WithRateLimit(cfg.rateLimit, cfg.rateBurst), api.WithMetrics(reg))
+	if cfg.metricsAddr != "" {
+		stop, err := serveMetrics(cfg.metricsAddr, reg, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+	}
 	srv := &http.Server{
-		Handler:           api.New(svc, log),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -119,11 +141,30 @@ func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln ne
 	return err
 }
 
+// serveMetrics serves /metrics on its own address (keep it private) and
+// returns a function that stops it.
+func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
 // backgroundTasks lists the periodic jobs of a serving instance.
 func backgroundTasks(svc *paylink.Service) []jobs.Task {
 	return []jobs.Task{
 		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupTransactionTokens(ctx)
+			return err
+		}},
+		{Name: "idempotency-key-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.CleanupIdempotencyKeys(ctx)
 			return err
 		}},
 		{Name: "interrupted-transaction-recovery", Every: time.Minute, Run: func(ctx context.Context) error {

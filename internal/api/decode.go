@@ -26,8 +26,8 @@ type body struct {
 	f paylink.FieldErrors
 }
 
-// readBody reads and decodes a request body; an empty body is {}.
-func readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
+// readRaw reads a request body within MaxBodyBytes.
+func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -36,7 +36,7 @@ func readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
 	if err != nil {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "could not read the request body")
 	}
-	return parseBody(raw)
+	return raw, nil
 }
 
 // parseBody decodes raw JSON into a body. It is the fuzzed entry point.

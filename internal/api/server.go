@@ -6,22 +6,44 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paylink/paylink"
 )
 
 // Server is the /v5 API handler.
 type Server struct {
-	svc *paylink.Service
-	log *slog.Logger
-	mux *http.ServeMux
+	svc     *paylink.Service
+	log     *slog.Logger
+	mux     *http.ServeMux
+	limits  *limiter
+	metrics *metrics
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithRateLimit limits each merchant to perSecond requests per second
+// with bursts of burst; zero disables the limit.
+func WithRateLimit(perSecond float64, burst int) Option {
+	return func(s *Server) { s.limits = newLimiter(perSecond, burst) }
+}
+
+// WithMetrics records request metrics in reg.
+func WithMetrics(reg prometheus.Registerer) Option {
+	return func(s *Server) { s.metrics = newMetrics(reg) }
 }
 
 // New builds the API handler; routes.go lists every endpoint.
-func New(svc *paylink.Service, log *slog.Logger) *Server {
+func New(svc *paylink.Service, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(s)
+	}
 	s.routes()
 	return s
 }
@@ -39,6 +61,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Info("request", "method", r.Method, "route", routeOf(r), "status", rec.status,
 			"duration_ms", time.Since(start).Milliseconds())
+		s.metrics.observe(routeOf(r), rec.status, time.Since(start))
 	}()
 	h := rec.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -69,27 +92,48 @@ func (r *statusRecorder) WriteHeader(code int) {
 // merchantHandler is a handler for an authenticated merchant.
 type merchantHandler func(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error)
 
-// authed authenticates the API key, reads the body and writes the handler's
+// authed authenticates the API key, applies the merchant's rate limit,
+// reads the body, honours an Idempotency-Key, and writes the handler's
 // result or error as JSON.
 func (s *Server) authed(h merchantHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m, err := s.svc.Authenticate(r.Context(), bearer(r))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		b, err := readBody(w, r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		out, err := h(w, r, m, b)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, out)
+		status, body := s.serveAuthed(w, r, h)
+		writeRaw(w, status, body)
 	})
+}
+
+func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantHandler) (int, []byte) {
+	m, err := s.svc.Authenticate(r.Context(), bearer(r))
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	if wait, ok := s.limits.allow(m.ID); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		return s.errorResponse(w, r, paylink.Errorf(paylink.KindRateLimited, paylink.CodeRateLimited,
+			"too many requests for this merchant; retry after the Retry-After seconds"))
+	}
+	raw, err := readRaw(w, r)
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return s.run(w, r, m, raw, h)
+	}
+	return s.idempotent(w, r, m, key, raw, h)
+}
+
+// run decodes the body and runs the handler.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, raw []byte, h merchantHandler) (int, []byte) {
+	b, err := parseBody(raw)
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	out, err := h(w, r, m, b)
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	return http.StatusOK, encodeJSON(out)
 }
 
 // bearer extracts the API key from "Authorization: Bearer <key>".
@@ -102,11 +146,23 @@ func bearer(r *http.Request) string {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeRaw(w, status, encodeJSON(v))
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(true)
-	enc.Encode(v)
+	w.Write(body)
+}
+
+// encodeJSON encodes a response value; values are built by paylink and
+// always encodable.
+func encodeJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{"response_code":"internal_error","response_message":"internal error","error_code":"internal_error","error_message":"internal error"}`)
+	}
+	return append(b, '\n')
 }
 
 // errorBody is every non-2xx response: the spec's response_code pair, the
@@ -133,6 +189,13 @@ var statusOf = map[paylink.Kind]int{
 
 // writeError logs internal detail and sends only the client-safe part.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := s.errorResponse(w, r, err)
+	writeRaw(w, status, body)
+}
+
+// errorResponse renders an error as its status and body, logging
+// internal detail.
+func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
 	e := paylink.AsError(err)
 	status := statusOf[e.Kind]
 	if e.Kind == paylink.KindInternal {
@@ -141,7 +204,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Kind == paylink.KindUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
 	}
-	writeJSON(w, status, errorBody{ResponseCode: e.Code, ResponseMessage: e.Message,
+	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: e.Message,
 		ErrorCode: e.Code, ErrorMessage: e.Message, Fields: e.Fields})
 }
 

@@ -66,6 +66,8 @@ type Options struct {
 	Config paylink.Config
 	// Mount, when set, adds handlers (hosted pages) to the API mux.
 	Mount func(s *api.Server, svc *paylink.Service)
+	// API options (rate limits, metrics).
+	API []api.Option
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
@@ -91,7 +93,7 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
 	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Logger: log, Clock: e.Clock.Now})
-	h := api.New(e.Service, log)
+	h := api.New(e.Service, log, opts.API...)
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)
 	}

@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		"IdempotencyKeys":            testIdempotencyKeys,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

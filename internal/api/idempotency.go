@@ -1,0 +1,38 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+// idempotent runs a request at most once per Idempotency-Key: a retry
+// with the same key and body gets the first response again (with
+// Idempotent-Replayed: true), a different body or a concurrent retry gets
+// 409. Responses of 5xx release the key so the request can be retried.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, key string, raw []byte, h merchantHandler) (int, []byte) {
+	hash := requestHash(r, raw)
+	replay, err := s.svc.BeginIdempotent(r.Context(), m, key, hash)
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	if replay != nil {
+		w.Header().Set("Idempotent-Replayed", "true")
+		return replay.Status, replay.Response
+	}
+	status, body := s.run(w, r, m, raw, h)
+	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), m, key, status, body); err != nil {
+		s.log.Error("idempotency key not recorded", "route", routeOf(r), "err", err)
+	}
+	return status, body
+}
+
+// requestHash identifies a request: method, path and body.
+func requestHash(r *http.Request, raw []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
+	h.Write(raw)
+	return h.Sum(nil)
+}

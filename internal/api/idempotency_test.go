@@ -1,0 +1,130 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// postKey sends a raw body with an Idempotency-Key.
+func postKey(t *testing.T, env *apitest.Env, m *apitest.Merchant, key string, body []byte) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+	req.Header.Set("Idempotency-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res, string(raw)
+}
+
+func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	first, firstBody := postKey(t, env, m, "order-1", body)
+	again, againBody := postKey(t, env, m, "order-1", body)
+	if first.StatusCode != 200 || again.StatusCode != 200 || firstBody != againBody {
+		t.Fatalf("got %d %s then %d %s, want the same 200 response twice", first.StatusCode, firstBody, again.StatusCode, againBody)
+	}
+	if again.Header.Get("Idempotent-Replayed") != "true" || first.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("got Idempotent-Replayed %q then %q, want empty then true", first.Header.Get("Idempotent-Replayed"), again.Header.Get("Idempotent-Replayed"))
+	}
+	var n int
+	env.Store.DB().QueryRow(`SELECT COUNT(*) FROM transactions`).Scan(&n)
+	if n != 1 {
+		t.Errorf("got %d transactions, want 1", n)
+	}
+	other, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "13.00"))
+	if res, raw := postKey(t, env, m, "order-1", other); res.StatusCode != http.StatusConflict || !strings.Contains(raw, "idempotency_key_conflict") {
+		t.Errorf("same key, other body: got %d %s, want 409 idempotency_key_conflict", res.StatusCode, raw)
+	}
+	// Keys are per merchant: another merchant may use the same key.
+	m2 := env.Onboard()
+	body2, _ := json.Marshal(env.CardPurchase(m2, "4111111111111111", "12.00"))
+	if res, raw := postKey(t, env, m2, "order-1", body2); res.StatusCode != 200 || res.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("another merchant's key: got %d %s", res.StatusCode, raw)
+	}
+	// A refused request is remembered too: the replay is the same 4xx.
+	bad := []byte(`{"purchase":{}}`)
+	r1, b1 := postKey(t, env, m, "bad-1", bad)
+	r2, b2 := postKey(t, env, m, "bad-1", bad)
+	if r1.StatusCode != 400 || r2.StatusCode != 400 || b1 != b2 {
+		t.Errorf("bad request replay: got %d then %d", r1.StatusCode, r2.StatusCode)
+	}
+}
+
+func TestIdempotencyKeyConcurrentRetries(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := postKey(t, env, m, "race-1", body)
+			codes[i] = res.StatusCode
+		}()
+	}
+	wg.Wait()
+	for _, c := range codes {
+		if c != 200 && c != http.StatusConflict {
+			t.Errorf("got status %d, want 200 (first or replay) or 409 (in progress)", c)
+		}
+	}
+	var n int
+	env.Store.DB().QueryRow(`SELECT COUNT(*) FROM transactions`).Scan(&n)
+	if n != 1 {
+		t.Errorf("got %d transactions from 8 retries with one key, want 1 (codes %v)", n, codes)
+	}
+}
+
+func TestRateLimitPerMerchant(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{API: []api.Option{api.WithRateLimit(0.001, 3)}})
+	m, other := env.Onboard(), env.Onboard()
+	body := map[string]any{"company_token": m.Creds.CompanyToken}
+	for i := range 3 {
+		if r := env.Post("/v5/transaction_token", m, body); r.Status != 200 {
+			t.Fatalf("request %d within the burst: got %d", i, r.Status)
+		}
+	}
+	r := env.Post("/v5/transaction_token", m, body)
+	if r.Status != http.StatusTooManyRequests || r.Str("response_code") != "rate_limited" {
+		t.Errorf("over the limit: got %d %s, want 429 rate_limited", r.Status, r.Raw)
+	}
+	if r := env.Post("/v5/transaction_token", other, map[string]any{"company_token": other.Creds.CompanyToken}); r.Status != 200 {
+		t.Errorf("another merchant: got %d, want 200 (limits are per merchant)", r.Status)
+	}
+}
+
+func TestMetricsCountRequestsByRoute(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{API: []api.Option{api.WithMetrics(reg)}})
+	m := env.Onboard()
+	env.TransactionToken(m)
+	env.Post("/v5/purchase/pr_secret_reference", m, map[string]any{"company_token": m.Creds.CompanyToken})
+	want := `
+# HELP paylink_http_requests_total HTTP requests by route pattern and status code.
+# TYPE paylink_http_requests_total counter
+paylink_http_requests_total{code="200",route="POST /v5/transaction_token"} 1
+paylink_http_requests_total{code="404",route="POST /v5/purchase/{ref}"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "paylink_http_requests_total"); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,70 @@
+package sqlstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// ClaimIdempotencyKey inserts a key or takes over an abandoned one.
+func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now time.Time) (*paylink.IdempotencyKey, error) {
+	res, err := t.exec(`INSERT INTO idempotency_keys (merchant_id, key, request_hash, status, created_at, locked_until)
+		VALUES ($1, $2, $3, 0, $4, $5) ON CONFLICT (merchant_id, key) DO NOTHING`,
+		k.MerchantID, k.Key, k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil, nil
+	}
+	err = t.execOne("take over idempotency key", `UPDATE idempotency_keys SET locked_until = $1
+		WHERE merchant_id = $2 AND key = $3 AND request_hash = $4 AND status = 0 AND locked_until < $5`,
+		k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, k.RequestHash, now.UnixMicro())
+	if err == nil {
+		return nil, nil
+	}
+	found, lerr := t.idempotencyKey(k.MerchantID, k.Key)
+	if lerr != nil {
+		return nil, lerr
+	}
+	return found, paylink.ErrConflict
+}
+
+func (t *tx) idempotencyKey(merchantID, key string) (*paylink.IdempotencyKey, error) {
+	k := paylink.IdempotencyKey{MerchantID: merchantID, Key: key}
+	var created, locked int64
+	var response []byte
+	err := t.q.QueryRowContext(t.ctx, `SELECT request_hash, status, response, created_at, locked_until
+		FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, merchantID, key).
+		Scan(&k.RequestHash, &k.Status, &response, &created, &locked)
+	if err != nil {
+		return nil, notFound("load idempotency key", err)
+	}
+	k.Response, k.CreatedAt, k.LockedUntil = response, time.UnixMicro(created).UTC(), time.UnixMicro(locked).UTC()
+	return &k, nil
+}
+
+// FinishIdempotencyKey stores the response of a claimed key.
+func (t *tx) FinishIdempotencyKey(merchantID, key string, status int, response []byte) error {
+	return t.execOne("finish idempotency key", `UPDATE idempotency_keys SET status = $1, response = $2
+		WHERE merchant_id = $3 AND key = $4 AND status = 0`, status, response, merchantID, key)
+}
+
+// ReleaseIdempotencyKey forgets an unfinished key so that it can be retried.
+func (t *tx) ReleaseIdempotencyKey(merchantID, key string) error {
+	_, err := t.exec(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND status = 0`, merchantID, key)
+	if err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	return nil
+}
+
+// DeleteIdempotencyKeys removes keys created before the cutoff.
+func (t *tx) DeleteIdempotencyKeys(createdBefore time.Time) (int64, error) {
+	res, err := t.exec(`DELETE FROM idempotency_keys WHERE created_at < $1`, createdBefore.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("delete idempotency keys: %w", err)
+	}
+	return res.RowsAffected()
+}
