@@ -34,11 +34,12 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
 	ttl := f.duration("transaction-token-ttl", 5*time.Minute, "lifetime of a transaction token")
 	preauth := f.duration("preauth-expiry", 7*24*time.Hour, "holds not captured or cancelled within this are cancelled")
+	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL = *dsn, *addr, *base
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth}
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing}
 	return serve(ctx, env, cfg)
 }
 
@@ -124,6 +125,11 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 	return []jobs.Task{
 		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupTransactionTokens(ctx)
+			return err
+		}},
+		// Direct debit: clear or dishonour PENDING debits.
+		{Name: "direct-debit-clearing", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.ClearDirectDebits(ctx)
 			return err
 		}},
 	}

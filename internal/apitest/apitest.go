@@ -90,7 +90,7 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Logger: log, Clock: e.Clock.Now})
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{}, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log)
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)
