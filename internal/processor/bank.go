@@ -57,4 +57,3 @@ func ending(number string) string {
 }
 
 var _ paylink.BankProcessor = Bank{}
-

@@ -30,6 +30,8 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		// Direct debit refunds.
+		"RefundSettlement": testRefundSettlement,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
