@@ -60,7 +60,7 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 			return err
 		}
 		var err error
-		if t, err = s.reserveDebitRefund(tx, m, r); err != nil {
+		if t, err = reserveDebitRefund(tx, m, r); err != nil {
 			return err
 		}
 		if err := tx.CreateRefund(r); err != nil {
@@ -79,7 +79,7 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 
 // reserveDebitRefund checks that ref names m's cleared direct debit and
 // adds the refund to its refunded total inside tx.
-func (s *Service) reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
+func reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
 	t, err := tx.Transaction(m.ID, r.TransactionReference)
 	if errors.Is(err, ErrNotFound) || (err == nil && t.PaymentType != PaymentTypeBankAccount) {
 		return nil, errNoSuchDirectDebit

@@ -33,9 +33,9 @@ func (f audFlag) Set(v string) error {
 // to store: nil (the documented defaults) when no flag was set.
 func directDebitFeeFlags(f *flags) func() (*paylink.DirectDebitFeeConfig, error) {
 	cfg := paylink.DefaultDirectDebitFee()
-	f.Var(percentFlag{&cfg.Percent}, "dd-fee-percent", "direct debit fee percent (default 0.5)")
-	f.Var(audFlag{&cfg.Fixed}, "dd-fee-fixed", "direct debit fixed fee in AUD (default 0.30)")
-	f.Var(audFlag{&cfg.Cap}, "dd-fee-cap", "direct debit fee cap in AUD, 0 for no cap (default 5.00)")
+	f.Var(percentFlag{&cfg.Percent}, "dd-fee-percent", "direct debit fee percent")
+	f.Var(audFlag{&cfg.Fixed}, "dd-fee-fixed", "direct debit fixed fee in AUD")
+	f.Var(audFlag{&cfg.Cap}, "dd-fee-cap", "direct debit fee cap in AUD, 0 for no cap")
 	return func() (*paylink.DirectDebitFeeConfig, error) {
 		set := false
 		f.Visit(func(fl *flag.Flag) { set = set || strings.HasPrefix(fl.Name, "dd-fee-") })
