@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // testAccount is the test account number that must never appear in clear.
@@ -471,5 +475,79 @@ func TestDirectDebitAccountNumberNeverInClear(t *testing.T) {
 	}
 	if bytes.Contains([]byte(env.LogText()), []byte(testAccount)) {
 		t.Errorf("logs: got the full account number, want none")
+	}
+}
+
+// flakyBank is the sandbox bank behind a switch that makes it unreachable:
+// the outer edge a real BECS connection would be.
+type flakyBank struct {
+	processor.Bank
+	down atomic.Bool
+}
+
+var errBankDown = errors.New("connection refused")
+
+func (b *flakyBank) SubmitDebit(ctx context.Context, req paylink.BankDebit) (paylink.BankSubmission, error) {
+	if b.down.Load() {
+		return paylink.BankSubmission{}, errBankDown
+	}
+	return b.Bank.SubmitDebit(ctx, req)
+}
+
+func (b *flakyBank) ClearDebit(ctx context.Context, req paylink.BankDebit) (paylink.BankClearing, error) {
+	if b.down.Load() {
+		return paylink.BankClearing{}, errBankDown
+	}
+	return b.Bank.ClearDebit(ctx, req)
+}
+
+func (b *flakyBank) RefundDebit(ctx context.Context, req paylink.BankRefund) (paylink.BankRefundResult, error) {
+	if b.down.Load() {
+		return paylink.BankRefundResult{}, errBankDown
+	}
+	return b.Bank.RefundDebit(ctx, req)
+}
+
+func TestDirectDebitBankUnreachable(t *testing.T) {
+	bank := &flakyBank{}
+	env := apitest.Start(t, apitest.Options{Bank: bank})
+	m := env.Onboard()
+
+	bank.down.Store(true)
+	r := env.Post("/v5/direct_debit", m, debitBody(env, m, testAccount, "10"))
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "FAILED" || r.Str("response_code") != "failed" {
+		t.Errorf("submission with the bank down: got %d %s, want 200 FAILED failed", r.Status, r.Raw)
+	}
+	if s := status(t, env, m, r.Str("purchase.purchase_reference")); s.Str("status") != "FAILED" {
+		t.Errorf("status of the failed submission: got %s, want FAILED", s.Raw)
+	}
+
+	bank.down.Store(false)
+	ref := debit(t, env, m, testAccount, "10")
+	bank.down.Store(true)
+	env.Clock.Advance(env.Service.Config().DirectDebitClearing + time.Second)
+	if n, err := env.Service.ClearDirectDebits(context.Background()); n != 0 || !errors.Is(err, errBankDown) {
+		t.Errorf("clearing with the bank down: got %d, %v; want 0 and the bank's error", n, err)
+	}
+	if s := status(t, env, m, ref); s.Str("status") != "PENDING" {
+		t.Errorf("after failed clearing: got %s, want still PENDING", s.Raw)
+	}
+	bank.down.Store(false)
+	if n, err := env.Service.ClearDirectDebits(context.Background()); n != 1 || err != nil {
+		t.Errorf("clearing with the bank back: got %d, %v; want 1", n, err)
+	}
+
+	bank.down.Store(true)
+	rf := env.Post("/v5/direct_debit/"+ref+"/refund", m, refundBody(env, m, "10"))
+	if rf.Status != http.StatusOK || rf.Str("refund.status") != "FAILED" {
+		t.Errorf("refund with the bank down: got %d %s, want 200 FAILED", rf.Status, rf.Raw)
+	}
+	wantRefunded(t, env, m, ref, 0)
+	bank.down.Store(false)
+	if rf := env.Post("/v5/direct_debit/"+ref+"/refund", m, refundBody(env, m, "10")); rf.Str("refund.status") != "APPROVED" {
+		t.Errorf("full refund with the bank back: got %d %s, want APPROVED", rf.Status, rf.Raw)
+	}
+	if strings.Contains(env.LogText(), testAccount) || !strings.Contains(env.LogText(), "bank error") {
+		t.Errorf("logs: got %s, want the bank errors logged without the account number", env.LogText())
 	}
 }

@@ -66,6 +66,9 @@ type Options struct {
 	Config paylink.Config
 	// Mount, when set, adds handlers (hosted pages) to the API mux.
 	Mount func(s *api.Server, svc *paylink.Service)
+	// Bank replaces the sandbox direct-entry bank (an outer edge), for
+	// tests of an unreachable bank.
+	Bank paylink.BankProcessor
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
@@ -90,7 +93,11 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{}, Logger: log, Clock: e.Clock.Now})
+	var bank paylink.BankProcessor = processor.Bank{}
+	if opts.Bank != nil {
+		bank = opts.Bank
+	}
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log)
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)
