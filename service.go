@@ -27,6 +27,9 @@ type Config struct {
 	BaseURL             string        // public address of this service, for page URLs
 	TransactionTokenTTL time.Duration // default 5 minutes
 	PreAuthExpiry       time.Duration // default 7 days
+	// DirectDebitClearing is how long a direct debit stays PENDING before
+	// the clearing job asks the bank for its outcome; default 72 hours.
+	DirectDebitClearing time.Duration
 }
 
 // Deps are the service's collaborators. Clock and Random default to the
@@ -35,6 +38,7 @@ type Deps struct {
 	Store     Store
 	Vault     Vault
 	Processor Processor
+	Bank      BankProcessor // direct debits
 	Logger    *slog.Logger
 	Clock     func() time.Time
 	Random    io.Reader
@@ -47,6 +51,7 @@ type Service struct {
 	store     Store
 	vault     Vault
 	processor Processor
+	bank      BankProcessor
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
@@ -60,6 +65,9 @@ func NewService(cfg Config, d Deps) *Service {
 	if cfg.PreAuthExpiry <= 0 {
 		cfg.PreAuthExpiry = 7 * 24 * time.Hour
 	}
+	if cfg.DirectDebitClearing <= 0 {
+		cfg.DirectDebitClearing = 72 * time.Hour
+	}
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
@@ -70,7 +78,7 @@ func NewService(cfg Config, d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{cfg: cfg, store: d.Store, vault: d.Vault, processor: d.Processor,
-		log: d.Logger, clock: d.Clock, random: d.Random}
+		bank: d.Bank, log: d.Logger, clock: d.Clock, random: d.Random}
 }
 
 // Config returns the service's configuration.

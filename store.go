@@ -75,6 +75,15 @@ type Tx interface {
 	FinishIdempotencyKey(merchantID, key string, status int, response []byte) error
 	ReleaseIdempotencyKey(merchantID, key string) error
 	DeleteIdempotencyKeys(createdBefore time.Time) (int64, error)
+	// Direct debit refunds: a refund is reserved (AddRefunded, refund
+	// PROCESSING) before the bank is asked, then settled.
+
+	// UpdateRefund writes r's status and details if its stored status is
+	// still from.
+	UpdateRefund(r *Refund, from Status) error
+	// ReleaseRefunded atomically subtracts amount from the refunded total
+	// of a transaction (a reserved refund the bank rejected), never below 0.
+	ReleaseRefunded(reference string, amount int64, now time.Time) error
 }
 
 // TransactionToken is a single-use token authorising one operation.

@@ -64,10 +64,16 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	f.Var(percentFlag{&r.Credit}, "surcharge-credit", "domestic credit surcharge percent (default 1.2)")
 	f.Var(percentFlag{&r.Amex}, "surcharge-amex", "domestic amex surcharge percent (default 2.5)")
 	f.Var(percentFlag{&r.International}, "surcharge-international", "international card surcharge percent (default 2.9)")
+	ddFee := directDebitFeeFlags(f)
 	asJSON := f.Bool("json", false, "print the credentials as one JSON object")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
+	dd, err := ddFee()
+	if err != nil {
+		return err
+	}
+	n.Settings.DirectDebit = dd
 	hosts, err := webhookDomains(n.Settings.Webhook.URL, domains)
 	if err != nil {
 		return err

@@ -22,10 +22,10 @@ import (
 
 // serveConfig is everything serve needs.
 type serveConfig struct {
-	dsn     string
-	addr    string
-	baseURL string
-	service paylink.Config
+	dsn         string
+	addr        string
+	baseURL     string
+	service     paylink.Config
 	rateLimit   float64
 	rateBurst   int
 	metricsAddr string
@@ -44,11 +44,12 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.Float64Var(&cfg.rateLimit, "rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
 	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
+	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr = *dsn, *addr, *base, *metrics
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth}
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing}
 	return serve(ctx, env, cfg)
 }
 
@@ -169,6 +170,11 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 		}},
 		{Name: "interrupted-transaction-recovery", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.RecoverInterrupted(ctx)
+			return err
+		}},
+		// Direct debit: clear or dishonour PENDING debits.
+		{Name: "direct-debit-clearing", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.ClearDirectDebits(ctx)
 			return err
 		}},
 	}

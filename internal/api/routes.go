@@ -12,5 +12,10 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v5/purchase/{ref}", s.authed(s.purchaseStatus))
 	s.mux.Handle("GET /v5/purchase/{ref}", s.authed(s.purchaseStatus))
 
+	// Direct debit: fee preview, debit, refund.
+	s.mux.Handle("POST /v5/direct_debit_fee", s.authed(s.directDebitFee))
+	s.mux.Handle("POST /v5/direct_debit", s.authed(s.directDebit))
+	s.mux.Handle("POST /v5/direct_debit/{ref}/refund", s.authed(s.directDebitRefund))
+
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -68,6 +68,9 @@ type Options struct {
 	Mount func(s *api.Server, svc *paylink.Service)
 	// API options (rate limits, metrics).
 	API []api.Option
+	// Bank replaces the sandbox direct-entry bank (an outer edge), for
+	// tests of an unreachable bank.
+	Bank paylink.BankProcessor
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
@@ -92,7 +95,11 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Logger: log, Clock: e.Clock.Now})
+	var bank paylink.BankProcessor = processor.Bank{}
+	if opts.Bank != nil {
+		bank = opts.Bank
+	}
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log, opts.API...)
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)

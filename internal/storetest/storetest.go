@@ -31,6 +31,8 @@ func Run(t *testing.T, open Opener) {
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
 		"IdempotencyKeys":            testIdempotencyKeys,
+		// Direct debit refunds.
+		"RefundSettlement": testRefundSettlement,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

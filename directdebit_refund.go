@@ -1,0 +1,159 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+)
+
+// DirectDebitRefundRequest pays part or all of a cleared direct debit
+// back to its bank account.
+type DirectDebitRefundRequest struct {
+	CompanyToken     string
+	TransactionToken string
+	Customer         Customer
+	InvoiceNumber    string
+	Amount           int64
+	Currency         string
+	Metadata         map[string]string
+}
+
+// validate checks the rules of a refund that need no database.
+func (r *DirectDebitRefundRequest) validate() error {
+	f := FieldErrors{}
+	checkDebitMoney(f, "refund", r.Amount, r.Currency)
+	if len(r.InvoiceNumber) > MaxInvoiceLength {
+		f.Add("refund.invoice_number", "must be at most 255 characters")
+	}
+	checkCustomer(f, r.Customer)
+	return f.Err()
+}
+
+var errNoSuchDirectDebit = Errorf(KindNotFound, CodeNotFound,
+	"no direct debit with that purchase reference (card purchases are refunded with POST /v5/purchase/{purchase_reference}/refund)")
+
+// RefundDirectDebit refunds a cleared (APPROVED) direct debit. The amount
+// is reserved first, atomically with the transaction token, so that the
+// refunded total never exceeds the debited total even under concurrent
+// refunds; the bank is then asked outside any database transaction, and
+// a rejected refund releases its reservation. A rejection is a result
+// (refund status FAILED), not an error. It returns the refund and the
+// debit it refunds.
+func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string, req DirectDebitRefundRequest) (*Refund, *Transaction, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, nil, err
+	}
+	if err := req.validate(); err != nil {
+		return nil, nil, err
+	}
+	refundRef, err := s.reference("rf_")
+	if err != nil {
+		return nil, nil, Internal("direct debit refund", err)
+	}
+	r := &Refund{
+		Reference: refundRef, MerchantID: m.ID, TransactionReference: ref, InvoiceNumber: req.InvoiceNumber,
+		Status: StatusProcessing, Currency: DirectDebitCurrency, Amount: req.Amount, CreatedAt: s.now(),
+		Details: RefundDetails{Customer: req.Customer, Metadata: req.Metadata},
+	}
+	var t *Transaction
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+			return err
+		}
+		var err error
+		if t, err = reserveDebitRefund(tx, m, r); err != nil {
+			return err
+		}
+		if err := tx.CreateRefund(r); err != nil {
+			return err
+		}
+		return s.refundEvent(tx, r)
+	})
+	if err != nil {
+		return nil, nil, asServiceError("direct debit refund", err)
+	}
+	if err := s.payRefund(ctx, t, r); err != nil {
+		return nil, nil, err
+	}
+	return r, t, nil
+}
+
+// reserveDebitRefund checks that ref names m's cleared direct debit and
+// adds the refund to its refunded total inside tx.
+func reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
+	t, err := tx.Transaction(m.ID, r.TransactionReference)
+	if errors.Is(err, ErrNotFound) || (err == nil && t.PaymentType != PaymentTypeBankAccount) {
+		return nil, errNoSuchDirectDebit
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != StatusApproved {
+		return nil, Errorf(KindConflict, CodeInvalidState,
+			"only a cleared direct debit can be refunded; this one is %s", t.Status.Public())
+	}
+	if r.Amount > t.Refundable() {
+		return nil, refundTooLarge(t)
+	}
+	if err := tx.AddRefunded(t.Reference, r.Amount, r.CreatedAt); errors.Is(err, ErrConflict) {
+		return nil, refundTooLarge(t)
+	} else if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// refundTooLarge is the error for a refund above what is left of a debit.
+func refundTooLarge(t *Transaction) error {
+	cur, _ := LookupCurrency(t.Currency)
+	return &Error{Kind: KindInvalid, Code: CodeAmountExceedsRefundable,
+		Message: "the refund is more than the " + FormatAmount(t.Refundable(), cur) + " " + t.Currency + " left to refund of this direct debit",
+		Fields:  map[string]string{"refund.amount": "is more than the amount left to refund"}}
+}
+
+// payRefund asks the bank to pay a reserved refund, outside any database
+// transaction, and records APPROVED, or FAILED with the reservation
+// released.
+func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) error {
+	number, err := s.vault.Open(t.Secret)
+	if err != nil {
+		return Internal("open account number", err)
+	}
+	debit := debitOf(t, string(number))
+	res, err := s.bank.RefundDebit(ctx, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
+		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
+		DebitAcquirerID: t.Details.AcquirerTransID})
+	if err != nil {
+		s.log.Error("bank error on refund", "reference", r.Reference, "err", err)
+		res = BankRefundResult{Reason: &Decline{ProcessorMessage: "the bank could not be reached"}}
+	}
+	r.Status, r.Details.Message = StatusApproved, "The refund was accepted by the bank"
+	if !res.Accepted {
+		r.Status = StatusFailed
+		r.Details.Message = "The bank rejected the refund; nothing was refunded"
+		if res.Reason != nil {
+			r.Details.Message += ": " + res.Reason.ProcessorMessage
+		}
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.UpdateRefund(r, StatusProcessing); err != nil {
+			return err
+		}
+		if r.Status == StatusFailed {
+			if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
+				return err
+			}
+		}
+		return s.refundEvent(tx, r)
+	})
+	if err != nil {
+		return Internal("record direct debit refund", err)
+	}
+	return nil
+}
+
+// refundEvent records a refund's state in the audit log.
+func (s *Service) refundEvent(tx Tx, r *Refund) error {
+	return s.recordEvent(tx, r.MerchantID, r.TransactionReference, "refund."+string(r.Status), map[string]any{
+		"refund_reference": r.Reference, "status": r.Status, "amount": r.Amount, "currency": r.Currency,
+	})
+}
