@@ -29,7 +29,7 @@ func benchPurchases(b *testing.B, st paylink.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetParallelism(32)
+	b.SetParallelism(128)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -60,6 +60,8 @@ func BenchmarkPurchaseSQLite(b *testing.B) {
 	}
 	defer st.Close()
 	benchPurchases(b, st)
+	batches, updates := st.WriterStats()
+	b.ReportMetric(float64(updates)/float64(batches), "updates/commit")
 }
 
 func BenchmarkPurchasePostgres(b *testing.B) {

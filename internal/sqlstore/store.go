@@ -68,6 +68,7 @@ func redact(dsn string) string {
 type Store struct {
 	engine Engine
 	db     *sql.DB // PostgreSQL: everything; SQLite: readers
+	reads  querier // db, through a statement cache on SQLite
 	writer *writer // SQLite only: the single, batching writer
 }
 
@@ -100,7 +101,7 @@ func openPostgres(url string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
-	return &Store{engine: Postgres, db: db}, nil
+	return &Store{engine: Postgres, db: db, reads: db}, nil
 }
 
 // sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable
@@ -134,19 +135,29 @@ func openSQLite(path string) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
-	return &Store{engine: SQLite, db: rdb, writer: newWriter(wdb)}, nil
+	return &Store{engine: SQLite, db: rdb, reads: newStmtCache(rdb), writer: newWriter(wdb)}, nil
 }
 
 // DB is the underlying read pool, for operator tools and tests that
 // inspect rows directly; writes must go through Update.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// WriterStats reports, for SQLite, how many write transactions the group
+// committer has run and how many Update calls they held; their ratio is
+// the average batch size. Both are zero on PostgreSQL.
+func (s *Store) WriterStats() (batches, updates int64) {
+	if s.writer == nil {
+		return 0, 0
+	}
+	return s.writer.batches.Load(), s.writer.updates.Load()
+}
+
 // Engine reports the store's engine.
 func (s *Store) Engine() Engine { return s.engine }
 
 // View runs fn on a read-only view.
 func (s *Store) View(ctx context.Context, fn func(paylink.Tx) error) error {
-	return fn(&tx{ctx: ctx, q: s.db})
+	return fn(&tx{ctx: ctx, q: s.reads})
 }
 
 // Update runs fn in a durable write transaction.
@@ -182,6 +193,9 @@ func (s *Store) Close() error {
 	var err error
 	if s.writer != nil {
 		err = s.writer.close()
+	}
+	if c, ok := s.reads.(*stmtCache); ok {
+		c.close()
 	}
 	return errors.Join(err, s.db.Close())
 }

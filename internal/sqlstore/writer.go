@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/paylink/paylink"
 )
@@ -19,11 +20,15 @@ const maxBatch = 256
 // error from one call rolls back only its savepoint.
 type writer struct {
 	db       *sql.DB
+	conn     *sql.Conn  // the one write connection, held between batches
+	cache    *stmtCache // prepared statements on conn
 	jobs     chan *job
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
 	closeErr error
+	batches  atomic.Int64 // write transactions run
+	updates  atomic.Int64 // Update calls run in them
 }
 
 type job struct {
@@ -83,12 +88,15 @@ func (w *writer) collect(first *job) []*job {
 
 // run executes a batch in one transaction and reports to every job.
 func (w *writer) run(batch []*job) {
+	w.batches.Add(1)
+	w.updates.Add(int64(len(batch)))
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	conn, err := w.db.Conn(ctx)
+	err := w.connect(ctx)
 	if err == nil {
-		defer conn.Close()
-		err = w.runOn(ctx, conn, batch, errs)
+		if err = w.runOn(ctx, batch, errs); err != nil {
+			w.disconnect() // start the next batch on a fresh connection
+		}
 	}
 	for i, j := range batch {
 		if err != nil && errs[i] == nil {
@@ -102,7 +110,31 @@ func (w *writer) run(batch []*job) {
 	}
 }
 
-func (w *writer) runOn(ctx context.Context, conn *sql.Conn, batch []*job, errs []error) error {
+// connect takes the write connection if the writer does not hold it.
+func (w *writer) connect(ctx context.Context) error {
+	if w.conn != nil {
+		return nil
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("write connection: %w", err)
+	}
+	w.conn, w.cache = conn, newStmtCache(conn)
+	return nil
+}
+
+// disconnect drops the write connection and its statements.
+func (w *writer) disconnect() {
+	if w.conn == nil {
+		return
+	}
+	w.cache.close()
+	w.conn.Close()
+	w.conn, w.cache = nil, nil
+}
+
+func (w *writer) runOn(ctx context.Context, batch []*job, errs []error) error {
+	conn := w.cache
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -137,7 +169,7 @@ func isCallerError(err error) bool {
 }
 
 // runSavepoint runs one job inside a savepoint, rolling back to it on error.
-func runSavepoint(ctx context.Context, conn *sql.Conn, j *job) error {
+func runSavepoint(ctx context.Context, conn *stmtCache, j *job) error {
 	if _, err := conn.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
@@ -172,6 +204,7 @@ func (w *writer) close() error {
 	w.once.Do(func() {
 		close(w.stop)
 		<-w.done
+		w.disconnect()
 		w.closeErr = w.db.Close()
 	})
 	return w.closeErr
