@@ -252,3 +252,24 @@ func TestKillNineLosesNoApprovals(t *testing.T) {
 		}
 	}
 }
+
+func TestGracefulShutdownOnSIGTERM(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "term.db")
+	s := startServe(t, db)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("got exit %v after SIGTERM, want a clean exit; log:\n%s", err, s.logText())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not stop within 20s of SIGTERM")
+	}
+	if !strings.Contains(s.logText(), "shutting down") {
+		t.Errorf("no shutdown in the log:\n%s", s.logText())
+	}
+}
