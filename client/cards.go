@@ -1,0 +1,153 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Customer is the payer.
+type Customer struct {
+	ID                        string `json:"id,omitempty"`
+	Reference                 string `json:"reference,omitempty"`
+	Email                     string `json:"email,omitempty"`
+	IPAddress                 string `json:"ip_address"`
+	Timezone                  string `json:"timezone"`
+	AcceptedTermsConditions   bool   `json:"accepted_terms_conditions,omitempty"`
+	StoreCardPermission       bool   `json:"store_card_permission,omitempty"`
+	ShouldServiceApplyAuth    bool   `json:"should_service_apply_authentication,omitempty"`
+	AuthenticationRedirectURL string `json:"authentication_redirect_url,omitempty"`
+	UserAgent                 string `json:"user_agent,omitempty"`
+}
+
+// Card is card details, or a card token alone.
+type Card struct {
+	Token       string `json:"token,omitempty"`
+	Number      string `json:"number,omitempty"`
+	ExpiryMonth string `json:"expiry_month,omitempty"`
+	ExpiryYear  string `json:"expiry_year,omitempty"`
+	CVC         string `json:"cvc,omitempty"`
+	HolderName  string `json:"holder_name,omitempty"`
+}
+
+// PurchaseDetails is the purchase object of a purchase request.
+type PurchaseDetails struct {
+	Amount                string `json:"amount"`
+	Currency              string `json:"currency"`
+	InvoiceNumber         string `json:"invoice_number,omitempty"`
+	ApplySurcharge        bool   `json:"should_service_apply_surcharge"`
+	ApplyPreAuthorisation bool   `json:"should_service_apply_pre_authorisation"`
+}
+
+// PurchaseRequest is POST /v5/purchase.
+type PurchaseRequest struct {
+	Token    Tokens          `json:"token"`
+	Customer Customer        `json:"customer"`
+	Card     *Card           `json:"card"`
+	Purchase PurchaseDetails `json:"purchase"`
+}
+
+// CardResult is the card part of a transaction result.
+type CardResult struct {
+	Token       *string `json:"token"`
+	MultiUse    bool    `json:"multi_use"`
+	Number      string  `json:"number"`
+	ExpiryMonth string  `json:"expiry_month"`
+	ExpiryYear  string  `json:"expiry_year"`
+	HolderName  string  `json:"holder_name"`
+	Brand       string  `json:"brand"`
+	Funding     string  `json:"funding"`
+	Country     string  `json:"country"`
+	FingerPrint string  `json:"finger_print"`
+}
+
+// TransactionResult is the transaction result object (spec 2.4).
+type TransactionResult struct {
+	Result
+	Card     CardResult `json:"card"`
+	Customer struct {
+		ID                        *string `json:"id"`
+		AuthenticationRedirectURL *string `json:"authentication_redirect_url"`
+	} `json:"customer"`
+	Purchase struct {
+		TransactionTimeUTC  *string      `json:"transaction_time_utc"`
+		Status              string       `json:"status"`
+		PurchaseReference   string       `json:"purchase_reference"`
+		InvoiceNumber       string       `json:"invoice_number"`
+		Amount              json.Number  `json:"amount"`
+		SurchargeAmount     json.Number  `json:"surcharge_amount"`
+		TotalAmount         *json.Number `json:"total_amount"`
+		PreAuthorised       bool         `json:"pre_authorised"`
+		PreAuthorisedAmount any          `json:"pre_authorised_amount"`
+		Currency            string       `json:"currency"`
+	} `json:"purchase"`
+}
+
+// Purchase charges a card (or holds funds with ApplyPreAuthorisation).
+func (c *Client) Purchase(ctx context.Context, req PurchaseRequest, opts ...CallOption) (*TransactionResult, error) {
+	if err := c.fill(ctx, &req.Token); err != nil {
+		return nil, err
+	}
+	var out TransactionResult
+	if err := c.post(ctx, "/v5/purchase", req, &out, opts...); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SurchargeRequest is POST /v5/surcharge.
+type SurchargeRequest struct {
+	Card     Card   `json:"card"`
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// SurchargeResult is the surcharge preview.
+type SurchargeResult struct {
+	Result
+	Card struct {
+		Brand   string `json:"brand"`
+		Funding string `json:"funding"`
+		Country string `json:"country"`
+	} `json:"card"`
+	Surcharge struct {
+		Amount   json.Number `json:"amount"`
+		Percent  json.Number `json:"percent"`
+		Currency string      `json:"currency"`
+	} `json:"surcharge"`
+}
+
+// Surcharge previews the surcharge a purchase would add.
+func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest) (*SurchargeResult, error) {
+	body := struct {
+		Token struct {
+			Company string `json:"company"`
+		} `json:"token"`
+		SurchargeRequest
+	}{SurchargeRequest: req}
+	body.Token.Company = c.companyToken
+	var out SurchargeResult
+	if err := c.post(ctx, "/v5/surcharge", body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Status is a transaction status look-up.
+type Status struct {
+	Result
+	TransactionTimeUTC *string     `json:"transaction_time_utc"`
+	Status             string      `json:"status"`
+	PurchaseReference  string      `json:"purchase_reference"`
+	InvoiceNumber      string      `json:"invoice_number"`
+	Amount             json.Number `json:"amount"`
+	Currency           string      `json:"currency"`
+}
+
+// PurchaseStatus looks a transaction up by purchase reference or invoice number.
+func (c *Client) PurchaseStatus(ctx context.Context, referenceOrInvoice string) (*Status, error) {
+	var out Status
+	if err := c.post(ctx, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,171 @@
+// Package client is a Go client for the paylink /v5 API.
+//
+//	c := client.New("https://pay.example.com", apiKey, companyToken)
+//	res, err := c.Purchase(ctx, client.PurchaseRequest{
+//		Customer: client.Customer{IPAddress: "203.0.113.7", Timezone: "Australia/Sydney"},
+//		Card:     &client.Card{Number: "4111111111111111", ExpiryMonth: "12", ExpiryYear: "29", CVC: "123"},
+//		Purchase: client.PurchaseDetails{Amount: "10.50", Currency: "AUD"},
+//	})
+//
+// Amounts are decimal strings in requests ("10.50") and json.Number in
+// responses, so no amount ever passes through a float. Operations that
+// need a transaction token fetch one automatically. A declined or failed
+// payment is a result (check Purchase.Status), not an error; request-level
+// failures are *Error.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client calls one merchant's paylink API. It is safe for concurrent use.
+type Client struct {
+	baseURL      string
+	apiKey       string
+	companyToken string
+	http         *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client (default: 60 s timeout).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// New returns a client for baseURL (e.g. "https://pay.example.com").
+func New(baseURL, apiKey, companyToken string, opts ...Option) *Client {
+	c := &Client{baseURL: strings.TrimRight(baseURL, "/"), apiKey: apiKey, companyToken: companyToken,
+		http: &http.Client{Timeout: 60 * time.Second}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Error is a request-level failure (any non-2xx response).
+type Error struct {
+	HTTPStatus int
+	Code       string            // stable response code, e.g. "invalid_request"
+	Message    string            // human-readable explanation
+	Fields     map[string]string // field path -> problem, for validation errors
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("paylink: %d %s: %s", e.HTTPStatus, e.Code, e.Message)
+}
+
+// IsCode reports whether err is an *Error with the given response code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// CallOption adjusts one call.
+type CallOption func(*http.Request)
+
+// IdempotencyKey makes a call safe to retry: paylink runs it at most once
+// per key and replays the first response to retries.
+func IdempotencyKey(key string) CallOption {
+	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
+}
+
+// Result is the outcome fields every response carries.
+type Result struct {
+	ResponseCode    string `json:"response_code"`
+	ResponseMessage string `json:"response_message"`
+}
+
+// post sends body as JSON to path and decodes the answer into out.
+func (c *Client) post(ctx context.Context, path string, body, out any, opts ...CallOption) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("paylink: encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("paylink: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	for _, o := range opts {
+		o(req)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("paylink: POST %s: %w", path, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("paylink: read response: %w", err)
+	}
+	if res.StatusCode/100 != 2 {
+		return decodeError(res.StatusCode, data)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("paylink: decode response: %w", err)
+	}
+	return nil
+}
+
+func decodeError(status int, data []byte) error {
+	var body struct {
+		ErrorCode    string            `json:"error_code"`
+		ErrorMessage string            `json:"error_message"`
+		Fields       map[string]string `json:"fields"`
+	}
+	if json.Unmarshal(data, &body) != nil || body.ErrorCode == "" {
+		return &Error{HTTPStatus: status, Code: "http_error", Message: http.StatusText(status)}
+	}
+	return &Error{HTTPStatus: status, Code: body.ErrorCode, Message: body.ErrorMessage, Fields: body.Fields}
+}
+
+// ref escapes a reference for use in a path.
+func ref(s string) string { return url.PathEscape(s) }
+
+// TransactionToken obtains a single-use transaction token.
+func (c *Client) TransactionToken(ctx context.Context) (string, error) {
+	var out struct {
+		Result
+		TransactionToken string `json:"transaction_token"`
+	}
+	if err := c.post(ctx, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out); err != nil {
+		return "", err
+	}
+	return out.TransactionToken, nil
+}
+
+// Tokens is the token object of money-moving calls. Leave it empty and
+// the client fills it in, fetching a fresh transaction token.
+type Tokens struct {
+	CompanyToken     string `json:"company_token"`
+	TransactionToken string `json:"transaction_token"`
+}
+
+// fill completes t with the company token and a fresh transaction token.
+func (c *Client) fill(ctx context.Context, t *Tokens) error {
+	if t.CompanyToken == "" {
+		t.CompanyToken = c.companyToken
+	}
+	if t.TransactionToken != "" {
+		return nil
+	}
+	tok, err := c.TransactionToken(ctx)
+	if err != nil {
+		return err
+	}
+	t.TransactionToken = tok
+	return nil
+}

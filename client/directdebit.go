@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// DirectDebitFee is the merchant's fee for a direct debit of an amount.
+type DirectDebitFee struct {
+	Result
+	Fee struct {
+		Amount      json.Number `json:"amount"`
+		TotalAmount json.Number `json:"total_amount"`
+		FeePercent  json.Number `json:"fee_percent"`
+		FeeFixed    json.Number `json:"fee_fixed"`
+		FeeCapped   json.Number `json:"fee_capped"`
+		Currency    string      `json:"currency"`
+	} `json:"fee"`
+}
+
+// DirectDebitFee previews the fee of a direct debit (POST /v5/direct_debit_fee).
+func (c *Client) DirectDebitFee(ctx context.Context, amount, currency string) (*DirectDebitFee, error) {
+	body := map[string]any{
+		"token":    map[string]string{"company_token": c.companyToken},
+		"purchase": map[string]string{"amount": amount, "currency": currency},
+	}
+	var out DirectDebitFee
+	if err := c.post(ctx, "/v5/direct_debit_fee", body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// BankAccount is an Australian bank account.
+type BankAccount struct {
+	Number     string `json:"number"`
+	HolderName string `json:"holder_name"`
+	BSB        string `json:"bsb"`
+}
+
+// DirectDebitDetails is the purchase object of a direct debit.
+type DirectDebitDetails struct {
+	Amount        string `json:"amount"`
+	Currency      string `json:"currency"`
+	InvoiceNumber string `json:"invoice_number,omitempty"`
+	ApplyFee      bool   `json:"should_service_apply_fee"`
+}
+
+// DirectDebitRequest is POST /v5/direct_debit.
+type DirectDebitRequest struct {
+	Token       Tokens             `json:"token"`
+	BankAccount BankAccount        `json:"bank_account"`
+	Customer    Customer           `json:"customer"`
+	Purchase    DirectDebitDetails `json:"purchase"`
+	Metadata    map[string]string  `json:"metadata,omitempty"`
+}
+
+// DirectDebitResult is the answer to a direct debit.
+type DirectDebitResult struct {
+	Result
+	BankAccount BankAccount `json:"bank_account"`
+	Purchase    struct {
+		TransactionTimeUTC *string     `json:"transaction_time_utc"`
+		Status             string      `json:"status"`
+		PurchaseReference  string      `json:"purchase_reference"`
+		InvoiceNumber      string      `json:"invoice_number"`
+		Amount             json.Number `json:"amount"`
+		FeeAmount          json.Number `json:"fee_amount"`
+		TotalAmount        json.Number `json:"total_amount"`
+		Currency           string      `json:"currency"`
+	} `json:"purchase"`
+}
+
+// DirectDebit submits a debit; it is PENDING until it clears.
+func (c *Client) DirectDebit(ctx context.Context, req DirectDebitRequest, opts ...CallOption) (*DirectDebitResult, error) {
+	if err := c.fill(ctx, &req.Token); err != nil {
+		return nil, err
+	}
+	var out DirectDebitResult
+	if err := c.post(ctx, "/v5/direct_debit", req, &out, opts...); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RefundDetails is the refund object of refund requests.
+type RefundDetails struct {
+	Amount        string `json:"amount"`
+	Currency      string `json:"currency"`
+	InvoiceNumber string `json:"invoice_number,omitempty"`
+}
+
+// RefundRequest is a card or direct debit refund.
+type RefundRequest struct {
+	Token    Tokens        `json:"token"`
+	Customer Customer      `json:"customer"`
+	Refund   RefundDetails `json:"refund"`
+}
+
+// RefundResult is the refund result object (spec 2.5 and 4.15).
+type RefundResult struct {
+	Result
+	BankAccount *BankAccount `json:"bank_account,omitempty"`
+	Card        *struct {
+		Brand      string `json:"brand"`
+		Funding    string `json:"funding"`
+		Country    string `json:"country"`
+		Number     string `json:"number"`
+		HolderName string `json:"holder_name"`
+	} `json:"card,omitempty"`
+	Refund struct {
+		TransactionTimeUTC *string     `json:"transaction_time_utc"`
+		Status             string      `json:"status"`
+		PurchaseReference  string      `json:"purchase_reference"`
+		RefundReference    string      `json:"refund_reference"`
+		Amount             json.Number `json:"amount"`
+		Currency           string      `json:"currency"`
+	} `json:"refund"`
+}
+
+// DirectDebitRefund refunds part or all of a cleared debit.
+func (c *Client) DirectDebitRefund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
+	if err := c.fill(ctx, &req.Token); err != nil {
+		return nil, err
+	}
+	var out RefundResult
+	if err := c.post(ctx, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", req, &out, opts...); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
