@@ -64,6 +64,16 @@ type Tx interface {
 	Refund(merchantID, reference string) (*Refund, error)
 	RefundByInvoice(merchantID, invoice string) (*Refund, error)
 
+	// Card lifecycle (issue 3).
+
+	// TransactionByReference loads a transaction by reference alone, for
+	// callers holding a capability of their own (the 3-D Secure challenge
+	// page's one-time secret); every merchant-facing lookup is scoped.
+	TransactionByReference(reference string) (*Transaction, error)
+	// UpdateRefund writes r's status and details if its stored status is
+	// still from.
+	UpdateRefund(r *Refund, from Status) error
+
 	// AddEvent appends to the audit log.
 	AddEvent(e *Event) error
 }
