@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/jobs"
 )
@@ -71,8 +72,10 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		ln.Close()
 		return err
 	}
+	handler := api.New(svc, log)
+	acs.Mount(handler, svc, log)
 	srv := &http.Server{
-		Handler:           api.New(svc, log),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -124,6 +127,11 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 	return []jobs.Task{
 		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupTransactionTokens(ctx)
+			return err
+		}},
+		// Card lifecycle (issue 3): release holds older than --preauth-expiry.
+		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.ExpirePreAuths(ctx)
 			return err
 		}},
 	}
