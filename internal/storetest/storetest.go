@@ -30,6 +30,10 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		// Card lifecycle (issue 3).
+		"TransactionByReference":              testTransactionByReference,
+		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
+		"NegativeRefundedReleasesReservation": testNegativeRefundedReleasesReservation,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
