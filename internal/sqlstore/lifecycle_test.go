@@ -131,11 +131,14 @@ func TestPostgresExpiryJobReleasesEachHoldOnce(t *testing.T) {
 		t.Errorf("released %v (total %d), want each of %d holds released exactly once", released, total, holds)
 	}
 	var left []*paylink.Transaction
-	envs[0].Store.View(context.Background(), func(tx paylink.Tx) error {
+	err := envs[0].Store.View(context.Background(), func(tx paylink.Tx) error {
 		var err error
 		left, err = tx.TransactionsInStatus(paylink.StatusPreAuthorised, envs[0].Clock.Now(), 100)
 		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(left) != 0 {
 		t.Errorf("got %d holds still PRE_AUTHORISED, want 0", len(left))
 	}
