@@ -107,16 +107,16 @@ func (p *page) answer(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
-// sameOrigin refuses cross-site form posts: browsers send Sec-Fetch-Site
-// (and Origin) with every form post.
+// sameOrigin refuses cross-site form posts. Browsers send Sec-Fetch-Site
+// with every form post, and it cannot be set by a page; without it (older
+// browsers) Origin is checked. The page's no-referrer policy makes
+// browsers send "Origin: null" even from the page itself.
 func sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return false
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin" || site == "none"
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
+	if origin == "" || origin == "null" {
 		return true
 	}
 	u, err := url.Parse(origin)
