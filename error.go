@@ -45,6 +45,16 @@ const (
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"
+
+	// Card lifecycle (issue 3).
+	CodeAlreadyCaptured        = "already_captured"
+	CodeHoldReleased           = "hold_released"
+	CodeOperationInProgress    = "operation_in_progress"
+	CodeNotRefundable          = "not_refundable"
+	CodeAuthenticationPending  = "authentication_pending"
+	CodeAuthenticationComplete = "authentication_already_completed"
+	CodeAuthenticationExpired  = "authentication_expired"
+	CodeProcessorUnavailable   = "processor_unavailable"
 )
 
 // Error is paylink's error. Code and Message are safe to show a client;

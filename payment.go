@@ -24,10 +24,12 @@ const (
 // transitions is the one state machine of a transaction: from -> allowed next.
 var transitions = map[Status][]Status{
 	StatusProcessing: {StatusApproved, StatusDeclined, StatusFailed,
-		StatusRequiresAuthentication, StatusPreAuthorised, StatusPending},
+		StatusRequiresAuthentication, StatusPreAuthorised, StatusPending, StatusPreAuthorisedReversed},
 	StatusRequiresAuthentication: {StatusProcessing, StatusDeclined, StatusFailed},
-	StatusPreAuthorised:          {StatusApproved, StatusPreAuthorisedReversed},
-	StatusPending:                {StatusApproved, StatusDeclined},
+	// Card lifecycle: a capture or cancel first claims the hold by moving
+	// it to PROCESSING (one winner), then records the processor's answer.
+	StatusPreAuthorised: {StatusApproved, StatusPreAuthorisedReversed, StatusProcessing},
+	StatusPending:       {StatusApproved, StatusDeclined},
 }
 
 // CanTransition reports whether the state machine allows from -> to.

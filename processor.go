@@ -8,6 +8,32 @@ type Processor interface {
 	// Authorize asks the issuer to approve (and, unless Hold, capture) a
 	// card payment.
 	Authorize(ctx context.Context, req AuthRequest) (AuthResult, error)
+
+	// Card lifecycle (issue 3): follow-up operations on an approved
+	// authorisation. An error means the operation did not happen.
+
+	// Capture settles a hold for an amount up to the held amount and
+	// releases the rest.
+	Capture(ctx context.Context, req OpRequest) (OpResult, error)
+	// Void releases a hold without taking any money.
+	Void(ctx context.Context, req OpRequest) (OpResult, error)
+	// Refund returns part or all of a settled payment.
+	Refund(ctx context.Context, req OpRequest) (OpResult, error)
+}
+
+// OpRequest is a capture, void or refund of the authorisation Reference
+// (with the acquirer's id of it). OpReference is the refund's own
+// reference ("" for capture and void).
+type OpRequest struct {
+	Reference       string
+	AcquirerTransID string
+	OpReference     string
+	Amount          Money
+}
+
+// OpResult is the acquirer's id of a completed follow-up operation.
+type OpResult struct {
+	AcquirerTransID string
 }
 
 // Outcome is the processor's verdict on an authorisation.

@@ -145,9 +145,6 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	if err := req.validate(s.now()); err != nil {
 		return nil, err
 	}
-	if req.PreAuth || req.ThreeDS {
-		return nil, Errorf(KindInvalid, CodeNotSupported, "pre-authorisation and 3-D Secure are not supported yet")
-	}
 	return s.purchase(ctx, m, req, func(tx Tx) error { return s.consumeToken(tx, m, req.TransactionToken) })
 }
 
@@ -320,6 +317,11 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, ar.Hold)
+	if t.Status == StatusRequiresAuthentication {
+		if err := s.issueChallenge(t); err != nil {
+			return nil, Internal("issue 3-D Secure challenge", err)
+		}
+	}
 	err = s.store.Update(ctx, func(tx Tx) error {
 		if err := tx.UpdateTransaction(t); err != nil {
 			return err
@@ -350,7 +352,12 @@ func (s *Service) applyAuth(t *Transaction, res AuthResult, hold bool) {
 	now := s.now()
 	t.UpdatedAt = now
 	d := &t.Details
-	d.AVSResult, d.CVVResult, d.AcquirerTransID = res.AVSResult, res.CVVResult, res.AcquirerTransID
+	d.AVSResult, d.AcquirerTransID = res.AVSResult, res.AcquirerTransID
+	if d.CVVResult == "" || res.CVVResult != "unchecked" {
+		// An authorisation after a 3-D Secure challenge has no CVC (it is
+		// never stored): keep the first authorisation's CVV result.
+		d.CVVResult = res.CVVResult
+	}
 	if res.ThreeDS != nil {
 		d.ThreeDS = mergeThreeDS(d.ThreeDS, res.ThreeDS)
 	}

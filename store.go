@@ -63,6 +63,16 @@ type Tx interface {
 	CreateRefund(r *Refund) error
 	Refund(merchantID, reference string) (*Refund, error)
 	RefundByInvoice(merchantID, invoice string) (*Refund, error)
+	// UpdateRefund writes r's status and details if its stored status is
+	// still from (a reserved refund settled after the processor answered).
+	UpdateRefund(r *Refund, from Status) error
+
+	// Card lifecycle (issue 3).
+
+	// TransactionByReference loads a transaction by reference alone, for
+	// callers holding a capability of their own (the 3-D Secure challenge
+	// page's one-time secret); every merchant-facing lookup is scoped.
+	TransactionByReference(reference string) (*Transaction, error)
 
 	// AddEvent appends to the audit log.
 	AddEvent(e *Event) error
@@ -75,12 +85,10 @@ type Tx interface {
 	FinishIdempotencyKey(merchantID, key string, status int, response []byte) error
 	ReleaseIdempotencyKey(merchantID, key string) error
 	DeleteIdempotencyKeys(createdBefore time.Time) (int64, error)
+
 	// Direct debit refunds: a refund is reserved (AddRefunded, refund
 	// PROCESSING) before the bank is asked, then settled.
 
-	// UpdateRefund writes r's status and details if its stored status is
-	// still from.
-	UpdateRefund(r *Refund, from Status) error
 	// ReleaseRefunded atomically subtracts amount from the refunded total
 	// of a transaction (a reserved refund the bank rejected), never below 0.
 	ReleaseRefunded(reference string, amount int64, now time.Time) error

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/jobs"
 )
@@ -86,6 +87,7 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB(), string(st.Engine())))
 	handler := api.New(svc, log, api.WithRateLimit(cfg.rateLimit, cfg.rateBurst), api.WithMetrics(reg))
+	acs.Mount(handler, svc, log) // the sandbox 3-D Secure challenge page
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, reg, log)
 		if err != nil {
@@ -175,6 +177,11 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 		// Direct debit: clear or dishonour PENDING debits.
 		{Name: "direct-debit-clearing", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ClearDirectDebits(ctx)
+			return err
+		}},
+		// Card lifecycle (issue 3): release holds older than --preauth-expiry.
+		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.ExpirePreAuths(ctx)
 			return err
 		}},
 	}

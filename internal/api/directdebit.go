@@ -16,20 +16,6 @@ func (b *body) bankAccount() paylink.BankAccount {
 	}
 }
 
-// metadata reads the optional metadata object of direct debit calls.
-func (b *body) metadata() map[string]string {
-	out := map[string]string{}
-	for _, k := range []string{"channel", "merchant_hash"} {
-		if v := b.str(maxField, "metadata."+k); v != "" {
-			out[k] = v
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // directDebitFee: POST /v5/direct_debit_fee (4.14).
 func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	company := b.need(maxToken, "token.company_token", "company_token", "token.company")

@@ -551,3 +551,18 @@ func TestDirectDebitBankUnreachable(t *testing.T) {
 		t.Errorf("logs: got %s, want the bank errors logged without the account number", env.LogText())
 	}
 }
+
+func TestCardRefundRefusesADirectDebit(t *testing.T) {
+	env, m, ref := clearedDebit(t)
+	r := env.Post("/v5/purchase/"+ref+"/refund", m, map[string]any{
+		"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+		"refund":   map[string]any{"amount": "1.00", "currency": "AUD"},
+	})
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Str("error_message"), "direct_debit") {
+		t.Errorf("got %d %s, want 400 pointing to the direct debit refund", r.Status, r.Raw)
+	}
+	if tr := stored(t, env, m, ref); tr.Refunded != 0 {
+		t.Errorf("got refunded %d, want 0", tr.Refunded)
+	}
+}

@@ -44,6 +44,21 @@ func (b *body) customer() paylink.Customer {
 	}
 }
 
+// metadata reads the optional metadata object (channel, merchant_hash) of
+// capture, cancel and direct debit calls.
+func (b *body) metadata() map[string]string {
+	md := map[string]string{}
+	for _, k := range []string{"channel", "merchant_hash"} {
+		if v := b.str(maxField, "metadata."+k); v != "" {
+			md[k] = v
+		}
+	}
+	if len(md) == 0 {
+		return nil
+	}
+	return md
+}
+
 // card reads card details, or nil when none were sent.
 func (b *body) card() *paylink.CardDetails {
 	number := b.str(23, "card.number")

@@ -33,6 +33,28 @@ func cardBrief(c paylink.CardInfo) map[string]any {
 	}
 }
 
+// cardDetail is the card object of transaction results and tokenisation
+// (spec 2.4, 4.12); token "" is null.
+func cardDetail(c paylink.CardInfo, token string, multiUse bool) map[string]any {
+	out := cardRecord(c)
+	out["token"], out["multi_use"], out["finger_print"] = nullable(token), multiUse, c.Fingerprint
+	return out
+}
+
+// cardHolder is the card object of refund results (spec 2.5).
+func cardHolder(c paylink.CardInfo) map[string]any {
+	out := cardBrief(c)
+	out["number"], out["holder_name"] = c.Masked, c.HolderName
+	return out
+}
+
+// cardRecord is the card object of the card look-up (spec 2.6).
+func cardRecord(c paylink.CardInfo) map[string]any {
+	out := cardHolder(c)
+	out["expiry_month"], out["expiry_year"] = fmt.Sprintf("%02d", c.ExpiryMonth), fmt.Sprintf("%02d", c.ExpiryYear%100)
+	return out
+}
+
 // responseCode is the outcome code of a transaction result: "success"
 // only when the money moved or is held (or awaits authentication), so a
 // client checking response_code alone never ships a declined order.
@@ -54,21 +76,11 @@ func transactionResult(t *paylink.Transaction, preAuthNumber bool) map[string]an
 	d := t.Details
 	card := map[string]any{}
 	if d.Card != nil {
-		card = map[string]any{
-			"token":        nil,
-			"multi_use":    d.CardMultiUse,
-			"number":       d.Card.Masked,
-			"expiry_month": fmt.Sprintf("%02d", d.Card.ExpiryMonth),
-			"expiry_year":  fmt.Sprintf("%02d", d.Card.ExpiryYear%100),
-			"holder_name":  d.Card.HolderName,
-			"brand":        strings.ToUpper(d.Card.Brand),
-			"funding":      strings.ToLower(d.Card.Funding),
-			"country":      d.Card.Country,
-			"finger_print": d.Card.Fingerprint,
-		}
+		token := ""
 		if d.ReturnCardToken {
-			card["token"] = t.CardToken
+			token = t.CardToken
 		}
+		card = cardDetail(*d.Card, token, d.CardMultiUse)
 	}
 	var total any = number(t.Total, cur)
 	if t.Status == paylink.StatusRequiresAuthentication {
@@ -82,7 +94,7 @@ func transactionResult(t *paylink.Transaction, preAuthNumber bool) map[string]an
 		"card": card,
 		"customer": map[string]any{
 			"id":                          nullable(d.Customer.ID),
-			"authentication_redirect_url": nil,
+			"authentication_redirect_url": nullable(t.AuthenticationURL),
 		},
 		"purchase": map[string]any{
 			"transaction_time_utc":  nullable(paylink.FormatSpecTime(t.ProcessedAt)),

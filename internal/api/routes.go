@@ -16,6 +16,16 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v5/direct_debit_fee", s.authed(s.directDebitFee))
 	s.mux.Handle("POST /v5/direct_debit", s.authed(s.directDebit))
 	s.mux.Handle("POST /v5/direct_debit/{ref}/refund", s.authed(s.directDebitRefund))
+	// Card lifecycle (issue 3).
+	s.mux.Handle("POST /v5/purchase/{ref}/capture", s.authed(s.capture))
+	s.mux.Handle("POST /v5/purchase/{ref}/cancel", s.authed(s.cancel))
+	s.mux.Handle("POST /v5/purchase/{ref}/refund", s.authed(s.refund))
+	s.mux.Handle("POST /v5/purchase/{ref}/3dsredirect", s.authed(s.threeDSRedirect))
+	s.mux.Handle("POST /v5/refund/{ref}", s.authed(s.refundStatus))
+	s.mux.Handle("POST /v5/tokenize_card", s.authed(s.tokenizeCard))
+	s.mux.Handle("POST /v5/card", s.authed(s.cardLookup))
+	s.mux.Handle("POST /v5/invalidate_card_token", s.authed(s.invalidateCard))
+	s.mux.Handle("POST /v5/invalidate_card", s.authed(s.invalidateCard))
 
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
@@ -101,6 +102,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log, opts.API...)
+	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)
 	}

@@ -25,12 +25,31 @@ const (
 	CardThreeDSFrictionless = "4000000000003063"
 )
 
-// Authorize decides the outcome from the card number.
+// ThreeDSVersion is the 3-D Secure protocol version the sandbox reports.
+const ThreeDSVersion = "2.2.0"
+
+// Authorize decides the outcome from the card number. 3-D Secure applies
+// only when requested: the challenge card then needs a challenge (unless
+// the request carries a completed one), and the frictionless card is
+// authenticated at once.
 func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
 	res := paylink.AuthResult{
 		AcquirerTransID: acquirerID(req.Reference),
 		AVSResult:       "unavailable",
 		CVVResult:       cvvResult(req.Card.CVC),
+	}
+	if req.ThreeDS {
+		switch {
+		case req.Authenticated != nil:
+			res.ThreeDS = req.Authenticated
+		case req.Card.Number == CardThreeDSChallenge:
+			res.Outcome = paylink.OutcomeChallenge
+			res.ThreeDS = &paylink.ThreeDS{Version: ThreeDSVersion, ChallengeIndicator: "challenge", DSTransID: DSTransID(req.Reference)}
+			return res, nil
+		case req.Card.Number == CardThreeDSFrictionless:
+			res.ThreeDS = &paylink.ThreeDS{Result: "authenticated", Version: ThreeDSVersion, ECI: "05",
+				ChallengeIndicator: "frictionless", DSTransID: DSTransID(req.Reference)}
+		}
 	}
 	switch req.Card.Number {
 	case CardDecline:
@@ -46,6 +65,29 @@ func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.Au
 	res.Outcome = paylink.OutcomeApproved
 	res.AuthCode = authCode(req.Reference)
 	return res, nil
+}
+
+// Capture settles a hold; the sandbox always approves.
+func (Sandbox) Capture(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return paylink.OpResult{AcquirerTransID: acquirerID("capture:" + req.Reference)}, nil
+}
+
+// Void releases a hold; the sandbox always approves.
+func (Sandbox) Void(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return paylink.OpResult{AcquirerTransID: acquirerID("void:" + req.Reference)}, nil
+}
+
+// Refund returns funds; the sandbox always approves.
+func (Sandbox) Refund(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return paylink.OpResult{AcquirerTransID: acquirerID("refund:" + req.OpReference)}, nil
+}
+
+// DSTransID derives a directory server transaction id (UUID shaped) from
+// a reference, so that it is stable for one transaction.
+func DSTransID(ref string) string {
+	h := sha256.Sum256([]byte("ds:" + ref))
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
 }
 
 func declined(res paylink.AuthResult, code, msg, message string) paylink.AuthResult {

@@ -170,3 +170,13 @@ func (t *tx) RefundByInvoice(merchantID, invoice string) (*paylink.Refund, error
 	}
 	return r, nil
 }
+
+// UpdateRefund moves a refund out of status from (compare-and-set).
+func (t *tx) UpdateRefund(r *paylink.Refund, from paylink.Status) error {
+	details, err := toJSON(r.Details)
+	if err != nil {
+		return err
+	}
+	return t.execOne("update refund", `UPDATE refunds SET status = $1, details = $2 WHERE reference = $3 AND status = $4`,
+		string(r.Status), details, r.Reference, string(from))
+}

@@ -33,6 +33,10 @@ func Run(t *testing.T, open Opener) {
 		"IdempotencyKeys":            testIdempotencyKeys,
 		// Direct debit refunds.
 		"RefundSettlement": testRefundSettlement,
+		// Card lifecycle (issue 3).
+		"TransactionByReference":              testTransactionByReference,
+		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
+		"NegativeRefundedReleasesReservation": testNegativeRefundedReleasesReservation,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,261 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// CaptureRequest settles a pre-authorisation (spec 4.4).
+type CaptureRequest struct {
+	CompanyToken     string
+	TransactionToken string
+	Amount           int64 // sale amount to capture, excluding surcharge
+	Currency         string
+	ApplySurcharge   bool
+	Metadata         map[string]string // channel, merchant_hash
+}
+
+// CancelRequest releases a pre-authorisation (spec 4.5).
+type CancelRequest struct {
+	CompanyToken     string
+	TransactionToken string
+	Metadata         map[string]string
+}
+
+// ExpiryBatch is how many expired holds one ExpirePreAuths run releases.
+const ExpiryBatch = 100
+
+var errInProgress = Errorf(KindConflict, CodeOperationInProgress,
+	"another operation on this transaction is in progress; fetch its status and retry if needed")
+
+// Capture settles a PRE_AUTHORISED hold for an amount up to the held
+// amount; the rest of the hold is released. Only one capture per hold.
+func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req CaptureRequest) (*Transaction, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, err
+	}
+	f := FieldErrors{}
+	checkMoney(f, "capture", req.Amount, req.Currency)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	var plan capturePlan
+	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", func(t *Transaction) error {
+		var err error
+		plan, err = planCapture(m, t, req)
+		addMetadata(t, req.Metadata)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := LookupCurrency(t.Currency)
+	return s.settleHold(ctx, t, "capture", func() (OpResult, error) {
+		return s.processor.Capture(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+			Amount: Money{Amount: plan.amount + plan.surcharge, Currency: cur}})
+	}, func(t *Transaction) {
+		t.Status, t.Amount, t.Surcharge, t.Total = StatusApproved, plan.amount, plan.surcharge, plan.amount+plan.surcharge
+		t.Details.SurchargeRate, t.Details.ApplySurcharge = plan.rate, req.ApplySurcharge
+		t.Details.Message = "Transaction processed successfully: the hold was captured"
+	})
+}
+
+// capturePlan is the money of a capture, checked against the hold.
+type capturePlan struct {
+	amount, surcharge int64
+	rate              Percent
+}
+
+// planCapture checks the currency and that the captured total (amount
+// plus any surcharge) is within the held amount. The surcharge uses the
+// rate the purchase used, or the merchant's rate for the card.
+func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, error) {
+	if req.Currency != t.Currency {
+		return capturePlan{}, Errorf(KindInvalid, CodeCurrencyMismatch, "capture.currency must be the hold's currency %s", t.Currency)
+	}
+	p := capturePlan{amount: req.Amount}
+	if req.ApplySurcharge {
+		p.rate = t.Details.SurchargeRate
+		if !t.Details.ApplySurcharge && t.Details.Card != nil {
+			p.rate = m.Settings.Surcharge.RateFor(*t.Details.Card, t.Details.RegionClass)
+		}
+		p.surcharge = p.rate.Apply(req.Amount)
+	}
+	if p.amount+p.surcharge > t.PreAuthAmount {
+		cur, _ := LookupCurrency(t.Currency)
+		return capturePlan{}, Errorf(KindInvalid, CodeAmountExceedsAuthorised,
+			"the capture total %s %s (amount plus surcharge) is above the pre-authorised amount %s %s; nothing was captured",
+			FormatAmount(p.amount+p.surcharge, cur), t.Currency, FormatAmount(t.PreAuthAmount, cur), t.Currency)
+	}
+	return p, nil
+}
+
+// Cancel releases a PRE_AUTHORISED hold: status PRE_AUTHORISED_REVERSED.
+func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req CancelRequest) (*Transaction, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, err
+	}
+	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "cancel", func(t *Transaction) error {
+		addMetadata(t, req.Metadata)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.releaseHold(ctx, t, "cancel", "The hold was cancelled and the funds released; no money was taken")
+}
+
+// ExpirePreAuths cancels up to ExpiryBatch holds that have been
+// PRE_AUTHORISED for longer than Config.PreAuthExpiry, by the service
+// clock, and returns how many it released. Each hold is claimed with a
+// compare-and-set, so several instances running it release each hold once.
+func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
+	var due []*Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), ExpiryBatch)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list expired holds: %w", err)
+	}
+	n := 0
+	for _, t := range due {
+		err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, "expire") })
+		if errors.Is(err, errInProgress) {
+			continue // another instance or a capture/cancel got it first
+		}
+		if err != nil {
+			return n, fmt.Errorf("claim expired hold: %w", err)
+		}
+		if _, err := s.releaseHold(ctx, t, "expire", "The hold expired and was released automatically; no money was taken"); err != nil {
+			return n, fmt.Errorf("release expired hold: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// releaseHold voids a claimed hold at the processor and records it as
+// PRE_AUTHORISED_REVERSED.
+func (s *Service) releaseHold(ctx context.Context, t *Transaction, op, message string) (*Transaction, error) {
+	cur, _ := LookupCurrency(t.Currency)
+	return s.settleHold(ctx, t, op, func() (OpResult, error) {
+		return s.processor.Void(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+			Amount: Money{Amount: t.PreAuthAmount, Currency: cur}})
+	}, func(t *Transaction) {
+		t.Status, t.Details.Message = StatusPreAuthorisedReversed, message
+	})
+}
+
+// claimHold, in one database transaction, spends the transaction token,
+// loads the merchant's hold, runs check on it and claims it (see claim).
+// A failed check or claim rolls everything back, the token included.
+func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op string, check func(*Transaction) error) (*Transaction, error) {
+	var t *Transaction
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := s.consumeToken(tx, m, token); err != nil {
+			return err
+		}
+		var err error
+		if t, err = tx.Transaction(m.ID, ref); errors.Is(err, ErrNotFound) {
+			return errNoSuchTransaction
+		} else if err != nil {
+			return err
+		}
+		if err := holdState(t); err != nil {
+			return err
+		}
+		if err := check(t); err != nil {
+			return err
+		}
+		return s.claim(tx, t, op)
+	})
+	if err != nil {
+		return nil, asServiceError(op, err)
+	}
+	return t, nil
+}
+
+// holdState explains why a transaction cannot be captured or cancelled.
+func holdState(t *Transaction) error {
+	switch {
+	case t.Status == StatusPreAuthorised:
+		return nil
+	case t.Status == StatusProcessing:
+		return errInProgress
+	case t.Status == StatusApproved && t.PreAuth:
+		return Errorf(KindConflict, CodeAlreadyCaptured, "this hold has already been captured; a hold is captured once")
+	case t.Status == StatusPreAuthorisedReversed:
+		return Errorf(KindConflict, CodeHoldReleased, "this hold was cancelled or expired and its funds released")
+	}
+	return Errorf(KindConflict, CodeInvalidState, "only a PRE_AUTHORISED transaction can be captured or cancelled; this one is %s", t.Status.Public())
+}
+
+// claim moves t to PROCESSING with a compare-and-set on its version, so
+// that of racing operations exactly one wins; the others get
+// errInProgress. It records an audit event, not an outcome: PROCESSING is
+// not a result.
+func (s *Service) claim(tx Tx, t *Transaction, op string) error {
+	if !CanTransition(t.Status, StatusProcessing) {
+		return holdState(t)
+	}
+	t.Status, t.UpdatedAt = StatusProcessing, s.now()
+	if err := tx.UpdateTransaction(t); errors.Is(err, ErrConflict) {
+		return errInProgress
+	} else if err != nil {
+		return err
+	}
+	return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".claimed", map[string]any{"version": t.Version})
+}
+
+// settleHold calls the processor for a claimed hold outside any database
+// transaction, then records the result with a compare-and-set: apply
+// moves t on and its outcome is recorded; on a processor error the hold is
+// restored unchanged (its expiry clock too) and the caller gets an error.
+func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, call func() (OpResult, error), apply func(*Transaction)) (*Transaction, error) {
+	res, perr := call()
+	if perr != nil {
+		s.log.Error("processor error", "op", op, "reference", t.Reference, "err", perr)
+		t.Status, t.UpdatedAt = StatusPreAuthorised, t.ProcessedAt
+	} else {
+		apply(t)
+		now := s.now()
+		t.UpdatedAt, t.ProcessedAt = now, now
+		t.Details.Extra = withEntry(t.Details.Extra, op+"_acquirer_trans_id", res.AcquirerTransID)
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.UpdateTransaction(t); err != nil {
+			return err
+		}
+		if perr != nil {
+			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".failed", map[string]any{"version": t.Version})
+		}
+		return s.outcome(tx, t)
+	})
+	if err != nil {
+		return nil, Internal("record "+op, err)
+	}
+	if perr != nil {
+		return nil, &Error{Kind: KindInternal, Code: CodeProcessorUnavailable, Op: op, Err: perr,
+			Message: "the payment processor could not be reached; the hold is unchanged, try again"}
+	}
+	return t, nil
+}
+
+// addMetadata keeps the optional metadata of a follow-up call.
+func addMetadata(t *Transaction, md map[string]string) {
+	for k, v := range md {
+		t.Details.Metadata = withEntry(t.Details.Metadata, k, v)
+	}
+}
+
+// withEntry sets m[k] = v, allocating m when needed.
+func withEntry(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}

@@ -1,0 +1,106 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+)
+
+// TokenizeRequest vaults a card without paying (spec 4.12).
+type TokenizeRequest struct {
+	CompanyToken string
+	Card         *CardDetails
+	MultiUse     bool // customer.store_card_permisison
+	CustomerID   string
+}
+
+// TokenizeCard vaults a card and returns its token: multi-use with the
+// customer's permission, otherwise single-use (one purchase, then
+// refused). A multi-use card gets a customer id when none was sent.
+func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeRequest) (*Card, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, err
+	}
+	f := FieldErrors{}
+	if req.Card == nil {
+		f.Add("card", "the card details (number, expiry_month, expiry_year) are required")
+	} else {
+		checkCard(f, "card", req.Card, s.now())
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.prepareCard(m, req.Card, req.MultiUse, req.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateCard(c) }); err != nil {
+		return nil, Internal("tokenize card", err)
+	}
+	return c, nil
+}
+
+var errNoSuchCard = Errorf(KindNotFound, CodeNotFound, "no card with that card token")
+
+// LookupCard returns the record of one of m's card tokens (spec 4.11). An
+// invalidated token is refused like in a purchase.
+func (s *Service) LookupCard(ctx context.Context, m *Merchant, companyToken, token string) (*Card, error) {
+	if err := CheckCompanyToken(m, companyToken); err != nil {
+		return nil, err
+	}
+	var c *Card
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		c, err = s.merchantCard(tx, m, token)
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError("card lookup", err)
+	}
+	if !c.InvalidatedAt.IsZero() {
+		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "this card token has been invalidated: tokenise the card again")
+	}
+	return c, nil
+}
+
+// InvalidateCardToken permanently invalidates one of m's card tokens
+// (spec 4.10); it cannot be reactivated.
+func (s *Service) InvalidateCardToken(ctx context.Context, m *Merchant, companyToken, token string) (*Card, error) {
+	if err := CheckCompanyToken(m, companyToken); err != nil {
+		return nil, err
+	}
+	var c *Card
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if c, err = s.merchantCard(tx, m, token); err != nil {
+			return err
+		}
+		c.InvalidatedAt = s.now()
+		err = tx.InvalidateCard(m.ID, token, c.InvalidatedAt)
+		if errors.Is(err, ErrConflict) {
+			return Errorf(KindConflict, CodeCardTokenInvalid, "this card token is already invalidated")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError("invalidate card", err)
+	}
+	return c, nil
+}
+
+// merchantCard loads a card token of m; another merchant's is unknown.
+func (s *Service) merchantCard(tx Tx, m *Merchant, token string) (*Card, error) {
+	c, err := tx.Card(m.ID, token)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errNoSuchCard
+	}
+	return c, err
+}
+
+// VisibleCustomerID is the customer id a card record shows: only while
+// the token is multi-use and not invalidated.
+func (c *Card) VisibleCustomerID() string {
+	if !c.MultiUse || !c.InvalidatedAt.IsZero() {
+		return ""
+	}
+	return c.CustomerID
+}

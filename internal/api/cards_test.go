@@ -1,0 +1,154 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// tokenize posts a tokenisation of number; mutate adjusts the body.
+func tokenize(env *apitest.Env, m *apitest.Merchant, number string, mutate ...func(map[string]any)) apitest.Response {
+	b := map[string]any{
+		"company_token": m.Creds.CompanyToken,
+		"card": map[string]any{"number": number, "expiry_month": "07", "expiry_year": env.Clock.Now().Year()%100 + 2,
+			"cvc": "123", "holder_name": "Jo Citizen"},
+	}
+	for _, f := range mutate {
+		f(b)
+	}
+	return env.Post("/v5/tokenize_card", m, b)
+}
+
+func withPermission(field string) func(map[string]any) {
+	return func(b map[string]any) { apitest.Set(b, "customer."+field, true) }
+}
+
+// payWithToken purchases 5.00 with a card token.
+func payWithToken(env *apitest.Env, m *apitest.Merchant, token string) apitest.Response {
+	return env.Post("/v5/purchase", m, env.CardPurchase(m, "", "5.00", func(b map[string]any) {
+		b["card"] = map[string]any{"token": token}
+	}))
+}
+
+func lookup(env *apitest.Env, m *apitest.Merchant, token string) apitest.Response {
+	return env.Post("/v5/card", m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": token})
+}
+
+var specTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} (0\d|1[0-2]):\d{2}:\d{2} (AM|PM)$`)
+
+func TestTokenizeCard(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	tests := []struct {
+		name       string
+		mutate     func(map[string]any)
+		multiUse   bool
+		customerID string // "*" any non-empty
+	}{
+		{"spec spelling store_card_permisison", withPermission("store_card_permisison"), true, "*"},
+		{"correct spelling store_card_permission", withPermission("store_card_permission"), true, "*"},
+		{"customer id kept", func(b map[string]any) {
+			withPermission("store_card_permisison")(b)
+			apitest.Set(b, "customer.id", "cust-42")
+		}, true, "cust-42"},
+		{"no permission is single-use", func(map[string]any) {}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tokenize(env, m, visa, tc.mutate)
+			if r.Status != http.StatusOK || len(r.Str("card.token")) != paylink.TokenLength {
+				t.Fatalf("got %d %s, want 200 with a 128-character token", r.Status, r.Raw)
+			}
+			if got := r.Get("card.multi_use"); got != tc.multiUse {
+				t.Errorf("multi_use: got %v, want %v", got, tc.multiUse)
+			}
+			id := r.Str("customer.id")
+			if (tc.customerID == "*" && id == "") || (tc.customerID != "*" && id != tc.customerID) {
+				t.Errorf("customer.id: got %q, want %q", id, tc.customerID)
+			}
+			if got := r.Str("created_timestamp_utc"); !specTime.MatchString(got) {
+				t.Errorf("created_timestamp_utc: got %q, want YYYY-MM-DD hh:mm:ss AM|PM", got)
+			}
+			if r.Str("card.number") != "411111******1111" || r.Str("card.expiry_month") != "07" || r.Str("card.brand") != "VISA" {
+				t.Errorf("card: got %s", r.Raw)
+			}
+		})
+	}
+	t.Run("card details are required", func(t *testing.T) {
+		r := env.Post("/v5/tokenize_card", m, map[string]any{"company_token": m.Creds.CompanyToken})
+		expectError(t, r, http.StatusBadRequest, paylink.CodeInvalidRequest)
+	})
+	t.Run("fingerprint is equal across tokenisations of one card", func(t *testing.T) {
+		a, b := tokenize(env, m, visa), tokenize(env, m, "4111 1111 1111 1111", withPermission("store_card_permission"))
+		c := tokenize(env, m, "5555555555554444")
+		if a.Str("card.finger_print") == "" || a.Str("card.finger_print") != b.Str("card.finger_print") {
+			t.Errorf("fingerprints: got %q and %q, want equal", a.Str("card.finger_print"), b.Str("card.finger_print"))
+		}
+		if a.Str("card.token") == b.Str("card.token") || a.Str("card.finger_print") == c.Str("card.finger_print") {
+			t.Errorf("tokens must differ and other cards' fingerprints must differ: %s / %s", a.Raw, c.Raw)
+		}
+	})
+}
+
+func TestCardTokenUse(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	t.Run("single-use token pays once", func(t *testing.T) {
+		tok := tokenize(env, m, visa).Str("card.token")
+		if r := payWithToken(env, m, tok); r.Str("purchase.status") != "APPROVED" {
+			t.Fatalf("first use: got %s, want APPROVED", r.Raw)
+		}
+		expectError(t, payWithToken(env, m, tok), http.StatusConflict, paylink.CodeCardTokenUsed)
+	})
+	t.Run("multi-use token pays repeatedly and is returned", func(t *testing.T) {
+		tok := tokenize(env, m, visa, withPermission("store_card_permisison")).Str("card.token")
+		for i := range 2 {
+			r := payWithToken(env, m, tok)
+			if r.Str("purchase.status") != "APPROVED" || r.Str("card.token") != tok {
+				t.Fatalf("use %d: got %s, want APPROVED with the token", i, r.Raw)
+			}
+		}
+	})
+	t.Run("look-up", func(t *testing.T) {
+		tok := tokenize(env, m, visa, withPermission("store_card_permisison"))
+		r := lookup(env, m, tok.Str("card.token"))
+		if r.Status != http.StatusOK || r.Get("multi_use") != true || r.Str("customer.id") != tok.Str("customer.id") ||
+			r.Str("card.number") != "411111******1111" || !specTime.MatchString(r.Str("created_timestamp_utc")) {
+			t.Errorf("look-up: got %d %s", r.Status, r.Raw)
+		}
+		if r.Get("response_code") != nil {
+			t.Errorf("look-up has response_code: %s", r.Raw)
+		}
+		single := lookup(env, m, tokenize(env, m, visa).Str("card.token"))
+		if single.Get("multi_use") != false || single.Get("customer") != nil {
+			t.Errorf("single-use look-up: got %s, want multi_use false and no customer.id", single.Raw)
+		}
+	})
+	t.Run("tokens are scoped to their merchant", func(t *testing.T) {
+		tok := tokenize(env, m, visa, withPermission("store_card_permisison")).Str("card.token")
+		expectError(t, lookup(env, other, tok), http.StatusNotFound, paylink.CodeNotFound)
+		expectError(t, payWithToken(env, other, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+		r := env.Post("/v5/invalidate_card_token", other, map[string]any{"company_token": other.Creds.CompanyToken, "card_token": tok})
+		expectError(t, r, http.StatusNotFound, paylink.CodeNotFound)
+	})
+	for _, path := range []string{"/v5/invalidate_card_token", "/v5/invalidate_card"} {
+		t.Run("invalidate via "+path, func(t *testing.T) {
+			tok := tokenize(env, m, visa, withPermission("store_card_permisison")).Str("card.token")
+			r := env.Post(path, m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": tok})
+			if r.Status != http.StatusOK || r.Str("card_token") != tok || r.Str("card.number") != "411111******1111" ||
+				r.Str("card.expiry_month") != "07" || r.Str("response_code") != "success" {
+				t.Fatalf("invalidate: got %d %s", r.Status, r.Raw)
+			}
+			expectError(t, payWithToken(env, m, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+			expectError(t, lookup(env, m, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+			surcharge := env.Post("/v5/surcharge", m, map[string]any{"token": map[string]any{"company": m.Creds.CompanyToken},
+				"card": map[string]any{"token": tok}, "amount": "10.00", "currency": "AUD"})
+			expectError(t, surcharge, http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+			again := env.Post(path, m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": tok})
+			expectError(t, again, http.StatusConflict, paylink.CodeCardTokenInvalid)
+		})
+	}
+}

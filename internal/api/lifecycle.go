@@ -1,0 +1,126 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+// capture: POST /v5/purchase/{ref}/capture (4.4).
+func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req := paylink.CaptureRequest{
+		CompanyToken:     b.need(maxToken, "token.company_token"),
+		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		ApplySurcharge:   b.boolean("capture.should_service_apply_surcharge"),
+		Metadata:         b.metadata(),
+	}
+	req.Amount, req.Currency = b.money("capture.amount", "capture.currency")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	t, err := s.svc.Capture(r.Context(), m, r.PathValue("ref"), req)
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, false), nil
+}
+
+// cancel: POST /v5/purchase/{ref}/cancel (4.5).
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req := paylink.CancelRequest{
+		CompanyToken:     b.need(maxToken, "token.company_token"),
+		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		Metadata:         b.metadata(),
+	}
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	t, err := s.svc.Cancel(r.Context(), m, r.PathValue("ref"), req)
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, false), nil
+}
+
+// refund: POST /v5/purchase/{ref}/refund (4.7), answered with the refund
+// result object (2.5).
+func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req := paylink.RefundRequest{
+		CompanyToken:     b.need(maxToken, "token.company_token"),
+		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		Customer:         b.customer(),
+		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "refund.invoice_number"),
+		Metadata:         b.metadata(),
+	}
+	req.Amount, req.Currency = b.money("refund.amount", "refund.currency")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	rf, t, err := s.svc.Refund(r.Context(), m, r.PathValue("ref"), req)
+	if err != nil {
+		return nil, err
+	}
+	card := map[string]any{}
+	if t.Details.Card != nil {
+		card = cardHolder(*t.Details.Card)
+	}
+	cur, _ := paylink.LookupCurrency(rf.Currency)
+	return map[string]any{
+		"card": card,
+		"refund": map[string]any{
+			"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
+			"status":               rf.Status.Public(),
+			"purchase_reference":   rf.TransactionReference,
+			"refund_reference":     rf.Reference,
+			"invoice_number":       rf.InvoiceNumber,
+			"amount":               number(rf.Amount, cur),
+			"currency":             rf.Currency,
+		},
+		"response_code":    responseCode(rf.Status),
+		"response_message": rf.Details.Message,
+	}, nil
+}
+
+// refundStatus: POST /v5/refund/{refund_reference|invoice_number|purchase_reference} (4.8).
+func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	if err := s.companyToken(m, b); err != nil {
+		return nil, err
+	}
+	rf, err := s.svc.RefundStatus(r.Context(), m, r.PathValue("ref"))
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := paylink.LookupCurrency(rf.Currency)
+	return map[string]any{
+		"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
+		"status":               rf.Status.Public(),
+		"refund_reference":     rf.Reference,
+		"purchase_reference":   rf.TransactionReference,
+		"invoice_number":       rf.InvoiceNumber,
+		"amount":               number(rf.Amount, cur),
+		"currency":             rf.Currency,
+		"response_code":        "success",
+		"response_message":     msgSuccess,
+	}, nil
+}
+
+// threeDSRedirect: POST /v5/purchase/{ref}/3dsredirect (4.9).
+func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	if err := s.companyToken(m, b); err != nil {
+		return nil, err
+	}
+	t, err := s.svc.CompleteThreeDS(r.Context(), m, r.PathValue("ref"))
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, true), nil
+}
+
+// companyToken checks the body's company_token (or token.company_token).
+func (s *Server) companyToken(m *paylink.Merchant, b *body) error {
+	company := b.need(maxToken, "company_token", "token.company_token")
+	if err := b.err(); err != nil {
+		return err
+	}
+	return paylink.CheckCompanyToken(m, company)
+}

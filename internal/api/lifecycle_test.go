@@ -1,0 +1,276 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+const visa = "4111111111111111"
+
+// hold places a pre-authorisation and returns its purchase reference.
+func hold(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string) string {
+	t.Helper()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, amount, func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+	}))
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "PRE_AUTHORISED" {
+		t.Fatalf("hold: got %d %s, want 200 PRE_AUTHORISED", r.Status, r.Raw)
+	}
+	return r.Str("purchase.purchase_reference")
+}
+
+// capture posts a capture of amount (AUD) with a fresh transaction token.
+func capture(env *apitest.Env, m *apitest.Merchant, ref, amount string, mutate ...func(map[string]any)) apitest.Response {
+	b := map[string]any{
+		"token":   map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"capture": map[string]any{"amount": amount, "currency": "AUD"},
+	}
+	for _, f := range mutate {
+		f(b)
+	}
+	return env.Post("/v5/purchase/"+ref+"/capture", m, b)
+}
+
+// cancel posts a cancel with a fresh transaction token.
+func cancel(env *apitest.Env, m *apitest.Merchant, ref string) apitest.Response {
+	return env.Post("/v5/purchase/"+ref+"/cancel", m, map[string]any{
+		"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+	})
+}
+
+// statusOf polls the transaction status endpoint.
+func statusOf(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string) string {
+	t.Helper()
+	r := env.Post("/v5/purchase/"+ref, m, map[string]any{"company_token": m.Creds.CompanyToken})
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %s: got %d %s", ref, r.Status, r.Raw)
+	}
+	return r.Str("status")
+}
+
+// expectError checks an error response's HTTP status and code.
+func expectError(t *testing.T, r apitest.Response, wantStatus int, wantCode string) {
+	t.Helper()
+	if r.Status != wantStatus || r.Str("response_code") != wantCode {
+		t.Errorf("got %d %s, want %d %s", r.Status, r.Raw, wantStatus, wantCode)
+	}
+	if r.Get("purchase") != nil {
+		t.Errorf("error body has a purchase key: %s", r.Raw)
+	}
+}
+
+func TestPreAuthorisationHoldsFunds(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "25.50", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", "true")
+	}))
+	checks := map[string]string{
+		"purchase.status": "PRE_AUTHORISED", "purchase.pre_authorised_amount": "25.50",
+		"purchase.total_amount": "25.5", "response_code": "success",
+	}
+	for path, want := range checks {
+		if got := r.Str(path); got != want {
+			t.Errorf("%s: got %q, want %q (%s)", path, got, want, r.Raw)
+		}
+	}
+	if r.Get("purchase.pre_authorised") != true {
+		t.Errorf("pre_authorised: got %v, want true", r.Get("purchase.pre_authorised"))
+	}
+}
+
+func TestCaptureRules(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	t.Run("above the hold is refused and captures nothing", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		expectError(t, capture(env, m, ref, "10.01"), http.StatusBadRequest, paylink.CodeAmountExceedsAuthorised)
+		if got := statusOf(t, env, m, ref); got != "PRE_AUTHORISED" {
+			t.Errorf("status after refused capture: got %s, want PRE_AUTHORISED", got)
+		}
+		if r := capture(env, m, ref, "10.00"); r.Str("purchase.status") != "APPROVED" || r.Str("purchase.total_amount") != "10" {
+			t.Errorf("full capture after refusal: got %s, want APPROVED total 10", r.Raw)
+		}
+	})
+	t.Run("partial capture releases the rest", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		r := capture(env, m, ref, "6.25", func(b map[string]any) {
+			apitest.Set(b, "metadata.channel", "pos")
+			apitest.Set(b, "metadata.merchant_hash", "abc123")
+		})
+		if r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" || r.Str("purchase.total_amount") != "6.25" {
+			t.Fatalf("partial capture: got %d %s, want 200 APPROVED total 6.25", r.Status, r.Raw)
+		}
+		tr := stored(t, env, m, ref)
+		if tr.Total != 625 || tr.Details.Metadata["channel"] != "pos" || tr.Details.Metadata["merchant_hash"] != "abc123" {
+			t.Errorf("stored capture: got total %d metadata %v, want 625 with channel and merchant_hash", tr.Total, tr.Details.Metadata)
+		}
+	})
+	t.Run("capture with surcharge stays within the hold", func(t *testing.T) {
+		ref := hold(t, env, m, "100.00")
+		surcharged := func(b map[string]any) { apitest.Set(b, "capture.should_service_apply_surcharge", true) }
+		expectError(t, capture(env, m, ref, "100.00", surcharged), http.StatusBadRequest, paylink.CodeAmountExceedsAuthorised)
+		r := capture(env, m, ref, "90.00", surcharged)
+		amount, sur, total := r.Str("purchase.amount"), r.Str("purchase.surcharge_amount"), r.Str("purchase.total_amount")
+		if r.Str("purchase.status") != "APPROVED" || amount != "90" || sur == "0" || total == "90" {
+			t.Errorf("surcharged capture: got amount %s surcharge %s total %s (%s), want a surcharge on 90", amount, sur, total, r.Raw)
+		}
+	})
+	t.Run("second capture is a conflict", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		capture(env, m, ref, "5.00")
+		expectError(t, capture(env, m, ref, "5.00"), http.StatusConflict, paylink.CodeAlreadyCaptured)
+		if got := stored(t, env, m, ref).Total; got != 500 {
+			t.Errorf("captured total after second capture: got %d, want 500", got)
+		}
+	})
+	t.Run("cancel after capture is a conflict", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		capture(env, m, ref, "10.00")
+		expectError(t, cancel(env, m, ref), http.StatusConflict, paylink.CodeAlreadyCaptured)
+	})
+	t.Run("capture after cancel is a conflict", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		if r := cancel(env, m, ref); r.Str("purchase.status") != "PRE_AUTHORISED_REVERSED" {
+			t.Fatalf("cancel: got %s, want PRE_AUTHORISED_REVERSED", r.Raw)
+		}
+		expectError(t, capture(env, m, ref, "10.00"), http.StatusConflict, paylink.CodeHoldReleased)
+		expectError(t, cancel(env, m, ref), http.StatusConflict, paylink.CodeHoldReleased)
+	})
+	t.Run("currency must match", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		r := capture(env, m, ref, "10.00", func(b map[string]any) { apitest.Set(b, "capture.currency", "NZD") })
+		expectError(t, r, http.StatusBadRequest, paylink.CodeCurrencyMismatch)
+	})
+	t.Run("another merchant's hold is unknown", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		expectError(t, capture(env, other, ref, "10.00"), http.StatusNotFound, paylink.CodeNotFound)
+		expectError(t, cancel(env, other, ref), http.StatusNotFound, paylink.CodeNotFound)
+	})
+	t.Run("a completed purchase is not a hold", func(t *testing.T) {
+		r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "10.00"))
+		expectError(t, capture(env, m, r.Str("purchase.purchase_reference"), "10.00"), http.StatusConflict, paylink.CodeInvalidState)
+	})
+	t.Run("a used transaction token is refused", func(t *testing.T) {
+		ref := hold(t, env, m, "10.00")
+		tok := env.TransactionToken(m)
+		body := map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": tok},
+			"capture": map[string]any{"amount": "1.00", "currency": "AUD"}}
+		env.Post("/v5/purchase/"+ref+"/capture", m, body)
+		expectError(t, env.Post("/v5/purchase/"+ref+"/cancel", m, body), http.StatusConflict, paylink.CodeTransactionTokenUsed)
+	})
+}
+
+// race runs n copies of op at once and returns their responses.
+func race(n int, op func(i int) apitest.Response) []apitest.Response {
+	out := make([]apitest.Response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = op(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// winners counts 200 answers and checks every loser is a 409.
+func winners(t *testing.T, rs []apitest.Response) int {
+	t.Helper()
+	n := 0
+	for _, r := range rs {
+		switch {
+		case r.Status == http.StatusOK:
+			n++
+		case r.Status != http.StatusConflict:
+			t.Errorf("loser: got %d %s, want 409", r.Status, r.Raw)
+		}
+	}
+	return n
+}
+
+func TestCaptureCancelRaceHasOneWinner(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for round := range 5 {
+		ref := hold(t, env, m, "10.00")
+		caps := []string{env.TransactionToken(m), env.TransactionToken(m)}
+		rs := race(2, func(i int) apitest.Response {
+			body := map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": caps[i]},
+				"capture": map[string]any{"amount": "10.00", "currency": "AUD"}}
+			if i == 0 {
+				return env.Post("/v5/purchase/"+ref+"/capture", m, body)
+			}
+			return env.Post("/v5/purchase/"+ref+"/cancel", m, body)
+		})
+		if got := winners(t, rs); got != 1 {
+			t.Fatalf("round %d: got %d winners, want 1: %s | %s", round, got, rs[0].Raw, rs[1].Raw)
+		}
+		want := "APPROVED"
+		if rs[1].Status == http.StatusOK {
+			want = "PRE_AUTHORISED_REVERSED"
+		}
+		if got := statusOf(t, env, m, ref); got != want {
+			t.Errorf("round %d: final status got %s, want %s", round, got, want)
+		}
+	}
+}
+
+func TestFourRacingCapturesHaveOneWinner(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := hold(t, env, m, "10.00")
+	toks := []string{env.TransactionToken(m), env.TransactionToken(m), env.TransactionToken(m), env.TransactionToken(m)}
+	rs := race(4, func(i int) apitest.Response {
+		return env.Post("/v5/purchase/"+ref+"/capture", m, map[string]any{
+			"token":   map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": toks[i]},
+			"capture": map[string]any{"amount": []string{"1.00", "2.00", "3.00", "4.00"}[i], "currency": "AUD"}})
+	})
+	if got := winners(t, rs); got != 1 {
+		t.Fatalf("got %d winners, want 1", got)
+	}
+	for i, r := range rs {
+		if r.Status == http.StatusOK {
+			if got, want := stored(t, env, m, ref).Total, int64(100*(i+1)); got != want {
+				t.Errorf("captured total: got %d, want the winner's %d", got, want)
+			}
+		}
+	}
+}
+
+func TestPreAuthExpiryJobCancelsOldHolds(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := hold(t, env, m, "10.00")
+	ctx := context.Background()
+	env.Clock.Advance(167 * time.Hour)
+	if n, err := env.Service.ExpirePreAuths(ctx); err != nil || n != 0 {
+		t.Fatalf("before 7 days: got %d released, %v; want 0", n, err)
+	}
+	fresh := hold(t, env, m, "5.00")
+	env.Clock.Advance(2 * time.Hour)
+	if n, err := env.Service.ExpirePreAuths(ctx); err != nil || n != 1 {
+		t.Fatalf("after 7 days: got %d released, %v; want 1", n, err)
+	}
+	if got := statusOf(t, env, m, ref); got != "PRE_AUTHORISED_REVERSED" {
+		t.Errorf("expired hold: got %s, want PRE_AUTHORISED_REVERSED", got)
+	}
+	if got := statusOf(t, env, m, fresh); got != "PRE_AUTHORISED" {
+		t.Errorf("fresh hold: got %s, want PRE_AUTHORISED", got)
+	}
+	expectError(t, capture(env, m, ref, "10.00"), http.StatusConflict, paylink.CodeHoldReleased)
+	if n, err := env.Service.ExpirePreAuths(ctx); err != nil || n != 0 {
+		t.Errorf("second run: got %d released, %v; want 0", n, err)
+	}
+}

@@ -1,0 +1,172 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+)
+
+// RefundRequest returns part or all of a captured payment (spec 4.7).
+type RefundRequest struct {
+	CompanyToken     string
+	TransactionToken string
+	Customer         Customer
+	InvoiceNumber    string
+	Amount           int64
+	Currency         string
+	Metadata         map[string]string
+}
+
+// validate checks the rules of a refund request that need no database.
+func (r *RefundRequest) validate() error {
+	f := FieldErrors{}
+	checkMoney(f, "refund", r.Amount, r.Currency)
+	checkCustomer(f, r.Customer)
+	if len(r.InvoiceNumber) > MaxInvoiceLength {
+		f.Add("refund.invoice_number", "must be at most 255 characters")
+	}
+	return f.Err()
+}
+
+// Refund refunds amount of an APPROVED transaction. Several partial
+// refunds are allowed; their sum never exceeds the captured total, which
+// the store enforces with a guarded update, so concurrent refunds cannot
+// overdraw it. The refund is reserved before the processor is asked and
+// released again if the processor cannot be reached.
+func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
+	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+		return nil, nil, err
+	}
+	if err := req.validate(); err != nil {
+		return nil, nil, err
+	}
+	refundRef, err := s.reference("rf_")
+	if err != nil {
+		return nil, nil, Internal("refund reference", err)
+	}
+	r := &Refund{Reference: refundRef, MerchantID: m.ID, InvoiceNumber: req.InvoiceNumber, Status: StatusProcessing,
+		Currency: req.Currency, Amount: req.Amount, CreatedAt: s.now(),
+		Details: RefundDetails{Customer: req.Customer, Metadata: req.Metadata}}
+	var t *Transaction
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+			return err
+		}
+		var err error
+		if t, err = s.reserveRefund(tx, m, ref, r); err != nil {
+			return err
+		}
+		if err := tx.CreateRefund(r); err != nil {
+			return err
+		}
+		return s.recordEvent(tx, m.ID, r.Reference, "refund.claimed", map[string]any{"purchase_reference": t.Reference, "amount": r.Amount})
+	})
+	if err != nil {
+		return nil, nil, asServiceError("refund", err)
+	}
+	r, err = s.settleRefund(ctx, t, r)
+	return r, t, err
+}
+
+// reserveRefund loads the refunded transaction and adds r.Amount to its
+// refunded total with a compare-and-set.
+func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Transaction, error) {
+	t, err := tx.Transaction(m.ID, ref)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errNoSuchTransaction
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.PaymentType == PaymentTypeBankAccount {
+		return nil, Errorf(KindInvalid, CodeInvalidRequest,
+			"this transaction is a direct debit: refund it with POST /v5/direct_debit/{purchase_reference}/refund")
+	}
+	if t.Status != StatusApproved {
+		return nil, Errorf(KindConflict, CodeNotRefundable,
+			"only an APPROVED (captured) transaction can be refunded; this one is %s", t.Status.Public())
+	}
+	if r.Currency != t.Currency {
+		return nil, Errorf(KindInvalid, CodeCurrencyMismatch, "refund.currency must be the purchase's currency %s", t.Currency)
+	}
+	r.TransactionReference = t.Reference
+	err = tx.AddRefunded(t.Reference, r.Amount, s.now())
+	if errors.Is(err, ErrConflict) {
+		cur, _ := LookupCurrency(t.Currency)
+		return nil, Errorf(KindInvalid, CodeAmountExceedsRefundable,
+			"the refund amount is above what can still be refunded (%s %s of %s %s)",
+			FormatAmount(t.Refundable(), cur), t.Currency, FormatAmount(t.Total, cur), t.Currency)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Refunded += r.Amount
+	return t, nil
+}
+
+// settleRefund asks the processor for a reserved refund, outside any
+// database transaction, and records the answer: APPROVED, or FAILED with
+// the reservation released.
+func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
+	cur, _ := LookupCurrency(r.Currency)
+	_, perr := s.processor.Refund(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})
+	r.Status, r.Details.Message = StatusApproved, "Refund processed successfully"
+	if perr != nil {
+		s.log.Error("processor error", "op", "refund", "reference", r.Reference, "err", perr)
+		r.Status, r.Details.Message = StatusFailed, "The refund could not be processed because the payment processor could not be reached; nothing was refunded, try again"
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.UpdateRefund(r, StatusProcessing); err != nil {
+			return err
+		}
+		if perr != nil {
+			// A negative amount always satisfies the guard: this only
+			// undoes the reservation made above.
+			if err := tx.AddRefunded(t.Reference, -r.Amount, s.now()); err != nil {
+				return err
+			}
+		}
+		return s.refundOutcome(tx, t, r)
+	})
+	if err != nil {
+		return nil, Internal("record refund", err)
+	}
+	if perr != nil {
+		t.Refunded -= r.Amount
+	}
+	return r, nil
+}
+
+// refundOutcome records a refund's result: its audit event, in the same
+// database transaction as the refund.
+func (s *Service) refundOutcome(tx Tx, t *Transaction, r *Refund) error {
+	return s.recordEvent(tx, r.MerchantID, r.Reference, "refund."+string(r.Status), map[string]any{
+		"purchase_reference": t.Reference, "status": r.Status, "amount": r.Amount, "currency": r.Currency,
+	})
+}
+
+var errNoSuchRefund = Errorf(KindNotFound, CodeNotFound, "no refund with that refund reference, invoice number or purchase reference")
+
+// RefundStatus finds a refund of m by refund reference, or else the newest
+// with that refund invoice number or purchase reference (spec 4.8).
+func (s *Service) RefundStatus(ctx context.Context, m *Merchant, ref string) (*Refund, error) {
+	if ref == "" || len(ref) > MaxInvoiceLength {
+		return nil, errNoSuchRefund
+	}
+	var r *Refund
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		r, err = tx.Refund(m.ID, ref)
+		if errors.Is(err, ErrNotFound) {
+			r, err = tx.RefundByInvoice(m.ID, ref)
+		}
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, errNoSuchRefund
+	}
+	if err != nil {
+		return nil, Internal("refund status", err)
+	}
+	return r, nil
+}
