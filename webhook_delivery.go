@@ -2,7 +2,7 @@ package paylink
 
 import (
 	"context"
-		"encoding/base64"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"

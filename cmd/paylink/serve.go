@@ -14,6 +14,7 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/jobs"
+	"github.com/paylink/paylink/internal/webhook"
 )
 
 // serveConfig is everything serve needs.
@@ -22,6 +23,8 @@ type serveConfig struct {
 	addr    string
 	baseURL string
 	service paylink.Config
+	// webhookTimeout bounds one webhook delivery attempt.
+	webhookTimeout time.Duration
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -34,11 +37,13 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
 	ttl := f.duration("transaction-token-ttl", 5*time.Minute, "lifetime of a transaction token")
 	preauth := f.duration("preauth-expiry", 7*24*time.Hour, "holds not captured or cancelled within this are cancelled")
+	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	cfg.dsn, cfg.addr, cfg.baseURL = *dsn, *addr, *base
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth}
+	cfg.dsn, cfg.addr, cfg.baseURL, cfg.webhookTimeout = *dsn, *addr, *base, *whTimeout
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, WebhookRetries: *whRetries}
 	return serve(ctx, env, cfg)
 }
 
@@ -87,10 +92,14 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service, cfg serveConfig) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		jobs.NewRunner(log, backgroundTasks(svc)...).Run(jobCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Logger: log}).Run(jobCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
