@@ -30,6 +30,9 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		// Webhooks
+		"WebhookClaimRace": testWebhookClaimRace,
+		"WebhookLease":     testWebhookLease,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
