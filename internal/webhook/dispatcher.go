@@ -64,9 +64,10 @@ func (d *Dispatcher) lease() time.Duration {
 	return d.opts.Timeout + max(d.opts.Timeout, 5*time.Second)
 }
 
-// Run delivers until ctx is cancelled, then waits for attempts in flight
-// (which are cancelled with ctx and left to their lease, so they are
-// delivered again after a restart instead of counting as failed).
+// Run delivers until ctx is cancelled, then waits for the attempts in
+// flight: they are not cancelled (each is bounded by the timeout), so an
+// answer already received is always recorded and a graceful restart
+// never sends a webhook twice.
 func (d *Dispatcher) Run(ctx context.Context) {
 	ticker := time.NewTicker(d.opts.Sweep)
 	defer ticker.Stop()
@@ -102,7 +103,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.deliver(ctx, job)
+			d.deliver(context.WithoutCancel(ctx), job)
 			d.inflight.Add(-1)
 			select {
 			case d.freed <- struct{}{}:
@@ -117,9 +118,6 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 	a := paylink.WebhookAttempt{StartedAt: d.svc.Now()}
 	start := time.Now()
 	status, err := d.send(ctx, job)
-	if ctx.Err() != nil {
-		return // shutting down: the lease expires and the row is sent again
-	}
 	a.Latency, a.StatusCode = time.Since(start), status
 	switch {
 	case err != nil:
@@ -127,7 +125,7 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 	case status != http.StatusOK:
 		a.Error = fmt.Sprintf("receiver answered HTTP %d, want 200", status)
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := d.svc.FinishWebhook(rctx, job, a); err != nil {
 		d.opts.Logger.Error("record webhook attempt", "delivery", job.Delivery.ID, "err", err)
