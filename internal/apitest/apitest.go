@@ -69,12 +69,18 @@ type Options struct {
 	Mount func(s *api.Server, svc *paylink.Service)
 	// WebhookTimeout bounds one webhook delivery attempt (default 30s).
 	WebhookTimeout time.Duration
+	// Clock, when set, is shared with another Env (two instances on one
+	// database); default: a new clock at the current time.
+	Clock *Clock
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
-	e := &Env{T: t, Clock: NewClock(time.Now().UTC()), Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	e := &Env{T: t, Clock: opts.Clock, Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	if e.Clock == nil {
+		e.Clock = NewClock(time.Now().UTC())
+	}
 	dsn := opts.DSN
 	if dsn == "" {
 		e.DBPath = filepath.Join(t.TempDir(), "paylink.db")
