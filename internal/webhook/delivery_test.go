@@ -239,3 +239,19 @@ func TestNoWebhookForFailedPayments(t *testing.T) {
 		t.Fatalf("got %d webhooks, want only the DECLINED one", len(got))
 	}
 }
+
+// TestRedirectNotFollowed: a 3xx answer is a failed attempt and its
+// Location is never requested.
+func TestRedirectNotFollowed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	target := newReceiver(t, 200)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
+	t.Cleanup(redirect.Close)
+	m := onboard(env, redirect.URL+"/hook", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	d := deliveries(t, env, m)[0]
+	if d.State != paylink.DeliveryFailed || d.LastStatusCode != http.StatusFound || len(target.requests()) != 0 {
+		t.Errorf("got state %s code %d and %d requests at the Location, want failed 302 and none", d.State, d.LastStatusCode, len(target.requests()))
+	}
+}
