@@ -1,6 +1,7 @@
 package paylink
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -142,7 +143,9 @@ func percentMicros(minor int64, rate Percent, cur Currency) int64 {
 
 // mulDivRoundHalfUp is a*b/c for non-negative a, b and positive c,
 // rounded half-up, with a 128-bit intermediate product so that no
-// amount paylink accepts can overflow. Negative inputs count as zero.
+// amount paylink accepts can overflow. Negative inputs count as zero; a
+// quotient beyond int64 (impossible for amounts within MaxAmount)
+// saturates at math.MaxInt64.
 func mulDivRoundHalfUp(a, b, c int64) int64 {
 	if a <= 0 || b <= 0 {
 		return 0
@@ -151,10 +154,10 @@ func mulDivRoundHalfUp(a, b, c int64) int64 {
 	lo, carry := bits.Add64(lo, uint64(c)/2, 0)
 	hi += carry
 	if hi >= uint64(c) {
-		return -1 // unreachable for amounts within MaxAmount; shows as an impossible fee
+		return math.MaxInt64
 	}
 	q, _ := bits.Div64(hi, lo, uint64(c))
-	return int64(q)
+	return int64(min(q, math.MaxInt64))
 }
 
 // FormatMicros prints fee micro-units with 2 to 6 decimals: 183750 is

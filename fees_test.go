@@ -23,6 +23,7 @@ func TestPercentMicros(t *testing.T) {
 		{"KWD has three decimals", 1_234, 17500, kwd, 21_595}, // 1.234 KWD * 1.75% = 0.021595
 		{"largest amount", MaxAmount, 100 * PercentUnit, aud, MaxAmount * 10_000},
 		{"zero", 0, 17500, aud, 0},
+		{"beyond int64 saturates", 1 << 62, 100 * PercentUnit, jpy, 1<<63 - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
