@@ -114,18 +114,19 @@ func TestHangingReceiverBlocksNothing(t *testing.T) {
 
 func TestFailedDeliveryRetries(t *testing.T) {
 	tests := []struct {
-		name       string
-		retries    bool
-		wantHits   int
-		wantState  string
-		wantRecord []int
+		name         string
+		retries, all bool
+		wantHits     int
+		wantState    string
+		wantRecord   []int
 	}{
 		{name: "no retry by default", wantHits: 1, wantState: paylink.DeliveryFailed, wantRecord: []int{500}},
-		{name: "backoff retries when enabled", retries: true, wantHits: 3, wantState: paylink.DeliveryDelivered, wantRecord: []int{500, 500, 200}},
+		{name: "backoff retries when the merchant enabled them", retries: true, wantHits: 3, wantState: paylink.DeliveryDelivered, wantRecord: []int{500, 500, 200}},
+		{name: "backoff retries enabled for all merchants", all: true, wantHits: 3, wantState: paylink.DeliveryDelivered, wantRecord: []int{500, 500, 200}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := apitest.Start(t, apitest.Options{})
+			env := apitest.Start(t, apitest.Options{Config: paylink.Config{WebhookRetries: tt.all}})
 			rc := newReceiver(t, 500)
 			m := onboard(env, rc.URL+"/hook", func(n *paylink.NewMerchant) { n.Settings.Webhook.Retries = tt.retries })
 			purchase(t, env, m, "4111111111111111", "10.00")
