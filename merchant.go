@@ -78,11 +78,30 @@ func (r SurchargeRates) RateFor(card CardInfo, regionClass string) Percent {
 	return r.Credit
 }
 
-// Pricing is the merchant's processing-fee configuration (webhook
-// fee_detail). Defined fully by the webhooks feature.
+// Pricing is the merchant's processing-fee configuration, the source of
+// a webhook's fee_detail (fees.go computes the lines). Fixed amounts are
+// fee micro-units (millionths of the transaction currency's major unit:
+// 300000 is 0.30). A nil Settings.Pricing means DefaultPricing.
 type Pricing struct {
+	// Model is "blended" (default) or "ic_plus" (interchange plus: an
+	// ESTIMATED IC_PLUS line replaces the blended fee).
+	Model          string  `json:"model,omitempty"`
 	BlendedPercent Percent `json:"blended_percent"`
 	BlendedFixed   int64   `json:"blended_fixed"`
+	// Amex cards carry AMEX_FEE plus AMEX_FEE_TAX (GST on the fee).
+	AmexPercent    Percent `json:"amex_percent"`
+	AmexFixed      int64   `json:"amex_fixed"`
+	AmexTaxPercent Percent `json:"amex_tax_percent"`
+	// ICPlusPercent and ICPlusFixed estimate interchange-plus costs.
+	ICPlusPercent Percent `json:"ic_plus_percent,omitempty"`
+	ICPlusFixed   int64   `json:"ic_plus_fixed,omitempty"`
+	// Optional fees: SERVICE_PROTECT_FEE (percent) and SERVICE_TRANS_FEE
+	// (fixed per transaction); zero means the line is absent.
+	ServiceProtectPercent Percent `json:"service_protect_percent,omitempty"`
+	ServiceTransFee       int64   `json:"service_trans_fee,omitempty"`
+	// Billable lists the fee codes invoiced separately (BILLABLE); every
+	// other line is DEDUCTED from the payment before settlement.
+	Billable []string `json:"billable,omitempty"`
 }
 
 // DirectDebitFeeConfig is the merchant's direct debit fee: percent plus
@@ -170,6 +189,12 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)
 	}
+	secret, sealed, err := s.newWebhookSecret()
+	if err != nil {
+		return nil, Credentials{}, Internal("create merchant", err)
+	}
+	creds.WebhookSecret = secret
+	n.Settings.Webhook.Secrets, n.Settings.Webhook.PreviousUntil = []SealedSecret{sealed}, 0
 	m := &Merchant{
 		ID: creds.MID, Name: n.Name, TradingName: n.TradingName, Country: n.Country,
 		APIKeyHash: HashSecret(creds.APIKey), CompanyTokenHash: HashSecret(creds.CompanyToken),

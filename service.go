@@ -30,6 +30,9 @@ type Config struct {
 	// DirectDebitClearing is how long a direct debit stays PENDING before
 	// the clearing job asks the bank for its outcome; default 72 hours.
 	DirectDebitClearing time.Duration
+	// WebhookRetries enables automatic webhook retries with backoff for
+	// every merchant (each merchant can also enable them alone).
+	WebhookRetries bool
 }
 
 // Deps are the service's collaborators. Clock and Random default to the
@@ -55,6 +58,9 @@ type Service struct {
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
+	// webhookWake wakes this process's webhook dispatcher after outbox
+	// rows commit (webhook_delivery.go).
+	webhookWake chan struct{}
 }
 
 // NewService wires a Service, filling in defaults.
@@ -77,8 +83,10 @@ func NewService(cfg Config, d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, store: d.Store, vault: d.Vault, processor: d.Processor,
-		bank: d.Bank, log: d.Logger, clock: d.Clock, random: d.Random}
+	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
+		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1)}
+	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
+	return s
 }
 
 // Config returns the service's configuration.
@@ -137,10 +145,14 @@ func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) erro
 	return tx.AddEvent(&Event{MerchantID: merchantID, Reference: ref, Type: typ, Data: string(b), CreatedAt: s.now()})
 }
 
-// outcome records a transaction's new state: its audit event and (once
-// the webhooks feature lands) its webhook outbox rows, in the same tx.
+// outcome records a transaction's new state: its audit event and its
+// webhook outbox rows, in the same tx.
 func (s *Service) outcome(tx Tx, t *Transaction) error {
-	return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), map[string]any{
+	err := s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), map[string]any{
 		"status": t.Status, "total": t.Total, "currency": t.Currency, "version": t.Version,
 	})
+	if err != nil {
+		return err
+	}
+	return s.enqueueWebhooks(tx, t)
 }

@@ -92,6 +92,30 @@ type Tx interface {
 	// ReleaseRefunded atomically subtracts amount from the refunded total
 	// of a transaction (a reserved refund the bank rejected), never below 0.
 	ReleaseRefunded(reference string, amount int64, now time.Time) error
+	// Webhooks: the transactional outbox and its delivery log.
+
+	// CreateWebhookDelivery inserts an outbox row.
+	CreateWebhookDelivery(d *WebhookDelivery) error
+	// ClaimWebhookDeliveries leases up to limit pending rows due at now
+	// whose lease is free or expired, setting lease token and until with a
+	// compare-and-set, so concurrent claimers never get the same row.
+	ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*WebhookDelivery, error)
+	// FinishWebhookAttempt writes d's state, attempts, next attempt time
+	// and last result and releases its lease, if the row is still leased
+	// with token; otherwise it returns ErrConflict.
+	FinishWebhookAttempt(d *WebhookDelivery, token string) error
+	// AddWebhookAttempt appends to the delivery log.
+	AddWebhookAttempt(a *WebhookAttempt) error
+	// ResendWebhookDelivery makes a delivered or failed row pending again,
+	// due at now; ErrConflict when it is pending already.
+	ResendWebhookDelivery(id string, now time.Time) error
+	WebhookDelivery(id string) (*WebhookDelivery, error)
+	// ListWebhookDeliveries lists deliveries newest first.
+	ListWebhookDeliveries(f WebhookFilter) ([]*WebhookDelivery, error)
+	// WebhookAttempts lists a delivery's attempts, oldest first.
+	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
+	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
+	CountDueWebhookDeliveries(now time.Time) (int, error)
 }
 
 // TransactionToken is a single-use token authorising one operation.

@@ -28,6 +28,9 @@ commands:
   migrate            apply database migrations
   merchant create    onboard a merchant and print its keys once
   merchant list      list merchants
+  merchant rotate-webhook-secret   give a merchant a new webhook signing secret
+  webhooks list      show the webhook delivery log
+  webhooks resend    queue a webhook delivery again
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, env, args[1:])
 	case "merchant":
 		return runMerchant(ctx, env, args[1:])
+	case "webhooks":
+		return runWebhooks(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -13,13 +13,15 @@ import (
 
 func runMerchant(ctx context.Context, env environment, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("merchant: want a subcommand: create or list")
+		return fmt.Errorf("merchant: want a subcommand: create, list or rotate-webhook-secret")
 	}
 	switch args[0] {
 	case "create":
 		return runMerchantCreate(ctx, env, args[1:])
 	case "list":
 		return runMerchantList(ctx, env, args[1:])
+	case "rotate-webhook-secret":
+		return runRotateWebhookSecret(ctx, env, args[1:])
 	}
 	return fmt.Errorf("merchant: unknown subcommand %q", args[0])
 }
@@ -65,6 +67,9 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	f.Var(percentFlag{&r.Amex}, "surcharge-amex", "domestic amex surcharge percent (default 2.5)")
 	f.Var(percentFlag{&r.International}, "surcharge-international", "international card surcharge percent (default 2.9)")
 	ddFee := directDebitFeeFlags(f)
+	f.BoolVar(&n.Settings.Webhook.Legacy, "webhook-legacy", false, "send the older 16-field webhook payload instead of the full one")
+	f.BoolVar(&n.Settings.Webhook.Retries, "webhook-retries", false, "retry failed webhooks with exponential backoff for up to 3 days (default: one attempt)")
+	pricing := pricingFlags(f.FlagSet)
 	asJSON := f.Bool("json", false, "print the credentials as one JSON object")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
@@ -74,6 +79,11 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 		return err
 	}
 	n.Settings.DirectDebit = dd
+	p, err := pricing.pricing()
+	if err != nil {
+		return err
+	}
+	n.Settings.Pricing = p
 	hosts, err := webhookDomains(n.Settings.Webhook.URL, domains)
 	if err != nil {
 		return err

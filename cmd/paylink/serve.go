@@ -19,6 +19,7 @@ import (
 	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/jobs"
+	"github.com/paylink/paylink/internal/webhook"
 )
 
 // serveConfig is everything serve needs.
@@ -30,6 +31,8 @@ type serveConfig struct {
 	rateLimit   float64
 	rateBurst   int
 	metricsAddr string
+	// webhookTimeout bounds one webhook delivery attempt.
+	webhookTimeout time.Duration
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -46,11 +49,13 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
+	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr = *dsn, *addr, *base, *metrics
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing}
+	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing, WebhookRetries: *whRetries}
 	return serve(ctx, env, cfg)
 }
 
@@ -112,10 +117,14 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service, cfg serveConfig) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		jobs.NewRunner(log, backgroundTasks(svc)...).Run(jobCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Logger: log}).Run(jobCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

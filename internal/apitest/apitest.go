@@ -24,6 +24,7 @@ import (
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
+	"github.com/paylink/paylink/internal/webhook"
 )
 
 // Clock is a settable clock, safe for concurrent use.
@@ -72,12 +73,20 @@ type Options struct {
 	// Bank replaces the sandbox direct-entry bank (an outer edge), for
 	// tests of an unreachable bank.
 	Bank paylink.BankProcessor
+	// WebhookTimeout bounds one webhook delivery attempt (default 30s).
+	WebhookTimeout time.Duration
+	// Clock, when set, is shared with another Env (two instances on one
+	// database); default: a new clock at the current time.
+	Clock *Clock
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
-	e := &Env{T: t, Clock: NewClock(time.Now().UTC()), Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	e := &Env{T: t, Clock: opts.Clock, Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	if e.Clock == nil {
+		e.Clock = NewClock(time.Now().UTC())
+	}
 	dsn := opts.DSN
 	if dsn == "" {
 		e.DBPath = filepath.Join(t.TempDir(), "paylink.db")
@@ -108,11 +117,41 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e.Server.Config.Handler = h
 	e.Server.Start()
+	dctx, stopDispatcher := context.WithCancel(context.Background())
+	dispatcherDone := make(chan struct{})
+	go func() {
+		defer close(dispatcherDone)
+		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log}).Run(dctx)
+	}()
 	t.Cleanup(func() {
 		e.Server.Close()
+		stopDispatcher()
+		<-dispatcherDone
 		st.Close()
 	})
 	return e
+}
+
+// WaitWebhooks waits until no webhook delivery is due: every row
+// enqueued so far has been attempted (and, with retries, is waiting for a
+// later time). It fails the test after a minute.
+func (e *Env) WaitWebhooks() {
+	e.T.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := e.Service.DueWebhooks(context.Background())
+		if err != nil {
+			e.T.Fatalf("wait webhooks: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("wait webhooks: %d deliveries still due after a minute", n)
+		}
+		e.Service.WakeWebhooks()
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // lockedWriter serialises log writes into a shared buffer.

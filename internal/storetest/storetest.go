@@ -37,6 +37,9 @@ func Run(t *testing.T, open Opener) {
 		"TransactionByReference":              testTransactionByReference,
 		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
 		"NegativeRefundedReleasesReservation": testNegativeRefundedReleasesReservation,
+		// Webhooks
+		"WebhookClaimRace": testWebhookClaimRace,
+		"WebhookLease":     testWebhookLease,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Webhooks: operator commands for the delivery log, manual redelivery,
+// signing-secret rotation, and the pricing flags of merchant create.
+
+func runWebhooks(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 {
+		return errors.New("webhooks: want a subcommand: list or resend")
+	}
+	switch args[0] {
+	case "list":
+		return runWebhooksList(ctx, env, args[1:])
+	case "resend":
+		return runWebhooksResend(ctx, env, args[1:])
+	}
+	return fmt.Errorf("webhooks: unknown subcommand %q", args[0])
+}
+
+// withService opens the database named by --db and runs fn with a service.
+func withService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := newService(env, st, dsn, paylink.Config{}, newLogger(env.stderr))
+	if err != nil {
+		return err
+	}
+	return fn(svc)
+}
+
+func runWebhooksList(ctx context.Context, env environment, args []string) error {
+	f := newFlags("webhooks list", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	var filter paylink.WebhookFilter
+	f.StringVar(&filter.MerchantID, "merchant", "", "only this merchant's deliveries (mid)")
+	f.BoolVar(&filter.FailedOnly, "failed", false, "only failed deliveries")
+	f.IntVar(&filter.Limit, "limit", 100, "at most this many deliveries, newest first")
+	attempts := f.Bool("attempts", false, "also print every attempt of each delivery")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		ds, err := svc.ListWebhooks(ctx, filter)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tMID\tREFERENCE\tSTATUS\tTARGET\tSTATE\tATTEMPTS\tLAST CODE\tCREATED\tURL\tLAST ERROR")
+		for _, d := range ds {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", d.ID, d.MerchantID, d.Reference, d.EventStatus,
+				d.Target, d.State, d.Attempts, d.LastStatusCode, d.CreatedAt.Format(time.RFC3339), d.URL, d.LastError)
+			if *attempts {
+				if err := printAttempts(ctx, tw, svc, d.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return tw.Flush()
+	})
+}
+
+func printAttempts(ctx context.Context, tw *tabwriter.Writer, svc *paylink.Service, id string) error {
+	as, err := svc.WebhookAttempts(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		fmt.Fprintf(tw, "  attempt %d\t%s\tHTTP %d\t%dms\t%s\t%s\n", a.Attempt, a.StartedAt.Format(time.RFC3339),
+			a.StatusCode, a.Latency.Milliseconds(), a.URL, a.Error)
+	}
+	return nil
+}
+
+func runWebhooksResend(ctx context.Context, env environment, args []string) error {
+	f := newFlags("webhooks resend", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	if f.NArg() != 1 {
+		return errors.New("webhooks resend: want exactly one delivery ID (see webhooks list)")
+	}
+	id := f.Arg(0)
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		if err := svc.ResendWebhook(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "webhook %s queued for redelivery; a running paylink serve sends it within seconds\n", id)
+		return nil
+	})
+}
+
+func runRotateWebhookSecret(ctx context.Context, env environment, args []string) error {
+	f := newFlags("merchant rotate-webhook-secret", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	mid := f.String("merchant", "", "mid of the merchant (required)")
+	overlap := f.Duration("overlap", 24*time.Hour, "how long webhooks are also signed with the previous secret")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	if *mid == "" {
+		return errors.New("merchant rotate-webhook-secret: --merchant is required")
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		secret, err := svc.RotateWebhookSecret(ctx, *mid, *overlap)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "New webhook signing secret for %s (shown once; store it now):\n\nwebhook_secret: %s\n\n"+
+			"Webhooks carry signatures under both the new and the previous secret for %s.\n", *mid, secret, *overlap)
+		return nil
+	})
+}
+
+// pricingOptions are the fee flags of merchant create.
+type pricingOptions struct {
+	p        paylink.Pricing
+	fixed    map[string]*string
+	billable multiFlag
+	fs       *flag.FlagSet
+}
+
+// pricingFlags registers the fee flags; fixed amounts are decimals of
+// the transaction currency with up to 6 places.
+func pricingFlags(fs *flag.FlagSet) *pricingOptions {
+	o := &pricingOptions{p: paylink.DefaultPricing(), fixed: map[string]*string{}, fs: fs}
+	p := &o.p
+	fs.StringVar(&p.Model, "pricing-model", p.Model, "fee model: blended or ic_plus (interchange plus, ESTIMATED IC_PLUS line)")
+	fs.Var(percentFlag{&p.BlendedPercent}, "fee-blended-percent", "SERVICE_BLENDED_FEE percent for non-amex cards (default 1.75)")
+	fs.Var(percentFlag{&p.AmexPercent}, "fee-amex-percent", "AMEX_FEE percent (default 2.9)")
+	fs.Var(percentFlag{&p.AmexTaxPercent}, "fee-amex-tax-percent", "AMEX_FEE_TAX: GST percent on the amex fee (default 10)")
+	fs.Var(percentFlag{&p.ICPlusPercent}, "fee-ic-plus-percent", "IC_PLUS estimate percent (default 1)")
+	fs.Var(percentFlag{&p.ServiceProtectPercent}, "fee-service-protect-percent", "SERVICE_PROTECT_FEE percent (default none)")
+	for name, help := range map[string]string{
+		"fee-blended-fixed": "SERVICE_BLENDED_FEE fixed part (default 0.30)",
+		"fee-amex-fixed":    "AMEX_FEE fixed part (default 0.30)",
+		"fee-ic-plus-fixed": "IC_PLUS estimate fixed part (default 0.10)",
+		"fee-service-trans": "SERVICE_TRANS_FEE per transaction (default none)",
+	} {
+		o.fixed[name] = fs.String(name, "", help)
+	}
+	fs.Var(&o.billable, "fee-billable", "fee code invoiced separately (BILLABLE) rather than DEDUCTED (repeatable)")
+	return o
+}
+
+// changed reports whether any pricing flag was given.
+func (o *pricingOptions) changed() bool {
+	changed := false
+	o.fs.Visit(func(f *flag.Flag) {
+		changed = changed || strings.HasPrefix(f.Name, "fee-") || f.Name == "pricing-model"
+	})
+	return changed
+}
+
+// pricing returns the configured pricing, or nil (the defaults) when no
+// fee flag was given.
+func (o *pricingOptions) pricing() (*paylink.Pricing, error) {
+	if !o.changed() {
+		return nil, nil
+	}
+	p := o.p
+	if p.Model != paylink.PricingBlended && p.Model != paylink.PricingICPlus {
+		return nil, fmt.Errorf("--pricing-model must be %s or %s", paylink.PricingBlended, paylink.PricingICPlus)
+	}
+	targets := map[string]*int64{"fee-blended-fixed": &p.BlendedFixed, "fee-amex-fixed": &p.AmexFixed,
+		"fee-ic-plus-fixed": &p.ICPlusFixed, "fee-service-trans": &p.ServiceTransFee}
+	for name, v := range o.fixed {
+		if *v == "" {
+			continue
+		}
+		micros, err := paylink.ParseAmount(*v, paylink.Currency{Code: "fee", Exponent: 6})
+		if err != nil || micros < 0 {
+			return nil, fmt.Errorf("--%s: want a non-negative amount with up to 6 decimals", name)
+		}
+		*targets[name] = micros
+	}
+	codes := []string{paylink.FeeServiceBlended, paylink.FeeServiceProtect, paylink.FeeAmex, paylink.FeeAmexTax,
+		paylink.FeeICPlus, paylink.FeeServiceTrans, paylink.FeeDirectDebit}
+	for _, c := range o.billable {
+		if !slices.Contains(codes, strings.ToUpper(c)) {
+			return nil, fmt.Errorf("--fee-billable %q: want one of %s", c, strings.Join(codes, ", "))
+		}
+		p.Billable = append(p.Billable, strings.ToUpper(c))
+	}
+	return &p, nil
+}

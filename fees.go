@@ -1,0 +1,194 @@
+package paylink
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Fee codes of a webhook's fee_detail lines (spec 2.3).
+const (
+	FeeServiceBlended = "SERVICE_BLENDED_FEE"
+	FeeServiceProtect = "SERVICE_PROTECT_FEE"
+	FeeAmex           = "AMEX_FEE"
+	FeeAmexTax        = "AMEX_FEE_TAX"
+	FeeICPlus         = "IC_PLUS"
+	FeeServiceTrans   = "SERVICE_TRANS_FEE"
+	FeeDirectDebit    = "DD_FEE"
+)
+
+// Settlement types and calculation modes of fee lines and summaries.
+const (
+	SettlementDeducted = "DEDUCTED"
+	SettlementBillable = "BILLABLE"
+	CalcExact          = "EXACT"
+	CalcEstimated      = "ESTIMATED"
+	CalcMixed          = "MIXED"
+)
+
+// Pricing models.
+const (
+	PricingBlended = "blended"
+	PricingICPlus  = "ic_plus"
+)
+
+// MicrosPerUnit is the number of fee micro-units in one major currency
+// unit: fee amounts are kept in millionths (six decimals), exactly.
+const MicrosPerUnit = 1_000_000
+
+// DefaultPricing is the pricing of a merchant onboarded without one
+// (Settings.Pricing nil): blended 1.75% + 0.30 for every brand but amex,
+// amex 2.9% + 0.30 plus 10% GST on the amex fee, every line DEDUCTED.
+func DefaultPricing() Pricing {
+	return Pricing{
+		Model:          PricingBlended,
+		BlendedPercent: 17500, BlendedFixed: 300_000,
+		AmexPercent: 29000, AmexFixed: 300_000, AmexTaxPercent: 100000,
+		ICPlusPercent: 10000, ICPlusFixed: 100_000,
+	}
+}
+
+// PricingOf returns the merchant's pricing, or the defaults.
+func PricingOf(m *Merchant) Pricing {
+	if m.Settings.Pricing == nil {
+		return DefaultPricing()
+	}
+	return *m.Settings.Pricing
+}
+
+// FeeLine is one fee of a transaction in micro-units of its currency.
+type FeeLine struct {
+	Code        string
+	Micros      int64
+	Currency    string
+	Settlement  string
+	Calculation string
+}
+
+// FeeLines computes a transaction's fees under p. Declined, failed and
+// unfinished transactions carry no fee. Holds (PRE_AUTHORISED) are priced
+// on the held amount and marked ESTIMATED, as the fee is final only at
+// capture; interchange-plus lines are always ESTIMATED.
+func (p Pricing) FeeLines(t *Transaction) []FeeLine {
+	switch t.Status {
+	case StatusApproved, StatusPreAuthorised, StatusPending:
+	default:
+		return nil
+	}
+	cur, ok := LookupCurrency(t.Currency)
+	if !ok {
+		return nil
+	}
+	if t.PaymentType == PaymentTypeBankAccount {
+		return []FeeLine{p.line(FeeDirectDebit, minorToMicros(t.Details.DirectDebitFee, cur), t.Currency, CalcExact)}
+	}
+	mode := CalcExact
+	if t.Status == StatusPreAuthorised {
+		mode = CalcEstimated
+	}
+	base := t.Amount + t.Surcharge
+	var lines []FeeLine
+	switch {
+	case t.Details.Card != nil && t.Details.Card.Brand == BrandAmex:
+		fee := percentMicros(base, p.AmexPercent, cur) + p.AmexFixed
+		lines = append(lines, p.line(FeeAmex, fee, t.Currency, mode))
+		if p.AmexTaxPercent > 0 {
+			tax := mulDivRoundHalfUp(fee, int64(p.AmexTaxPercent), 100*int64(PercentUnit))
+			lines = append(lines, p.line(FeeAmexTax, tax, t.Currency, mode))
+		}
+	case p.Model == PricingICPlus:
+		fee := percentMicros(base, p.ICPlusPercent, cur) + p.ICPlusFixed
+		lines = append(lines, p.line(FeeICPlus, fee, t.Currency, CalcEstimated))
+	default:
+		fee := percentMicros(base, p.BlendedPercent, cur) + p.BlendedFixed
+		lines = append(lines, p.line(FeeServiceBlended, fee, t.Currency, mode))
+	}
+	if p.ServiceProtectPercent > 0 {
+		lines = append(lines, p.line(FeeServiceProtect, percentMicros(base, p.ServiceProtectPercent, cur), t.Currency, mode))
+	}
+	if p.ServiceTransFee > 0 {
+		lines = append(lines, p.line(FeeServiceTrans, p.ServiceTransFee, t.Currency, mode))
+	}
+	return lines
+}
+
+// line builds a fee line, settled as the pricing says for its code.
+func (p Pricing) line(code string, micros int64, currency, mode string) FeeLine {
+	settlement := SettlementDeducted
+	if slices.Contains(p.Billable, code) {
+		settlement = SettlementBillable
+	}
+	return FeeLine{Code: code, Micros: micros, Currency: currency, Settlement: settlement, Calculation: mode}
+}
+
+// minorToMicros converts minor units of cur to fee micro-units.
+func minorToMicros(minor int64, cur Currency) int64 {
+	for range 6 - cur.Exponent {
+		minor *= 10
+	}
+	return minor
+}
+
+// percentMicros is rate of an amount in minor units of cur, in fee
+// micro-units, rounded half-up to one micro-unit.
+func percentMicros(minor int64, rate Percent, cur Currency) int64 {
+	// minor * 10^(6-exp) micros * rate / (100 * PercentUnit)
+	// = minor * rate / 10^exp, as 100 * PercentUnit is 10^6.
+	div := int64(1)
+	for range cur.Exponent {
+		div *= 10
+	}
+	return mulDivRoundHalfUp(minor, int64(rate), div)
+}
+
+// mulDivRoundHalfUp is a*b/c for non-negative a, b and positive c,
+// rounded half-up, with a 128-bit intermediate product so that no
+// amount paylink accepts can overflow. Negative inputs count as zero; a
+// quotient beyond int64 (impossible for amounts within MaxAmount)
+// saturates at math.MaxInt64.
+func mulDivRoundHalfUp(a, b, c int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	lo, carry := bits.Add64(lo, uint64(c)/2, 0)
+	hi += carry
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
+}
+
+// FormatMicros prints fee micro-units with 2 to 6 decimals: 183750 is
+// "0.18375", 300000 is "0.30".
+func FormatMicros(micros int64) string { return formatScaled(micros, 6, 2) }
+
+// FeeSummary totals a set of fee lines.
+type FeeSummary struct {
+	TotalMicros int64
+	Currency    string
+	Calculation string
+	LineCount   int
+}
+
+// SummarizeFees totals the lines that keep returns true for. The
+// calculation mode is EXACT for no lines, the lines' common mode, or
+// MIXED when they differ.
+func SummarizeFees(lines []FeeLine, currency string, keep func(FeeLine) bool) FeeSummary {
+	s := FeeSummary{Currency: currency, Calculation: CalcExact}
+	for _, l := range lines {
+		if !keep(l) {
+			continue
+		}
+		switch {
+		case s.LineCount == 0:
+			s.Calculation = l.Calculation
+		case s.Calculation != l.Calculation:
+			s.Calculation = CalcMixed
+		}
+		s.TotalMicros += l.Micros
+		s.LineCount++
+	}
+	return s
+}

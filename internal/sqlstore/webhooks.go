@@ -1,0 +1,174 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Webhooks: the outbox rows (webhook_deliveries) and the delivery log
+// (webhook_attempts) of migration 0003.
+
+const deliveryColumns = `id, merchant_id, reference, event_status, target, url, payload, state, attempts,
+	next_attempt_at, lease_token, lease_until, last_status_code, last_error, created_at, updated_at, delivered_at`
+
+func scanDelivery(row interface{ Scan(...any) error }) (*paylink.WebhookDelivery, error) {
+	var d paylink.WebhookDelivery
+	var payload, status string
+	var next, created, updated int64
+	var lease, delivered sql.NullInt64
+	err := row.Scan(&d.ID, &d.MerchantID, &d.Reference, &status, &d.Target, &d.URL, &payload, &d.State, &d.Attempts,
+		&next, &d.LeaseToken, &lease, &d.LastStatusCode, &d.LastError, &created, &updated, &delivered)
+	if err != nil {
+		return nil, err
+	}
+	d.EventStatus, d.Payload = paylink.Status(status), []byte(payload)
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = time.UnixMicro(next).UTC(), time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	d.LeaseUntil, d.DeliveredAt = fromMicros(lease), fromMicros(delivered)
+	return &d, nil
+}
+
+// scanDeliveries reads every row of a deliveries query.
+func scanDeliveries(rows *sql.Rows, op string) ([]*paylink.WebhookDelivery, error) {
+	defer rows.Close()
+	var out []*paylink.WebhookDelivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return out, nil
+}
+
+// CreateWebhookDelivery inserts an outbox row.
+func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
+	_, err := t.exec(`INSERT INTO webhook_deliveries (`+deliveryColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		d.ID, d.MerchantID, d.Reference, string(d.EventStatus), d.Target, d.URL, string(d.Payload), d.State, d.Attempts,
+		d.NextAttemptAt.UnixMicro(), d.LeaseToken, micros(d.LeaseUntil), d.LastStatusCode, d.LastError,
+		d.CreatedAt.UnixMicro(), d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt))
+	if err != nil {
+		return fmt.Errorf("insert webhook delivery: %w", err)
+	}
+	return nil
+}
+
+// ClaimWebhookDeliveries leases due rows. The outer WHERE repeats the
+// inner one, so that on PostgreSQL a row another transaction claimed
+// meanwhile is re-checked after its lock is released and skipped.
+func (t *tx) ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*paylink.WebhookDelivery, error) {
+	rows, err := t.q.QueryContext(t.ctx, `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+		WHERE id IN (SELECT id FROM webhook_deliveries
+			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $5)
+			ORDER BY next_attempt_at LIMIT $6)
+		AND state = $7 AND next_attempt_at <= $8 AND (lease_until IS NULL OR lease_until <= $9)
+		RETURNING `+deliveryColumns,
+		token, leaseUntil.UnixMicro(), paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro(), limit,
+		paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
+	}
+	return scanDeliveries(rows, "claim webhook deliveries")
+}
+
+// FinishWebhookAttempt records an attempt's result if the lease holds.
+func (t *tx) FinishWebhookAttempt(d *paylink.WebhookDelivery, token string) error {
+	return t.execOne("finish webhook attempt", `UPDATE webhook_deliveries SET state = $1, attempts = $2,
+		next_attempt_at = $3, lease_token = '', lease_until = NULL, last_status_code = $4, last_error = $5,
+		updated_at = $6, delivered_at = $7
+		WHERE id = $8 AND lease_token = $9 AND state = $10`,
+		d.State, d.Attempts, d.NextAttemptAt.UnixMicro(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMicro(),
+		micros(d.DeliveredAt), d.ID, token, paylink.DeliveryPending)
+}
+
+// AddWebhookAttempt appends to the delivery log.
+func (t *tx) AddWebhookAttempt(a *paylink.WebhookAttempt) error {
+	_, err := t.exec(`INSERT INTO webhook_attempts (delivery_id, attempt, url, status_code, latency_us, error, started_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.DeliveryID, a.Attempt, a.URL, a.StatusCode, a.Latency.Microseconds(), a.Error, a.StartedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert webhook attempt: %w", err)
+	}
+	return nil
+}
+
+// ResendWebhookDelivery makes a finished row due again.
+func (t *tx) ResendWebhookDelivery(id string, now time.Time) error {
+	err := t.execOne("resend webhook delivery", `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2,
+		updated_at = $3 WHERE id = $4 AND state <> $5`,
+		paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro(), id, paylink.DeliveryPending)
+	if errors.Is(err, paylink.ErrConflict) {
+		if _, lerr := t.WebhookDelivery(id); lerr != nil {
+			return lerr
+		}
+	}
+	return err
+}
+
+// WebhookDelivery loads one delivery.
+func (t *tx) WebhookDelivery(id string) (*paylink.WebhookDelivery, error) {
+	d, err := scanDelivery(t.q.QueryRowContext(t.ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
+	if err != nil {
+		return nil, notFound("load webhook delivery", err)
+	}
+	return d, nil
+}
+
+// ListWebhookDeliveries lists deliveries newest first.
+func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookDelivery, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	state := ""
+	if f.FailedOnly {
+		state = paylink.DeliveryFailed
+	}
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE ($1 = '' OR merchant_id = $2) AND ($3 = '' OR state = $4)
+		ORDER BY created_at DESC, id DESC LIMIT $5`, f.MerchantID, f.MerchantID, state, state, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return scanDeliveries(rows, "list webhook deliveries")
+}
+
+// WebhookAttempts lists a delivery's attempts, oldest first.
+func (t *tx) WebhookAttempts(deliveryID string) ([]*paylink.WebhookAttempt, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT delivery_id, attempt, url, status_code, latency_us, error, started_at
+		FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`, deliveryID)
+	if err != nil {
+		return nil, fmt.Errorf("webhook attempts: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.WebhookAttempt
+	for rows.Next() {
+		var a paylink.WebhookAttempt
+		var latency, started int64
+		if err := rows.Scan(&a.DeliveryID, &a.Attempt, &a.URL, &a.StatusCode, &latency, &a.Error, &started); err != nil {
+			return nil, fmt.Errorf("webhook attempts: %w", err)
+		}
+		a.Latency, a.StartedAt = time.Duration(latency)*time.Microsecond, time.UnixMicro(started).UTC()
+		out = append(out, &a)
+	}
+	return out, rows.Err()
+}
+
+// CountDueWebhookDeliveries counts pending rows due at now.
+func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
+	var n int
+	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = $1 AND next_attempt_at <= $2`,
+		paylink.DeliveryPending, now.UnixMicro()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count due webhook deliveries: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,160 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Webhooks: the outbox and delivery log.
+
+func newDelivery(m *paylink.Merchant, id string, due time.Time) *paylink.WebhookDelivery {
+	return &paylink.WebhookDelivery{ID: id, MerchantID: m.ID, Reference: "pr_" + id, EventStatus: paylink.StatusApproved,
+		Target: paylink.TargetCompany, URL: "https://hooks.example.com/x", Payload: []byte(`{"status":"APPROVED"}`),
+		State: paylink.DeliveryPending, NextAttemptAt: due, CreatedAt: t0, UpdatedAt: t0}
+}
+
+// testWebhookClaimRace: concurrent claimers never get the same row, and
+// every due row is claimed exactly once; rows not due are left.
+func testWebhookClaimRace(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	const due = 20
+	update(t, s, func(tx paylink.Tx) error {
+		for i := range due {
+			if err := tx.CreateWebhookDelivery(newDelivery(m, fmt.Sprintf("msg_%d%s", i, m.ID), t0)); err != nil {
+				return err
+			}
+		}
+		return tx.CreateWebhookDelivery(newDelivery(m, "msg_later"+m.ID, t0.Add(time.Hour)))
+	})
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ds []*paylink.WebhookDelivery
+			err := s.Update(context.Background(), func(tx paylink.Tx) error {
+				var err error
+				ds, err = tx.ClaimWebhookDeliveries(t0, t0.Add(time.Minute), fmt.Sprintf("lease%d", i), 5)
+				return err
+			})
+			if err != nil {
+				t.Errorf("claim: %v", err)
+			}
+			mu.Lock()
+			for _, d := range ds {
+				claimed[d.ID]++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	// Under contention a claimer may come away with fewer rows than were
+	// due (PostgreSQL re-checks rows another claimer took); a last claim
+	// collects what is left.
+	update(t, s, func(tx paylink.Tx) error {
+		ds, err := tx.ClaimWebhookDeliveries(t0, t0.Add(time.Minute), "last", due)
+		for _, d := range ds {
+			claimed[d.ID]++
+		}
+		return err
+	})
+	for id, n := range claimed {
+		if n != 1 {
+			t.Errorf("row %s: got claimed %d times, want once", id, n)
+		}
+	}
+	if len(claimed) != due || claimed["msg_later"+m.ID] != 0 {
+		t.Errorf("got %d rows claimed (later row %d), want %d due rows and not the later one", len(claimed), claimed["msg_later"+m.ID], due)
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		n, err := tx.CountDueWebhookDeliveries(t0)
+		if err != nil || n != due {
+			t.Errorf("count due: got %d, %v; want %d (leased rows still count)", n, err, due)
+		}
+		return nil
+	})
+}
+
+// testWebhookLease: a lease blocks other claimers until it expires; only
+// the holder of the current lease can finish the row; resend re-queues a
+// finished row; the log and the filters read back.
+func testWebhookLease(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	d := newDelivery(m, "msg_lease"+m.ID, t0)
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.CreateWebhookDelivery(newDelivery(other, "msg_other"+other.ID, t0.Add(time.Hour))); err != nil {
+			return err
+		}
+		return tx.CreateWebhookDelivery(d)
+	})
+	claim := func(at time.Time, token string) int {
+		var n int
+		update(t, s, func(tx paylink.Tx) error {
+			ds, err := tx.ClaimWebhookDeliveries(at, at.Add(time.Minute), token, 10)
+			n = len(ds)
+			return err
+		})
+		return n
+	}
+	if got := claim(t0, "a"); got != 1 {
+		t.Fatalf("first claim: got %d rows, want 1", got)
+	}
+	if got := claim(t0.Add(30*time.Second), "b"); got != 0 {
+		t.Errorf("claim during lease: got %d rows, want 0", got)
+	}
+	if got := claim(t0.Add(2*time.Minute), "c"); got != 1 {
+		t.Errorf("claim after the lease expired: got %d rows, want 1", got)
+	}
+	done := *d
+	done.State, done.Attempts, done.LastStatusCode, done.DeliveredAt = paylink.DeliveryDelivered, 1, 200, t0.Add(2*time.Minute)
+	err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.FinishWebhookAttempt(&done, "a") })
+	if !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("finish with a lost lease: got %v, want ErrConflict", err)
+	}
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.FinishWebhookAttempt(&done, "c"); err != nil {
+			return err
+		}
+		return tx.AddWebhookAttempt(&paylink.WebhookAttempt{DeliveryID: d.ID, Attempt: 1, URL: d.URL, StatusCode: 200,
+			Latency: 1500 * time.Microsecond, StartedAt: t0})
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.WebhookDelivery(d.ID)
+		if err != nil || got.State != paylink.DeliveryDelivered || got.Attempts != 1 || got.LeaseToken != "" || string(got.Payload) != string(d.Payload) {
+			t.Errorf("after finish: got %+v, %v; want delivered, 1 attempt, no lease, same payload", got, err)
+		}
+		as, err := tx.WebhookAttempts(d.ID)
+		if err != nil || len(as) != 1 || as[0].Latency != 1500*time.Microsecond || as[0].StatusCode != 200 {
+			t.Errorf("attempts: got %+v, %v; want one 200 attempt of 1.5ms", as, err)
+		}
+		list, err := tx.ListWebhookDeliveries(paylink.WebhookFilter{MerchantID: m.ID})
+		if err != nil || len(list) != 1 || list[0].ID != d.ID {
+			t.Errorf("list by merchant: got %d, %v; want only %s", len(list), err, d.ID)
+		}
+		failed, err := tx.ListWebhookDeliveries(paylink.WebhookFilter{FailedOnly: true, MerchantID: m.ID})
+		if err != nil || len(failed) != 0 {
+			t.Errorf("list failed: got %d, %v; want none", len(failed), err)
+		}
+		return nil
+	})
+	update(t, s, func(tx paylink.Tx) error { return tx.ResendWebhookDelivery(d.ID, t0.Add(time.Hour)) })
+	err = s.Update(context.Background(), func(tx paylink.Tx) error { return tx.ResendWebhookDelivery(d.ID, t0.Add(time.Hour)) })
+	if !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("resend a pending row: got %v, want ErrConflict", err)
+	}
+	err = s.Update(context.Background(), func(tx paylink.Tx) error { return tx.ResendWebhookDelivery("msg_missing", t0) })
+	if !errors.Is(err, paylink.ErrNotFound) {
+		t.Errorf("resend a missing row: got %v, want ErrNotFound", err)
+	}
+	if got := claim(t0.Add(time.Hour), "d"); got != 2 {
+		t.Errorf("claim after resend: got %d rows, want the resent row and the other merchant's", got)
+	}
+}

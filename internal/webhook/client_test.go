@@ -1,0 +1,92 @@
+package webhook
+
+import (
+	"net/netip"
+	"testing"
+)
+
+func TestPublicAddress(t *testing.T) {
+	tests := []struct {
+		ip   string
+		want bool
+	}{
+		{"8.8.8.8", true},
+		{"2606:4700:4700::1111", true},
+		{"127.0.0.1", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false},
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"fd12:3456::1", false},
+		{"100.64.0.1", false},
+		{"0.0.0.0", false},
+		{"::", false},
+		{"224.0.0.1", false},
+		{"ff02::1", false},
+		{"255.255.255.255", false},
+		{"::ffff:127.0.0.1", false},
+		{"::ffff:10.0.0.1", false},
+		{"64:ff9b::a00:1", false},
+		{"198.18.0.1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ip, func(t *testing.T) {
+			if got := PublicAddress(netip.MustParseAddr(tt.ip)); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckDialAddress(t *testing.T) {
+	loop := netip.MustParseAddr("127.0.0.1")
+	tests := []struct {
+		name    string
+		address string
+		allowed netip.Addr
+		wantOK  bool
+	}{
+		{"public", "8.8.8.8:443", netip.Addr{}, true},
+		{"loopback from a name", "127.0.0.1:80", netip.Addr{}, false},
+		{"whitelisted literal", "127.0.0.1:80", loop, true},
+		{"other private address than the literal", "10.0.0.1:80", loop, false},
+		{"metadata", "169.254.169.254:80", netip.Addr{}, false},
+		{"garbage", "nonsense", netip.Addr{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkDialAddress(tt.address, tt.allowed)
+			if (err == nil) != tt.wantOK {
+				t.Errorf("got %v, want ok=%v", err, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	white := []string{"hooks.example.com", "127.0.0.1"}
+	tests := []struct {
+		url    string
+		wantOK bool
+	}{
+		{"https://hooks.example.com/paylink", true},
+		{"https://HOOKS.example.com:8443/x", true},
+		{"http://127.0.0.1:9999/x", true},
+		{"https://evil.example.com/x", false},
+		{"https://hooks.example.com.evil.net/x", false},
+		{"ftp://hooks.example.com/x", false},
+		{"https://user:pw@hooks.example.com/x", false},
+		{"/relative", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			_, err := checkURL(tt.url, white)
+			if (err == nil) != tt.wantOK {
+				t.Errorf("got %v, want ok=%v", err, tt.wantOK)
+			}
+		})
+	}
+}

@@ -1,0 +1,258 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
+)
+
+// servicePurchase pays through the Service as a payment link's page does,
+// with a dynamic webhook URL.
+func servicePurchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, dynamic string) *paylink.Transaction {
+	t.Helper()
+	req := paylink.PurchaseRequest{
+		CompanyToken: m.Creds.CompanyToken, TransactionToken: env.TransactionToken(m),
+		Customer: paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC", Email: "jo@example.com"},
+		Card: &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: env.Clock.Now().Year() + 2,
+			CVC: "123", HolderName: "Jo Citizen"},
+		Amount: 2500, Currency: "AUD", Channel: paylink.ChannelHPP, PaymentLinkID: "pl_test", WebhookURL: dynamic,
+	}
+	tr, err := env.Service.Purchase(context.Background(), m.Merchant, req)
+	if err != nil {
+		t.Fatalf("purchase: %v", err)
+	}
+	return tr
+}
+
+func TestCompanyAndDynamicWebhooks(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	company, dynamic := newReceiver(t, 200), newReceiver(t, 200)
+	tests := []struct {
+		name                 string
+		dynamicURL           string
+		wantCompany, wantDyn int
+	}{
+		{name: "company and dynamic each once", dynamicURL: dynamic.URL + "/link", wantCompany: 1, wantDyn: 1},
+		{name: "same URL once", dynamicURL: strings.Replace(company.URL, "http://", "HTTP://", 1) + "/hook", wantCompany: 1},
+		{name: "company only", wantCompany: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := onboard(env, company.URL+"/hook", nil)
+			c0, d0 := len(company.requests()), len(dynamic.requests())
+			tr := servicePurchase(t, env, m, tt.dynamicURL)
+			env.WaitWebhooks()
+			c, d := company.requests()[c0:], dynamic.requests()[d0:]
+			if len(c) != tt.wantCompany || len(d) != tt.wantDyn {
+				t.Fatalf("got %d company and %d dynamic webhooks, want %d and %d", len(c), len(d), tt.wantCompany, tt.wantDyn)
+			}
+			for _, r := range append(c, d...) {
+				p := decode(t, r.Body)
+				if p["transaction_reference"] != tr.Reference || p["webhook_type"] != "HPP" || p["payment_link"] != "pl_test" {
+					t.Errorf("got reference %v type %v link %v, want %s HPP pl_test", p["transaction_reference"], p["webhook_type"], p["payment_link"], tr.Reference)
+				}
+				if got := r.Header.Get("Content-Type"); got != "application/json" {
+					t.Errorf("got Content-Type %q, want application/json", got)
+				}
+			}
+			if len(c) == 1 && len(d) == 1 && string(c[0].Body) != string(d[0].Body) {
+				t.Errorf("got different payloads %s and %s, want identical", c[0].Body, d[0].Body)
+			}
+		})
+	}
+}
+
+// TestHangingReceiverBlocksNothing: a company receiver that never
+// answers does not delay the API response or the dynamic webhook, and
+// its attempt is recorded as failed at the timeout.
+func TestHangingReceiverBlocksNothing(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookTimeout: time.Second})
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) })
+	dynamic := newReceiver(t, 200)
+	m := onboard(env, hang.URL+"/hook", nil)
+
+	servicePurchase(t, env, m, dynamic.URL+"/link")
+	<-entered // the company receiver holds its request
+	waitHit(t, dynamic)
+	// The API still answers while the company receiver hangs.
+	purchase(t, env, m, "4111111111111111", "5.00")
+	<-entered
+
+	env.WaitWebhooks()
+	var failed, delivered int
+	for _, d := range deliveries(t, env, m) {
+		switch {
+		case d.Target == paylink.TargetCompany && d.State == paylink.DeliveryFailed && d.LastStatusCode == 0 && d.LastError != "":
+			failed++
+		case d.Target == paylink.TargetDynamic && d.State == paylink.DeliveryDelivered:
+			delivered++
+		default:
+			t.Errorf("got delivery %s %s state %s code %d error %q", d.ID, d.Target, d.State, d.LastStatusCode, d.LastError)
+		}
+	}
+	if failed != 2 || delivered != 1 {
+		t.Errorf("got %d timed-out company and %d delivered dynamic webhooks, want 2 and 1", failed, delivered)
+	}
+}
+
+func TestFailedDeliveryRetries(t *testing.T) {
+	tests := []struct {
+		name         string
+		retries, all bool
+		wantHits     int
+		wantState    string
+		wantRecord   []int
+	}{
+		{name: "no retry by default", wantHits: 1, wantState: paylink.DeliveryFailed, wantRecord: []int{500}},
+		{name: "backoff retries when the merchant enabled them", retries: true, wantHits: 3, wantState: paylink.DeliveryDelivered, wantRecord: []int{500, 500, 200}},
+		{name: "backoff retries enabled for all merchants", all: true, wantHits: 3, wantState: paylink.DeliveryDelivered, wantRecord: []int{500, 500, 200}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{Config: paylink.Config{WebhookRetries: tt.all}})
+			rc := newReceiver(t, 500)
+			m := onboard(env, rc.URL+"/hook", func(n *paylink.NewMerchant) { n.Settings.Webhook.Retries = tt.retries })
+			purchase(t, env, m, "4111111111111111", "10.00")
+			env.WaitWebhooks()
+			// First retry after 1 minute, the second after 2 more.
+			for i, step := range []time.Duration{59 * time.Second, 2 * time.Second, 2 * time.Minute} {
+				if i == 2 {
+					rc.setStatus(200)
+				}
+				env.Clock.Advance(step)
+				env.WaitWebhooks()
+			}
+			env.Clock.Advance(24 * time.Hour)
+			env.WaitWebhooks()
+			if got := len(rc.requests()); got != tt.wantHits {
+				t.Errorf("got %d requests, want %d", got, tt.wantHits)
+			}
+			ds := deliveries(t, env, m)
+			if len(ds) != 1 || ds[0].State != tt.wantState {
+				t.Fatalf("got deliveries %+v, want one in state %s", ds, tt.wantState)
+			}
+			as, err := env.Service.WebhookAttempts(context.Background(), ds[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []int
+			for i, a := range as {
+				codes = append(codes, a.StatusCode)
+				if a.Attempt != i+1 || a.URL != rc.URL+"/hook" || (a.StatusCode != 200 && a.Error == "") {
+					t.Errorf("attempt %d: got %+v, want attempt number, URL and error recorded", i+1, a)
+				}
+			}
+			if show(codes) != show(tt.wantRecord) {
+				t.Errorf("got attempt codes %v, want %v", codes, tt.wantRecord)
+			}
+		})
+	}
+}
+
+func TestManualResend(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	rc := newReceiver(t, 500)
+	m := onboard(env, rc.URL+"/hook", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	d := deliveries(t, env, m)[0]
+	rc.setStatus(200)
+	if err := env.Service.ResendWebhook(context.Background(), d.ID); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitWebhooks()
+	got := rc.requests()
+	if len(got) != 2 || got[0].Header.Get("webhook-id") != d.ID || got[1].Header.Get("webhook-id") != d.ID {
+		t.Fatalf("got %d requests, want 2 with webhook-id %s", len(got), d.ID)
+	}
+	if d = deliveries(t, env, m)[0]; d.State != paylink.DeliveryDelivered || d.Attempts != 2 {
+		t.Errorf("got state %s after %d attempts, want delivered after 2", d.State, d.Attempts)
+	}
+	err := env.Service.ResendWebhook(context.Background(), "msg_nope")
+	if e := paylink.AsError(err); e.Kind != paylink.KindNotFound {
+		t.Errorf("resend unknown: got %v, want not found", err)
+	}
+}
+
+// TestWhitelistAndPrivateAddresses: nothing is sent to a host outside
+// the whitelist, nor to a whitelisted name that resolves to a loopback
+// address; a whitelisted IP literal is reached.
+func TestWhitelistAndPrivateAddresses(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	rc := newReceiver(t, 200)
+	port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
+	tests := []struct {
+		name, url string
+		domains   []string
+		wantErr   string
+	}{
+		{name: "not whitelisted", url: rc.URL + "/hook", domains: []string{"hooks.example.com"}, wantErr: "whitelist"},
+		{name: "whitelisted name resolving to loopback", url: "http://localhost:" + port + "/hook", domains: []string{"localhost"}, wantErr: "not a public"},
+		{name: "whitelisted IP literal", url: rc.URL + "/hook", domains: []string{"127.0.0.1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := onboard(env, tt.url, nil, tt.domains...)
+			before := len(rc.requests())
+			purchase(t, env, m, "4111111111111111", "10.00")
+			env.WaitWebhooks()
+			d := deliveries(t, env, m)[0]
+			sent := len(rc.requests()) - before
+			if tt.wantErr == "" {
+				if d.State != paylink.DeliveryDelivered || sent != 1 {
+					t.Errorf("got state %s error %q and %d requests, want delivered once", d.State, d.LastError, sent)
+				}
+				return
+			}
+			if d.State != paylink.DeliveryFailed || !strings.Contains(d.LastError, tt.wantErr) || sent != 0 {
+				t.Errorf("got state %s error %q and %d requests, want failed with %q and none sent", d.State, d.LastError, sent, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestNoWebhookForFailedPayments(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	rc := newReceiver(t, 200)
+	m := onboard(env, rc.URL+"/hook", nil)
+	purchase(t, env, m, processor.CardProcessingError, "10.00")
+	purchase(t, env, m, processor.CardInsufficientFunds, "10.00")
+	env.WaitWebhooks()
+	got := rc.requests()
+	if len(got) != 1 || decode(t, got[0].Body)["status"] != "DECLINED" {
+		t.Fatalf("got %d webhooks, want only the DECLINED one", len(got))
+	}
+}
+
+// TestRedirectNotFollowed: a 3xx answer is a failed attempt and its
+// Location is never requested.
+func TestRedirectNotFollowed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	target := newReceiver(t, 200)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL+"/elsewhere", http.StatusFound))
+	t.Cleanup(redirect.Close)
+	m := onboard(env, redirect.URL+"/hook", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	d := deliveries(t, env, m)[0]
+	if d.State != paylink.DeliveryFailed || d.LastStatusCode != http.StatusFound || len(target.requests()) != 0 {
+		t.Errorf("got state %s code %d and %d requests at the Location, want failed 302 and none", d.State, d.LastStatusCode, len(target.requests()))
+	}
+}

@@ -1,0 +1,63 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/pgtest"
+)
+
+// TestInstancesShareOnePostgres runs two paylink instances, each with
+// its own dispatcher, on one PostgreSQL database: every webhook is sent
+// exactly once although both dispatchers race for the rows.
+func TestInstancesShareOnePostgres(t *testing.T) {
+	if pg == nil {
+		pgtest.Skip(t, pgErr)
+	}
+	dsn, err := pg.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(rc.Close)
+	a := apitest.Start(t, apitest.Options{DSN: dsn})
+	b := apitest.Start(t, apitest.Options{DSN: dsn, Clock: a.Clock})
+	m := onboard(a, rc.URL+"/hook", nil)
+	const n = 12
+	for i := range n {
+		env := a
+		if i%2 == 1 {
+			env = b
+		}
+		purchase(t, env, m, "4111111111111111", "10.00")
+		// Both dispatchers race for every row.
+		a.Service.WakeWebhooks()
+		b.Service.WakeWebhooks()
+	}
+	a.WaitWebhooks()
+	ds, err := a.Service.ListWebhooks(context.Background(), paylink.WebhookFilter{MerchantID: m.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ds) != n || len(seen) != n {
+		t.Fatalf("got %d rows and %d distinct webhooks received, want %d", len(ds), len(seen), n)
+	}
+	for _, d := range ds {
+		if seen[d.ID] != 1 || d.State != paylink.DeliveryDelivered || d.Attempts != 1 {
+			t.Errorf("%s: got received %d times, state %s after %d attempts; want delivered once", d.ID, seen[d.ID], d.State, d.Attempts)
+		}
+	}
+}

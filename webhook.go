@@ -1,0 +1,376 @@
+package paylink
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Webhook delivery states.
+const (
+	DeliveryPending   = "pending"   // due at NextAttemptAt (or leased by a dispatcher)
+	DeliveryDelivered = "delivered" // the receiver answered HTTP 200
+	DeliveryFailed    = "failed"    // the last attempt failed and no retry is due
+)
+
+// Webhook targets: the merchant's company webhook, or the dynamic
+// webhook_url of the payment link that was paid.
+const (
+	TargetCompany = "company"
+	TargetDynamic = "dynamic"
+)
+
+// WebhookDelivery is one outbox row: a payload to POST to one URL, and
+// where its delivery stands. Its ID is the Standard Webhooks webhook-id,
+// the same for every attempt.
+type WebhookDelivery struct {
+	ID             string
+	MerchantID     string
+	Reference      string // transaction reference
+	EventStatus    Status // the status the payload reports
+	Target         string
+	URL            string
+	Payload        []byte // the exact JSON body, built at enqueue time
+	State          string
+	Attempts       int // finished attempts
+	NextAttemptAt  time.Time
+	LeaseToken     string    // set while a dispatcher holds the row
+	LeaseUntil     time.Time // when an abandoned lease (a crash) may be taken over
+	LastStatusCode int
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	DeliveredAt    time.Time
+}
+
+// WebhookAttempt is one entry of the delivery log.
+type WebhookAttempt struct {
+	DeliveryID string
+	Attempt    int
+	URL        string
+	StatusCode int // 0 when no HTTP response was received
+	Latency    time.Duration
+	Error      string
+	StartedAt  time.Time
+}
+
+// WebhookFilter selects deliveries for the operator's list.
+type WebhookFilter struct {
+	MerchantID string // "" for all merchants
+	FailedOnly bool
+	Limit      int
+}
+
+// emitsWebhook reports whether a transaction in status s notifies the
+// merchant. The four webhook statuses of the spec do; PROCESSING and
+// REQUIRES_AUTHENTICATION are intermediate, FAILED moved no money and is
+// answered by the API alone, and PRE_AUTHORISED_REVERSED (cancel or
+// automatic expiry) is not a status receivers know. A capture moves the
+// hold to APPROVED, so it emits an APPROVED webhook for the captured total.
+func emitsWebhook(s Status) bool {
+	switch s {
+	case StatusApproved, StatusDeclined, StatusPreAuthorised, StatusPending:
+		return true
+	}
+	return false
+}
+
+// enqueueWebhooks inserts the outbox rows of t's new status inside tx:
+// one for the company webhook and one for the dynamic webhook, the same
+// URL only once. It is called from outcome, so the rows commit with the
+// status change or not at all.
+func (s *Service) enqueueWebhooks(tx Tx, t *Transaction) error {
+	if !emitsWebhook(t.Status) {
+		return nil
+	}
+	m, err := tx.Merchant(t.MerchantID)
+	if err != nil {
+		return fmt.Errorf("webhook merchant: %w", err)
+	}
+	targets := webhookTargets(m.Settings.Webhook.URL, t.Details.WebhookURL)
+	if len(targets) == 0 {
+		return nil
+	}
+	payload, err := WebhookPayload(t, m)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	for _, tg := range targets {
+		id, err := s.reference("msg_")
+		if err != nil {
+			return err
+		}
+		d := &WebhookDelivery{ID: id, MerchantID: m.ID, Reference: t.Reference, EventStatus: t.Status.Public(),
+			Target: tg.kind, URL: tg.url, Payload: payload, State: DeliveryPending,
+			NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}
+		if err := tx.CreateWebhookDelivery(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type webhookTarget struct{ kind, url string }
+
+// webhookTargets lists the company and dynamic URLs, the dynamic one
+// dropped when it is the same address as the company one.
+func webhookTargets(company, dynamic string) []webhookTarget {
+	var out []webhookTarget
+	if company != "" {
+		out = append(out, webhookTarget{TargetCompany, company})
+	}
+	if dynamic != "" && (company == "" || normalizeURL(dynamic) != normalizeURL(company)) {
+		out = append(out, webhookTarget{TargetDynamic, dynamic})
+	}
+	return out
+}
+
+// normalizeURL compares addresses as equal when they differ only in the
+// case of scheme and host or in an explicit default port.
+func normalizeURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return raw
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
+		u.Host = u.Hostname()
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String()
+}
+
+// WebhookPayload renders the JSON body of a payment-outcome webhook (spec
+// 2.2): the full form, or the older 16-field form when the merchant asked
+// for it.
+func WebhookPayload(t *Transaction, m *Merchant) ([]byte, error) {
+	var v any = fullPayload(t, m)
+	if m.Settings.Webhook.Legacy {
+		v = legacyPayload(t, m)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode webhook payload: %w", err)
+	}
+	return b, nil
+}
+
+// legacyWebhook is the older payload form: exactly its 16 fields.
+type legacyWebhook struct {
+	TransactionReference string  `json:"transaction_reference"`
+	CustomerReference    string  `json:"customer_reference"`
+	InvoiceNumber        string  `json:"invoice_number"`
+	TransactionTimeUTC   string  `json:"transaction_time_utc"`
+	Status               string  `json:"status"`
+	Amount               string  `json:"amount"`
+	Currency             string  `json:"currency"`
+	MaskedCardNumber     *string `json:"masked_card_number"`
+	CardBrand            *string `json:"card_brand"`
+	CardExpiry           *string `json:"card_expiry"`
+	EmailAddress         string  `json:"email_address"`
+	MID                  string  `json:"mid"`
+	TradingName          string  `json:"trading_name"`
+	SaleAmount           string  `json:"sale_amount"`
+	Surcharge            string  `json:"surcharge"`
+	WebhookType          string  `json:"webhook_type"`
+}
+
+// fullWebhook is the full payload; field order follows the spec table.
+type fullWebhook struct {
+	TransactionReference      string     `json:"transaction_reference"`
+	CustomerReference         string     `json:"customer_reference"`
+	InvoiceNumber             string     `json:"invoice_number"`
+	TransactionTimeUTC        string     `json:"transaction_time_utc"`
+	Status                    string     `json:"status"`
+	Amount                    string     `json:"amount"`
+	Currency                  string     `json:"currency"`
+	MaskedCardNumber          *string    `json:"masked_card_number"`
+	CardBrand                 *string    `json:"card_brand"`
+	CardFundingType           *string    `json:"card_funding_type"`
+	CardConsumerType          *string    `json:"card_consumer_type"`
+	CardIssuerCountry         *string    `json:"card_issuer_country"`
+	CardRegionClass           *string    `json:"card_region_class"`
+	CardHolderName            *string    `json:"card_holder_name"`
+	CardExpiry                *string    `json:"card_expiry"`
+	CardToken                 *string    `json:"card_token"`
+	EmailAddress              string     `json:"email_address"`
+	CustomerEmail             string     `json:"customer_email"`
+	CustomerFirstName         string     `json:"customer_first_name"`
+	CustomerLastName          string     `json:"customer_last_name"`
+	CustomerPhone             string     `json:"customer_phone"`
+	CustomerAddress           string     `json:"customer_address"`
+	CustomerAddress2          string     `json:"customer_address2"`
+	CustomerCity              string     `json:"customer_city"`
+	CustomerState             string     `json:"customer_state"`
+	CustomerPostcode          string     `json:"customer_postcode"`
+	CustomerCountryCode       string     `json:"customer_country_code"`
+	MID                       string     `json:"mid"`
+	TradingName               string     `json:"trading_name"`
+	SaleAmount                string     `json:"sale_amount"`
+	Surcharge                 string     `json:"surcharge"`
+	WebhookType               string     `json:"webhook_type"`
+	PaymentType               string     `json:"payment_type"`
+	Booking                   *string    `json:"booking"`
+	BusinessUnit              *string    `json:"business_unit"`
+	PaymentLink               *string    `json:"payment_link"`
+	PaymentSchedule           *string    `json:"payment_schedule"`
+	PresentmentAmount         *string    `json:"presentment_amount"`
+	PresentmentCurrency       *string    `json:"presentment_currency"`
+	TransactionAuthCode       *string    `json:"transaction_auth_code"`
+	AVSResult                 *string    `json:"avs_result"`
+	CVVResult                 *string    `json:"cvv_result"`
+	ThreeDSResult             *string    `json:"threeds_result"`
+	ThreeDSResultReason       *string    `json:"threeds_result_reason"`
+	ThreeDSVersion            *string    `json:"threeds_version"`
+	ThreeDSECI                *string    `json:"threeds_eci"`
+	ThreeDSDSTransID          *string    `json:"threeds_ds_trans_id"`
+	ThreeDSChallengeIndicator *string    `json:"threeds_challenge_indicator"`
+	ProcessorErrorCode        *string    `json:"processor_error_code"`
+	ProcessorErrorMessage     *string    `json:"processor_error_message"`
+	NetworkAdviceCode         *string    `json:"network_advice_code"`
+	NetworkDeclineCode        *string    `json:"network_decline_code"`
+	AcquirerTransID           *string    `json:"acquirer_trans_id"`
+	FeeDetail                 feeDetailJ `json:"fee_detail"`
+}
+
+type feeDetailJ struct {
+	TotalFeeSummary    feeSummaryJ `json:"total_fee_summary"`
+	DeductedFeeSummary feeSummaryJ `json:"deducted_fee_summary"`
+	BillableFeeSummary feeSummaryJ `json:"billable_fee_summary"`
+	FeeLines           []feeLineJ  `json:"fee_lines"`
+}
+
+type feeSummaryJ struct {
+	TotalAmount     string `json:"total_amount"`
+	Currency        string `json:"currency"`
+	CalculationMode string `json:"calculation_mode"`
+	LineCount       int    `json:"line_count"`
+}
+
+type feeLineJ struct {
+	FeeCode         string `json:"fee_code"`
+	FeeAmount       string `json:"fee_amount"`
+	Currency        string `json:"currency"`
+	SettlementType  string `json:"settlement_type"`
+	CalculationMode string `json:"calculation_mode"`
+}
+
+// opt is a nullable string: nil (JSON null) when empty.
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// webhookTime is transaction_time_utc: when the outcome was processed,
+// or for an outcome without a processing time (a submitted direct
+// debit) when the transaction last changed.
+func webhookTime(t *Transaction) string {
+	if !t.ProcessedAt.IsZero() {
+		return FormatSpecTime(t.ProcessedAt)
+	}
+	return FormatSpecTime(t.UpdatedAt)
+}
+
+// amounts returns sale_amount, surcharge and amount. A direct debit fee
+// passed on to the payer (Fee) counts as surcharge, so that amount, the
+// sum of the other two, is always what the payer was charged.
+func amounts(t *Transaction) (sale, surcharge, total string) {
+	cur, _ := LookupCurrency(t.Currency)
+	extra := t.Surcharge + t.Fee
+	return FormatAmount(t.Amount, cur), FormatAmount(extra, cur), FormatAmount(t.Amount+extra, cur)
+}
+
+// instrument is the payment instrument part of a payload: the card, or
+// for a bank account its obfuscated number and holder in the
+// masked_card_number and card_holder_name fields with the card-only
+// fields null.
+type instrument struct {
+	masked, brand, funding, consumer, country, region, holder, expiry *string
+}
+
+func instrumentOf(t *Transaction) instrument {
+	d := t.Details
+	switch {
+	case d.Card != nil:
+		c := d.Card
+		return instrument{
+			masked: opt(c.Masked), brand: opt(strings.ToLower(c.Brand)), funding: opt(c.Funding),
+			consumer: opt(c.ConsumerType), country: opt(c.Country), region: opt(d.RegionClass),
+			holder: opt(c.HolderName), expiry: opt(c.ExpiryString()),
+		}
+	case d.BankAccount != nil:
+		return instrument{masked: opt(d.BankAccount.Masked), holder: opt(d.BankAccount.HolderName)}
+	}
+	return instrument{}
+}
+
+func legacyPayload(t *Transaction, m *Merchant) legacyWebhook {
+	sale, surcharge, total := amounts(t)
+	in := instrumentOf(t)
+	return legacyWebhook{
+		TransactionReference: t.Reference, CustomerReference: t.Details.Customer.Reference,
+		InvoiceNumber: t.InvoiceNumber, TransactionTimeUTC: webhookTime(t), Status: string(t.Status.Public()),
+		Amount: total, Currency: t.Currency, MaskedCardNumber: in.masked, CardBrand: in.brand, CardExpiry: in.expiry,
+		EmailAddress: t.Details.Customer.Email, MID: m.ID, TradingName: m.TradingName,
+		SaleAmount: sale, Surcharge: surcharge, WebhookType: t.Channel,
+	}
+}
+
+func fullPayload(t *Transaction, m *Merchant) fullWebhook {
+	sale, surcharge, total := amounts(t)
+	in := instrumentOf(t)
+	d, c := t.Details, t.Details.Customer
+	w := fullWebhook{
+		TransactionReference: t.Reference, CustomerReference: c.Reference, InvoiceNumber: t.InvoiceNumber,
+		TransactionTimeUTC: webhookTime(t), Status: string(t.Status.Public()), Amount: total, Currency: t.Currency,
+		MaskedCardNumber: in.masked, CardBrand: in.brand, CardFundingType: in.funding, CardConsumerType: in.consumer,
+		CardIssuerCountry: in.country, CardRegionClass: in.region, CardHolderName: in.holder, CardExpiry: in.expiry,
+		EmailAddress: c.Email, CustomerEmail: c.Email, CustomerFirstName: c.FirstName, CustomerLastName: c.LastName,
+		CustomerPhone: c.Phone, CustomerAddress: c.Address, CustomerAddress2: c.Address2, CustomerCity: c.City,
+		CustomerState: c.State, CustomerPostcode: c.Postcode, CustomerCountryCode: c.CountryCode,
+		MID: m.ID, TradingName: m.TradingName, SaleAmount: sale, Surcharge: surcharge,
+		WebhookType: t.Channel, PaymentType: t.PaymentType, PaymentLink: opt(t.PaymentLinkID),
+		TransactionAuthCode: opt(d.AuthCode), AVSResult: opt(d.AVSResult), CVVResult: opt(d.CVVResult),
+		AcquirerTransID: opt(d.AcquirerTransID), FeeDetail: feeDetail(t, PricingOf(m)),
+	}
+	if d.ReturnCardToken {
+		w.CardToken = opt(t.CardToken)
+	}
+	if x := d.ThreeDS; x != nil {
+		w.ThreeDSResult, w.ThreeDSResultReason, w.ThreeDSVersion = opt(x.Result), opt(x.Reason), opt(x.Version)
+		w.ThreeDSECI, w.ThreeDSDSTransID, w.ThreeDSChallengeIndicator = opt(x.ECI), opt(x.DSTransID), opt(x.ChallengeIndicator)
+	}
+	if x := d.Decline; x != nil {
+		w.ProcessorErrorCode, w.ProcessorErrorMessage = opt(x.ProcessorCode), opt(x.ProcessorMessage)
+		w.NetworkAdviceCode, w.NetworkDeclineCode = opt(x.NetworkAdvice), opt(x.NetworkDecline)
+	}
+	return w
+}
+
+// feeDetail renders fee_detail (spec 2.3) for t under p.
+func feeDetail(t *Transaction, p Pricing) feeDetailJ {
+	lines := p.FeeLines(t)
+	summary := func(keep func(FeeLine) bool) feeSummaryJ {
+		s := SummarizeFees(lines, t.Currency, keep)
+		return feeSummaryJ{TotalAmount: FormatMicros(s.TotalMicros), Currency: s.Currency,
+			CalculationMode: s.Calculation, LineCount: s.LineCount}
+	}
+	out := feeDetailJ{
+		TotalFeeSummary:    summary(func(FeeLine) bool { return true }),
+		DeductedFeeSummary: summary(func(l FeeLine) bool { return l.Settlement == SettlementDeducted }),
+		BillableFeeSummary: summary(func(l FeeLine) bool { return l.Settlement == SettlementBillable }),
+		FeeLines:           []feeLineJ{},
+	}
+	for _, l := range lines {
+		out.FeeLines = append(out.FeeLines, feeLineJ{FeeCode: l.Code, FeeAmount: FormatMicros(l.Micros),
+			Currency: l.Currency, SettlementType: l.Settlement, CalculationMode: l.Calculation})
+	}
+	return out
+}

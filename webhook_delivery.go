@@ -1,0 +1,307 @@
+package paylink
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Webhook retry policy, used when a merchant (Settings.Webhook.Retries)
+// or the operator (Config.WebhookRetries) enables automatic retries: the
+// n-th retry waits RetryBase * 2^(n-1), at most RetryMaxDelay, and no
+// retry is scheduled later than RetryWindow after the outcome (Stripe's
+// three days).
+const (
+	RetryBase     = time.Minute
+	RetryMaxDelay = 12 * time.Hour
+	RetryWindow   = 72 * time.Hour
+)
+
+// webhookSecretPrefix marks a Standard Webhooks signing secret.
+const webhookSecretPrefix = "whsec_"
+
+// webhookSecretBytes is the size of a signing key.
+const webhookSecretBytes = 32
+
+// WebhookJob is a delivery leased to a dispatcher, with what it needs to
+// send it: the merchant's whitelist and signing keys (newest first; two
+// during a rotation's overlap).
+type WebhookJob struct {
+	Delivery   *WebhookDelivery
+	LeaseToken string
+	Domains    []string
+	Keys       [][]byte
+	Retries    bool
+}
+
+// markingTx notes whether an Update wrote outbox rows, so that the
+// dispatcher is woken once they are committed.
+type markingTx struct {
+	Tx
+	wrote bool
+}
+
+func (m *markingTx) CreateWebhookDelivery(d *WebhookDelivery) error {
+	m.wrote = true
+	return m.Tx.CreateWebhookDelivery(d)
+}
+
+func (m *markingTx) ResendWebhookDelivery(id string, now time.Time) error {
+	m.wrote = true
+	return m.Tx.ResendWebhookDelivery(id, now)
+}
+
+// wakingStore wakes the dispatcher after an Update that wrote outbox rows
+// has committed.
+type wakingStore struct {
+	Store
+	wake func()
+}
+
+func (w wakingStore) Update(ctx context.Context, fn func(Tx) error) error {
+	mt := &markingTx{}
+	err := w.Store.Update(ctx, func(tx Tx) error {
+		mt.Tx, mt.wrote = tx, false
+		return fn(mt)
+	})
+	if err == nil && mt.wrote {
+		w.wake()
+	}
+	return err
+}
+
+// WakeWebhooks asks the dispatcher to look for due deliveries now.
+func (s *Service) WakeWebhooks() {
+	select {
+	case s.webhookWake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// WebhookWake is signalled after deliveries were committed; the
+// dispatcher of this process waits on it between sweeps.
+func (s *Service) WebhookWake() <-chan struct{} { return s.webhookWake }
+
+// newWebhookSecret returns a signing secret as shown to the merchant
+// ("whsec_" + base64 key) and sealed for storage.
+func (s *Service) newWebhookSecret() (string, SealedSecret, error) {
+	key := make([]byte, webhookSecretBytes)
+	if _, err := io.ReadFull(s.random, key); err != nil {
+		return "", SealedSecret{}, fmt.Errorf("webhook secret: %w", err)
+	}
+	sealed, err := s.vault.Seal(key)
+	if err != nil {
+		return "", SealedSecret{}, fmt.Errorf("seal webhook secret: %w", err)
+	}
+	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(key), sealed, nil
+}
+
+// ParseWebhookSecret returns the key bytes of a "whsec_..." secret.
+func ParseWebhookSecret(secret string) ([]byte, error) {
+	b64, ok := strings.CutPrefix(secret, webhookSecretPrefix)
+	if !ok {
+		return nil, errors.New("webhook secret must start with " + webhookSecretPrefix)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret: %w", err)
+	}
+	return key, nil
+}
+
+// RotateWebhookSecret gives merchant mid a new signing secret and returns
+// it (shown once). Until overlap has passed, webhooks carry signatures
+// under both the new and the previous secret.
+func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap time.Duration) (string, error) {
+	secret, sealed, err := s.newWebhookSecret()
+	if err != nil {
+		return "", Internal("rotate webhook secret", err)
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		m, err := tx.Merchant(mid)
+		if err != nil {
+			return err
+		}
+		w := &m.Settings.Webhook
+		w.Secrets = append([]SealedSecret{sealed}, w.Secrets[:min(len(w.Secrets), 1)]...)
+		w.PreviousUntil = s.now().Add(overlap).Unix()
+		return tx.UpdateMerchantSettings(mid, m.Settings)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
+	}
+	if err != nil {
+		return "", Internal("rotate webhook secret", err)
+	}
+	return secret, nil
+}
+
+// ClaimWebhooks leases up to limit due deliveries for lease (longer than
+// the delivery timeout; an instance that dies holding a lease loses it
+// when it runs out) and returns them ready to send.
+func (s *Service) ClaimWebhooks(ctx context.Context, limit int, lease time.Duration) ([]*WebhookJob, error) {
+	token, err := s.token(32)
+	if err != nil {
+		return nil, fmt.Errorf("claim webhooks: %w", err)
+	}
+	now := s.now()
+	var ds []*WebhookDelivery
+	merchants := map[string]*Merchant{}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if ds, err = tx.ClaimWebhookDeliveries(now, now.Add(lease), token, limit); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if merchants[d.MerchantID] == nil {
+				if merchants[d.MerchantID], err = tx.Merchant(d.MerchantID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim webhooks: %w", err)
+	}
+	jobs := make([]*WebhookJob, 0, len(ds))
+	for _, d := range ds {
+		m := merchants[d.MerchantID]
+		keys, err := s.signingKeys(m.Settings.Webhook, now)
+		if err != nil {
+			return nil, fmt.Errorf("claim webhooks: merchant %s: %w", m.ID, err)
+		}
+		jobs = append(jobs, &WebhookJob{Delivery: d, LeaseToken: token, Domains: m.Settings.Webhook.Domains,
+			Keys: keys, Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries})
+	}
+	return jobs, nil
+}
+
+// signingKeys opens the current secret and, during a rotation's overlap,
+// the previous one.
+func (s *Service) signingKeys(w WebhookConfig, now time.Time) ([][]byte, error) {
+	n := min(len(w.Secrets), 1)
+	if len(w.Secrets) > 1 && now.Unix() < w.PreviousUntil {
+		n = 2
+	}
+	keys := make([][]byte, 0, n)
+	for _, sealed := range w.Secrets[:n] {
+		k, err := s.vault.Open(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("open webhook secret: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// FinishWebhook records one attempt of a claimed delivery and decides
+// what follows: delivered on HTTP 200; otherwise failed, or pending again
+// after a backoff when retries are enabled and the retry window allows.
+// An attempt whose lease was lost (it outlived its lease) is logged but
+// changes nothing.
+func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookAttempt) error {
+	d := *job.Delivery
+	now := s.now()
+	d.Attempts++
+	a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
+	d.LastStatusCode, d.LastError, d.UpdatedAt = a.StatusCode, a.Error, now
+	switch next, retry := nextRetry(d.Attempts, d.CreatedAt, now); {
+	case a.StatusCode == 200 && a.Error == "":
+		d.State, d.DeliveredAt = DeliveryDelivered, now
+	case job.Retries && retry:
+		d.State, d.NextAttemptAt = DeliveryPending, next
+	default:
+		d.State = DeliveryFailed
+	}
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.AddWebhookAttempt(&a); err != nil {
+			return err
+		}
+		if err := tx.FinishWebhookAttempt(&d, job.LeaseToken); errors.Is(err, ErrConflict) {
+			s.log.Warn("webhook lease lost before the attempt was recorded", "delivery", d.ID)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
+	}
+	*job.Delivery = d
+	return nil
+}
+
+// nextRetry is when retry number attempts is due, and whether it is
+// still inside the retry window.
+func nextRetry(attempts int, created, now time.Time) (time.Time, bool) {
+	delay := RetryMaxDelay
+	if attempts <= 10 {
+		delay = min(RetryBase<<(attempts-1), RetryMaxDelay)
+	}
+	next := now.Add(delay)
+	return next, !next.After(created.Add(RetryWindow))
+}
+
+// ResendWebhook queues a delivered or failed delivery again (manual
+// redelivery); it keeps its webhook-id and payload.
+func (s *Service) ResendWebhook(ctx context.Context, id string) error {
+	err := s.store.Update(ctx, func(tx Tx) error { return tx.ResendWebhookDelivery(id, s.now()) })
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Errorf(KindNotFound, CodeNotFound, "no webhook delivery %s", id)
+	case errors.Is(err, ErrConflict):
+		return Errorf(KindConflict, CodeInvalidState, "webhook delivery %s is already pending", id)
+	case err != nil:
+		return Internal("resend webhook", err)
+	}
+	return nil
+}
+
+// ListWebhooks lists deliveries for operators, newest first.
+func (s *Service) ListWebhooks(ctx context.Context, f WebhookFilter) ([]*WebhookDelivery, error) {
+	var out []*WebhookDelivery
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.ListWebhookDeliveries(f)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+// WebhookAttempts returns a delivery's log, oldest first.
+func (s *Service) WebhookAttempts(ctx context.Context, id string) ([]*WebhookAttempt, error) {
+	var out []*WebhookAttempt
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.WebhookAttempts(id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook attempts: %w", err)
+	}
+	return out, nil
+}
+
+// DueWebhooks counts deliveries due now that are not finished, including
+// those being sent.
+func (s *Service) DueWebhooks(ctx context.Context) (int, error) {
+	var n int
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		n, err = tx.CountDueWebhookDeliveries(s.now())
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count due webhooks: %w", err)
+	}
+	return n, nil
+}

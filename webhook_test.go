@@ -1,0 +1,120 @@
+package paylink
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestWebhookPayloadFields(t *testing.T) {
+	m := &Merchant{ID: "MTEST", TradingName: "Acme"}
+	at := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
+	bank := &Transaction{Reference: "pr_dd", Status: StatusPending, PaymentType: PaymentTypeBankAccount, Channel: ChannelAPI,
+		Currency: "AUD", Amount: 5000, Fee: 100, UpdatedAt: at,
+		Details: TxDetails{BankAccount: &BankAccountInfo{Masked: "*****678", BSB: "062000", HolderName: "Jo Citizen"}, DirectDebitFee: 100}}
+	card := &Transaction{Reference: "pr_3ds", Status: StatusPreAuthorised, PaymentType: PaymentTypeCard, Channel: ChannelHPP,
+		Currency: "AUD", Amount: 1000, ProcessedAt: at, CardToken: "tok", PaymentLinkID: "pl_1",
+		Details: TxDetails{Card: &CardInfo{Masked: "400000******3220", Brand: "VISA", ExpiryMonth: 3, ExpiryYear: 2031},
+			ReturnCardToken: true, AuthCode: "123456",
+			ThreeDS: &ThreeDS{Result: "authenticated", Version: "2.2.0", ECI: "05", DSTransID: "ds-1", ChallengeIndicator: "challenge"}}}
+	tests := []struct {
+		name string
+		t    *Transaction
+		want map[string]any
+	}{
+		{name: "bank account", t: bank, want: map[string]any{
+			"status": "PENDING", "masked_card_number": "*****678", "card_holder_name": "Jo Citizen", "card_brand": nil,
+			"card_expiry": nil, "card_funding_type": nil, "sale_amount": "50.00", "surcharge": "1.00", "amount": "51.00",
+			"payment_type": "BankAccount", "transaction_time_utc": "2026-11-21 01:04:05 PM", "transaction_auth_code": nil,
+			"payment_link": nil, "card_token": nil,
+		}},
+		{name: "3-D Secure hold via a link", t: card, want: map[string]any{
+			"status": "PRE_AUTHORISED", "card_brand": "visa", "card_expiry": "03/2031", "card_token": "tok", "payment_link": "pl_1",
+			"webhook_type": "HPP", "threeds_result": "authenticated", "threeds_result_reason": nil, "threeds_version": "2.2.0",
+			"threeds_eci": "05", "threeds_ds_trans_id": "ds-1", "threeds_challenge_indicator": "challenge",
+			"transaction_auth_code": "123456", "amount": "10.00",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := WebhookPayload(tt.t, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.want {
+				if got[k] != want {
+					t.Errorf("%s: got %v, want %v", k, got[k], want)
+				}
+			}
+		})
+	}
+}
+
+func TestDirectDebitFeeDetail(t *testing.T) {
+	tr := &Transaction{Status: StatusPending, PaymentType: PaymentTypeBankAccount, Currency: "AUD", Amount: 5000,
+		Details: TxDetails{DirectDebitFee: 125}}
+	raw, err := json.Marshal(feeDetail(tr, DefaultPricing()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"total_fee_summary":{"total_amount":"1.25","currency":"AUD","calculation_mode":"EXACT","line_count":1},` +
+		`"deducted_fee_summary":{"total_amount":"1.25","currency":"AUD","calculation_mode":"EXACT","line_count":1},` +
+		`"billable_fee_summary":{"total_amount":"0.00","currency":"AUD","calculation_mode":"EXACT","line_count":0},` +
+		`"fee_lines":[{"fee_code":"DD_FEE","fee_amount":"1.25","currency":"AUD","settlement_type":"DEDUCTED","calculation_mode":"EXACT"}]}`
+	if string(raw) != want {
+		t.Errorf("got %s, want %s", raw, want)
+	}
+}
+
+func TestWebhookTargetsAndStatuses(t *testing.T) {
+	targets := []struct {
+		company, dynamic string
+		want             int
+	}{
+		{"https://a.example/h", "https://b.example/h", 2},
+		{"https://a.example/h", "HTTPS://A.EXAMPLE:443/h", 1},
+		{"https://a.example/h", "https://a.example/other", 2},
+		{"", "https://b.example/h", 1},
+		{"https://a.example/h", "", 1},
+		{"", "", 0},
+	}
+	for _, tt := range targets {
+		if got := len(webhookTargets(tt.company, tt.dynamic)); got != tt.want {
+			t.Errorf("targets(%q, %q): got %d, want %d", tt.company, tt.dynamic, got, tt.want)
+		}
+	}
+	emits := map[Status]bool{StatusApproved: true, StatusDeclined: true, StatusPreAuthorised: true, StatusPending: true,
+		StatusFailed: false, StatusProcessing: false, StatusRequiresAuthentication: false, StatusPreAuthorisedReversed: false}
+	for s, want := range emits {
+		if got := emitsWebhook(s); got != want {
+			t.Errorf("emitsWebhook(%s): got %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestNextRetry(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		attempts  int
+		now       time.Time
+		wantDelay time.Duration
+		wantRetry bool
+	}{
+		{1, created, time.Minute, true},
+		{2, created, 2 * time.Minute, true},
+		{10, created, 512 * time.Minute, true},
+		{11, created, 12 * time.Hour, true},
+		{40, created, 12 * time.Hour, true},
+		{12, created.Add(61 * time.Hour), 12 * time.Hour, false},
+	}
+	for _, tt := range tests {
+		next, retry := nextRetry(tt.attempts, created, tt.now)
+		if next.Sub(tt.now) != tt.wantDelay || retry != tt.wantRetry {
+			t.Errorf("nextRetry(%d): got delay %v retry %v, want %v %v", tt.attempts, next.Sub(tt.now), retry, tt.wantDelay, tt.wantRetry)
+		}
+	}
+}
