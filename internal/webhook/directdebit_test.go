@@ -1,0 +1,73 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// debit submits a direct debit of 25.50 AUD from account and returns its reference.
+func debit(t *testing.T, env *apitest.Env, m *apitest.Merchant, account string) string {
+	t.Helper()
+	r := env.Post("/v5/direct_debit", m, map[string]any{
+		"token":        map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"bank_account": map[string]any{"number": account, "holder_name": "Jo Citizen", "bsb": "062-000"},
+		"customer":     map[string]any{"ip_address": "203.0.113.7", "timezone": "Australia/Sydney", "customer_email": "jo@example.com"},
+		"purchase":     map[string]any{"amount": "25.50", "currency": "AUD", "should_service_apply_fee": true},
+	})
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "PENDING" {
+		t.Fatalf("direct debit: got %d %s, want PENDING", r.Status, r.Raw)
+	}
+	return r.Str("purchase.purchase_reference")
+}
+
+func TestDirectDebitWebhooks(t *testing.T) {
+	tests := []struct {
+		name, account, final, processorCode string
+	}{
+		{name: "cleared", account: "123456789", final: "APPROVED"},
+		{name: "dishonoured", account: "987650002", final: "DECLINED", processorCode: "6"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{})
+			hook := newReceiver(t, http.StatusOK)
+			m := onboard(env, hook.URL+"/hook", nil)
+			ref := debit(t, env, m, tt.account)
+			waitHit(t, hook)
+			env.Clock.Advance(73 * time.Hour)
+			if n, err := env.Service.ClearDirectDebits(context.Background()); err != nil || n != 1 {
+				t.Fatalf("clearing: moved %d, %v; want 1", n, err)
+			}
+			waitHit(t, hook)
+			got := hook.requests()
+			if len(got) != 2 {
+				t.Fatalf("got %d webhooks, want PENDING then %s", len(got), tt.final)
+			}
+			pending, final := decode(t, got[0].Body), decode(t, got[1].Body)
+			for i, w := range []map[string]any{pending, final} {
+				if w["transaction_reference"] != ref || w["payment_type"] != "BankAccount" || w["webhook_type"] != "API" {
+					t.Errorf("webhook %d: got reference %v payment_type %v webhook_type %v", i, w["transaction_reference"], w["payment_type"], w["webhook_type"])
+				}
+				if w["masked_card_number"] == tt.account || w["masked_card_number"] == nil {
+					t.Errorf("webhook %d: masked_card_number %v must be the obfuscated account", i, w["masked_card_number"])
+				}
+			}
+			if pending["status"] != "PENDING" || final["status"] != tt.final {
+				t.Errorf("got statuses %v then %v, want PENDING then %s", pending["status"], final["status"], tt.final)
+			}
+			if tt.processorCode != "" && final["processor_error_code"] != tt.processorCode {
+				t.Errorf("dishonour: got processor_error_code %v, want %s", final["processor_error_code"], tt.processorCode)
+			}
+			if tt.final == "APPROVED" {
+				lines, _ := final["fee_detail"].(map[string]any)["fee_lines"].([]any)
+				if len(lines) != 1 || lines[0].(map[string]any)["fee_code"] != "DD_FEE" || lines[0].(map[string]any)["fee_amount"] != "0.43" {
+					t.Errorf("got fee lines %v, want one DD_FEE of 0.43 (0.5%% of 25.50 + 0.30)", lines)
+				}
+			}
+		})
+	}
+}
