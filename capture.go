@@ -238,7 +238,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, cal
 		return nil, Internal("record "+op, err)
 	}
 	if perr != nil {
-		return nil, &Error{Kind: KindInternal, Code: CodeProcessorUnavailable, Op: op, Err: perr,
+		return nil, &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: op, Err: perr,
 			Message: "the payment processor could not be reached; the hold is unchanged, try again"}
 	}
 	return t, nil

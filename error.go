@@ -21,6 +21,7 @@ const (
 	KindConflict                 // 409: the resource is not in a state that allows this
 	KindTooLarge                 // 413: request body too large
 	KindRateLimited              // 429: too many requests
+	KindUnavailable              // 503: an upstream (the acquirer, the bank) could not be reached
 )
 
 // Stable response codes. docs/errors.md lists each with its meaning; a
@@ -46,7 +47,7 @@ const (
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"
 
-	// Card lifecycle (issue 3).
+	// Card lifecycle.
 	CodeAlreadyCaptured        = "already_captured"
 	CodeHoldReleased           = "hold_released"
 	CodeOperationInProgress    = "operation_in_progress"

@@ -16,7 +16,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v5/direct_debit_fee", s.authed(s.directDebitFee))
 	s.mux.Handle("POST /v5/direct_debit", s.authed(s.directDebit))
 	s.mux.Handle("POST /v5/direct_debit/{ref}/refund", s.authed(s.directDebitRefund))
-	// Card lifecycle (issue 3).
+	// Card lifecycle: holds, refunds, 3-D Secure, card tokens.
 	s.mux.Handle("POST /v5/purchase/{ref}/capture", s.authed(s.capture))
 	s.mux.Handle("POST /v5/purchase/{ref}/cancel", s.authed(s.cancel))
 	s.mux.Handle("POST /v5/purchase/{ref}/refund", s.authed(s.refund))

@@ -185,6 +185,7 @@ var statusOf = map[paylink.Kind]int{
 	paylink.KindConflict:     http.StatusConflict,
 	paylink.KindTooLarge:     http.StatusRequestEntityTooLarge,
 	paylink.KindRateLimited:  http.StatusTooManyRequests,
+	paylink.KindUnavailable:  http.StatusServiceUnavailable,
 }
 
 // writeError logs internal detail and sends only the client-safe part.
@@ -198,7 +199,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
 	e := paylink.AsError(err)
 	status := statusOf[e.Kind]
-	if e.Kind == paylink.KindInternal {
+	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		s.log.Error("internal error", "route", routeOf(r), "err", e.Error())
 	}
 	if e.Kind == paylink.KindUnauthorized {
