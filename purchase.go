@@ -30,6 +30,7 @@ type PurchaseRequest struct {
 	Channel       string
 	PaymentType   string
 	PaymentLinkID string
+	WebhookURL    string // the payment link's dynamic webhook
 }
 
 // MaxInvoiceLength is the longest accepted invoice number (spec: 255).
@@ -269,7 +270,7 @@ func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Ca
 	d := TxDetails{
 		Card: &card.Info, RegionClass: region, CardMultiUse: card.MultiUse,
 		ReturnCardToken: card.MultiUse, Customer: req.Customer, Metadata: req.Metadata,
-		ApplySurcharge: req.ApplySurcharge,
+		ApplySurcharge: req.ApplySurcharge, WebhookURL: req.WebhookURL,
 	}
 	if card.MultiUse && d.Customer.ID == "" {
 		d.Customer.ID = card.CustomerID

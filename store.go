@@ -66,6 +66,17 @@ type Tx interface {
 
 	// AddEvent appends to the audit log.
 	AddEvent(e *Event) error
+
+	// Payment links (link.go).
+	CreatePaymentLink(l *PaymentLink) error
+	// PaymentLink loads a link of the merchant by id.
+	PaymentLink(merchantID, id string) (*PaymentLink, error)
+	// PaymentLinkByTokenHash loads the link whose hosted page or virtual
+	// terminal token hashes to hash.
+	PaymentLinkByTokenHash(hash []byte) (*PaymentLink, error)
+	// UpdatePaymentLink writes l's mutable fields if its stored version is
+	// still l.Version, and increments l.Version.
+	UpdatePaymentLink(l *PaymentLink) error
 }
 
 // TransactionToken is a single-use token authorising one operation.

@@ -30,6 +30,9 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		// Payment links (issue 5).
+		"PaymentLinks":             testPaymentLinks,
+		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
