@@ -217,3 +217,9 @@ func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref stri
 	}
 	return t, nil
 }
+
+// CheckLinkPayable reports why the session's link cannot take a payment
+// now (paid, cancelled, expired, an attempt in progress), or nil.
+func (s *Service) CheckLinkPayable(ls *LinkSession) error {
+	return linkPayable(ls.Link, s.now())
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/checkout"
 	"github.com/paylink/paylink/internal/jobs"
 )
 
@@ -71,8 +72,13 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		ln.Close()
 		return err
 	}
+	apiServer := api.New(svc, log)
+	if err := checkout.Mount(apiServer, svc, log); err != nil { // payment link pages (issue 5)
+		ln.Close()
+		return fmt.Errorf("payment pages: %w", err)
+	}
 	srv := &http.Server{
-		Handler:           api.New(svc, log),
+		Handler:           apiServer,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

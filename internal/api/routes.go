@@ -12,5 +12,11 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v5/purchase/{ref}", s.authed(s.purchaseStatus))
 	s.mux.Handle("GET /v5/purchase/{ref}", s.authed(s.purchaseStatus))
 
+	// Payment links (issue 5).
+	s.mux.Handle("POST /v5/payment-links", s.authed(s.createLink))
+	s.mux.Handle("POST /v5/payment-links/{id}", s.authed(s.linkByID))
+	s.mux.Handle("GET /v5/payment-links/{id}", s.authed(s.linkByID))
+	s.mux.Handle("POST /v5/payment-links/{id}/cancel", s.authed(s.cancelLink))
+
 	s.mux.HandleFunc("/", s.notFound)
 }
