@@ -13,8 +13,8 @@ import (
 // page is shown again after an error or a decline. Card fields are never
 // rendered back.
 type formValues struct {
-	FirstName, LastName, Email, Phone            string
-	Address, Address2, City, State, Postcode     string
+	FirstName, LastName, Email, Phone             string
+	Address, Address2, City, State, Postcode      string
 	CountryCode, CustomerReference, InvoiceNumber string
 }
 

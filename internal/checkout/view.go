@@ -22,18 +22,18 @@ type view struct {
 	Subtotal string
 	// Surcharge and Total are the card amounts when known (after an
 	// attempt), else the subtotal with "calculated when you enter your card".
-	Surcharge  string
-	Total      string
-	Rates      []rateLine
+	Surcharge   string
+	Total       string
+	Rates       []rateLine
 	NoSurcharge bool
-	State      paylink.LinkStatus
-	Form       formValues
-	Errors     map[string]string
-	Alert      string // a decline, a conflict or a rate limit, announced
-	Paid       *paidView
-	Wallets    []walletView
-	Zip        bool
-	Sheet      *sheetView // the simulated wallet sheet or Zip approval
+	State       paylink.LinkStatus
+	Form        formValues
+	Errors      map[string]string
+	Alert       string // a decline, a conflict or a rate limit, announced
+	Paid        *paidView
+	Wallets     []walletView
+	Zip         bool
+	Sheet       *sheetView // the simulated wallet sheet or Zip approval
 }
 
 // paidView is the success panel.
