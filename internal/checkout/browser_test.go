@@ -195,6 +195,7 @@ func audit(t *testing.T, ctx context.Context, page string) {
 	if err != nil {
 		t.Fatalf("run axe-core: %v", err)
 	}
+	t.Logf("axe-core on %s: %d violations", page, len(found))
 	for _, v := range found {
 		if v.Impact == "serious" || v.Impact == "critical" {
 			t.Errorf("axe-core on %s: got %s violation %s (%s) on %d nodes, want none", page, v.Impact, v.ID, v.Help, v.Nodes)
@@ -207,7 +208,8 @@ func audit(t *testing.T, ctx context.Context, page string) {
 // screenshot writes the page at a width into screenshots/ (git-ignored).
 func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 	t.Helper()
-	run(t, ctx, "set viewport", chromedp.EmulateViewport(width, 900))
+	run(t, ctx, "set viewport", chromedp.EmulateViewport(width, 900),
+		chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))`, chromedp.EvalAwaitPromise))
 	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)

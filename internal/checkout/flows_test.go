@@ -35,13 +35,13 @@ func TestBrowserCardDeclineThenApprove(t *testing.T) {
 			wantText(t, ctx, "open", "Pay Acme Coffee", "ORDER-42", "AUD 10.50", "Apple Pay", "Google Pay", "Zip")
 			if mode.js {
 				audit(t, ctx, "the hosted page")
-				screenshot(t, ctx, "hosted-page", 375)
-				screenshot(t, ctx, "hosted-page", 1280)
 			}
 			fillCard(t, ctx, cardDecline)
 			if mode.js {
 				waitTotal(t, ctx, "AUD 10.63")
 				wantText(t, ctx, "surcharge", "AUD 0.13 (1.2%, Visa)")
+				screenshot(t, ctx, "hosted-page", 375)
+				screenshot(t, ctx, "hosted-page", 1280)
 			}
 			submit(t, ctx, "pay")
 			wantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")

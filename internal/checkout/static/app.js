@@ -11,6 +11,7 @@
   var surchargeEl = document.getElementById("surcharge");
   var totalEl = document.getElementById("total");
   var payTotal = document.getElementById("pay-total");
+  var hint = document.getElementById("pay-hint");
   var lastQuoted = "";
 
   function digits(s) { return s.replace(/[\s-]/g, ""); }
@@ -74,6 +75,7 @@
       surchargeEl.textContent = q.surcharge + (q.percent !== "0" ? " (" + q.percent + "%, " + q.brand_name + ")" : "");
       totalEl.textContent = q.total;
       payTotal.textContent = q.total;
+      if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
     }).catch(function () { lastQuoted = ""; });
   }
   num.addEventListener("input", function () { checkNumber(false); });
