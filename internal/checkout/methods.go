@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -64,7 +65,7 @@ func (w sandboxWallet) Offer(now time.Time) paylink.CardDetails {
 // Approve accepts the sheet's "Pay" button.
 func (w sandboxWallet) Approve(r *http.Request, now time.Time) (*paylink.CardDetails, error) {
 	c := w.Offer(now)
-	c.HolderName = truncate(r.PostFormValue("first_name")+" "+r.PostFormValue("last_name"), maxField)
+	c.HolderName = truncate(strings.TrimSpace(r.PostFormValue("first_name")+" "+r.PostFormValue("last_name")), maxField)
 	return &c, nil
 }
 
