@@ -222,3 +222,14 @@ func screenshot(t *testing.T, ctx context.Context, name string, width int64) {
 		t.Fatal(err)
 	}
 }
+
+// fitsPhone fails when the page scrolls sideways on a 320 px phone.
+func fitsPhone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	run(t, ctx, "320 px viewport", chromedp.EmulateViewport(320, 640))
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil || width > 320 {
+		t.Errorf("page width at a 320 px viewport: got %d (%v), want at most 320", width, err)
+	}
+	run(t, ctx, "reset viewport", chromedp.EmulateViewport(1280, 900))
+}

@@ -391,3 +391,74 @@ func TestCancelledAndExpiredLinks(t *testing.T) {
 		t.Errorf("paying an expired link: got %d, want 409 saying it expired", p.status)
 	}
 }
+
+// TestAttemptInProgress: a claimed link refuses another attempt until the
+// claim times out (a crashed instance or an abandoned 3-D Secure challenge).
+func TestAttemptInProgress(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		l, err := tx.PaymentLink(m.ID, r.Str("id"))
+		if err != nil {
+			return err
+		}
+		l.ClaimedAt = env.Clock.Now().UTC()
+		return tx.UpdatePaymentLink(l)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {
+		t.Fatalf("while claimed: got %d, want 409 in progress", p.status)
+	}
+	if got := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); got.Status != http.StatusConflict ||
+		got.Str("response_code") != paylink.CodeLinkInProgress {
+		t.Errorf("cancel while claimed: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkInProgress)
+	}
+	env.Clock.Advance(paylink.LinkClaimTimeout)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
+		t.Errorf("after the claim timeout: got %d, want 303", p.status)
+	}
+	if got := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); got.Status != http.StatusConflict ||
+		got.Str("response_code") != paylink.CodeLinkPaid {
+		t.Errorf("cancel when paid: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkPaid)
+	}
+}
+
+// TestThreeDSHandOff: hosted page card payments ask for 3-D Secure with
+// the page's own return address, the virtual terminal's do not, and the
+// return address only accepts this link's transactions.
+func TestThreeDSHandOff(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r, other := link(t, env, m, "10.50", nil), link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	otherPage, _ := pageURLs(other)
+	b := newBrowser(t, env)
+	b.post(hpp, cardForm(b.get(hpp).csrf(t), cardOK))
+	ref := linkState(t, env, m, r.Str("id")).Str("transaction_reference")
+	tr := transaction(t, env, m, ref)
+	if tr.Details.ThreeDS == nil || !tr.Details.ThreeDS.Requested || tr.Details.ThreeDS.RedirectURL != hpp+"/3ds" {
+		t.Errorf("got 3-D Secure %+v, want requested with return address %s/3ds", tr.Details.ThreeDS, hpp)
+	}
+	tests := []struct {
+		name, url string
+		status    int
+	}{
+		{"own transaction", hpp + "/3ds?purchase_reference=" + ref, http.StatusSeeOther},
+		{"another link's transaction", otherPage + "/3ds?purchase_reference=" + ref, http.StatusNotFound},
+		{"unknown reference", hpp + "/3ds?purchase_reference=pr_nope", http.StatusNotFound},
+		{"no reference", hpp + "/3ds", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if p := b.get(tt.url); p.status != tt.status {
+				t.Errorf("got %d, want %d", p.status, tt.status)
+			}
+		})
+	}
+}

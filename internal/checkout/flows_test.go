@@ -42,6 +42,7 @@ func TestBrowserCardDeclineThenApprove(t *testing.T) {
 				wantText(t, ctx, "surcharge", "AUD 0.13 (1.2%, Visa)")
 				screenshot(t, ctx, "hosted-page", 375)
 				screenshot(t, ctx, "hosted-page", 1280)
+				fitsPhone(t, ctx)
 			}
 			submit(t, ctx, "pay")
 			wantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")
