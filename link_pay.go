@@ -62,9 +62,7 @@ type LinkPayment struct {
 // validate checks a page payment in place.
 func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 	f := FieldErrors{}
-	if p.Customer.Timezone == "" {
-		p.Customer.Timezone = "UTC"
-	}
+	p.Customer.Timezone = orDefault(p.Customer.Timezone, "UTC")
 	if net.ParseIP(p.Customer.IPAddress) == nil {
 		return Internal("link payment", errors.New("no client IP address"))
 	}
@@ -127,16 +125,13 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if ls.Mode != ChannelHPP {
 		return nil, Errorf(KindInvalid, CodeNotSupported, "the virtual terminal takes card payments only")
 	}
-	p := LinkPayment{Customer: c}
 	f := FieldErrors{}
 	checkLinkCustomer(f, "customer.", c)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if p.Customer.Timezone == "" {
-		p.Customer.Timezone = "UTC"
-	}
-	t, err := s.newAltTransaction(ls, paymentType, linkCustomer(ls.Link, p.Customer, ls.Mode))
+	c.Timezone = orDefault(c.Timezone, "UTC")
+	t, err := s.newAltTransaction(ls, paymentType, linkCustomer(ls.Link, c, ls.Mode))
 	if err != nil {
 		return nil, Internal("alternative payment", err)
 	}

@@ -120,6 +120,9 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 			if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != "INV-9" || tr.Details.Customer.Reference != "PHONE-1" {
 				t.Errorf("got channel %s invoice %q reference %q, want VT INV-9 PHONE-1", tr.Channel, tr.InvoiceNumber, tr.Details.Customer.Reference)
 			}
+			if tz := tr.Details.Customer.Timezone; tz == "" || (!mode.js && tz != "UTC") {
+				t.Errorf("timezone: got %q, want the browser's zone with JavaScript, UTC without", tz)
+			}
 		})
 	}
 }

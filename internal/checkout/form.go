@@ -16,6 +16,7 @@ type formValues struct {
 	FirstName, LastName, Email, Phone             string
 	Address, Address2, City, State, Postcode      string
 	CountryCode, CustomerReference, InvoiceNumber string
+	Timezone                                      string // the browser's, set by the script
 }
 
 // customerForm pre-fills the form from the link's customer.
@@ -43,6 +44,7 @@ func readForm(r *http.Request, errs map[string]string) formValues {
 		Address: get("address"), Address2: get("address2"), City: get("city"), State: get("state"),
 		Postcode: get("postcode"), CountryCode: strings.ToUpper(get("country_code")),
 		CustomerReference: get("customer_reference"), InvoiceNumber: get("invoice_number"),
+		Timezone: browserTimezone(r.PostFormValue("timezone")),
 	}
 }
 
@@ -50,8 +52,17 @@ func readForm(r *http.Request, errs map[string]string) formValues {
 func (f formValues) customer(r *http.Request) paylink.Customer {
 	return paylink.Customer{FirstName: f.FirstName, LastName: f.LastName, Email: f.Email, Phone: f.Phone,
 		Address: f.Address, Address2: f.Address2, City: f.City, State: f.State, Postcode: f.Postcode,
-		CountryCode: f.CountryCode, Reference: f.CustomerReference, IPAddress: clientIP(r),
+		CountryCode: f.CountryCode, Reference: f.CustomerReference, IPAddress: clientIP(r), Timezone: f.Timezone,
 		UserAgent: truncate(r.UserAgent(), 512)}
+}
+
+// browserTimezone accepts the IANA zone the script read from the browser;
+// anything else (or nothing, without JavaScript) leaves the default, UTC.
+func browserTimezone(tz string) string {
+	if len(tz) > 64 || paylink.CheckTimezone(tz) != nil {
+		return ""
+	}
+	return tz
 }
 
 // clientIP is the address the request came from. paylink does not trust

@@ -14,6 +14,9 @@
   var hint = document.getElementById("pay-hint");
   var lastQuoted = "";
 
+  var tz = document.getElementById("timezone");
+  try { tz.value = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { tz.value = ""; }
+
   function digits(s) { return s.replace(/[\s-]/g, ""); }
   function luhn(s) {
     var sum = 0, dbl = false;
