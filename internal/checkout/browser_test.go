@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // The browser tests drive Debian's headless Chromium, one browser for the
@@ -22,10 +23,20 @@ var (
 	browserErr error
 )
 
+// pg is the package's throwaway PostgreSQL, or nil with pgErr saying why.
+var (
+	pg    *pgtest.Server
+	pgErr error
+)
+
 func TestMain(m *testing.M) {
 	stop := startBrowser()
+	pg, pgErr = pgtest.Start()
 	code := m.Run()
 	stop()
+	if pg != nil {
+		pg.Stop()
+	}
 	os.Exit(code)
 }
 

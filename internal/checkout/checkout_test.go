@@ -237,9 +237,22 @@ func TestAttemptRateLimit(t *testing.T) {
 	}
 }
 
-// TestTwoTabsPayAtOnce races payments on one link: exactly one is taken.
+// TestTwoTabsPayAtOnce races payments on one link: exactly one is taken,
+// on SQLite and on PostgreSQL.
 func TestTwoTabsPayAtOnce(t *testing.T) {
-	env, _ := start(t)
+	engines := []struct {
+		name  string
+		start func(testing.TB) (*apitest.Env, *logBuffer)
+	}{{"sqlite", start}, {"postgres", startPostgres}}
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			env, _ := e.start(t)
+			racePayments(t, env)
+		})
+	}
+}
+
+func racePayments(t *testing.T, env *apitest.Env) {
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	hpp, _ := pageURLs(r)

@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/checkout"
+	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // logBuffer collects the pages' logs.
@@ -40,8 +42,27 @@ func (l *logBuffer) String() string {
 // what the pages log.
 func start(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
 	t.Helper()
+	return startOn(t, "")
+}
+
+// startPostgres is start on a fresh PostgreSQL database.
+func startPostgres(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
+	t.Helper()
+	if pg == nil {
+		pgtest.Skip(t, pgErr)
+	}
+	dsn, err := pg.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startOn(t, dsn)
+}
+
+// startOn is start on a store DSN ("" for a fresh SQLite file).
+func startOn(t testing.TB, dsn string) (env *apitest.Env, pageLogs *logBuffer) {
+	t.Helper()
 	pageLogs = &logBuffer{}
-	env = apitest.Start(t, apitest.Options{Mount: func(s *api.Server, svc *paylink.Service) {
+	env = apitest.Start(t, apitest.Options{DSN: dsn, Mount: func(s *api.Server, svc *paylink.Service) {
 		if err := checkout.Mount(s, svc, slog.New(slog.NewJSONHandler(pageLogs, nil))); err != nil {
 			t.Fatal(err)
 		}
