@@ -80,6 +80,10 @@ func TestBrowserWalletsAndZip(t *testing.T) {
 			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
 			submitCSS(t, ctx, tt.button)
 			wantText(t, ctx, "sheet", tt.name+" (sandbox)", "Pay Acme Coffee")
+			if tt.js {
+				audit(t, ctx, "the "+tt.name+" sheet")
+				screenshot(t, ctx, "sheet-"+strings.ToLower(strings.ReplaceAll(tt.name, " ", "")), 375)
+			}
 			submit(t, ctx, "sheet-pay")
 			wantText(t, ctx, "success", "Thank you, this link has been paid", tt.paid)
 		})

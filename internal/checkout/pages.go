@@ -155,9 +155,10 @@ func (h *Handler) walletSheet(rq *request) error {
 	cur, _ := paylink.LookupCurrency(q.Currency)
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
+	v.Surcharge, v.Total = money(q.Amount, cur)+" ("+q.Rate.String()+"%)", money(rq.ls.Link.Amount+q.Amount, cur)
 	v.Sheet = &sheetView{Provider: w.Name() + " (sandbox)", Action: rq.base + "/wallet/" + w.Path() + "/confirm",
 		Detail: brandName(q.Card.Brand) + " ending " + q.Card.Masked[len(q.Card.Masked)-4:],
-		Total:  money(rq.ls.Link.Amount+q.Amount, cur), Cancel: rq.base}
+		Total:  v.Total, Cancel: rq.base}
 	return h.render(rq, http.StatusOK, v)
 }
 
@@ -209,6 +210,7 @@ func (h *Handler) zipPage(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
+	v.Surcharge = "None with " + h.zip.Name()
 	v.Sheet = &sheetView{Provider: h.zip.Name() + " (sandbox)", Action: rq.base + "/zip/confirm",
 		Detail: "Pay in 4 interest-free instalments", Total: v.Subtotal, Cancel: rq.base}
 	return h.render(rq, http.StatusOK, v)

@@ -20,8 +20,9 @@ type view struct {
 	Trading  string
 	Ref      string // the link's merchant reference
 	Subtotal string
-	// Surcharge and Total are the card amounts when known (after an
-	// attempt), else the subtotal with "calculated when you enter your card".
+	// Surcharge and Total are the amounts of the method being paid when
+	// known (a wallet sheet, Zip); else Total is the subtotal and the
+	// surcharge is "shown when you enter your card".
 	Surcharge   string
 	Total       string
 	Rates       []rateLine
