@@ -58,6 +58,15 @@ const (
 	CodeProcessorUnavailable   = "processor_unavailable"
 )
 
+// Response codes of payment links (link.go).
+const (
+	CodeWebhookNotWhitelisted = "webhook_url_not_whitelisted"
+	CodeLinkPaid              = "payment_link_paid"
+	CodeLinkCancelled         = "payment_link_cancelled"
+	CodeLinkExpired           = "payment_link_expired"
+	CodeLinkInProgress        = "payment_link_in_progress"
+)
+
 // Error is paylink's error. Code and Message are safe to show a client;
 // Op and Err are internal detail that is logged and never sent.
 type Error struct {

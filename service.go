@@ -148,6 +148,9 @@ func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) erro
 // outcome records a transaction's new state: its audit event and its
 // webhook outbox rows, in the same tx.
 func (s *Service) outcome(tx Tx, t *Transaction) error {
+	if err := s.linkOutcome(tx, t); err != nil {
+		return err
+	}
 	err := s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), map[string]any{
 		"status": t.Status, "total": t.Total, "currency": t.Currency, "version": t.Version,
 	})

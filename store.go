@@ -116,6 +116,16 @@ type Tx interface {
 	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
 	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
 	CountDueWebhookDeliveries(now time.Time) (int, error)
+	// Payment links (link.go).
+	CreatePaymentLink(l *PaymentLink) error
+	// PaymentLink loads a link of the merchant by id.
+	PaymentLink(merchantID, id string) (*PaymentLink, error)
+	// PaymentLinkByTokenHash loads the link whose hosted page or virtual
+	// terminal token hashes to hash.
+	PaymentLinkByTokenHash(hash []byte) (*PaymentLink, error)
+	// UpdatePaymentLink writes l's mutable fields if its stored version is
+	// still l.Version, and increments l.Version.
+	UpdatePaymentLink(l *PaymentLink) error
 }
 
 // TransactionToken is a single-use token authorising one operation.

@@ -35,7 +35,7 @@ func runDemo(ctx context.Context, env environment, args []string) error {
 			return err
 		}
 		printDemo(env, baseURL, creds)
-		return nil
+		return printDemoLink(ctx, env, svc, creds)
 	}
 	return serve(ctx, env, cfg)
 }
@@ -106,4 +106,30 @@ curl -s -X POST $BASE/v5/purchase -H "Authorization: Bearer $KEY" -H 'Content-Ty
 }'
 curl -s $BASE/v5/purchase/INV-1001 -H "Authorization: Bearer $KEY"
 `, baseURL, c.MID, c.APIKey, c.CompanyToken, baseURL, c.APIKey, c.CompanyToken, (time.Now().Year()+3)%100)
+}
+
+// printDemoLink creates a fresh payment link for the demo merchant and
+// prints its two pages, so the hosted page can be tried in a browser.
+func printDemoLink(ctx context.Context, env environment, svc *paylink.Service, c paylink.Credentials) error {
+	m, err := svc.Authenticate(ctx, c.APIKey)
+	if err != nil {
+		return fmt.Errorf("demo merchant: %w", err)
+	}
+	_, urls, err := svc.CreateLink(ctx, m, paylink.NewLink{
+		Amount: 4950, Currency: "AUD", MerchantReference: "DEMO-ORDER-1",
+		Customer: paylink.Customer{FirstName: "Jo", LastName: "Citizen", Email: "jo@example.com", Reference: "CUST-1",
+			City: "Sydney", State: "NSW", Postcode: "2000", CountryCode: "AU"},
+	})
+	if err != nil {
+		return fmt.Errorf("demo payment link: %w", err)
+	}
+	fmt.Fprintf(env.stdout, `
+Payment link (AUD 49.50, open in a browser):
+  hosted page:       %s
+  virtual terminal:  %s
+Create your own:
+curl -s -X POST $BASE/v5/payment-links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+  -d '{"amount": 49.50, "currency": "AUD", "merchantReference": "ORDER-1", "customer": {"first_name": "Jo", "email": "jo@example.com"}}'
+`, urls.Page, urls.VirtualTerminal)
+	return nil
 }

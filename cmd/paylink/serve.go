@@ -18,6 +18,7 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/checkout"
 	"github.com/paylink/paylink/internal/jobs"
 	"github.com/paylink/paylink/internal/webhook"
 )
@@ -92,7 +93,11 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB(), string(st.Engine())))
 	handler := api.New(svc, log, api.WithRateLimit(cfg.rateLimit, cfg.rateBurst), api.WithMetrics(reg))
-	acs.Mount(handler, svc, log) // the sandbox 3-D Secure challenge page
+	acs.Mount(handler, svc, log)                              // the sandbox 3-D Secure challenge page
+	if err := checkout.Mount(handler, svc, log); err != nil { // payment link pages
+		ln.Close()
+		return fmt.Errorf("payment pages: %w", err)
+	}
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, reg, log)
 		if err != nil {

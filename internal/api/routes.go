@@ -26,6 +26,11 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v5/card", s.authed(s.cardLookup))
 	s.mux.Handle("POST /v5/invalidate_card_token", s.authed(s.invalidateCard))
 	s.mux.Handle("POST /v5/invalidate_card", s.authed(s.invalidateCard))
+	// Payment links (issue 5).
+	s.mux.Handle("POST /v5/payment-links", s.authed(s.createLink))
+	s.mux.Handle("POST /v5/payment-links/{id}", s.authed(s.linkByID))
+	s.mux.Handle("GET /v5/payment-links/{id}", s.authed(s.linkByID))
+	s.mux.Handle("POST /v5/payment-links/{id}/cancel", s.authed(s.cancelLink))
 
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -40,6 +40,9 @@ func Run(t *testing.T, open Opener) {
 		// Webhooks
 		"WebhookClaimRace": testWebhookClaimRace,
 		"WebhookLease":     testWebhookLease,
+		// Payment links (issue 5).
+		"PaymentLinks":             testPaymentLinks,
+		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -17,12 +17,16 @@ import (
 // with a dynamic webhook URL.
 func servicePurchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, dynamic string) *paylink.Transaction {
 	t.Helper()
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "25.00", "currency": "AUD", "merchantReference": "ORDER-1"})
+	if link.Status != http.StatusOK {
+		t.Fatalf("create link: %d %s", link.Status, link.Raw)
+	}
 	req := paylink.PurchaseRequest{
 		CompanyToken: m.Creds.CompanyToken, TransactionToken: env.TransactionToken(m),
 		Customer: paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC", Email: "jo@example.com"},
 		Card: &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: env.Clock.Now().Year() + 2,
 			CVC: "123", HolderName: "Jo Citizen"},
-		Amount: 2500, Currency: "AUD", Channel: paylink.ChannelHPP, PaymentLinkID: "pl_test", WebhookURL: dynamic,
+		Amount: 2500, Currency: "AUD", Channel: paylink.ChannelHPP, PaymentLinkID: link.Str("id"), WebhookURL: dynamic,
 	}
 	tr, err := env.Service.Purchase(context.Background(), m.Merchant, req)
 	if err != nil {
@@ -55,8 +59,8 @@ func TestCompanyAndDynamicWebhooks(t *testing.T) {
 			}
 			for _, r := range append(c, d...) {
 				p := decode(t, r.Body)
-				if p["transaction_reference"] != tr.Reference || p["webhook_type"] != "HPP" || p["payment_link"] != "pl_test" {
-					t.Errorf("got reference %v type %v link %v, want %s HPP pl_test", p["transaction_reference"], p["webhook_type"], p["payment_link"], tr.Reference)
+				if p["transaction_reference"] != tr.Reference || p["webhook_type"] != "HPP" || p["payment_link"] != tr.PaymentLinkID {
+					t.Errorf("got reference %v type %v link %v, want %s HPP %s", p["transaction_reference"], p["webhook_type"], p["payment_link"], tr.Reference, tr.PaymentLinkID)
 				}
 				if got := r.Header.Get("Content-Type"); got != "application/json" {
 					t.Errorf("got Content-Type %q, want application/json", got)

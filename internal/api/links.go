@@ -1,0 +1,111 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Payment links (issue 5): create (4.1), look up and cancel.
+
+// linkCustomer reads the optional customer object of a link.
+func (b *body) linkCustomer() paylink.Customer {
+	return paylink.Customer{
+		Reference:   b.str(maxField, "customer.reference", "customer.customer_reference"),
+		Email:       b.str(maxField, "customer.email", "customer.customer_email"),
+		FirstName:   b.str(maxField, "customer.first_name"),
+		LastName:    b.str(maxField, "customer.last_name"),
+		Phone:       b.str(maxField, "customer.phone"),
+		Address:     b.str(maxField, "customer.address"),
+		Address2:    b.str(maxField, "customer.address2"),
+		City:        b.str(maxField, "customer.city"),
+		State:       b.str(maxField, "customer.state"),
+		Postcode:    b.str(maxField, "customer.postcode"),
+		CountryCode: b.str(2, "customer.country_code"),
+	}
+}
+
+// timestamp reads an optional RFC 3339 time; zero when absent.
+func (b *body) timestamp(path string) time.Time {
+	s := b.str(64, path)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		b.f.Add(path, "must be an RFC 3339 time such as 2026-12-31T23:59:00Z")
+	}
+	return t.UTC()
+}
+
+// createLink: POST /v5/payment-links.
+func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	n := paylink.NewLink{
+		CompanyToken:      b.str(maxToken, "company_token", "token.company_token"),
+		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
+		Customer:          b.linkCustomer(),
+		WebhookURL:        b.str(2048, "webhook_url"),
+		ExpiresAt:         b.timestamp("expires_at"),
+	}
+	if _, set := b.lookup("should_service_apply_surcharge"); set {
+		n.NoSurcharge = !b.boolean("should_service_apply_surcharge")
+	}
+	n.Amount, n.Currency = b.money("amount", "currency")
+	if err := b.err(); err != nil {
+		return nil, err
+	}
+	l, urls, err := s.svc.CreateLink(r.Context(), m, n)
+	if err != nil {
+		return nil, err
+	}
+	return s.linkResult(l, urls), nil
+}
+
+// linkByID: POST (or GET) /v5/payment-links/{id}.
+func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	l, urls, err := s.svc.Link(r.Context(), m, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return s.linkResult(l, urls), nil
+}
+
+// cancelLink: POST /v5/payment-links/{id}/cancel.
+func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	l, urls, err := s.svc.CancelLink(r.Context(), m, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return s.linkResult(l, urls), nil
+}
+
+// linkResult is the payment link object of every link response.
+func (s *Server) linkResult(l *paylink.PaymentLink, urls paylink.LinkURLs) map[string]any {
+	cur, _ := paylink.LookupCurrency(l.Currency)
+	return map[string]any{
+		"id":                    l.ID,
+		"status":                l.State(s.svc.Now()),
+		"url":                   urls.Page,
+		"virtual_terminal_url":  urls.VirtualTerminal,
+		"amount":                number(l.Amount, cur),
+		"currency":              l.Currency,
+		"merchantReference":     l.MerchantReference,
+		"webhook_url":           nullable(l.WebhookURL),
+		"attempts":              l.Attempts,
+		"transaction_reference": nullable(l.PaidReference),
+		"created_at":            l.CreatedAt.Format(time.RFC3339),
+		"expires_at":            nullable(rfc3339(l.ExpiresAt)),
+		"paid_at":               nullable(rfc3339(l.PaidAt)),
+		"response_code":         "success",
+		"response_message":      msgSuccess,
+	}
+}
+
+// rfc3339 formats a time, "" for the zero time.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,223 @@
+// Package checkout serves the pages of a payment link: the hosted payment
+// page (url, standard mode: card, Apple Pay, Google Pay and Zip, with 3-D
+// Secure) and the virtual terminal (virtual_terminal_url: card entry by
+// staff). Pages are server-rendered with html/template from embedded
+// templates and assets; they load nothing from elsewhere, carry a strict
+// nonce-based Content-Security-Policy, and protect every form with a CSRF
+// token. The card form works as a plain HTML form; a small script adds
+// live validation, brand detection and the surcharge update.
+package checkout
+
+import (
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// maxForm bounds a page's request body.
+const maxForm = 16 << 10
+
+// Mux is where the pages are mounted (the API server's mux).
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Handler serves the payment link pages.
+type Handler struct {
+	svc     *paylink.Service
+	log     *slog.Logger
+	random  io.Reader
+	tmpl    *template.Template
+	css     template.CSS
+	wallets map[string]Wallet // by path name: applepay, googlepay
+	zip     PayLater
+}
+
+// Options adjust a Handler. Zero values select the sandbox simulations and
+// crypto/rand.
+type Options struct {
+	Random  io.Reader
+	Wallets []Wallet
+	Zip     PayLater
+}
+
+// New builds the page handler.
+func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error) {
+	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor}).ParseFS(assets, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	css, err := assets.ReadFile("static/app.css")
+	if err != nil {
+		return nil, err
+	}
+	if opts.Random == nil {
+		opts.Random = rand.Reader
+	}
+	if opts.Wallets == nil {
+		opts.Wallets = []Wallet{NewSandboxApplePay(), NewSandboxGooglePay()}
+	}
+	if opts.Zip == nil {
+		opts.Zip = SandboxZip{}
+	}
+	h := &Handler{svc: svc, log: log, random: opts.Random, tmpl: tmpl, css: template.CSS(css),
+		wallets: map[string]Wallet{}, zip: opts.Zip}
+	for _, w := range opts.Wallets {
+		h.wallets[w.Path()] = w
+	}
+	return h, nil
+}
+
+// Mount builds the handler with default options and registers its
+// routes on mux. It is the one call cmd/paylink and tests make.
+func Mount(mux Mux, svc *paylink.Service, log *slog.Logger) error {
+	h, err := New(svc, log, Options{})
+	if err != nil {
+		return err
+	}
+	h.Register(mux)
+	return nil
+}
+
+// Register adds every page route to mux.
+func (h *Handler) Register(mux Mux) {
+	mux.Handle("GET /checkout/static/app.js", http.HandlerFunc(h.script))
+	for _, prefix := range []string{"/pay/{token}", "/vt/{token}"} {
+		mux.Handle("GET "+prefix, h.page(h.show))
+		mux.Handle("POST "+prefix, h.page(h.payCard))
+		mux.Handle("POST "+prefix+"/surcharge", h.page(h.surcharge))
+	}
+	mux.Handle("POST /pay/{token}/wallet/{method}", h.page(h.walletSheet))
+	mux.Handle("POST /pay/{token}/wallet/{method}/confirm", h.page(h.walletPay))
+	mux.Handle("POST /pay/{token}/zip", h.page(h.zipPage))
+	mux.Handle("POST /pay/{token}/zip/confirm", h.page(h.zipPay))
+	mux.Handle("GET /pay/{token}/3ds", h.page(h.threeDSReturn))
+}
+
+// request is one page request with its link and security tokens.
+type request struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	ls    *paylink.LinkSession
+	base  string // the page's own path, /pay/{token} or /vt/{token}
+	nonce string // CSP nonce of this response
+	csrf  string // CSRF token for this browser and link
+}
+
+type pageFunc func(rq *request) error
+
+// page opens the link of the URL's token, sets the security headers and
+// a fresh CSP nonce, and renders errors as pages.
+func (h *Handler) page(fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nonce, err := h.randomString(18)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		securityHeaders(w, nonce)
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		ls, err := h.svc.OpenLink(r.Context(), r.PathValue("token"))
+		if err != nil {
+			h.renderError(w, r, nonce, err)
+			return
+		}
+		rq := &request{w: w, r: r, ls: ls, base: basePath(ls, r.PathValue("token")), nonce: nonce}
+		if rq.csrf, err = h.csrfToken(w, r, ls); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if err := fn(rq); err != nil {
+			h.renderError(w, r, nonce, err)
+		}
+	})
+}
+
+// basePath is the page's own path.
+func basePath(ls *paylink.LinkSession, token string) string {
+	if ls.Mode == paylink.ChannelVT {
+		return "/vt/" + token
+	}
+	return "/pay/" + token
+}
+
+// securityHeaders locks the page down: scripts and styles only with this
+// response's nonce, no framing, no referrer, forms only to this origin.
+func securityHeaders(w http.ResponseWriter, nonce string) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'nonce-"+nonce+
+		"'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(self)")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// randomString returns n random bytes, base64url encoded.
+func (h *Handler) randomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(h.random, b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// fail answers an unexpected error with a generic page; detail is logged.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.Error("checkout page error", "route", r.Pattern, "err", err)
+	http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
+}
+
+// script serves the page's JavaScript (loaded with the page's nonce).
+func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
+	js, err := assets.ReadFile("static/app.js")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Write(js)
+}
+
+// statusFor maps a service error to the page's HTTP status.
+func statusFor(e *paylink.Error) int {
+	switch e.Kind {
+	case paylink.KindInvalid:
+		return http.StatusBadRequest
+	case paylink.KindNotFound:
+		return http.StatusNotFound
+	case paylink.KindConflict:
+		return http.StatusConflict
+	case paylink.KindRateLimited:
+		return http.StatusTooManyRequests
+	case paylink.KindForbidden:
+		return http.StatusForbidden
+	}
+	return http.StatusInternalServerError
+}
+
+var errBadCSRF = paylink.Errorf(paylink.KindForbidden, "csrf_invalid",
+	"This form has expired or was not sent from the payment page. Reload the page and try again.")
+
+var errUnknownMethod = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "That payment method is not available.")
+
+// asPageError classifies err for rendering.
+func asPageError(err error) *paylink.Error {
+	var e *paylink.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return paylink.Internal("checkout", err)
+}

@@ -1,0 +1,477 @@
+package checkout_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+const (
+	cardOK      = "4111111111111111"
+	cardDecline = "4000000000000002"
+)
+
+// pageURLs returns the link's hosted page and virtual terminal URLs.
+func pageURLs(r apitest.Response) (string, string) {
+	return r.Str("url"), r.Str("virtual_terminal_url")
+}
+
+// linkState looks the link up through the API.
+func linkState(t *testing.T, env *apitest.Env, m *apitest.Merchant, id string) apitest.Response {
+	t.Helper()
+	return env.Post("/v5/payment-links/"+id, m, nil)
+}
+
+// transaction loads a transaction through the service.
+func transaction(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string) *paylink.Transaction {
+	t.Helper()
+	tr, err := env.Service.TransactionStatus(context.Background(), m.Merchant, ref)
+	if err != nil {
+		t.Fatalf("transaction %q: %v", ref, err)
+	}
+	return tr
+}
+
+func TestPagesRenderSafely(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = `Bob's <b>Bikes</b> & "Co"` })
+	r := link(t, env, m, "10.50", map[string]any{"merchantReference": `<img src=x onerror=alert(1)>`,
+		"customer": map[string]any{"first_name": `"><script>alert(1)</script>`, "email": "jo@example.com"}})
+	hpp, vt := pageURLs(r)
+	b := newBrowser(t, env)
+	script := b.get(env.Server.URL + "/checkout/static/app.js").body
+	if !strings.Contains(script, "addEventListener") {
+		t.Fatalf("script not served: %q", script)
+	}
+	tests := []struct {
+		name     string
+		url      string
+		want     []string
+		wantNot  []string
+		wantCode int
+	}{
+		{"hosted page", hpp,
+			[]string{"Bob&#39;s &lt;b&gt;Bikes&lt;/b&gt; &amp; &#34;Co&#34;", "&lt;img src=x onerror=alert(1)&gt;",
+				`value="&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`, "AUD 10.50", "Apple Pay", "Google Pay", "Zip",
+				`value="jo@example.com"`, `for="card_number"`, "Billing address"},
+			[]string{"<script>alert", "<b>Bikes", "<img src=x", "invoice_number"}, 200},
+		{"virtual terminal", vt,
+			[]string{"Virtual terminal", `name="invoice_number"`, `name="customer_reference"`, "AUD 10.50"},
+			[]string{"Apple Pay", "Google Pay", "/zip", "<script>alert"}, 200},
+		{"unknown token", env.Server.URL + "/pay/" + strings.Repeat("x", 32), []string{"No payment link"}, nil, 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := b.get(tt.url)
+			if p.status != tt.wantCode {
+				t.Fatalf("got status %d, want %d", p.status, tt.wantCode)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(p.body, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(p.body, w) {
+					t.Errorf("page contains %q", w)
+				}
+			}
+			csp := p.header.Get("Content-Security-Policy")
+			for _, w := range []string{"script-src 'nonce-", "frame-ancestors 'none'", "default-src 'none'", "form-action 'self'"} {
+				if !strings.Contains(csp, w) {
+					t.Errorf("CSP %q lacks %q", csp, w)
+				}
+			}
+			if strings.Contains(csp, "unsafe-inline") || p.header.Get("Referrer-Policy") != "no-referrer" || p.header.Get("X-Frame-Options") != "DENY" {
+				t.Errorf("got headers %v, want a strict CSP, Referrer-Policy no-referrer and X-Frame-Options DENY", p.header)
+			}
+			if strings.Contains(p.body, " onclick=") || strings.Contains(p.body, " onload=") {
+				t.Errorf("page has an inline event handler")
+			}
+			if weight := len(p.body) + len(script); weight > 100<<10 {
+				t.Errorf("page and script weigh %d bytes, want under 100 KB", weight)
+			}
+		})
+	}
+}
+
+func TestCardPaymentDeclineThenApprove(t *testing.T) {
+	env, pageLogs := start(t)
+	m := env.Onboard(func(n *paylink.NewMerchant) { n.Settings.Webhook.Domains = []string{"hooks.example.com"} })
+	r := link(t, env, m, "10.50", map[string]any{"webhook_url": "https://hooks.example.com/pay"})
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+
+	declined := b.post(hpp, cardForm(csrf, cardDecline))
+	if declined.status != 200 || !strings.Contains(declined.body, "do not honour") || !strings.Contains(declined.body, `role="alert"`) {
+		t.Fatalf("decline: got %d, want 200 with the decline announced:\n%s", declined.status, declined.body)
+	}
+	if strings.Contains(declined.body, cardDecline) {
+		t.Errorf("the card number was rendered back into the page")
+	}
+	if got := linkState(t, env, m, r.Str("id")); got.Str("status") != "unpaid" || got.Str("attempts") != "1" {
+		t.Errorf("after decline: got %s, want unpaid with 1 attempt", got.Raw)
+	}
+
+	ok := b.post(hpp, cardForm(csrf, cardOK))
+	if ok.status != http.StatusSeeOther || ok.header.Get("Location") != strings.TrimPrefix(hpp, env.Server.URL) {
+		t.Fatalf("approve: got %d to %q, want 303 to the page", ok.status, ok.header.Get("Location"))
+	}
+	paid := b.get(hpp)
+	st := linkState(t, env, m, r.Str("id"))
+	ref := st.Str("transaction_reference")
+	if st.Str("status") != "paid" || ref == "" || !strings.Contains(paid.body, ref) || !strings.Contains(paid.body, "AUD 10.63") {
+		t.Fatalf("after approval: link %s, page lacks reference %q or total AUD 10.63", st.Raw, ref)
+	}
+	tr := transaction(t, env, m, ref)
+	want := paylink.Transaction{Channel: paylink.ChannelHPP, PaymentType: paylink.PaymentTypeCard, PaymentLinkID: r.Str("id"),
+		InvoiceNumber: "ORDER-42", Status: paylink.StatusApproved, Amount: 1050, Surcharge: 13, Total: 1063}
+	if tr.Channel != want.Channel || tr.PaymentType != want.PaymentType || tr.PaymentLinkID != want.PaymentLinkID ||
+		tr.InvoiceNumber != want.InvoiceNumber || tr.Status != want.Status || tr.Total != want.Total || tr.Surcharge != want.Surcharge ||
+		tr.Details.WebhookURL != "https://hooks.example.com/pay" || tr.Details.Customer.Reference != "CUST-7" ||
+		tr.Details.Customer.IPAddress != "127.0.0.1" || tr.Details.Customer.Timezone != "UTC" {
+		t.Errorf("got transaction %+v (details %+v), want %+v with the link's webhook and customer reference", tr, tr.Details, want)
+	}
+
+	again := b.post(hpp, cardForm(csrf, cardOK))
+	if again.status != http.StatusConflict || !strings.Contains(again.body, "already been paid") || !strings.Contains(again.body, ref) {
+		t.Errorf("second payment: got %d, want 409 showing the link paid", again.status)
+	}
+	logs := env.LogText() + pageLogs.String()
+	tok := strings.TrimPrefix(hpp, env.Server.URL+"/pay/")
+	for _, secret := range []string{cardOK, cardDecline, tok, "card_cvc"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs contain %q", secret)
+		}
+	}
+}
+
+func TestFormErrorsKeepDetails(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	f := cardForm(csrf, "4111111111111112")
+	f.Set("card_expiry", "13/30")
+	f.Set("email", "not-an-email")
+	f.Set("city", "Newtown")
+	p := b.post(hpp, f)
+	if p.status != http.StatusBadRequest {
+		t.Fatalf("got %d, want 400", p.status)
+	}
+	for _, w := range []string{`id="errsum"`, `href="#card_number"`, `href="#card_expiry"`, `value="Newtown"`, `aria-invalid="true"`} {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if strings.Contains(p.body, "4111111111111112") {
+		t.Errorf("the card number was rendered back into the page")
+	}
+}
+
+func TestCSRFRejected(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, vt := pageURLs(r)
+	victim, attacker := newBrowser(t, env), newBrowser(t, env)
+	victim.get(hpp)
+	attackerToken := attacker.get(hpp).csrf(t)
+	vtToken := victim.get(vt).csrf(t)
+	tests := []struct {
+		name string
+		url  string
+		csrf string
+	}{
+		{"no token", hpp, ""},
+		{"another browser's token", hpp, attackerToken},
+		{"the virtual terminal's token on the hosted page", hpp, vtToken},
+		{"forged token", hpp, strings.Repeat("A", 43)},
+		{"wallet without token", hpp + "/wallet/applepay", ""},
+		{"zip confirm without token", hpp + "/zip/confirm", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := victim.post(tt.url, cardForm(tt.csrf, cardOK))
+			if p.status != http.StatusForbidden || !strings.Contains(p.body, "Reload the page") {
+				t.Errorf("got %d, want 403 asking to reload", p.status)
+			}
+		})
+	}
+	req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(`{"card_number":"4111111111111111"}`))
+	if p := victim.do(req); p.status != http.StatusForbidden {
+		t.Errorf("surcharge without token: got %d, want 403", p.status)
+	}
+	if got := linkState(t, env, m, r.Str("id")); got.Str("attempts") != "0" || got.Str("status") != "unpaid" {
+		t.Errorf("after rejected posts: got %s, want unpaid with 0 attempts", got.Raw)
+	}
+}
+
+func TestAttemptRateLimit(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	for i := range paylink.LinkAttemptLimit {
+		if p := b.post(hpp, cardForm(csrf, cardDecline)); p.status != http.StatusOK {
+			t.Fatalf("attempt %d: got %d, want 200 (declined)", i+1, p.status)
+		}
+	}
+	p := b.post(hpp, cardForm(csrf, cardOK))
+	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many payment attempts") {
+		t.Fatalf("attempt %d: got %d, want 429", paylink.LinkAttemptLimit+1, p.status)
+	}
+	env.Clock.Advance(paylink.LinkAttemptWindow)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
+		t.Errorf("after the window: got %d, want 303 (approved)", p.status)
+	}
+}
+
+// TestTwoTabsPayAtOnce races payments on one link: exactly one is taken,
+// on SQLite and on PostgreSQL.
+func TestTwoTabsPayAtOnce(t *testing.T) {
+	engines := []struct {
+		name  string
+		start func(testing.TB) (*apitest.Env, *logBuffer)
+	}{{"sqlite", start}, {"postgres", startPostgres}}
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			env, _ := e.start(t)
+			racePayments(t, env)
+		})
+	}
+}
+
+func racePayments(t *testing.T, env *apitest.Env) {
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	const tabs = 8
+	var wg sync.WaitGroup
+	statuses := make(chan int, tabs)
+	type tab struct {
+		b    *browser
+		csrf string
+	}
+	var open []tab
+	for range tabs {
+		b := newBrowser(t, env)
+		open = append(open, tab{b, b.get(hpp).csrf(t)})
+	}
+	for _, tb := range open {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- tb.b.post(hpp, cardForm(tb.csrf, cardOK)).status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	if counts[http.StatusSeeOther] != 1 || counts[http.StatusConflict] != tabs-1 {
+		t.Errorf("got statuses %v, want exactly one 303 and %d 409", counts, tabs-1)
+	}
+	if got := linkState(t, env, m, r.Str("id")); got.Str("status") != "paid" || got.Str("attempts") != "1" {
+		t.Errorf("got link %s, want paid after exactly 1 attempt", got.Raw)
+	}
+}
+
+func TestWalletsAndZip(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	tests := []struct {
+		name, path, paymentType string
+		total                   int64
+		brand                   string
+	}{
+		{"Apple Pay", "/wallet/applepay", paylink.PaymentTypeApplePay, 1063, paylink.BrandVisa},
+		{"Google Pay", "/wallet/googlepay", paylink.PaymentTypeGooglePay, 1063, paylink.BrandMastercard},
+		{"Zip", "/zip", paylink.PaymentTypeZip, 1050, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			hpp, _ := pageURLs(r)
+			b := newBrowser(t, env)
+			f := url.Values{"csrf": {b.get(hpp).csrf(t)}, "first_name": {"Sam"}, "email": {"sam@example.com"}}
+			sheet := b.post(hpp+tt.path, f)
+			if sheet.status != 200 || !strings.Contains(sheet.body, tt.name+" (sandbox)") || !strings.Contains(sheet.body, `value="Sam"`) {
+				t.Fatalf("sheet: got %d, want 200 with the %s sandbox sheet carrying the customer", sheet.status, tt.name)
+			}
+			done := b.post(hpp+tt.path+"/confirm", f)
+			if done.status != http.StatusSeeOther {
+				t.Fatalf("confirm: got %d, want 303:\n%s", done.status, done.body)
+			}
+			st := linkState(t, env, m, r.Str("id"))
+			tr := transaction(t, env, m, st.Str("transaction_reference"))
+			brand := ""
+			if tr.Details.Card != nil {
+				brand = tr.Details.Card.Brand
+			}
+			if st.Str("status") != "paid" || tr.PaymentType != tt.paymentType || tr.Total != tt.total || brand != tt.brand ||
+				tr.Channel != paylink.ChannelHPP || tr.Details.Customer.FirstName != "Sam" || tr.PaymentLinkID != r.Str("id") {
+				t.Errorf("got link %s and transaction %+v, want paid by %s total %d brand %q", st.Raw, tr, tt.paymentType, tt.total, tt.brand)
+			}
+			if p := b.get(hpp); !strings.Contains(p.body, "paid with "+tt.name) {
+				t.Errorf("paid page does not name %s", tt.name)
+			}
+		})
+	}
+}
+
+func TestVirtualTerminal(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	_, vt := pageURLs(r)
+	b := newBrowser(t, env)
+	csrf := b.get(vt).csrf(t)
+	if p := b.post(vt+"/wallet/applepay", url.Values{"csrf": {csrf}}); p.status != http.StatusNotFound {
+		t.Errorf("wallet in the virtual terminal: got %d, want 404", p.status)
+	}
+	f := cardForm(csrf, cardOK)
+	f.Set("customer_reference", "PHONE-CUST-1")
+	f.Set("invoice_number", "INV-777")
+	if p := b.post(vt, f); p.status != http.StatusSeeOther {
+		t.Fatalf("pay: got %d, want 303:\n%s", p.status, p.body)
+	}
+	st := linkState(t, env, m, r.Str("id"))
+	tr := transaction(t, env, m, st.Str("transaction_reference"))
+	if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != "INV-777" || tr.Details.Customer.Reference != "PHONE-CUST-1" ||
+		tr.Details.ThreeDS != nil || tr.PaymentType != paylink.PaymentTypeCard {
+		t.Errorf("got transaction %+v (details %+v), want VT, INV-777, PHONE-CUST-1, no 3-D Secure", tr, tr.Details)
+	}
+}
+
+func TestSurchargeQuote(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	noSurcharge, _ := pageURLs(link(t, env, m, "10.50", map[string]any{"should_service_apply_surcharge": false}))
+	tests := []struct {
+		name, page, number, surcharge, total string
+		status                               int
+	}{
+		{"visa credit 1.2%", hpp, "4111 1111 1111 1111", "AUD 0.13", "AUD 10.63", 200},
+		{"visa debit 0.5%", hpp, "4000056655665556", "AUD 0.05", "AUD 10.55", 200},
+		{"amex 2.5%", hpp, "378282246310005", "AUD 0.26", "AUD 10.76", 200},
+		{"international 2.9%", hpp, "4000008260000000", "AUD 0.30", "AUD 10.80", 200},
+		{"surcharge off", noSurcharge, "4111111111111111", "AUD 0.00", "AUD 10.50", 200},
+		{"invalid number", hpp, "4111111111111112", "", "", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBrowser(t, env)
+			csrf := b.get(tt.page).csrf(t)
+			req, _ := http.NewRequest(http.MethodPost, tt.page+"/surcharge", strings.NewReader(`{"card_number":"`+tt.number+`"}`))
+			req.Header.Set("X-CSRF-Token", csrf)
+			p := b.do(req)
+			if p.status != tt.status || !strings.Contains(p.body, `"surcharge":"`+tt.surcharge) || !strings.Contains(p.body, `"total":"`+tt.total) {
+				if tt.status == 200 || p.status != tt.status {
+					t.Errorf("got %d %s, want %d surcharge %q total %q", p.status, p.body, tt.status, tt.surcharge, tt.total)
+				}
+			}
+		})
+	}
+}
+
+func TestCancelledAndExpiredLinks(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	cancelled := link(t, env, m, "10.50", nil)
+	env.Post("/v5/payment-links/"+cancelled.Str("id")+"/cancel", m, nil)
+	expiring := link(t, env, m, "10.50", map[string]any{"expires_at": env.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	b := newBrowser(t, env)
+	expCSRF := b.get(expiring.Str("url")).csrf(t)
+	env.Clock.Advance(2 * time.Hour)
+	if p := b.get(cancelled.Str("url")); !strings.Contains(p.body, "has been cancelled") || strings.Contains(p.body, `id="payform"`) {
+		t.Errorf("cancelled link page: want the cancelled notice and no form")
+	}
+	if p := b.post(expiring.Str("url"), cardForm(expCSRF, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "has expired") {
+		t.Errorf("paying an expired link: got %d, want 409 saying it expired", p.status)
+	}
+}
+
+// TestAttemptInProgress: a claimed link refuses another attempt until the
+// claim times out (a crashed instance or an abandoned 3-D Secure challenge).
+func TestAttemptInProgress(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		l, err := tx.PaymentLink(m.ID, r.Str("id"))
+		if err != nil {
+			return err
+		}
+		l.ClaimedAt = env.Clock.Now().UTC()
+		return tx.UpdatePaymentLink(l)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {
+		t.Fatalf("while claimed: got %d, want 409 in progress", p.status)
+	}
+	if got := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); got.Status != http.StatusConflict ||
+		got.Str("response_code") != paylink.CodeLinkInProgress {
+		t.Errorf("cancel while claimed: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkInProgress)
+	}
+	env.Clock.Advance(paylink.LinkClaimTimeout)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
+		t.Errorf("after the claim timeout: got %d, want 303", p.status)
+	}
+	if got := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); got.Status != http.StatusConflict ||
+		got.Str("response_code") != paylink.CodeLinkPaid {
+		t.Errorf("cancel when paid: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkPaid)
+	}
+}
+
+// TestThreeDSHandOff: hosted page card payments ask for 3-D Secure with
+// the page's own return address, the virtual terminal's do not, and the
+// return address only accepts this link's transactions.
+func TestThreeDSHandOff(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	r, other := link(t, env, m, "10.50", nil), link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	otherPage, _ := pageURLs(other)
+	b := newBrowser(t, env)
+	b.post(hpp, cardForm(b.get(hpp).csrf(t), cardOK))
+	ref := linkState(t, env, m, r.Str("id")).Str("transaction_reference")
+	tr := transaction(t, env, m, ref)
+	if tr.Details.ThreeDS == nil || !tr.Details.ThreeDS.Requested || tr.Details.ThreeDS.RedirectURL != hpp+"/3ds" {
+		t.Errorf("got 3-D Secure %+v, want requested with return address %s/3ds", tr.Details.ThreeDS, hpp)
+	}
+	tests := []struct {
+		name, url string
+		status    int
+	}{
+		{"own transaction", hpp + "/3ds?purchase_reference=" + ref, http.StatusSeeOther},
+		{"another link's transaction", otherPage + "/3ds?purchase_reference=" + ref, http.StatusNotFound},
+		{"unknown reference", hpp + "/3ds?purchase_reference=pr_nope", http.StatusNotFound},
+		{"no reference", hpp + "/3ds", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if p := b.get(tt.url); p.status != tt.status {
+				t.Errorf("got %d, want %d", p.status, tt.status)
+			}
+		})
+	}
+}

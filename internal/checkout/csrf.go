@@ -1,0 +1,49 @@
+package checkout
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+// csrfCookie holds a random per-browser value. A form's CSRF token is
+// HMAC-SHA256, keyed with the link's own CSRF secret (random, stored with
+// the link, never sent), of the link id, the page mode and that value: a
+// form posted from another site has no way to know the cookie's value,
+// and a token of one link or mode is useless on another.
+const csrfCookie = "paylink_csrf"
+
+// csrfToken returns this browser's token for the link, setting the cookie
+// when the browser has none.
+func (h *Handler) csrfToken(w http.ResponseWriter, r *http.Request, ls *paylink.LinkSession) (string, error) {
+	c, err := r.Cookie(csrfCookie)
+	value := ""
+	if err == nil && len(c.Value) == 32 {
+		value = c.Value
+	} else {
+		if value, err = h.randomString(24); err != nil {
+			return "", err
+		}
+		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: value, Path: "/", HttpOnly: true,
+			Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	}
+	mac := hmac.New(sha256.New, []byte(ls.Link.CSRFSecret))
+	mac.Write([]byte(ls.Link.ID + "|" + ls.Mode + "|" + value))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// checkCSRF accepts a POST only with this browser's token for the link,
+// from the form field csrf or the X-CSRF-Token header (the script).
+func (rq *request) checkCSRF() error {
+	got := rq.r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		got = rq.r.PostFormValue("csrf")
+	}
+	if !hmac.Equal([]byte(got), []byte(rq.csrf)) {
+		return errBadCSRF
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package checkout_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/paylink/paylink"
+)
+
+// jsModes runs a browser flow with JavaScript on and off.
+var jsModes = []struct {
+	name string
+	js   bool
+}{{"javascript", true}, {"no javascript", false}}
+
+// TestBrowserCardDeclineThenApprove: open a link, see the pre-filled
+// details and the amount, type a card, see the surcharge and total update
+// (with JavaScript), pay a declined card, then a good one, see success;
+// a tab opened before the payment then cannot pay again.
+func TestBrowserCardDeclineThenApprove(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	m := env.Onboard()
+	for _, mode := range jsModes {
+		t.Run(mode.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx, other := tab(t, mode.js), tab(t, mode.js)
+			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			run(t, other, "open link in a second tab", chromedp.Navigate(r.Str("url")))
+			first, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("first_name")))
+			if err != nil || first != "Jo" {
+				t.Fatalf("pre-filled first name: got %q (%v), want Jo", first, err)
+			}
+			wantText(t, ctx, "open", "Pay Acme Coffee", "ORDER-42", "AUD 10.50", "Apple Pay", "Google Pay", "Zip")
+			if mode.js {
+				audit(t, ctx, "the hosted page")
+			}
+			fillCard(t, ctx, cardDecline)
+			if mode.js {
+				waitTotal(t, ctx, "AUD 10.63")
+				wantText(t, ctx, "surcharge", "AUD 0.13 (1.2%, Visa)")
+				screenshot(t, ctx, "hosted-page", 375)
+				screenshot(t, ctx, "hosted-page", 1280)
+				fitsPhone(t, ctx)
+			}
+			submit(t, ctx, "pay")
+			wantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")
+			fillCard(t, ctx, cardOK)
+			submit(t, ctx, "pay")
+			wantText(t, ctx, "success", "Thank you, this link has been paid", "AUD 10.63 paid with Visa ending 1111")
+			ref, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("paid-ref")))
+			if err != nil || !strings.HasPrefix(ref, "pr_") {
+				t.Fatalf("transaction reference: got %q (%v), want pr_...", ref, err)
+			}
+			fillCard(t, other, cardOK)
+			submit(t, other, "pay")
+			wantText(t, other, "second payment", "already been paid", ref)
+		})
+	}
+}
+
+// TestBrowserWalletsAndZip pays with each simulated method.
+func TestBrowserWalletsAndZip(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	m := env.Onboard()
+	tests := []struct {
+		name, button, paid string
+		js                 bool
+	}{
+		{"Apple Pay", `button[formaction$="/wallet/applepay"]`, "AUD 10.63 paid with Apple Pay", true},
+		{"Google Pay", `button[formaction$="/wallet/googlepay"]`, "AUD 10.63 paid with Google Pay", false},
+		{"Zip", `button[formaction$="/zip"]`, "AUD 10.50 paid with Zip", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, tt.js)
+			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			submitCSS(t, ctx, tt.button)
+			wantText(t, ctx, "sheet", tt.name+" (sandbox)", "Pay Acme Coffee")
+			if tt.js {
+				audit(t, ctx, "the "+tt.name+" sheet")
+				screenshot(t, ctx, "sheet-"+strings.ToLower(strings.ReplaceAll(tt.name, " ", "")), 375)
+			}
+			submit(t, ctx, "sheet-pay")
+			wantText(t, ctx, "success", "Thank you, this link has been paid", tt.paid)
+		})
+	}
+}
+
+// TestBrowserVirtualTerminal takes a phone payment: no wallets, with the
+// customer reference and invoice number.
+func TestBrowserVirtualTerminal(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	m := env.Onboard()
+	for _, mode := range jsModes {
+		t.Run(mode.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, mode.js)
+			run(t, ctx, "open terminal", chromedp.Navigate(r.Str("virtual_terminal_url")))
+			page := text(t, ctx)
+			if strings.Contains(page, "Apple Pay") || strings.Contains(page, "Google Pay") || strings.Contains(page, "Zip") {
+				t.Fatalf("virtual terminal offers wallets or Zip: %q", page)
+			}
+			if mode.js {
+				audit(t, ctx, "the virtual terminal")
+				screenshot(t, ctx, "virtual-terminal", 1280)
+			}
+			ref, _ := chromedp.Run(ctx, chromedp.Value(chromedp.ID("customer_reference")))
+			if ref != "CUST-7" {
+				t.Errorf("customer reference: got %q, want the link's CUST-7 pre-filled", ref)
+			}
+			run(t, ctx, "order fields", chromedp.Clear(chromedp.ID("customer_reference")),
+				chromedp.SendKeys(chromedp.ID("customer_reference"), "PHONE-1"),
+				chromedp.SendKeys(chromedp.ID("invoice_number"), "INV-9"))
+			fillCard(t, ctx, cardOK)
+			submit(t, ctx, "pay")
+			wantText(t, ctx, "success", "Thank you, this link has been paid")
+			st := linkState(t, env, m, r.Str("id"))
+			tr := transaction(t, env, m, st.Str("transaction_reference"))
+			if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != "INV-9" || tr.Details.Customer.Reference != "PHONE-1" {
+				t.Errorf("got channel %s invoice %q reference %q, want VT INV-9 PHONE-1", tr.Channel, tr.InvoiceNumber, tr.Details.Customer.Reference)
+			}
+			if tz := tr.Details.Customer.Timezone; tz == "" || (!mode.js && tz != "UTC") {
+				t.Errorf("timezone: got %q, want the browser's zone with JavaScript, UTC without", tz)
+			}
+		})
+	}
+}
+
+// TestBrowserLiveValidation shows errors as the customer types, announced
+// through the fields' live regions, and keeps focus on the first problem.
+func TestBrowserLiveValidation(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	ctx := tab(t, true)
+	run(t, ctx, "open", chromedp.Navigate(r.Str("url")),
+		chromedp.SendKeys(chromedp.ID("card_number"), "4111111111111112"),
+		chromedp.SendKeys(chromedp.ID("card_expiry"), "1"))
+	run(t, ctx, "submit", chromedp.Click(chromedp.ID("pay")))
+	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card_number-err")))
+	if err != nil || msg != "This card number is not valid." {
+		t.Errorf("card number error: got %q (%v), want the Luhn error", msg, err)
+	}
+	brand, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("brand")))
+	focused, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.id`))
+	if brand != "Visa" || focused != "card_number" {
+		t.Errorf("got brand %q and focus on %q, want Visa and card_number", brand, focused)
+	}
+	if st := linkState(t, env, m, r.Str("id")); st.Str("attempts") != "0" {
+		t.Errorf("got %s attempts, want 0: the form must not be sent", st.Str("attempts"))
+	}
+}

@@ -1,0 +1,154 @@
+package checkout
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// formValues are the non-card fields of the page's form, kept when the
+// page is shown again after an error or a decline. Card fields are never
+// rendered back.
+type formValues struct {
+	FirstName, LastName, Email, Phone             string
+	Address, Address2, City, State, Postcode      string
+	CountryCode, CustomerReference, InvoiceNumber string
+	Timezone                                      string // the browser's, set by the script
+}
+
+// customerForm pre-fills the form from the link's customer.
+func customerForm(c paylink.Customer) formValues {
+	return formValues{FirstName: c.FirstName, LastName: c.LastName, Email: c.Email, Phone: c.Phone,
+		Address: c.Address, Address2: c.Address2, City: c.City, State: c.State, Postcode: c.Postcode,
+		CountryCode: c.CountryCode, CustomerReference: c.Reference}
+}
+
+// maxField is the longest accepted text field (spec: 128).
+const maxField = 128
+
+// readForm reads the customer part of a posted form; problems go to errs.
+func readForm(r *http.Request, errs map[string]string) formValues {
+	get := func(name string) string {
+		v := strings.TrimSpace(r.PostFormValue(name))
+		if len(v) > maxField || strings.ContainsFunc(v, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+			errs[name] = "Use at most 128 characters, without control characters."
+			return ""
+		}
+		return v
+	}
+	return formValues{
+		FirstName: get("first_name"), LastName: get("last_name"), Email: get("email"), Phone: get("phone"),
+		Address: get("address"), Address2: get("address2"), City: get("city"), State: get("state"),
+		Postcode: get("postcode"), CountryCode: strings.ToUpper(get("country_code")),
+		CustomerReference: get("customer_reference"), InvoiceNumber: get("invoice_number"),
+		Timezone: browserTimezone(r.PostFormValue("timezone")),
+	}
+}
+
+// customer is the form's customer with the request's address.
+func (f formValues) customer(r *http.Request) paylink.Customer {
+	return paylink.Customer{FirstName: f.FirstName, LastName: f.LastName, Email: f.Email, Phone: f.Phone,
+		Address: f.Address, Address2: f.Address2, City: f.City, State: f.State, Postcode: f.Postcode,
+		CountryCode: f.CountryCode, Reference: f.CustomerReference, IPAddress: clientIP(r), Timezone: f.Timezone,
+		UserAgent: truncate(r.UserAgent(), 512)}
+}
+
+// browserTimezone accepts the IANA zone the script read from the browser;
+// anything else (or nothing, without JavaScript) leaves the default, UTC.
+func browserTimezone(tz string) string {
+	if len(tz) > 64 || paylink.CheckTimezone(tz) != nil {
+		return ""
+	}
+	return tz
+}
+
+// clientIP is the address the request came from. paylink does not trust
+// forwarding headers; a deployment behind a proxy terminates there.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// readCard reads the card fields. The expiry is one field, MM/YY.
+func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
+	c := &paylink.CardDetails{
+		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), 32),
+		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
+		HolderName: truncate(strings.TrimSpace(r.PostFormValue("card_holder")), maxField),
+	}
+	if c.Number == "" {
+		errs["card_number"] = "Enter the card number."
+	}
+	if c.HolderName == "" {
+		errs["card_holder"] = "Enter the name on the card."
+	}
+	if c.CVC == "" {
+		errs["card_cvc"] = "Enter the 3 or 4 digit security code."
+	}
+	month, year, ok := parseExpiry(r.PostFormValue("card_expiry"))
+	if !ok {
+		errs["card_expiry"] = "Enter the expiry date as MM/YY."
+	}
+	c.ExpiryMonth, c.ExpiryYear = month, year
+	return c
+}
+
+// parseExpiry reads MM/YY, MM / YY, MM/YYYY or MMYY.
+func parseExpiry(s string) (month, year int, ok bool) {
+	s = strings.NewReplacer(" ", "", "-", "/").Replace(s)
+	mm, yy, found := strings.Cut(s, "/")
+	if !found && len(s) == 4 {
+		mm, yy = s[:2], s[2:]
+	}
+	m, err1 := strconv.Atoi(mm)
+	y, err2 := strconv.Atoi(yy)
+	if err1 != nil || err2 != nil || (len(yy) != 2 && len(yy) != 4) || len(mm) > 2 {
+		return 0, 0, false
+	}
+	return m, y, true
+}
+
+// fieldOf maps the service's field paths to the form's field names.
+var fieldOf = map[string]string{
+	"card.number": "card_number", "card.expiry_month": "card_expiry", "card.expiry_year": "card_expiry",
+	"card.cvc": "card_cvc", "card.holder_name": "card_holder", "customer.email": "email",
+	"customer.country_code": "country_code", "invoice_number": "invoice_number",
+}
+
+// formErrors turns a validation error into messages by form field.
+func formErrors(e *paylink.Error, errs map[string]string) {
+	for path, problem := range e.Fields {
+		name, ok := fieldOf[path]
+		if !ok {
+			name = "form"
+		}
+		if _, has := errs[name]; !has {
+			errs[name] = sentence(problem)
+		}
+	}
+}
+
+// sentence turns "must be 3 or 4 digits" into "Must be 3 or 4 digits.".
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package checkout_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/checkout"
+	"github.com/paylink/paylink/internal/pgtest"
+)
+
+// logBuffer collects the pages' logs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// start runs the API with the payment pages mounted; pageLogs collects
+// what the pages log.
+func start(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
+	t.Helper()
+	return startOn(t, "")
+}
+
+// startPostgres is start on a fresh PostgreSQL database.
+func startPostgres(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
+	t.Helper()
+	if pg == nil {
+		pgtest.Skip(t, pgErr)
+	}
+	dsn, err := pg.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startOn(t, dsn)
+}
+
+// startOn is start on a store DSN ("" for a fresh SQLite file).
+func startOn(t testing.TB, dsn string) (env *apitest.Env, pageLogs *logBuffer) {
+	t.Helper()
+	pageLogs = &logBuffer{}
+	env = apitest.Start(t, apitest.Options{DSN: dsn, Mount: func(s *api.Server, svc *paylink.Service) {
+		if err := checkout.Mount(s, svc, slog.New(slog.NewJSONHandler(pageLogs, nil))); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	return env, pageLogs
+}
+
+// link creates a payment link of AUD amount and returns its response.
+func link(t testing.TB, env *apitest.Env, m *apitest.Merchant, amount string, extra map[string]any) apitest.Response {
+	t.Helper()
+	b := map[string]any{"amount": amount, "currency": "AUD", "merchantReference": "ORDER-42",
+		"customer": map[string]any{"first_name": "Jo", "last_name": "Citizen", "email": "jo@example.com",
+			"reference": "CUST-7", "city": "Sydney", "country_code": "AU"}}
+	for k, v := range extra {
+		b[k] = v
+	}
+	r := env.Post("/v5/payment-links", m, b)
+	if r.Status != http.StatusOK {
+		t.Fatalf("create link: got %d %s, want 200", r.Status, r.Raw)
+	}
+	return r
+}
+
+// browser is an HTTP client with cookies, like one browser.
+type browser struct {
+	t      testing.TB
+	c      *http.Client
+	origin string
+}
+
+func newBrowser(t testing.TB, env *apitest.Env) *browser {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &browser{t: t, c: c, origin: env.Server.URL}
+}
+
+// page is a fetched page.
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return page{status: res.StatusCode, header: res.Header, body: string(raw)}
+}
+
+func (b *browser) get(u string) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	return b.do(req)
+}
+
+func (b *browser) post(u string, form url.Values) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.do(req)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf is the page's CSRF token.
+func (p page) csrf(t testing.TB) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF token in page (status %d)", p.status)
+	}
+	return m[1]
+}
+
+// cardForm is a filled card form.
+func cardForm(csrf, number string) url.Values {
+	return url.Values{"csrf": {csrf}, "card_holder": {"Jo Citizen"}, "card_number": {number},
+		"card_expiry": {"12/39"}, "card_cvc": {"123"}, "first_name": {"Jo"}, "email": {"jo@example.com"}}
+}

@@ -1,0 +1,273 @@
+package checkout
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// show renders the page: the form while the link is payable, else its
+// state (paid with the transaction reference, cancelled, expired).
+func (h *Handler) show(rq *request) error {
+	v := h.newView(rq)
+	if err := h.fillPaid(rq, v); err != nil {
+		return err
+	}
+	return h.render(rq, http.StatusOK, v)
+}
+
+// fillPaid adds the success panel to a paid link's view.
+func (h *Handler) fillPaid(rq *request, v *view) error {
+	l := rq.ls.Link
+	if l.Status != paylink.LinkPaid {
+		return nil
+	}
+	t, err := h.svc.LinkTransaction(rq.r.Context(), rq.ls, l.PaidReference)
+	if err != nil {
+		return err
+	}
+	cur, _ := paylink.LookupCurrency(t.Currency)
+	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, cur), Method: methodName(t)}
+	return nil
+}
+
+// methodName describes how a transaction was paid.
+func methodName(t *paylink.Transaction) string {
+	switch t.PaymentType {
+	case paylink.PaymentTypeApplePay:
+		return "Apple Pay"
+	case paylink.PaymentTypeGooglePay:
+		return "Google Pay"
+	case paylink.PaymentTypeZip:
+		return "Zip"
+	}
+	if c := t.Details.Card; c != nil {
+		return brandName(c.Brand) + " ending " + c.Masked[len(c.Masked)-4:]
+	}
+	return "Card"
+}
+
+// payCard takes the card form (both modes).
+func (h *Handler) payCard(rq *request) error {
+	if err := rq.checkCSRF(); err != nil {
+		return err
+	}
+	v := h.newView(rq)
+	v.Form = readForm(rq.r, v.Errors)
+	card := readCard(rq.r, v.Errors)
+	if len(v.Errors) > 0 {
+		return h.render(rq, http.StatusBadRequest, v)
+	}
+	p := paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard, Customer: v.Form.customer(rq.r), Card: card}
+	if v.VT {
+		p.InvoiceNumber = v.Form.InvoiceNumber
+	} else {
+		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + rq.base + "/3ds"
+	}
+	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
+	return h.result(rq, v, t, err)
+}
+
+// result shows the outcome of an attempt: success and 3-D Secure redirect
+// (303, so that a reload does not pay again), a decline or a problem with
+// the form on the page itself.
+func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error) error {
+	if err != nil {
+		return h.attemptError(rq, v, asPageError(err))
+	}
+	switch t.Status {
+	case paylink.StatusApproved:
+		http.Redirect(rq.w, rq.r, rq.base, http.StatusSeeOther)
+		return nil
+	case paylink.StatusRequiresAuthentication:
+		if t.AuthenticationURL == "" {
+			return paylink.Internal("3-D Secure", nil)
+		}
+		http.Redirect(rq.w, rq.r, t.AuthenticationURL, http.StatusSeeOther)
+		return nil
+	}
+	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") +
+		". No money was taken. Check the details and try again, or use another card or payment method."
+	return h.render(rq, http.StatusOK, v)
+}
+
+// attemptError shows a refused attempt on the page: problems with the
+// form next to their fields; a paid, cancelled, busy or rate-limited link
+// with its current state and the reason.
+func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
+	switch {
+	case e.Kind == paylink.KindInvalid && len(e.Fields) > 0:
+		formErrors(e, v.Errors)
+		return h.render(rq, http.StatusBadRequest, v)
+	case e.Kind != paylink.KindConflict && e.Kind != paylink.KindRateLimited:
+		return e
+	}
+	ls, err := h.svc.OpenLink(rq.r.Context(), rq.r.PathValue("token"))
+	if err != nil {
+		return err
+	}
+	rq.ls = ls
+	fresh := h.newView(rq)
+	fresh.Form, fresh.Alert = v.Form, sentence(e.Message)
+	if err := h.fillPaid(rq, fresh); err != nil {
+		return err
+	}
+	return h.render(rq, statusFor(e), fresh)
+}
+
+// surcharge answers the script's live surcharge quote for a card number.
+func (h *Handler) surcharge(rq *request) error {
+	if err := rq.checkCSRF(); err != nil {
+		return err
+	}
+	var in struct {
+		Number string `json:"card_number"`
+	}
+	if err := json.NewDecoder(rq.r.Body).Decode(&in); err != nil {
+		return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "body must be JSON")
+	}
+	q, err := h.svc.LinkSurcharge(rq.ls, in.Number)
+	if err != nil {
+		return err
+	}
+	cur, _ := paylink.LookupCurrency(q.Currency)
+	l := rq.ls.Link
+	rq.w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	return json.NewEncoder(rq.w).Encode(map[string]string{
+		"brand": q.Card.Brand, "brand_name": brandName(q.Card.Brand), "percent": q.Rate.String(),
+		"surcharge": money(q.Amount, cur), "total": money(l.Amount+q.Amount, cur),
+	})
+}
+
+// walletSheet shows the simulated wallet sheet for the customer to approve.
+func (h *Handler) walletSheet(rq *request) error {
+	w, err := h.wallet(rq)
+	if err != nil {
+		return err
+	}
+	card := w.Offer(h.svc.Now())
+	q, err := h.svc.LinkSurcharge(rq.ls, card.Number)
+	if err != nil {
+		return err
+	}
+	cur, _ := paylink.LookupCurrency(q.Currency)
+	v := h.newView(rq)
+	v.Form = readForm(rq.r, v.Errors)
+	v.Surcharge, v.Total = money(q.Amount, cur)+" ("+q.Rate.String()+"%)", money(rq.ls.Link.Amount+q.Amount, cur)
+	v.Sheet = &sheetView{Provider: w.Name() + " (sandbox)", Action: rq.base + "/wallet/" + w.Path() + "/confirm",
+		Detail: brandName(q.Card.Brand) + " ending " + q.Card.Masked[len(q.Card.Masked)-4:],
+		Total:  v.Total, Cancel: rq.base}
+	return h.render(rq, http.StatusOK, v)
+}
+
+// walletPay charges the card the customer approved in the wallet sheet.
+func (h *Handler) walletPay(rq *request) error {
+	w, err := h.wallet(rq)
+	if err != nil {
+		return err
+	}
+	card, err := w.Approve(rq.r, h.svc.Now())
+	if err != nil {
+		return err
+	}
+	v := h.newView(rq)
+	v.Form = readForm(rq.r, v.Errors)
+	p := paylink.LinkPayment{PaymentType: w.PaymentType(), Customer: v.Form.customer(rq.r), Card: card}
+	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
+	return h.result(rq, v, t, err)
+}
+
+// wallet checks the CSRF token and that the link can take a payment, and
+// returns the wallet of the URL.
+func (h *Handler) wallet(rq *request) (Wallet, error) {
+	if err := h.startAlternative(rq); err != nil {
+		return nil, err
+	}
+	w, ok := h.wallets[rq.r.PathValue("method")]
+	if !ok {
+		return nil, errUnknownMethod
+	}
+	return w, nil
+}
+
+// startAlternative guards the wallet and Zip pages.
+func (h *Handler) startAlternative(rq *request) error {
+	if err := rq.checkCSRF(); err != nil {
+		return err
+	}
+	if rq.ls.Mode != paylink.ChannelHPP {
+		return errUnknownMethod
+	}
+	return h.svc.CheckLinkPayable(rq.ls)
+}
+
+// zipPage shows the simulated Zip approval page.
+func (h *Handler) zipPage(rq *request) error {
+	if err := h.startAlternative(rq); err != nil {
+		return err
+	}
+	v := h.newView(rq)
+	v.Form = readForm(rq.r, v.Errors)
+	v.Surcharge = "None with " + h.zip.Name()
+	v.Sheet = &sheetView{Provider: h.zip.Name() + " (sandbox)", Action: rq.base + "/zip/confirm",
+		Detail: "Pay in 4 interest-free instalments", Total: v.Subtotal, Cancel: rq.base}
+	return h.render(rq, http.StatusOK, v)
+}
+
+// zipPay charges the purchase the customer approved at Zip.
+func (h *Handler) zipPay(rq *request) error {
+	if err := h.startAlternative(rq); err != nil {
+		return err
+	}
+	v := h.newView(rq)
+	v.Form = readForm(rq.r, v.Errors)
+	t, err := h.svc.PayLinkAlternative(rq.r.Context(), rq.ls, h.zip.PaymentType(), v.Form.customer(rq.r), h.zip.Charge(rq.r))
+	return h.result(rq, v, t, err)
+}
+
+// threeDSReturn is where the challenge page sends the customer back,
+// with purchase_reference: the payment is completed and its result shown.
+func (h *Handler) threeDSReturn(rq *request) error {
+	t, err := h.svc.LinkTransaction(rq.r.Context(), rq.ls, rq.r.URL.Query().Get("purchase_reference"))
+	if err != nil {
+		return err
+	}
+	if t.Status == paylink.StatusRequiresAuthentication {
+		t, err = completeThreeDS(rq.r.Context(), h.svc, rq.ls.Merchant, t.Reference)
+	}
+	return h.result(rq, h.newView(rq), t, err)
+}
+
+// render writes a page.
+func (h *Handler) render(rq *request, status int, v *view) error {
+	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rq.w.WriteHeader(status)
+	if err := h.tmpl.ExecuteTemplate(rq.w, "page", v); err != nil {
+		h.log.Error("render checkout page", "route", rq.r.Pattern, "err", err)
+	}
+	return nil
+}
+
+// renderError shows an error as a page, or as JSON to the script.
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
+	e := asPageError(err)
+	if e.Kind == paylink.KindInternal {
+		h.log.Error("checkout page error", "route", r.Pattern, "err", e.Error())
+		e.Message = "Something went wrong on our side. No money was taken. Please try again."
+	}
+	status := statusFor(e)
+	if strings.HasSuffix(r.Pattern, "/surcharge") {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]string{"error_code": e.Code, "error_message": e.Message})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"}
+	if err := h.tmpl.ExecuteTemplate(w, "page", v); err != nil {
+		h.log.Error("render checkout error page", "route", r.Pattern, "err", err)
+	}
+}

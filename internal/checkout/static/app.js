@@ -1,0 +1,101 @@
+// paylink payment page: live validation, brand detection and the
+// surcharge update. The form works without this script.
+(function () {
+  "use strict";
+  var form = document.getElementById("payform");
+  if (!form) { return; }
+  var num = document.getElementById("card_number");
+  var exp = document.getElementById("card_expiry");
+  var cvc = document.getElementById("card_cvc");
+  var brandEl = document.getElementById("brand");
+  var surchargeEl = document.getElementById("surcharge");
+  var totalEl = document.getElementById("total");
+  var payTotal = document.getElementById("pay-total");
+  var hint = document.getElementById("pay-hint");
+  var lastQuoted = "";
+
+  var tz = document.getElementById("timezone");
+  try { tz.value = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { tz.value = ""; }
+
+  function digits(s) { return s.replace(/[\s-]/g, ""); }
+  function luhn(s) {
+    var sum = 0, dbl = false;
+    for (var i = s.length - 1; i >= 0; i--) {
+      var d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) { return false; }
+      if (dbl) { d *= 2; if (d > 9) { d -= 9; } }
+      sum += d; dbl = !dbl;
+    }
+    return s.length >= 12 && sum % 10 === 0;
+  }
+  function brand(s) {
+    var p2 = +s.slice(0, 2), p3 = +s.slice(0, 3), p4 = +s.slice(0, 4);
+    if (p2 === 34 || p2 === 37) { return "American Express"; }
+    if (p2 === 36 || p2 === 38 || p2 === 39 || (p3 >= 300 && p3 <= 305)) { return "Diners"; }
+    if (p4 === 6011 || p2 === 65) { return "Discover"; }
+    if (p2 === 62) { return "UnionPay"; }
+    if (p4 >= 3528 && p4 <= 3589) { return "JCB"; }
+    if ((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) { return "Mastercard"; }
+    if (s.charAt(0) === "4") { return "Visa"; }
+    return "";
+  }
+  function setError(input, msg) {
+    var el = document.getElementById(input.id + "-err");
+    if (msg) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
+    if (el) { el.textContent = msg; }
+  }
+  function checkNumber(final) {
+    var s = digits(num.value);
+    brandEl.textContent = s.length >= 2 ? brand(s) : "";
+    if (!/^\d*$/.test(s)) { setError(num, "Use digits only."); return false; }
+    if (luhn(s) && brand(s)) { setError(num, ""); quote(s); return true; }
+    if (final || s.length >= 16) { setError(num, s ? "This card number is not valid." : "Enter the card number."); }
+    return false;
+  }
+  function checkExpiry() {
+    var m = /^(\d{1,2})\s*\/?\s*(\d{2}|\d{4})$/.exec(exp.value.trim());
+    if (!m || +m[1] < 1 || +m[1] > 12) { setError(exp, "Enter the expiry date as MM/YY."); return false; }
+    var y = m[2].length === 2 ? 2000 + +m[2] : +m[2], now = new Date();
+    if (y < now.getFullYear() || (y === now.getFullYear() && +m[1] < now.getMonth() + 1)) {
+      setError(exp, "This card has expired."); return false;
+    }
+    setError(exp, ""); return true;
+  }
+  function checkCvc() {
+    var ok = /^\d{3,4}$/.test(cvc.value.trim());
+    setError(cvc, ok ? "" : "Enter the 3 or 4 digit security code.");
+    return ok;
+  }
+  function quote(s) {
+    if (s === lastQuoted || !window.fetch) { return; }
+    lastQuoted = s;
+    fetch(form.getAttribute("data-surcharge"), {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": form.getAttribute("data-csrf") },
+      body: JSON.stringify({ card_number: s })
+    }).then(function (r) { return r.ok ? r.json() : null; }).then(function (q) {
+      if (!q || s !== lastQuoted) { return; }
+      surchargeEl.textContent = q.surcharge + (q.percent !== "0" ? " (" + q.percent + "%, " + q.brand_name + ")" : "");
+      totalEl.textContent = q.total;
+      payTotal.textContent = q.total;
+      if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
+    }).catch(function () { lastQuoted = ""; });
+  }
+  num.addEventListener("input", function () { checkNumber(false); });
+  num.addEventListener("blur", function () { checkNumber(true); });
+  exp.addEventListener("input", function () {
+    var v = exp.value.replace(/[^\d]/g, "");
+    if (v.length >= 3 && exp.value.indexOf("/") < 0) { exp.value = v.slice(0, 2) + "/" + v.slice(2, 4); }
+  });
+  exp.addEventListener("blur", checkExpiry);
+  cvc.addEventListener("blur", checkCvc);
+  form.addEventListener("submit", function (ev) {
+    if (ev.submitter && ev.submitter.hasAttribute("formaction")) { return; }
+    var holder = document.getElementById("card_holder");
+    setError(holder, holder.value.trim() ? "" : "Enter the name on the card.");
+    var ok = [checkNumber(true), checkExpiry(), checkCvc(), !!holder.value.trim()];
+    var first = [num, exp, cvc, holder].filter(function (el, i) { return !ok[i]; })[0];
+    if (first) { ev.preventDefault(); first.focus(); }
+  });
+  if (num.value) { checkNumber(false); }
+}());

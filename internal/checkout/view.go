@@ -1,0 +1,129 @@
+package checkout
+
+import (
+	"html/template"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// view is what the page templates render. Every merchant- or
+// customer-supplied string reaches the page through html/template's
+// contextual escaping.
+type view struct {
+	Nonce    string
+	CSRF     string
+	CSS      template.CSS
+	Base     string // the page's own path
+	VT       bool
+	Title    string
+	Trading  string
+	Ref      string // the link's merchant reference
+	Subtotal string
+	// Surcharge and Total are the amounts of the method being paid when
+	// known (a wallet sheet, Zip); else Total is the subtotal and the
+	// surcharge is "shown when you enter your card".
+	Surcharge   string
+	Total       string
+	Rates       []rateLine
+	NoSurcharge bool
+	State       paylink.LinkStatus
+	Form        formValues
+	Errors      map[string]string
+	Alert       string // a decline, a conflict or a rate limit, announced
+	Paid        *paidView
+	Wallets     []walletView
+	Zip         bool
+	Sheet       *sheetView // the simulated wallet sheet or Zip approval
+}
+
+// paidView is the success panel.
+type paidView struct {
+	Reference string
+	Amount    string
+	Method    string
+}
+
+// walletView is one express-checkout button.
+type walletView struct {
+	Name string
+	Path string
+}
+
+// sheetView is the simulated wallet sheet or Zip approval page.
+type sheetView struct {
+	Provider string
+	Action   string
+	Detail   string
+	Total    string
+	Cancel   string
+}
+
+// rateLine is a surcharge rate shown to customers without JavaScript.
+type rateLine struct {
+	Label string
+	Rate  string
+}
+
+// newView fills the parts of a view common to every page of a link.
+func (h *Handler) newView(rq *request) *view {
+	l, m := rq.ls.Link, rq.ls.Merchant
+	cur, _ := paylink.LookupCurrency(l.Currency)
+	v := &view{
+		Nonce: rq.nonce, CSRF: rq.csrf, CSS: h.css, Base: rq.base, VT: rq.ls.Mode == paylink.ChannelVT,
+		Trading: m.TradingName, Ref: l.MerchantReference, Subtotal: money(l.Amount, cur),
+		Total: money(l.Amount, cur), NoSurcharge: !l.ApplySurcharge, State: l.State(h.svc.Now()),
+		Form: customerForm(l.Customer), Errors: map[string]string{},
+	}
+	v.Title = "Pay " + m.TradingName
+	if v.VT {
+		v.Title = "Virtual terminal: " + m.TradingName
+	}
+	if l.ApplySurcharge {
+		v.Rates = rates(m.Settings.Surcharge)
+	}
+	if !v.VT {
+		for _, w := range h.walletList() {
+			v.Wallets = append(v.Wallets, walletView{Name: w.Name(), Path: rq.base + "/wallet/" + w.Path()})
+		}
+		v.Zip = true
+	}
+	return v
+}
+
+// rates lists the merchant's non-zero surcharge rates.
+func rates(r paylink.SurchargeRates) []rateLine {
+	var out []rateLine
+	for _, x := range []struct {
+		label string
+		p     paylink.Percent
+	}{{"Debit cards", r.Debit}, {"Credit cards", r.Credit}, {"American Express", r.Amex}, {"Cards issued abroad", r.International}} {
+		if x.p > 0 {
+			out = append(out, rateLine{Label: x.label, Rate: x.p.String() + "%"})
+		}
+	}
+	return out
+}
+
+// money formats an amount for people: "AUD 10.50".
+func money(minor int64, cur paylink.Currency) string {
+	return cur.Code + " " + paylink.FormatAmount(minor, cur)
+}
+
+// errFor returns the error of a form field, "" when none.
+func errFor(errs map[string]string, field string) string { return errs[field] }
+
+// brandName is a card brand as people write it.
+func brandName(brand string) string {
+	switch brand {
+	case paylink.BrandAmex:
+		return "American Express"
+	case paylink.BrandJCB:
+		return "JCB"
+	case paylink.BrandUnionPay:
+		return "UnionPay"
+	case "":
+		return "Card"
+	}
+	return strings.ToUpper(brand[:1]) + brand[1:]
+}

@@ -1,0 +1,94 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Payment link conformance tests (issue 5).
+
+func newLink(t *testing.T, s paylink.Store, m *paylink.Merchant) *paylink.PaymentLink {
+	t.Helper()
+	l := &paylink.PaymentLink{
+		ID: "lnk_" + m.ID, MerchantID: m.ID, Status: paylink.LinkUnpaid, Amount: 1050, Currency: "AUD",
+		MerchantReference: "ORDER-1", ApplySurcharge: true,
+		Customer:      paylink.Customer{FirstName: "Jo", Email: "jo@example.com", Reference: "CUST-9"},
+		WebhookURL:    "https://hooks.example.com/pay",
+		PageTokenHash: paylink.HashSecret("page-" + m.ID), VTTokenHash: paylink.HashSecret("vt-" + m.ID),
+		Tokens:     paylink.SealedSecret{KeyID: "k1", Ciphertext: []byte{1, 2, 3}},
+		CSRFSecret: "csrf", CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour),
+	}
+	update(t, s, func(tx paylink.Tx) error { return tx.CreatePaymentLink(l) })
+	return l
+}
+
+func testPaymentLinks(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	l := newLink(t, s, m)
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.PaymentLink(m.ID, l.ID)
+		if err != nil {
+			return err
+		}
+		if got.Amount != 1050 || got.Customer.Reference != "CUST-9" || got.WebhookURL != l.WebhookURL ||
+			!got.ExpiresAt.Equal(l.ExpiresAt) || !got.ClaimedAt.IsZero() || got.Version != 1 || !got.ApplySurcharge {
+			t.Errorf("got link %+v, want %+v", got, l)
+		}
+		for _, h := range [][]byte{l.PageTokenHash, l.VTTokenHash} {
+			if got, err := tx.PaymentLinkByTokenHash(h); err != nil || got.ID != l.ID {
+				t.Errorf("by token hash: got %v, %v, want link %s", got, err, l.ID)
+			}
+		}
+		if _, err := tx.PaymentLink(other.ID, l.ID); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("other merchant's link: got %v, want ErrNotFound", err)
+		}
+		if _, err := tx.PaymentLinkByTokenHash(paylink.HashSecret("nope")); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("unknown token: got %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	l.Status, l.PaidReference, l.PaidAt, l.Attempts = paylink.LinkPaid, "pr_1", t0.Add(time.Minute), 2
+	update(t, s, func(tx paylink.Tx) error { return tx.UpdatePaymentLink(l) })
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.PaymentLink(m.ID, l.ID)
+		if err != nil {
+			return err
+		}
+		if got.Status != paylink.LinkPaid || got.PaidReference != "pr_1" || got.Attempts != 2 || got.Version != 2 {
+			t.Errorf("after update: got %+v, want paid by pr_1 at version 2", got)
+		}
+		return nil
+	})
+}
+
+// testPaymentLinkCAS races updates from the same version: exactly one wins.
+func testPaymentLinkCAS(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	l := newLink(t, s, m)
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := *l
+			mine.ClaimedAt, mine.Attempts = t0.Add(time.Duration(i)*time.Second), 1
+			err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.UpdatePaymentLink(&mine) })
+			if err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, paylink.ErrConflict) {
+				t.Errorf("update: got %v, want nil or ErrConflict", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := wins.Load(); got != 1 {
+		t.Fatalf("got %d successful updates from version 1, want exactly 1", got)
+	}
+}

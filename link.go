@@ -1,0 +1,376 @@
+package paylink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// LinkStatus is the state of a payment link. Only unpaid, paid and
+// cancelled are stored; expired is an unpaid link past its expiry.
+type LinkStatus string
+
+// Payment link states.
+const (
+	LinkUnpaid    LinkStatus = "unpaid"
+	LinkPaid      LinkStatus = "paid"
+	LinkCancelled LinkStatus = "cancelled"
+	LinkExpired   LinkStatus = "expired"
+)
+
+// Payment link limits.
+const (
+	// LinkAttemptLimit is how many payment attempts a link accepts in one
+	// LinkAttemptWindow, so that a link cannot be used for card testing.
+	LinkAttemptLimit  = 5
+	LinkAttemptWindow = 15 * time.Minute
+	// LinkClaimTimeout is how long an attempt holds a link: a crashed or
+	// abandoned attempt (a 3-D Secure challenge never finished) frees the
+	// link after it.
+	LinkClaimTimeout = 15 * time.Minute
+	// MaxLinkLifetime bounds an explicit expiry.
+	MaxLinkLifetime = 366 * 24 * time.Hour
+	// linkTokenLength gives each page URL about 190 bits of entropy.
+	linkTokenLength = 32
+)
+
+// PaymentLink is a request for payment that a customer pays on the hosted
+// page (url) or staff take by phone in the virtual terminal.
+type PaymentLink struct {
+	ID                string
+	MerchantID        string
+	Status            LinkStatus // stored state: unpaid, paid or cancelled
+	Version           int64      // compare-and-set guard, incremented by every update
+	Amount            int64
+	Currency          string
+	MerchantReference string
+	ApplySurcharge    bool
+	Customer          Customer
+	WebhookURL        string
+	PageTokenHash     []byte       // SHA-256 of the hosted page token
+	VTTokenHash       []byte       // SHA-256 of the virtual terminal token
+	Tokens            SealedSecret // both page tokens, sealed, to show the URLs again
+	CSRFSecret        string       // per-link key of the pages' CSRF tokens
+	Attempts          int          // payment attempts ever started
+	WindowStart       time.Time    // start of the current rate-limit window
+	WindowAttempts    int          // attempts started in that window
+	ClaimedAt         time.Time    // an attempt is in progress since; zero when free
+	PaidReference     string       // the APPROVED transaction
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	ExpiresAt         time.Time // zero: never expires
+	PaidAt            time.Time
+	CancelledAt       time.Time
+}
+
+// State is the link's status at now, expired included.
+func (l *PaymentLink) State(now time.Time) LinkStatus {
+	if l.Status == LinkUnpaid && !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt) {
+		return LinkExpired
+	}
+	return l.Status
+}
+
+// busy reports whether an unexpired attempt holds the link at now.
+func (l *PaymentLink) busy(now time.Time) bool {
+	return !l.ClaimedAt.IsZero() && now.Sub(l.ClaimedAt) < LinkClaimTimeout
+}
+
+// LinkURLs are the two addresses of a link.
+type LinkURLs struct {
+	Page            string // url: the hosted payment page
+	VirtualTerminal string // virtual_terminal_url
+}
+
+// linkTokens is the sealed form of the page tokens.
+type linkTokens struct {
+	Page string `json:"page"`
+	VT   string `json:"vt"`
+}
+
+// NewLink is a payment link to create, as decoded by an adapter.
+type NewLink struct {
+	CompanyToken      string // optional; checked when sent
+	Amount            int64
+	Currency          string
+	MerchantReference string
+	Customer          Customer
+	WebhookURL        string
+	ExpiresAt         time.Time // zero: never
+	NoSurcharge       bool      // true: the page adds no surcharge
+}
+
+// validate checks a new link against the rules that need no database.
+func (n *NewLink) validate(m *Merchant, now time.Time) error {
+	f := FieldErrors{}
+	checkMoney(f, "", n.Amount, n.Currency)
+	if strings.TrimSpace(n.MerchantReference) == "" {
+		f.Add("merchantReference", "is required")
+	}
+	checkLinkCustomer(f, "customer.", n.Customer)
+	if !n.ExpiresAt.IsZero() && !n.ExpiresAt.After(now) {
+		f.Add("expires_at", "must be in the future")
+	}
+	if n.ExpiresAt.Sub(now) > MaxLinkLifetime {
+		f.Add("expires_at", "must be within 366 days")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	return checkWebhookURL(m, n.WebhookURL)
+}
+
+// checkLinkCustomer validates the optional customer details of a link or
+// of the hosted page's form.
+func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {
+	if c.Email != "" && (!strings.Contains(c.Email, "@") || strings.ContainsAny(c.Email, " <>")) {
+		f.Add(prefix+"email", "must be an email address")
+	}
+	if c.CountryCode != "" && (len(c.CountryCode) != 2 || strings.ToUpper(c.CountryCode) != c.CountryCode) {
+		f.Add(prefix+"country_code", "must be an ISO 3166-1 alpha-2 code such as AU")
+	}
+}
+
+// checkWebhookURL requires a dynamic webhook to be an absolute http(s)
+// address whose host is on the merchant's webhook whitelist.
+func checkWebhookURL(m *Merchant, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "webhook_url must be an absolute https:// address",
+			Fields: map[string]string{"webhook_url": "must be an absolute https:// address"}}
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, d := range m.Settings.Webhook.Domains {
+		if strings.EqualFold(strings.TrimSuffix(d, "."), host) {
+			return nil
+		}
+	}
+	return &Error{Kind: KindInvalid, Code: CodeWebhookNotWhitelisted,
+		Message: "the webhook_url's domain is not on this merchant's webhook whitelist: ask support to add it first",
+		Fields:  map[string]string{"webhook_url": "domain is not whitelisted"}}
+}
+
+// CreateLink creates a payment link and returns it with its two URLs.
+func (s *Service) CreateLink(ctx context.Context, m *Merchant, n NewLink) (*PaymentLink, LinkURLs, error) {
+	if n.CompanyToken != "" {
+		if err := CheckCompanyToken(m, n.CompanyToken); err != nil {
+			return nil, LinkURLs{}, err
+		}
+	}
+	now := s.now()
+	if err := n.validate(m, now); err != nil {
+		return nil, LinkURLs{}, err
+	}
+	l, toks, err := s.newLink(m, n, now)
+	if err != nil {
+		return nil, LinkURLs{}, Internal("create payment link", err)
+	}
+	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreatePaymentLink(l) }); err != nil {
+		return nil, LinkURLs{}, Internal("create payment link", err)
+	}
+	return l, s.linkURLs(toks), nil
+}
+
+// newLink builds an unpaid link with fresh page tokens.
+func (s *Service) newLink(m *Merchant, n NewLink, now time.Time) (*PaymentLink, linkTokens, error) {
+	var toks linkTokens
+	id, err := s.reference("lnk_")
+	if err != nil {
+		return nil, toks, err
+	}
+	if toks.Page, err = s.token(linkTokenLength); err != nil {
+		return nil, toks, err
+	}
+	if toks.VT, err = s.token(linkTokenLength); err != nil {
+		return nil, toks, err
+	}
+	csrf, err := s.token(linkTokenLength)
+	if err != nil {
+		return nil, toks, err
+	}
+	plain, err := json.Marshal(toks)
+	if err != nil {
+		return nil, toks, err
+	}
+	sealed, err := s.vault.Seal(plain)
+	if err != nil {
+		return nil, toks, err
+	}
+	cur, _ := LookupCurrency(n.Currency)
+	return &PaymentLink{
+		ID: id, MerchantID: m.ID, Status: LinkUnpaid, Amount: n.Amount, Currency: cur.Code,
+		MerchantReference: n.MerchantReference, ApplySurcharge: !n.NoSurcharge, Customer: n.Customer,
+		WebhookURL: n.WebhookURL, PageTokenHash: HashSecret(toks.Page), VTTokenHash: HashSecret(toks.VT),
+		Tokens: sealed, CSRFSecret: csrf, CreatedAt: now, UpdatedAt: now, ExpiresAt: n.ExpiresAt,
+	}, toks, nil
+}
+
+// linkURLs are the page addresses of a link's tokens.
+func (s *Service) linkURLs(t linkTokens) LinkURLs {
+	base := strings.TrimRight(s.cfg.BaseURL, "/")
+	return LinkURLs{Page: base + "/pay/" + t.Page, VirtualTerminal: base + "/vt/" + t.VT}
+}
+
+var errNoSuchLink = Errorf(KindNotFound, CodeNotFound, "no payment link with that id")
+
+// Link returns a payment link of m and its URLs.
+func (s *Service) Link(ctx context.Context, m *Merchant, id string) (*PaymentLink, LinkURLs, error) {
+	var l *PaymentLink
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		l, err = tx.PaymentLink(m.ID, id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, LinkURLs{}, errNoSuchLink
+	}
+	if err != nil {
+		return nil, LinkURLs{}, Internal("load payment link", err)
+	}
+	urls, err := s.openLinkURLs(l)
+	return l, urls, err
+}
+
+// openLinkURLs unseals a link's page tokens.
+func (s *Service) openLinkURLs(l *PaymentLink) (LinkURLs, error) {
+	plain, err := s.vault.Open(l.Tokens)
+	if err != nil {
+		return LinkURLs{}, Internal("open payment link tokens", err)
+	}
+	var toks linkTokens
+	if err := json.Unmarshal(plain, &toks); err != nil {
+		return LinkURLs{}, Internal("decode payment link tokens", err)
+	}
+	return s.linkURLs(toks), nil
+}
+
+// CancelLink cancels an unpaid link so that it takes no further payment.
+// Cancelling a cancelled link changes nothing; a paid link, or one with a
+// payment in progress, cannot be cancelled.
+func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*PaymentLink, LinkURLs, error) {
+	var l *PaymentLink
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if l, err = tx.PaymentLink(m.ID, id); err != nil {
+			return err
+		}
+		now := s.now()
+		switch {
+		case l.Status == LinkCancelled:
+			return nil
+		case l.Status == LinkPaid:
+			return errLinkPaid
+		case l.busy(now):
+			return errLinkBusy
+		}
+		l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
+		return tx.UpdatePaymentLink(l)
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, LinkURLs{}, errNoSuchLink
+	case errors.Is(err, ErrConflict):
+		return nil, LinkURLs{}, errLinkBusy
+	case err != nil:
+		return nil, LinkURLs{}, asServiceError("cancel payment link", err)
+	}
+	urls, err := s.openLinkURLs(l)
+	return l, urls, err
+}
+
+var (
+	errLinkPaid      = Errorf(KindConflict, CodeLinkPaid, "this payment link has already been paid")
+	errLinkCancelled = Errorf(KindConflict, CodeLinkCancelled, "this payment link has been cancelled")
+	errLinkExpired   = Errorf(KindConflict, CodeLinkExpired, "this payment link has expired")
+	errLinkBusy      = Errorf(KindConflict, CodeLinkInProgress, "a payment on this link is already in progress")
+	errLinkRate      = Errorf(KindRateLimited, CodeRateLimited,
+		"too many payment attempts on this link: wait 15 minutes before trying again")
+)
+
+// claimLink starts a payment attempt on a link inside tx: the link must
+// be unpaid, not cancelled or expired, free of another attempt and within
+// its attempt rate limit. The claim is a compare-and-set on the link's
+// version, so of two tabs paying at once exactly one proceeds.
+func (s *Service) claimLink(tx Tx, merchantID, id string) error {
+	l, err := tx.PaymentLink(merchantID, id)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if err := linkPayable(l, now); err != nil {
+		return err
+	}
+	if now.Sub(l.WindowStart) >= LinkAttemptWindow {
+		l.WindowStart, l.WindowAttempts = now, 0
+	}
+	if l.WindowAttempts >= LinkAttemptLimit {
+		return errLinkRate
+	}
+	l.WindowAttempts++
+	l.Attempts++
+	l.ClaimedAt, l.UpdatedAt = now, now
+	if err := tx.UpdatePaymentLink(l); errors.Is(err, ErrConflict) {
+		return errLinkBusy
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// linkPayable reports why a link cannot take a payment at now, or nil.
+func linkPayable(l *PaymentLink, now time.Time) error {
+	switch l.State(now) {
+	case LinkPaid:
+		return errLinkPaid
+	case LinkCancelled:
+		return errLinkCancelled
+	case LinkExpired:
+		return errLinkExpired
+	}
+	if l.busy(now) {
+		return errLinkBusy
+	}
+	return nil
+}
+
+// linkOutcome applies a link payment's new status to its link, in the
+// same database transaction: APPROVED marks the link paid; DECLINED or
+// FAILED releases the link for another attempt. Other statuses (a 3-D
+// Secure challenge) keep the attempt's claim.
+func (s *Service) linkOutcome(tx Tx, t *Transaction) error {
+	if t.PaymentLinkID == "" {
+		return nil
+	}
+	var err error
+	for range 3 { // re-read when a concurrent writer changed the link
+		if err = s.applyLinkOutcome(tx, t); !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return err
+}
+
+func (s *Service) applyLinkOutcome(tx Tx, t *Transaction) error {
+	l, err := tx.PaymentLink(t.MerchantID, t.PaymentLinkID)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	switch {
+	case t.Status == StatusApproved && l.Status != LinkPaid:
+		l.Status, l.PaidReference, l.PaidAt, l.ClaimedAt = LinkPaid, t.Reference, now, time.Time{}
+	case (t.Status == StatusDeclined || t.Status == StatusFailed) && !l.ClaimedAt.IsZero() && !l.ClaimedAt.After(t.CreatedAt):
+		// Release only this attempt's claim, never a later one's.
+		l.ClaimedAt = time.Time{}
+	default:
+		return nil
+	}
+	l.UpdatedAt = now
+	return tx.UpdatePaymentLink(l)
+}

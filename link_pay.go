@@ -1,0 +1,220 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+)
+
+// LinkSession is a payment link as opened through one of its page URLs.
+type LinkSession struct {
+	Link     *PaymentLink
+	Merchant *Merchant
+	Mode     string // ChannelHPP (url) or ChannelVT (virtual_terminal_url)
+}
+
+// OpenLink finds the link a page token belongs to. The token is a bearer
+// secret: anyone holding the URL may pay the link.
+func (s *Service) OpenLink(ctx context.Context, token string) (*LinkSession, error) {
+	if len(token) != linkTokenLength {
+		return nil, errNoSuchLink
+	}
+	hash := HashSecret(token)
+	var ls LinkSession
+	err := s.store.View(ctx, func(tx Tx) error {
+		l, err := tx.PaymentLinkByTokenHash(hash)
+		if err != nil {
+			return err
+		}
+		ls.Link = l
+		ls.Merchant, err = tx.Merchant(l.MerchantID)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, errNoSuchLink
+	}
+	if err != nil {
+		return nil, Internal("open payment link", err)
+	}
+	ls.Mode = ChannelHPP
+	if SecretMatches(token, ls.Link.VTTokenHash) {
+		ls.Mode = ChannelVT
+	}
+	return &ls, nil
+}
+
+// LinkPayment is a payment entered on a link's page.
+type LinkPayment struct {
+	// PaymentType is PaymentTypeCard, or a wallet (PaymentTypeApplePay,
+	// PaymentTypeGooglePay) whose device card is in Card.
+	PaymentType string
+	Customer    Customer // IPAddress from the request; Timezone defaults to UTC
+	Card        *CardDetails
+	// InvoiceNumber is typed by staff in the virtual terminal; the hosted
+	// page uses the link's merchant reference.
+	InvoiceNumber string
+	// ReturnURL is where a 3-D Secure challenge returns to (hosted page
+	// card payments); empty for no 3-D Secure.
+	ReturnURL string
+}
+
+// validate checks a page payment in place.
+func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
+	f := FieldErrors{}
+	p.Customer.Timezone = orDefault(p.Customer.Timezone, "UTC")
+	if net.ParseIP(p.Customer.IPAddress) == nil {
+		return Internal("link payment", errors.New("no client IP address"))
+	}
+	checkLinkCustomer(f, "customer.", p.Customer)
+	if len(p.InvoiceNumber) > MaxInvoiceLength {
+		f.Add("invoice_number", "must be at most 255 characters")
+	}
+	if p.Card == nil {
+		f.Add("card.number", "is required")
+	} else {
+		checkCard(f, "card", p.Card, s.now())
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if ls.Mode == ChannelVT && (p.PaymentType != PaymentTypeCard || p.ReturnURL != "") {
+		return Errorf(KindInvalid, CodeNotSupported, "the virtual terminal takes card payments only, without 3-D Secure")
+	}
+	return nil
+}
+
+// PayLink pays a link through the shared purchase core: the link attempt
+// is claimed in the first database transaction, instead of a transaction
+// token. Declines are results (the link is then free for another try).
+func (s *Service) PayLink(ctx context.Context, ls *LinkSession, p LinkPayment) (*Transaction, error) {
+	if err := p.validate(ls, s); err != nil {
+		return nil, err
+	}
+	l := ls.Link
+	req := PurchaseRequest{
+		Customer: linkCustomer(l, p.Customer, ls.Mode), Card: p.Card,
+		InvoiceNumber: orDefault(p.InvoiceNumber, l.MerchantReference),
+		Amount:        l.Amount, Currency: l.Currency, ApplySurcharge: l.ApplySurcharge,
+		ThreeDS: p.ReturnURL != "", RedirectURL: p.ReturnURL,
+		Channel: ls.Mode, PaymentType: p.PaymentType, PaymentLinkID: l.ID, WebhookURL: l.WebhookURL,
+	}
+	return s.purchase(ctx, ls.Merchant, req, func(tx Tx) error { return s.claimLink(tx, l.MerchantID, l.ID) })
+}
+
+// linkCustomer is the payer of a link payment: what the page's form sent,
+// with the link's customer reference unless staff typed one in the
+// virtual terminal.
+func linkCustomer(l *PaymentLink, c Customer, mode string) Customer {
+	if mode != ChannelVT || c.Reference == "" {
+		c.Reference = l.Customer.Reference
+	}
+	c.ID = l.Customer.ID
+	return c
+}
+
+// AltCharge completes a payment that the customer approved with a non-card
+// provider (Zip). It runs outside any database transaction, after the
+// attempt is claimed, and answers like a card processor.
+type AltCharge func(ctx context.Context, t *Transaction) (AuthResult, error)
+
+// PayLinkAlternative pays a hosted-page link with a non-card method: the
+// attempt is claimed and the transaction created PROCESSING, then charge
+// asks the provider, then the answer is recorded. No surcharge applies.
+func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, paymentType string, c Customer, charge AltCharge) (*Transaction, error) {
+	if ls.Mode != ChannelHPP {
+		return nil, Errorf(KindInvalid, CodeNotSupported, "the virtual terminal takes card payments only")
+	}
+	f := FieldErrors{}
+	checkLinkCustomer(f, "customer.", c)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	c.Timezone = orDefault(c.Timezone, "UTC")
+	t, err := s.newAltTransaction(ls, paymentType, linkCustomer(ls.Link, c, ls.Mode))
+	if err != nil {
+		return nil, Internal("alternative payment", err)
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := s.claimLink(tx, ls.Link.MerchantID, ls.Link.ID); err != nil {
+			return err
+		}
+		return tx.CreateTransaction(t)
+	})
+	if err != nil {
+		return nil, asServiceError("alternative payment", err)
+	}
+	res, err := charge(ctx, t)
+	if err != nil {
+		s.log.Error("payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
+		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment provider could not be reached; no money was taken, please try again"}
+	}
+	s.applyAuth(t, res, false)
+	if err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.UpdateTransaction(t); err != nil {
+			return err
+		}
+		return s.outcome(tx, t)
+	}); err != nil {
+		return nil, Internal("record alternative payment", err)
+	}
+	return t, nil
+}
+
+// newAltTransaction builds the PROCESSING transaction of a non-card
+// payment of a link: no card, no surcharge.
+func (s *Service) newAltTransaction(ls *LinkSession, paymentType string, c Customer) (*Transaction, error) {
+	ref, err := s.reference("pr_")
+	if err != nil {
+		return nil, err
+	}
+	l, now := ls.Link, s.now()
+	return &Transaction{
+		Reference: ref, MerchantID: l.MerchantID, InvoiceNumber: l.MerchantReference,
+		PaymentType: paymentType, Channel: ls.Mode, Status: StatusProcessing, Currency: l.Currency,
+		Amount: l.Amount, Total: l.Amount, PaymentLinkID: l.ID, CreatedAt: now, UpdatedAt: now,
+		Details: TxDetails{Customer: c, WebhookURL: l.WebhookURL, RegionClass: RegionDomestic},
+	}, nil
+}
+
+// LinkSurcharge quotes the surcharge a card would attract on a link, for
+// the page's live order summary; it is exactly what PayLink would add.
+func (s *Service) LinkSurcharge(ls *LinkSession, number string) (*SurchargeQuote, error) {
+	pan, err := NormalizePAN(number)
+	if err != nil || BrandOf(pan) == "" {
+		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "card number is not valid",
+			Fields: map[string]string{"card.number": "is not a valid card number"}}
+	}
+	m, l := ls.Merchant, ls.Link
+	info := DescribeCard(CardDetails{Number: pan}, "", m.Country)
+	q := &SurchargeQuote{Card: info, Currency: l.Currency}
+	if l.ApplySurcharge {
+		q.Rate = m.Settings.Surcharge.RateFor(info, RegionClass(info.Country, m.Country))
+		q.Amount = q.Rate.Apply(l.Amount)
+	}
+	return q, nil
+}
+
+// LinkTransaction loads a transaction made on this link (the 3-D Secure
+// return and the result pages), NotFound for any other reference.
+func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref string) (*Transaction, error) {
+	var t *Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		t, err = tx.Transaction(ls.Link.MerchantID, strings.TrimSpace(ref))
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && t.PaymentLinkID != ls.Link.ID) {
+		return nil, errNoSuchTransaction
+	}
+	if err != nil {
+		return nil, Internal("load link transaction", err)
+	}
+	return t, nil
+}
+
+// CheckLinkPayable reports why the session's link cannot take a payment
+// now (paid, cancelled, expired, an attempt in progress), or nil.
+func (s *Service) CheckLinkPayable(ls *LinkSession) error {
+	return linkPayable(ls.Link, s.now())
+}
