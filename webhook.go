@@ -290,7 +290,8 @@ func amounts(t *Transaction) (sale, surcharge, total string) {
 // instrument is the payment instrument part of a payload: the card, or
 // for a bank account its obfuscated number and holder in the
 // masked_card_number and card_holder_name fields with the card-only
-// fields null.
+// fields null. An alternative payment method without a card (Zip) names
+// itself in card_brand, as the spec allows.
 type instrument struct {
 	masked, brand, funding, consumer, country, region, holder, expiry *string
 }
@@ -307,6 +308,8 @@ func instrumentOf(t *Transaction) instrument {
 		}
 	case d.BankAccount != nil:
 		return instrument{masked: opt(d.BankAccount.Masked), holder: opt(d.BankAccount.HolderName)}
+	case t.PaymentType != PaymentTypeCard && t.PaymentType != "":
+		return instrument{brand: opt(strings.ToLower(t.PaymentType))}
 	}
 	return instrument{}
 }

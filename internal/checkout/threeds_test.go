@@ -1,0 +1,111 @@
+package checkout_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// card3DS asks the sandbox issuer for a challenge.
+const card3DS = "4000000000003220"
+
+// challenged is the end of a challenge flow: the link's state, the
+// customer's browser, the hosted page's address and what it showed.
+type challenged struct {
+	link apitest.Response
+	b    *browser
+	hpp  string
+	page string
+}
+
+// challengePay pays a link with the challenge card over plain HTTP and
+// answers the challenge with outcome.
+func challengePay(t *testing.T, env *apitest.Env, m *apitest.Merchant, outcome string) challenged {
+	t.Helper()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	toChallenge := b.post(hpp, cardForm(b.get(hpp).csrf(t), card3DS))
+	challengeURL := toChallenge.header.Get("Location")
+	if toChallenge.status != http.StatusSeeOther || !strings.Contains(challengeURL, paylink.ChallengePath) {
+		t.Fatalf("pay: got %d to %q, want 303 to the challenge page", toChallenge.status, challengeURL)
+	}
+	if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "unpaid" {
+		t.Errorf("during the challenge: got link %s, want unpaid", st.Raw)
+	}
+	challenge := b.get(challengeURL)
+	for _, want := range []string{"Acme Coffee", "10.63", "400000******3220"} {
+		if challenge.status != http.StatusOK || !strings.Contains(challenge.body, want) {
+			t.Fatalf("challenge page: got %d, want it to show %q", challenge.status, want)
+		}
+	}
+	back := b.post(challengeURL, url.Values{"outcome": {outcome}})
+	returnURL := back.header.Get("Location")
+	if back.status != http.StatusSeeOther || !strings.HasPrefix(returnURL, hpp+"/3ds?purchase_reference=pr_") {
+		t.Fatalf("answer: got %d to %q, want 303 back to the hosted page", back.status, returnURL)
+	}
+	result := b.get(returnURL)
+	return challenged{link: linkState(t, env, m, r.Str("id")), b: b, hpp: hpp, page: result.body + b.get(hpp).body}
+}
+
+func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	c := challengePay(t, env, m, "success")
+	ref := c.link.Str("transaction_reference")
+	if c.link.Str("status") != "paid" || !strings.Contains(c.page, ref) {
+		t.Fatalf("after authentication: got link %s, want paid and its reference on the page", c.link.Raw)
+	}
+	tr := transaction(t, env, m, ref)
+	if tr.Status != paylink.StatusApproved || tr.Details.ThreeDS == nil || tr.Details.ThreeDS.Result != "authenticated" ||
+		tr.Details.ThreeDS.ChallengeIndicator != "challenge" || tr.Channel != paylink.ChannelHPP {
+		t.Errorf("got %s with 3-D Secure %+v, want APPROVED, authenticated through a challenge", tr.Status, tr.Details.ThreeDS)
+	}
+}
+
+func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	c := challengePay(t, env, m, "failure")
+	if c.link.Str("status") != "unpaid" || !strings.Contains(c.page, "Payment not completed") {
+		t.Fatalf("after failed authentication: got link %s, want unpaid with a failure message", c.link.Raw)
+	}
+	if p := c.b.post(c.hpp, cardForm(c.b.get(c.hpp).csrf(t), cardOK)); p.status != http.StatusSeeOther {
+		t.Errorf("retry with another card: got %d, want 303", p.status)
+	}
+	if st := linkState(t, env, m, c.link.Str("id")); st.Str("status") != "paid" {
+		t.Errorf("after the retry: got link %s, want paid", st.Raw)
+	}
+}
+
+// TestBrowserThreeDSChallenge pays with the challenge card in Chromium,
+// audits the challenge page, authenticates and sees success.
+func TestBrowserThreeDSChallenge(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	m := env.Onboard()
+	for _, mode := range jsModes {
+		t.Run(mode.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, mode.js)
+			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			fillCard(t, ctx, card3DS)
+			submit(t, ctx, "pay")
+			wantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment", "Acme Coffee")
+			if mode.js {
+				audit(t, ctx, "the 3-D Secure challenge page")
+			}
+			submitCSS(t, ctx, `button[value="success"]`)
+			wantText(t, ctx, "success", "Thank you, this link has been paid")
+			if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" {
+				t.Errorf("got link %s, want paid", st.Raw)
+			}
+		})
+	}
+}
