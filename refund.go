@@ -120,9 +120,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 			return err
 		}
 		if perr != nil {
-			// A negative amount always satisfies the guard: this only
-			// undoes the reservation made above.
-			if err := tx.AddRefunded(t.Reference, -r.Amount, s.now()); err != nil {
+			if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
 				return err
 			}
 		}

@@ -63,6 +63,9 @@ type Tx interface {
 	CreateRefund(r *Refund) error
 	Refund(merchantID, reference string) (*Refund, error)
 	RefundByInvoice(merchantID, invoice string) (*Refund, error)
+	// RefundsInStatus lists up to limit refunds in status created before
+	// the cutoff, oldest first (the recovery job).
+	RefundsInStatus(status Status, createdBefore time.Time, limit int) ([]*Refund, error)
 	// UpdateRefund writes r's status and details if its stored status is
 	// still from (a reserved refund settled after the processor answered).
 	UpdateRefund(r *Refund, from Status) error

@@ -44,3 +44,55 @@ func TestInterruptedPurchaseIsFailedByRecovery(t *testing.T) {
 		t.Errorf("second run: moved %d, want 0", n)
 	}
 }
+
+func TestInterruptedCaptureRestoresTheHold(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	hold := storetest.NewTransaction(m.Merchant, "pr_hold", "", 800)
+	hold.PreAuth, hold.PreAuthAmount = true, 800
+	hold.Status, hold.CreatedAt, hold.UpdatedAt, hold.ProcessedAt = paylink.StatusProcessing, env.Clock.Now(), env.Clock.Now(), env.Clock.Now()
+	if err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.CreateTransaction(hold) }); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if n, err := env.Service.RecoverInterrupted(context.Background()); err != nil || n != 1 {
+		t.Fatalf("recovery: moved %d, %v; want 1", n, err)
+	}
+	r := env.Post("/v5/purchase/pr_hold", m, map[string]any{"company_token": m.Creds.CompanyToken})
+	if r.Str("status") != "PRE_AUTHORISED" {
+		t.Fatalf("after recovery: got %s, want the hold restored to PRE_AUTHORISED", r.Raw)
+	}
+}
+
+func TestInterruptedRefundIsFailedAndReleased(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	tr := storetest.NewTransaction(m.Merchant, "pr_refunded", "", 1000)
+	refund := &paylink.Refund{Reference: "rf_stuck", MerchantID: m.ID, TransactionReference: tr.Reference,
+		Status: paylink.StatusProcessing, Currency: "AUD", Amount: 400, CreatedAt: env.Clock.Now()}
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		if err := tx.CreateTransaction(tr); err != nil {
+			return err
+		}
+		if err := tx.AddRefunded(tr.Reference, 400, env.Clock.Now()); err != nil {
+			return err
+		}
+		return tx.CreateRefund(refund)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if n, err := env.Service.RecoverInterrupted(context.Background()); err != nil || n != 1 {
+		t.Fatalf("recovery: moved %d, %v; want 1", n, err)
+	}
+	r := env.Post("/v5/refund/rf_stuck", m, map[string]any{"company_token": m.Creds.CompanyToken})
+	if r.Str("status") != "FAILED" {
+		t.Errorf("refund after recovery: got %s, want FAILED", r.Raw)
+	}
+	var refunded int64
+	env.Store.DB().QueryRow(`SELECT refunded FROM transactions WHERE reference = 'pr_refunded'`).Scan(&refunded)
+	if refunded != 0 {
+		t.Errorf("got refunded %d after recovery, want the reservation released (0)", refunded)
+	}
+}

@@ -180,3 +180,22 @@ func (t *tx) UpdateRefund(r *paylink.Refund, from paylink.Status) error {
 	return t.execOne("update refund", `UPDATE refunds SET status = $1, details = $2 WHERE reference = $3 AND status = $4`,
 		string(r.Status), details, r.Reference, string(from))
 }
+
+// RefundsInStatus lists refunds in a status created before a cutoff.
+func (t *tx) RefundsInStatus(status paylink.Status, createdBefore time.Time, limit int) ([]*paylink.Refund, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE status = $1 AND created_at < $2 ORDER BY created_at LIMIT $3`, string(status), createdBefore.UnixMicro(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("refunds in status: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Refund
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, fmt.Errorf("refunds in status: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
