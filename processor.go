@@ -9,7 +9,7 @@ type Processor interface {
 	// card payment.
 	Authorize(ctx context.Context, req AuthRequest) (AuthResult, error)
 
-	// Card lifecycle (issue 3): follow-up operations on an approved
+	// Card lifecycle: follow-up operations on an approved
 	// authorisation. An error means the operation did not happen.
 
 	// Capture settles a hold for an amount up to the held amount and

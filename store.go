@@ -70,7 +70,7 @@ type Tx interface {
 	// still from (a reserved refund settled after the processor answered).
 	UpdateRefund(r *Refund, from Status) error
 
-	// Card lifecycle (issue 3).
+	// Card lifecycle.
 
 	// TransactionByReference loads a transaction by reference alone, for
 	// callers holding a capability of their own (the 3-D Secure challenge

@@ -193,7 +193,7 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.ClearDirectDebits(ctx)
 			return err
 		}},
-		// Card lifecycle (issue 3): release holds older than --preauth-expiry.
+		// Card lifecycle: release holds older than --preauth-expiry.
 		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpirePreAuths(ctx)
 			return err

@@ -7,7 +7,7 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Payment links (issue 5): create (4.1), look up and cancel.
+// Payment links: create (4.1), look up and cancel.
 
 // linkCustomer reads the optional customer object of a link.
 func (b *body) linkCustomer() paylink.Customer {

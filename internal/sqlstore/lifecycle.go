@@ -4,7 +4,7 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Card lifecycle (issue 3): the store side of 3-D Secure challenges and
+// Card lifecycle: the store side of 3-D Secure challenges and
 // refund completion.
 
 // TransactionByReference loads a transaction by reference, unscoped.

@@ -12,7 +12,7 @@ import (
 	"github.com/paylink/paylink/internal/pgtest"
 )
 
-// Card lifecycle (issue 3) on PostgreSQL: the races and the expiry job
+// Card lifecycle on PostgreSQL: the races and the expiry job
 // with several instances on one database, over real HTTP.
 
 // pgInstances starts n API instances sharing one fresh PostgreSQL database.

@@ -9,7 +9,7 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Payment link persistence (issue 5).
+// Payment link persistence.
 
 const linkColumns = `id, merchant_id, status, version, amount, currency, merchant_reference, apply_surcharge, customer,
 	webhook_url, page_token_hash, vt_token_hash, tokens_key_id, tokens_sealed, csrf_secret, attempts, window_start,

@@ -10,7 +10,7 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Card lifecycle (issue 3): the unscoped lookup of the challenge page and
+// Card lifecycle: the unscoped lookup of the challenge page and
 // the refund status compare-and-set.
 
 func testTransactionByReference(t *testing.T, s paylink.Store) {

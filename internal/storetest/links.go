@@ -11,7 +11,7 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Payment link conformance tests (issue 5).
+// Payment link conformance tests.
 
 func newLink(t *testing.T, s paylink.Store, m *paylink.Merchant) *paylink.PaymentLink {
 	t.Helper()

@@ -33,14 +33,14 @@ func Run(t *testing.T, open Opener) {
 		"IdempotencyKeys":            testIdempotencyKeys,
 		// Direct debit refunds.
 		"RefundSettlement": testRefundSettlement,
-		// Card lifecycle (issue 3).
+		// Card lifecycle.
 		"TransactionByReference":              testTransactionByReference,
 		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
 		"NegativeRefundedReleasesReservation": testNegativeRefundedReleasesReservation,
 		// Webhooks
 		"WebhookClaimRace": testWebhookClaimRace,
 		"WebhookLease":     testWebhookLease,
-		// Payment links (issue 5).
+		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
 	}
