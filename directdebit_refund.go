@@ -5,20 +5,9 @@ import (
 	"errors"
 )
 
-// DirectDebitRefundRequest pays part or all of a cleared direct debit
-// back to its bank account.
-type DirectDebitRefundRequest struct {
-	CompanyToken     string
-	TransactionToken string
-	Customer         Customer
-	InvoiceNumber    string
-	Amount           int64
-	Currency         string
-	Metadata         map[string]string
-}
-
-// validate checks the rules of a refund that need no database.
-func (r *DirectDebitRefundRequest) validate() error {
+// validateDebitRefund checks the rules of a direct debit refund that
+// need no database: those of any refund, in AUD.
+func validateDebitRefund(r *RefundRequest) error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "refund", r.Amount, r.Currency)
 	if len(r.InvoiceNumber) > MaxInvoiceLength {
@@ -38,11 +27,11 @@ var errNoSuchDirectDebit = Errorf(KindNotFound, CodeNotFound,
 // a rejected refund releases its reservation. A rejection is a result
 // (refund status FAILED), not an error. It returns the refund and the
 // debit it refunds.
-func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string, req DirectDebitRefundRequest) (*Refund, *Transaction, error) {
+func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
 	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
 		return nil, nil, err
 	}
-	if err := req.validate(); err != nil {
+	if err := validateDebitRefund(&req); err != nil {
 		return nil, nil, err
 	}
 	refundRef, err := s.reference("rf_")

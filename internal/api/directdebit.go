@@ -100,15 +100,8 @@ func directDebitResult(t *paylink.Transaction) map[string]any {
 
 // directDebitRefund: POST /v5/direct_debit/{ref}/refund (4.15).
 func (s *Server) directDebitRefund(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	req := paylink.DirectDebitRefundRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
-		Customer:         b.customer(),
-		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "refund.invoice_number"),
-		Metadata:         b.metadata(),
-	}
-	req.Amount, req.Currency = b.money("refund.amount", "refund.currency")
-	if err := b.err(); err != nil {
+	req, err := b.refundRequest()
+	if err != nil {
 		return nil, err
 	}
 	rf, t, err := s.svc.RefundDirectDebit(r.Context(), m, r.PathValue("ref"), req)

@@ -42,9 +42,8 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	return transactionResult(t, false), nil
 }
 
-// refund: POST /v5/purchase/{ref}/refund (4.7), answered with the refund
-// result object (2.5).
-func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+// refundRequest reads the body of card and direct debit refunds.
+func (b *body) refundRequest() (paylink.RefundRequest, error) {
 	req := paylink.RefundRequest{
 		CompanyToken:     b.need(maxToken, "token.company_token"),
 		TransactionToken: b.need(maxToken, "token.transaction_token"),
@@ -53,7 +52,14 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 		Metadata:         b.metadata(),
 	}
 	req.Amount, req.Currency = b.money("refund.amount", "refund.currency")
-	if err := b.err(); err != nil {
+	return req, b.err()
+}
+
+// refund: POST /v5/purchase/{ref}/refund (4.7), answered with the refund
+// result object (2.5).
+func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req, err := b.refundRequest()
+	if err != nil {
 		return nil, err
 	}
 	rf, t, err := s.svc.Refund(r.Context(), m, r.PathValue("ref"), req)
