@@ -106,8 +106,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 func TestOpenAPIOperationsAreComplete(t *testing.T) {
 	doc := loadOpenAPI(t)
-	for _, r := range sortedKeys(documentedRoutes(doc)) {
-		op := documentedRoutes(doc)[r]
+	ops := documentedRoutes(doc)
+	for _, r := range sortedKeys(ops) {
+		op := ops[r]
 		method, path, _ := strings.Cut(r, " ")
 		if op.Summary == "" || op.Description == "" {
 			t.Errorf("%s: missing summary or description", r)
