@@ -46,18 +46,25 @@ type PurchaseRequest struct {
 	Purchase PurchaseDetails `json:"purchase"`
 }
 
+// CardInfo is a stored card as responses show it: masked number, expiry
+// (two digits each), holder and the card's brand (upper case), funding
+// (lower case) and issuing country.
+type CardInfo struct {
+	Number      string `json:"number"`
+	ExpiryMonth string `json:"expiry_month"`
+	ExpiryYear  string `json:"expiry_year"`
+	HolderName  string `json:"holder_name"`
+	Brand       string `json:"brand"`
+	Funding     string `json:"funding"`
+	Country     string `json:"country"`
+}
+
 // CardResult is the card part of a transaction result.
 type CardResult struct {
-	Token       *string `json:"token"`
-	MultiUse    bool    `json:"multi_use"`
-	Number      string  `json:"number"`
-	ExpiryMonth string  `json:"expiry_month"`
-	ExpiryYear  string  `json:"expiry_year"`
-	HolderName  string  `json:"holder_name"`
-	Brand       string  `json:"brand"`
-	Funding     string  `json:"funding"`
-	Country     string  `json:"country"`
-	FingerPrint string  `json:"finger_print"`
+	Token    *string `json:"token"`
+	MultiUse bool    `json:"multi_use"`
+	CardInfo
+	FingerPrint string `json:"finger_print"`
 }
 
 // TransactionResult is the transaction result object (spec 2.4).
@@ -87,11 +94,7 @@ func (c *Client) Purchase(ctx context.Context, req PurchaseRequest, opts ...Call
 	if err := c.fill(ctx, &req.Token); err != nil {
 		return nil, err
 	}
-	var out TransactionResult
-	if err := c.post(ctx, "/v5/purchase", req, &out, opts...); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TransactionResult](ctx, c, "/v5/purchase", req, opts...)
 }
 
 // SurchargeRequest is POST /v5/surcharge.
@@ -125,11 +128,7 @@ func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest) (*Surcharg
 		SurchargeRequest
 	}{SurchargeRequest: req}
 	body.Token.Company = c.companyToken
-	var out SurchargeResult
-	if err := c.post(ctx, "/v5/surcharge", body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[SurchargeResult](ctx, c, "/v5/surcharge", body)
 }
 
 // Status is a transaction status look-up.
@@ -145,9 +144,5 @@ type Status struct {
 
 // PurchaseStatus looks a transaction up by purchase reference or invoice number.
 func (c *Client) PurchaseStatus(ctx context.Context, referenceOrInvoice string) (*Status, error) {
-	var out Status
-	if err := c.post(ctx, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Status](ctx, c, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken})
 }

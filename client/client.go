@@ -120,6 +120,15 @@ func (c *Client) post(ctx context.Context, path string, body, out any, opts ...C
 	return nil
 }
 
+// call posts body to path and returns the decoded answer.
+func call[T any](ctx context.Context, c *Client, path string, body any, opts ...CallOption) (*T, error) {
+	var out T
+	if err := c.post(ctx, path, body, &out, opts...); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func decodeError(status int, data []byte) error {
 	var body struct {
 		ErrorCode    string            `json:"error_code"`

@@ -24,11 +24,7 @@ func (c *Client) DirectDebitFee(ctx context.Context, amount, currency string) (*
 		"token":    map[string]string{"company_token": c.companyToken},
 		"purchase": map[string]string{"amount": amount, "currency": currency},
 	}
-	var out DirectDebitFee
-	if err := c.post(ctx, "/v5/direct_debit_fee", body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DirectDebitFee](ctx, c, "/v5/direct_debit_fee", body)
 }
 
 // BankAccount is an Australian bank account.
@@ -76,11 +72,7 @@ func (c *Client) DirectDebit(ctx context.Context, req DirectDebitRequest, opts .
 	if err := c.fill(ctx, &req.Token); err != nil {
 		return nil, err
 	}
-	var out DirectDebitResult
-	if err := c.post(ctx, "/v5/direct_debit", req, &out, opts...); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DirectDebitResult](ctx, c, "/v5/direct_debit", req, opts...)
 }
 
 // RefundDetails is the refund object of refund requests.
@@ -92,9 +84,10 @@ type RefundDetails struct {
 
 // RefundRequest is a card or direct debit refund.
 type RefundRequest struct {
-	Token    Tokens        `json:"token"`
-	Customer Customer      `json:"customer"`
-	Refund   RefundDetails `json:"refund"`
+	Token    Tokens            `json:"token"`
+	Customer Customer          `json:"customer"`
+	Refund   RefundDetails     `json:"refund"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // RefundResult is the refund result object (spec 2.5 and 4.15).
@@ -113,6 +106,7 @@ type RefundResult struct {
 		Status             string      `json:"status"`
 		PurchaseReference  string      `json:"purchase_reference"`
 		RefundReference    string      `json:"refund_reference"`
+		InvoiceNumber      string      `json:"invoice_number"`
 		Amount             json.Number `json:"amount"`
 		Currency           string      `json:"currency"`
 	} `json:"refund"`
@@ -123,9 +117,5 @@ func (c *Client) DirectDebitRefund(ctx context.Context, purchaseReference string
 	if err := c.fill(ctx, &req.Token); err != nil {
 		return nil, err
 	}
-	var out RefundResult
-	if err := c.post(ctx, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", req, &out, opts...); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RefundResult](ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", req, opts...)
 }
