@@ -199,7 +199,7 @@ func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, custom
 	if err != nil {
 		return nil, Internal("seal card", err)
 	}
-	tok, err := s.token(TokenLength)
+	tok, err := s.cardToken()
 	if err != nil {
 		return nil, Internal("card token", err)
 	}

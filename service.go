@@ -129,11 +129,37 @@ func RandomToken(r io.Reader, n int) (string, error) {
 
 // reference returns an opaque reference with a readable prefix.
 func (s *Service) reference(prefix string) (string, error) {
-	t, err := s.token(24)
+	t, err := s.token(16)
 	if err != nil {
 		return "", err
 	}
-	return prefix + t, nil
+	return prefix + timeOrdered(s.clock()) + t, nil
+}
+
+// cardToken returns a 128-character card token: time-ordered like a
+// reference (the cards table is keyed by it), then 119 random characters.
+func (s *Service) cardToken() (string, error) {
+	t, err := s.token(TokenLength - 9)
+	if err != nil {
+		return "", err
+	}
+	return timeOrdered(s.clock()) + t, nil
+}
+
+// timeOrdered is nine base62 digits of the time in microseconds, so that
+// references sort by creation time. New rows then land at the end of their
+// B-tree instead of on random pages, which keeps each commit's write-ahead
+// log small; the 16 random characters that follow keep references
+// unguessable (95 bits).
+func timeOrdered(t time.Time) string {
+	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	v := uint64(max(t.UnixMicro(), 0))
+	var b [9]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = digits[v%62]
+		v /= 62
+	}
+	return string(b[:])
 }
 
 // recordEvent appends an audit event for t inside tx.
