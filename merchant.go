@@ -212,10 +212,14 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	if !strings.HasPrefix(apiKey, apiKeyPrefix) || len(apiKey) > 128 {
 		return nil, errUnauthorized
 	}
+	hash := HashSecret(apiKey)
+	if m := s.auth.get(hash, s.now()); m != nil {
+		return m, nil
+	}
 	var m *Merchant
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		m, err = tx.MerchantByAPIKeyHash(HashSecret(apiKey))
+		m, err = tx.MerchantByAPIKeyHash(hash)
 		return err
 	})
 	if err == ErrNotFound {
@@ -224,6 +228,7 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	if err != nil {
 		return nil, Internal("authenticate", err)
 	}
+	s.auth.put(hash, m, s.now())
 	return m, nil
 }
 

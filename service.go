@@ -50,6 +50,7 @@ type Deps struct {
 // Service implements every operation of the API; it is where the business
 // rules live.
 type Service struct {
+	auth      *authCache // authenticated merchants, briefly
 	cfg       Config
 	store     Store
 	vault     Vault
@@ -84,7 +85,7 @@ func NewService(cfg Config, d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1)}
+		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s
 }

@@ -131,6 +131,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 		w.PreviousUntil = s.now().Add(overlap).Unix()
 		return tx.UpdateMerchantSettings(mid, m.Settings)
 	})
+	s.auth.forget()
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -158,8 +159,9 @@ func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln ne
 	return err
 }
 
-// serveMetrics serves /metrics on its own address (keep it private) and
-// returns a function that stops it.
+// serveMetrics serves /metrics and the Go profiler (/debug/pprof/) on
+// their own address, which must stay private, and returns a function that
+// stops it.
 func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -167,6 +169,8 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	log.Info("metrics listening", "addr", ln.Addr().String())

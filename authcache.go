@@ -1,0 +1,58 @@
+package paylink
+
+import (
+	"encoding/hex"
+	"sync"
+	"time"
+)
+
+// AuthCacheTTL is how long an authenticated merchant is reused without
+// reading the database again. A change to a merchant made by another
+// instance (a rotated webhook secret, new settings) is seen by this one
+// within this time; changes made by this instance are seen at once.
+const AuthCacheTTL = 10 * time.Second
+
+// authCacheSize bounds the cache; past it the cache starts over.
+const authCacheSize = 10000
+
+// authCache remembers merchants by API key hash for AuthCacheTTL, so that
+// authenticating a request costs no query. It is safe for concurrent use.
+type authCache struct {
+	mu      sync.Mutex
+	entries map[string]authEntry
+}
+
+type authEntry struct {
+	m       *Merchant
+	expires time.Time
+}
+
+func newAuthCache() *authCache { return &authCache{entries: map[string]authEntry{}} }
+
+// get returns the cached merchant for a key hash, if fresh at now.
+func (c *authCache) get(hash []byte, now time.Time) *Merchant {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[hex.EncodeToString(hash)]
+	if !ok || now.After(e.expires) {
+		return nil
+	}
+	return e.m
+}
+
+// put remembers a merchant until now + AuthCacheTTL.
+func (c *authCache) put(hash []byte, m *Merchant, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= authCacheSize {
+		clear(c.entries)
+	}
+	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: now.Add(AuthCacheTTL)}
+}
+
+// forget drops every entry, after this instance changed a merchant.
+func (c *authCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+}
