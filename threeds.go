@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -251,4 +252,44 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 		return err
 	}
 	return s.outcome(tx, t)
+}
+
+// ExpireChallenges declines purchases whose 3-D Secure challenge expired
+// unanswered (the customer abandoned it), so that no purchase waits in
+// REQUIRES_AUTHENTICATION for ever; each gets its DECLINED outcome and
+// webhook. A challenge that was answered is left for the merchant's
+// 3dsredirect call. Moves are compare-and-set, so several instances
+// running this job decline each purchase once. It returns how many it
+// declined.
+func (s *Service) ExpireChallenges(ctx context.Context) (int, error) {
+	var waiting []*Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.now().Add(-ChallengeTTL), 100)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire challenges: %w", err)
+	}
+	declined := 0
+	for _, t := range waiting {
+		d := t.Details.ThreeDS
+		if d == nil || d.ChallengeDone || s.now().Unix() < d.ChallengeExpiresAt {
+			continue
+		}
+		err := s.store.Update(ctx, func(tx Tx) error {
+			if err := s.checkThreeDSDone(t); err != nil {
+				return err
+			}
+			return s.declineAuthentication(tx, t)
+		})
+		switch {
+		case err == nil:
+			declined++
+		case errors.Is(err, errInProgress): // another instance, or the customer, got there first
+		default:
+			return declined, fmt.Errorf("expire challenge %s: %w", t.Reference, err)
+		}
+	}
+	return declined, nil
 }

@@ -198,6 +198,10 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			return err
 		}},
 		// Card lifecycle: release holds older than --preauth-expiry.
+		{Name: "3ds-challenge-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.ExpireChallenges(ctx)
+			return err
+		}},
 		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpirePreAuths(ctx)
 			return err

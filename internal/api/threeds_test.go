@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"html"
@@ -322,4 +323,28 @@ func TestAuthorisationResultsAreRecorded(t *testing.T) {
 			t.Errorf("got cvv %q auth code %q, want pass and a code", d.CVVResult, d.AuthCode)
 		}
 	})
+}
+
+func TestAbandonedChallengesAreDeclinedByTheJob(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	abandoned := threeDSPurchase(env, m, processor.CardThreeDSChallenge).Str("purchase.purchase_reference")
+	answered := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	page := fetchChallenge(t, env, answered.Str("customer.authentication_redirect_url"))
+	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answer: got %d, want 303", res.StatusCode)
+	}
+	if n, err := env.Service.ExpireChallenges(context.Background()); err != nil || n != 0 {
+		t.Errorf("before expiry: declined %d, %v; want 0", n, err)
+	}
+	env.Clock.Advance(paylink.ChallengeTTL + time.Second)
+	if n, err := env.Service.ExpireChallenges(context.Background()); err != nil || n != 1 {
+		t.Fatalf("after expiry: declined %d, %v; want only the unanswered one", n, err)
+	}
+	if tr := stored(t, env, m, abandoned); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSAbandoned {
+		t.Errorf("abandoned: got %s %+v, want DECLINED abandoned", tr.Status, tr.Details.ThreeDS)
+	}
+	if r := threeDSRedirect(env, m, answered.Str("purchase.purchase_reference")); r.Str("purchase.status") != "APPROVED" {
+		t.Errorf("answered challenge completed after the job: got %s, want APPROVED", r.Raw)
+	}
 }
