@@ -15,9 +15,8 @@ import (
 // hookReceiver records the webhooks it is sent.
 type hookReceiver struct {
 	*httptest.Server
-	mu   sync.Mutex
-	got  []map[string]any
-	path string
+	mu  sync.Mutex
+	got []map[string]any
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
