@@ -128,5 +128,10 @@ func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Con
 }
 
 func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return newLoggerAt(w, slog.LevelInfo)
+}
+
+// newLoggerAt logs JSON lines at level and above.
+func newLoggerAt(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }

@@ -33,6 +33,7 @@ type serveConfig struct {
 	rateLimit   float64
 	rateBurst   int
 	metricsAddr string
+	logLevel    slog.Level // info logs every request; warn keeps only problems
 	// webhookTimeout bounds one webhook delivery attempt.
 	webhookTimeout time.Duration
 	// ready, when set, is called once the listener is up.
@@ -50,6 +51,13 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.Float64Var(&cfg.rateLimit, "rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
 	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
+	cfg.logLevel = slog.LevelInfo
+	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
+		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
+		}
+	}
+	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
@@ -71,7 +79,7 @@ func ignoreHelp(err error) error {
 // serve runs the HTTP service and background jobs until ctx is done, then
 // drains in-flight requests and stops the jobs.
 func serve(ctx context.Context, env environment, cfg serveConfig) error {
-	log := newLogger(env.stderr)
+	log := newLoggerAt(env.stderr, cfg.logLevel)
 	st, err := openStore(ctx, cfg.dsn)
 	if err != nil {
 		return err
