@@ -166,6 +166,14 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// For returns the same running API reporting to t: a fuzz target must not
+// report through the *testing.F that started the API.
+func (e *Env) For(t testing.TB) *Env {
+	c := *e
+	c.T = t
+	return &c
+}
+
 // LogText returns everything logged so far.
 func (e *Env) LogText() string {
 	e.logMu.Lock()
