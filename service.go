@@ -50,7 +50,6 @@ type Deps struct {
 // Service implements every operation of the API; it is where the business
 // rules live.
 type Service struct {
-	auth      *authCache // authenticated merchants, briefly
 	cfg       Config
 	store     Store
 	vault     Vault
@@ -59,6 +58,7 @@ type Service struct {
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
+	auth      *authCache // authenticated merchants, briefly
 	// webhookWake wakes this process's webhook dispatcher after outbox
 	// rows commit (webhook_delivery.go).
 	webhookWake chan struct{}
@@ -93,7 +93,7 @@ func NewService(cfg Config, d Deps) *Service {
 // Config returns the service's configuration.
 func (s *Service) Config() Config { return s.cfg }
 
-// Now is the service clock in UTC, truncated to microseconds (the
+// now is the service clock in UTC, truncated to microseconds (the
 // precision every store keeps).
 func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
 
