@@ -157,7 +157,7 @@ func (s *Store) Engine() Engine { return s.engine }
 
 // View runs fn on a read-only view.
 func (s *Store) View(ctx context.Context, fn func(paylink.Tx) error) error {
-	return fn(&tx{ctx: ctx, q: s.reads})
+	return fn(&tx{ctx: ctx, q: s.reads, postgres: s.engine == Postgres})
 }
 
 // Update runs fn in a durable write transaction.
@@ -169,7 +169,7 @@ func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&tx{ctx: ctx, q: t}); err != nil {
+	if err := fn(&tx{ctx: ctx, q: t, postgres: true}); err != nil {
 		t.Rollback()
 		return err
 	}

@@ -22,6 +22,8 @@ type querier interface {
 type tx struct {
 	ctx context.Context
 	q   querier
+	// postgres enables the few clauses only PostgreSQL has (SKIP LOCKED).
+	postgres bool
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {

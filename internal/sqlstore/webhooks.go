@@ -65,10 +65,17 @@ func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
 // inner one, so that on PostgreSQL a row another transaction claimed
 // meanwhile is re-checked after its lock is released and skipped.
 func (t *tx) ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*paylink.WebhookDelivery, error) {
+	// On PostgreSQL, rows another instance is claiming are skipped rather
+	// than waited for; the outer conditions keep the claim a
+	// compare-and-set on both engines.
+	skipLocked := ""
+	if t.postgres {
+		skipLocked = " FOR UPDATE SKIP LOCKED"
+	}
 	rows, err := t.q.QueryContext(t.ctx, `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
 		WHERE id IN (SELECT id FROM webhook_deliveries
 			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $5)
-			ORDER BY next_attempt_at LIMIT $6)
+			ORDER BY next_attempt_at LIMIT $6`+skipLocked+`)
 		AND state = $7 AND next_attempt_at <= $8 AND (lease_until IS NULL OR lease_until <= $9)
 		RETURNING `+deliveryColumns,
 		token, leaseUntil.UnixMicro(), paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro(), limit,
