@@ -340,6 +340,9 @@ func (s *Service) cardDetails(card *Card, details *CardDetails) (CardDetails, er
 	if details != nil {
 		return *details, nil
 	}
+	if card.Sealed.KeyID == "" {
+		return CardDetails{}, Errorf(KindConflict, CodeCardTokenUsed, "this card can no longer be charged; its number was erased")
+	}
 	pan, err := s.vault.Open(card.Sealed)
 	if err != nil {
 		return CardDetails{}, Internal("open card", err)

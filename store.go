@@ -44,6 +44,9 @@ type Tx interface {
 	MarkCardUsed(token string, now time.Time) error
 	// InvalidateCard sets invalidated_at on a valid card of the merchant.
 	InvalidateCard(merchantID, token string, now time.Time) error
+	// WipeSpentCards erases the sealed numbers of up to limit cards that
+	// were spent (single-use) or invalidated before the cutoff.
+	WipeSpentCards(before time.Time, limit int) (int64, error)
 
 	CreateTransaction(t *Transaction) error
 	Transaction(merchantID, reference string) (*Transaction, error)

@@ -192,6 +192,10 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.CleanupTransactionTokens(ctx)
 			return err
 		}},
+		{Name: "spent-card-wipe", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.WipeSpentCards(ctx)
+			return err
+		}},
 		{Name: "idempotency-key-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupIdempotencyKeys(ctx)
 			return err

@@ -96,3 +96,36 @@ func TestInterruptedRefundIsFailedAndReleased(t *testing.T) {
 		t.Errorf("got refunded %d after recovery, want the reservation released (0)", refunded)
 	}
 }
+
+func TestSpentCardNumbersAreErased(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	once := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00"))
+	kept := env.Post("/v5/purchase", m, env.CardPurchase(m, "5555555555554444", "5.00", func(b map[string]any) {
+		apitest.Set(b, "customer.store_card_permission", true)
+	}))
+	sealed := func() int {
+		var n int
+		env.Store.DB().QueryRow(`SELECT COUNT(*) FROM cards WHERE key_id <> ''`).Scan(&n)
+		return n
+	}
+	if got := sealed(); got != 2 {
+		t.Fatalf("got %d sealed card numbers, want 2", got)
+	}
+	env.Clock.Advance(paylink.CardRetention + time.Minute)
+	if n, err := env.Service.WipeSpentCards(context.Background()); err != nil || n != 1 {
+		t.Fatalf("wipe: %d, %v; want the one-purchase card erased", n, err)
+	}
+	if got := sealed(); got != 1 {
+		t.Errorf("got %d sealed card numbers, want only the stored card's", got)
+	}
+	again := env.Post("/v5/purchase", m, env.CardPurchase(m, "", "6.00", func(b map[string]any) {
+		b["card"] = map[string]any{"token": kept.Str("card.token")}
+	}))
+	if again.Str("purchase.status") != "APPROVED" {
+		t.Errorf("the stored card still pays: got %s", again.Raw)
+	}
+	if st := env.Post("/v5/purchase/"+once.Str("purchase.purchase_reference"), m, map[string]any{"company_token": m.Creds.CompanyToken}); st.Str("status") != "APPROVED" {
+		t.Errorf("the erased card's purchase is unchanged: got %s", st.Raw)
+	}
+}

@@ -258,6 +258,18 @@ func (t *tx) InvalidateCard(merchantID, token string, now time.Time) error {
 		now.UnixMicro(), token, merchantID)
 }
 
+// WipeSpentCards erases sealed numbers of cards that can no longer pay.
+func (t *tx) WipeSpentCards(before time.Time, limit int) (int64, error) {
+	res, err := t.exec(`UPDATE cards SET pan_sealed = $1, key_id = '' WHERE token IN (
+		SELECT token FROM cards WHERE key_id <> '' AND (
+			(multi_use = $2 AND used_at IS NOT NULL AND used_at < $3) OR (invalidated_at IS NOT NULL AND invalidated_at < $4))
+		LIMIT $5)`, []byte{}, false, before.UnixMicro(), before.UnixMicro(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("wipe spent cards: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // AddEvent appends an audit event.
 func (t *tx) AddEvent(e *paylink.Event) error {
 	_, err := t.exec(`INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
