@@ -23,20 +23,15 @@ var (
 	browserErr error
 )
 
-// pg is the package's throwaway PostgreSQL, or nil with pgErr saying why.
-var (
-	pg    *pgtest.Server
-	pgErr error
-)
+// pg is the package's throwaway PostgreSQL.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
 	stop := startBrowser()
-	pg, pgErr = pgtest.Start()
+	pg.Start()
 	code := m.Run()
 	stop()
-	if pg != nil {
-		pg.Stop()
-	}
+	pg.Stop()
 	os.Exit(code)
 }
 

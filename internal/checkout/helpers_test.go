@@ -2,7 +2,6 @@ package checkout_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/checkout"
-	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // logBuffer collects the pages' logs.
@@ -48,13 +46,7 @@ func start(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
 // startPostgres is start on a fresh PostgreSQL database.
 func startPostgres(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
 	t.Helper()
-	if pg == nil {
-		pgtest.Skip(t, pgErr)
-	}
-	dsn, err := pg.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pg.Database(t)
 	return startOn(t, dsn)
 }
 

@@ -205,3 +205,34 @@ func Skip(t testing.TB, err error) {
 	}
 	t.Skipf("PostgreSQL unavailable, skipping: %v", err)
 }
+
+// Shared is a test package's one throwaway server: Start it in TestMain,
+// Stop it after m.Run, and take a fresh database per test with Database.
+type Shared struct {
+	srv *Server
+	err error
+}
+
+// Start starts the server, remembering why when it cannot.
+func (s *Shared) Start() { s.srv, s.err = Start() }
+
+// Stop stops the server if it started.
+func (s *Shared) Stop() {
+	if s.srv != nil {
+		s.srv.Stop()
+	}
+}
+
+// Database returns the DSN of a new empty database. Without a server the
+// test skips, or fails when PAYLINK_REQUIRE_ALL=1.
+func (s *Shared) Database(t testing.TB) string {
+	t.Helper()
+	if s.srv == nil {
+		Skip(t, s.err)
+	}
+	dsn, err := s.srv.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatalf("new PostgreSQL database: %v", err)
+	}
+	return dsn
+}

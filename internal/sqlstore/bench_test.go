@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/pgtest"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -65,13 +64,7 @@ func BenchmarkPurchaseSQLite(b *testing.B) {
 }
 
 func BenchmarkPurchasePostgres(b *testing.B) {
-	if pg == nil {
-		pgtest.Skip(b, pgErr)
-	}
-	dsn, err := pg.NewDatabase(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
+	dsn := pg.Database(b)
 	st, err := sqlstore.Open(context.Background(), dsn)
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
-	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // Card lifecycle on PostgreSQL: the races and the expiry job
@@ -17,13 +16,7 @@ import (
 
 // pgInstances starts n API instances sharing one fresh PostgreSQL database.
 func pgInstances(t *testing.T, n int) []*apitest.Env {
-	if pg == nil {
-		pgtest.Skip(t, pgErr)
-	}
-	dsn, err := pg.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pg.Database(t)
 	envs := make([]*apitest.Env, n)
 	for i := range envs {
 		envs[i] = apitest.Start(t, apitest.Options{DSN: dsn})

@@ -12,18 +12,13 @@ import (
 	"github.com/paylink/paylink/internal/storetest"
 )
 
-// pg is the package's throwaway PostgreSQL, or nil with pgErr saying why.
-var (
-	pg    *pgtest.Server
-	pgErr error
-)
+// pg is the package's throwaway PostgreSQL.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
-	pg, pgErr = pgtest.Start()
+	pg.Start()
 	code := m.Run()
-	if pg != nil {
-		pg.Stop()
-	}
+	pg.Stop()
 	os.Exit(code)
 }
 
@@ -37,13 +32,7 @@ func openSQLite(t *testing.T) paylink.Store {
 }
 
 func openPostgres(t *testing.T) paylink.Store {
-	if pg == nil {
-		pgtest.Skip(t, pgErr)
-	}
-	dsn, err := pg.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pg.Database(t)
 	st, err := sqlstore.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -9,20 +9,13 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
-	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // TestInstancesShareOnePostgres runs two paylink instances, each with
 // its own dispatcher, on one PostgreSQL database: every webhook is sent
 // exactly once although both dispatchers race for the rows.
 func TestInstancesShareOnePostgres(t *testing.T) {
-	if pg == nil {
-		pgtest.Skip(t, pgErr)
-	}
-	dsn, err := pg.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pg.Database(t)
 	var mu sync.Mutex
 	seen := map[string]int{}
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

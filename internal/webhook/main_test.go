@@ -7,17 +7,12 @@ import (
 	"github.com/paylink/paylink/internal/pgtest"
 )
 
-// pg is the package's throwaway PostgreSQL, or nil with pgErr saying why.
-var (
-	pg    *pgtest.Server
-	pgErr error
-)
+// pg is the package's throwaway PostgreSQL.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
-	pg, pgErr = pgtest.Start()
+	pg.Start()
 	code := m.Run()
-	if pg != nil {
-		pg.Stop()
-	}
+	pg.Stop()
 	os.Exit(code)
 }
