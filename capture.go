@@ -201,8 +201,9 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 	if !CanTransition(t.Status, StatusProcessing) {
 		return holdState(t)
 	}
+	from := t.Status
 	t.Status, t.UpdatedAt = StatusProcessing, s.now()
-	if err := tx.UpdateTransaction(t); errors.Is(err, ErrConflict) {
+	if err := s.save(tx, t, from); errors.Is(err, ErrConflict) {
 		return errInProgress
 	} else if err != nil {
 		return err
@@ -226,7 +227,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, cal
 		t.Details.Extra = withEntry(t.Details.Extra, op+"_acquirer_trans_id", res.AcquirerTransID)
 	}
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateTransaction(t); err != nil {
+		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
 		if perr != nil {

@@ -257,7 +257,7 @@ func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount
 		t.Details.Message = "The direct debit was submitted and is pending clearing"
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateTransaction(t); err != nil {
+		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)

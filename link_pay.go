@@ -151,7 +151,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	}
 	s.applyAuth(t, res, false)
 	if err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateTransaction(t); err != nil {
+		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)

@@ -32,7 +32,9 @@ var transitions = map[Status][]Status{
 	StatusPending:       {StatusApproved, StatusDeclined},
 }
 
-// CanTransition reports whether the state machine allows from -> to.
+// CanTransition reports whether the state machine allows from -> to. A
+// write that keeps the status (recording a challenge's answer) is not a
+// transition and is always allowed.
 func CanTransition(from, to Status) bool {
 	for _, s := range transitions[from] {
 		if s == to {

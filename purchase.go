@@ -324,7 +324,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 		}
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateTransaction(t); err != nil {
+		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)

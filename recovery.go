@@ -68,14 +68,14 @@ func (s *Service) recoverTransaction(ctx context.Context, t *Transaction) (bool,
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if hold {
 			t.Status, t.UpdatedAt = StatusPreAuthorised, t.ProcessedAt // keeps its expiry clock
-			if err := tx.UpdateTransaction(t); err != nil {
+			if err := s.save(tx, t, StatusProcessing); err != nil {
 				return err
 			}
 			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.claim.recovered", map[string]any{"version": t.Version})
 		}
 		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
 		t.Details.Message = "The payment was interrupted before the processor answered; no money was taken. Please try again."
-		if err := tx.UpdateTransaction(t); err != nil {
+		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)

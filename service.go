@@ -163,6 +163,16 @@ func timeOrdered(t time.Time) string {
 	return string(b[:])
 }
 
+// save writes t, which was in status from when loaded, with a
+// compare-and-set on its version. A status move the state machine does
+// not allow is refused as a bug: every transition passes this one check.
+func (s *Service) save(tx Tx, t *Transaction, from Status) error {
+	if t.Status != from && !CanTransition(from, t.Status) {
+		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
+	}
+	return tx.UpdateTransaction(t)
+}
+
 // recordEvent appends an audit event for t inside tx.
 func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) error {
 	b, err := json.Marshal(data)

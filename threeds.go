@@ -121,7 +121,7 @@ func (s *Service) CompleteChallenge(ctx context.Context, capability string, succ
 			d.Result, d.Reason, d.ECI = ThreeDSFailed, ThreeDSRejected, ""
 		}
 		t.UpdatedAt = s.now()
-		if err := tx.UpdateTransaction(t); errors.Is(err, ErrConflict) {
+		if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
 			return errChallengeUsed
 		} else if err != nil {
 			return err
@@ -246,7 +246,7 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusDeclined, now, now
 	t.Details.Message = "The customer did not pass 3-D Secure authentication with their card issuer; no money was taken"
-	if err := tx.UpdateTransaction(t); errors.Is(err, ErrConflict) {
+	if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
 		return errInProgress
 	} else if err != nil {
 		return err
