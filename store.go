@@ -56,8 +56,9 @@ type Tx interface {
 	// UpdateTransaction writes t if its stored version is still
 	// t.Version, and increments t.Version.
 	UpdateTransaction(t *Transaction) error
-	// AddRefunded atomically adds amount to the refunded total of an
-	// APPROVED transaction if the new total stays within its total.
+	// AddRefunded atomically adds a positive amount to the refunded total
+	// of an APPROVED transaction if the new total stays within its total
+	// (ReleaseRefunded gives a reservation back).
 	AddRefunded(reference string, amount int64, now time.Time) error
 	// TransactionsInStatus lists up to limit transactions in status whose
 	// updated time is before the cutoff, oldest first (background jobs).

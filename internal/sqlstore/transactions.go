@@ -94,8 +94,8 @@ func (t *tx) UpdateTransaction(tr *paylink.Transaction) error {
 // AddRefunded adds to the refunded total while it stays within the total.
 func (t *tx) AddRefunded(reference string, amount int64, now time.Time) error {
 	return t.execOne("add refunded", `UPDATE transactions SET refunded = refunded + $1, version = version + 1, updated_at = $2
-		WHERE reference = $3 AND status = $4 AND refunded + $5 <= total`,
-		amount, now.UnixMicro(), reference, string(paylink.StatusApproved), amount)
+		WHERE reference = $3 AND status = $4 AND $5 > 0 AND refunded + $6 <= total`,
+		amount, now.UnixMicro(), reference, string(paylink.StatusApproved), amount, amount)
 }
 
 // TransactionsInStatus lists transactions in a status not updated since a cutoff.

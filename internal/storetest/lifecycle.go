@@ -71,12 +71,17 @@ func testRefundCompletionCAS(t *testing.T, s paylink.Store) {
 	})
 }
 
-func testNegativeRefundedReleasesReservation(t *testing.T, s paylink.Store) {
+func testReleaseRefundedGivesTheReservationBack(t *testing.T, s paylink.Store) {
 	m := NewMerchant(t, s)
 	tr := NewTransaction(m, "pr_rel"+m.ID, "", 1000)
 	update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(tr) })
 	update(t, s, func(tx paylink.Tx) error { return tx.AddRefunded(tr.Reference, 1000, t0) })
-	update(t, s, func(tx paylink.Tx) error { return tx.AddRefunded(tr.Reference, -1000, t0) })
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.AddRefunded(tr.Reference, -1000, t0); !errors.Is(err, paylink.ErrConflict) {
+			t.Errorf("a negative AddRefunded: got %v, want ErrConflict (releases go through ReleaseRefunded)", err)
+		}
+		return tx.ReleaseRefunded(tr.Reference, 1000, t0)
+	})
 	view(t, s, func(tx paylink.Tx) error {
 		got, err := tx.Transaction(m.ID, tr.Reference)
 		if err != nil || got.Refunded != 0 {

@@ -37,7 +37,7 @@ func Run(t *testing.T, open Opener) {
 		// Card lifecycle.
 		"TransactionByReference":              testTransactionByReference,
 		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
-		"NegativeRefundedReleasesReservation": testNegativeRefundedReleasesReservation,
+		"ReleaseRefundedGivesReservationBack": testReleaseRefundedGivesTheReservationBack,
 		// Webhooks
 		"WebhookClaimRace": testWebhookClaimRace,
 		"WebhookLease":     testWebhookLease,
