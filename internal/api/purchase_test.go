@@ -82,6 +82,9 @@ func TestPurchaseResponseShape(t *testing.T) {
 	if _, err := time.Parse("2006-01-02 03:04:05 PM", r.Str("purchase.transaction_time_utc")); err != nil {
 		t.Errorf("transaction_time_utc %q: %v", r.Str("purchase.transaction_time_utc"), err)
 	}
+	if v, present := r.Body["customer"].(map[string]any)["authentication_redirect_url"]; !present || v != nil {
+		t.Errorf("got customer.authentication_redirect_url %v (present %v), want null without 3-D Secure", v, present)
+	}
 	if r.Get("purchase.pre_authorised") != false {
 		t.Errorf("got pre_authorised %v, want false", r.Get("purchase.pre_authorised"))
 	}
