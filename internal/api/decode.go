@@ -19,8 +19,10 @@ const MaxBodyBytes = 64 << 10
 
 // body is a leniently decoded JSON request. Accessors coerce the shapes
 // deployed clients send (numbers as strings, integers for strings,
-// "true"/"false" for booleans, null or "" for absent values) and record a
-// field error for anything that cannot be coerced.
+// "true"/"false" for booleans) and record a field error for anything that
+// cannot be coerced. Keys whose value is empty are removed when the body is
+// parsed (see dropEmpty), so no accessor or handler can tell them from
+// absent keys.
 type body struct {
 	m map[string]any
 	f paylink.FieldErrors
@@ -62,8 +64,37 @@ func parseBody(raw []byte) (*body, error) {
 	if !ok {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body must be a JSON object")
 	}
+	dropEmpty(m)
 	b.m = m
 	return b, nil
+}
+
+// dropEmpty is the one rule for the sloppiest deployed clients, which send
+// every key of every request object with "" or null for what they do not
+// use: such a key is absent. It deletes, in m and every object nested in
+// it, each key whose value is null, a string of only white space, or an
+// object left empty by the same rule, and reports whether m ended empty.
+func dropEmpty(m map[string]any) bool {
+	for k, v := range m {
+		if isEmpty(v) {
+			delete(m, k)
+		}
+	}
+	return len(m) == 0
+}
+
+// isEmpty reports whether a decoded JSON value counts as absent; nested
+// objects are pruned on the way.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == ""
+	case map[string]any:
+		return dropEmpty(x)
+	}
+	return false
 }
 
 // jsonProblem describes a decoding error without echoing the body.
@@ -95,9 +126,7 @@ func (b *body) lookup(path string) (any, bool) {
 func (b *body) first(paths ...string) (any, string) {
 	for _, p := range paths {
 		if v, ok := b.lookup(p); ok {
-			if s, isStr := v.(string); !isStr || s != "" {
-				return v, p
-			}
+			return v, p
 		}
 	}
 	return nil, paths[0]
@@ -143,8 +172,8 @@ func (b *body) need(max int, paths ...string) string {
 	return s
 }
 
-// boolean reads a flag: true/false, "true"/"false", 1/0, "" or null
-// (false).
+// boolean reads a flag: true/false, "true"/"false", 1/0; absent is
+// false.
 func (b *body) boolean(paths ...string) bool {
 	v, path := b.first(paths...)
 	switch x := v.(type) {
@@ -156,7 +185,7 @@ func (b *body) boolean(paths ...string) bool {
 		switch strings.ToLower(strings.TrimSpace(x)) {
 		case "true", "1", "yes":
 			return true
-		case "false", "0", "no", "":
+		case "false", "0", "no":
 			return false
 		}
 	case json.Number:
@@ -184,9 +213,6 @@ func (b *body) integer(path string) (n int, ok bool) {
 		s = x.String()
 	case string:
 		s = strings.TrimSpace(x)
-		if s == "" {
-			return 0, false
-		}
 	default:
 		b.f.Add(path, "must be a whole number")
 		return 0, false

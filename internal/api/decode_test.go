@@ -1,12 +1,13 @@
 package api
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
 
 func TestBodyCoercions(t *testing.T) {
-	b, err := parseBody([]byte(`{"a":{"s":" x ","n":7,"f":1.5,"t":"true","e":"","z":null,"i":"07","o":{}}}`))
+	b, err := parseBody([]byte(`{"a":{"s":" x ","n":7,"f":1.5,"t":"true","e":"","z":null,"i":"07","o":{"k":1}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +39,34 @@ func TestBodyCoercions(t *testing.T) {
 	b.integer("a.f")
 	if len(b.f) != 2 {
 		t.Errorf("got field errors %v, want two (object as string, fraction as integer)", b.f)
+	}
+}
+
+// TestEmptyValuesAreAbsent checks the one decoding rule: a key whose
+// value is "", white space, null or an object of such keys is absent, at
+// every depth; other values stay.
+func TestEmptyValuesAreAbsent(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"a":"","b":null,"c":"  ","d":"x"}`, `{"d":"x"}`},
+		{`{"card":{"token":"tok","number":"","expiry_month":null,"cvc":" "}}`, `{"card":{"token":"tok"}}`},
+		{`{"metadata":{"channel":"","merchant_hash":null},"customer":{}}`, `{}`},
+		{`{"a":{"b":{"c":""}},"e":{"f":{"g":0}}}`, `{"e":{"f":{"g":0}}}`},
+		{`{"f":false,"n":0,"l":[""]}`, `{"f":false,"l":[""],"n":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			b, err := parseBody([]byte(tt.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(b.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,13 @@
 package checkout
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParseExpiry(t *testing.T) {
 	tests := []struct {
@@ -38,4 +45,31 @@ func FuzzParseExpiry(f *testing.F) {
 			t.Errorf("parseExpiry(%q) = %d, %d, true: want a month of at most 2 digits and a year of 2 or 4", s, m, y)
 		}
 	})
+}
+
+// TestEmptyFormFieldsAreAbsent checks that the page's optional fields
+// sent empty (every browser posts every input) read exactly as if they
+// were not posted, like the API's empty JSON keys.
+func TestEmptyFormFieldsAreAbsent(t *testing.T) {
+	optional := []string{"first_name", "last_name", "email", "phone", "address", "address2", "city", "state",
+		"postcode", "country_code", "customer_reference", "invoice_number", "timezone"}
+	read := func(values url.Values) (formValues, map[string]string) {
+		r := httptest.NewRequest(http.MethodPost, "/pay/x", strings.NewReader(values.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		errs := map[string]string{}
+		return readForm(r, errs), errs
+	}
+	want, wantErrs := read(url.Values{"csrf": {"c"}})
+	for _, filler := range []string{"", "   "} {
+		t.Run(strconv.Quote(filler), func(t *testing.T) {
+			values := url.Values{"csrf": {"c"}}
+			for _, k := range optional {
+				values.Set(k, filler)
+			}
+			got, errs := read(values)
+			if got != want || len(errs) != len(wantErrs) {
+				t.Errorf("got %+v %v, want %+v %v", got, errs, want, wantErrs)
+			}
+		})
+	}
 }

@@ -1,0 +1,275 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
+)
+
+// sloppyCase is one endpoint called by a client that sends every key it
+// knows: send posts a minimal valid request after fill has added the
+// optional keys (fill adds nothing for the minimal request).
+type sloppyCase struct {
+	route    string // the routes.go pattern it covers; "" for a second case of a route
+	optional []string
+	send     func(t *testing.T, fill func(map[string]any)) apitest.Response
+}
+
+// customerKeys are the optional keys of the customer object of purchase,
+// direct debit and refund requests, aliases included.
+var customerKeys = []string{"customer.id", "customer.reference", "customer.customer_reference", "customer.email",
+	"customer.customer_email", "customer.first_name", "customer.last_name", "customer.phone", "customer.user_agent",
+	"customer.accepted_terms_conditions", "customer.accepted_terms_and_conditions"}
+
+// cardDetailKeys are the card-detail keys sent beside a card token.
+var cardDetailKeys = []string{"card.number", "card.expiry_month", "card.expiry_year", "card.cvc", "card.holder_name"}
+
+var metadataKeys = []string{"metadata.channel", "metadata.merchant_hash"}
+
+// TestEmptyOptionalKeysAreAbsent replays, for every /v5 POST route (and a
+// card-token purchase and surcharge), a minimal valid request, then the
+// same request with every optional key present and "" and again with
+// every optional key null, and wants the same answer each time.
+func TestEmptyOptionalKeysAreAbsent(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	company := m.Creds.CompanyToken
+	year := env.Clock.Now().Year()%100 + 3
+	cardBody := func(number string) map[string]any {
+		return map[string]any{"number": number, "expiry_month": "12", "expiry_year": year}
+	}
+	purchaseBody := func(card map[string]any, amount string) map[string]any {
+		return map[string]any{
+			"token":    map[string]any{"company_token": company, "transaction_token": env.TransactionToken(m)},
+			"customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+			"card":     card,
+			"purchase": map[string]any{"amount": amount, "currency": "AUD"},
+		}
+	}
+	post := func(path string, b map[string]any, fill func(map[string]any)) apitest.Response {
+		fill(b)
+		return env.Post(path, m, b)
+	}
+	ok := func(t *testing.T, r apitest.Response, path, want string) string {
+		t.Helper()
+		if r.Status != http.StatusOK {
+			t.Fatalf("setup: got %d %s", r.Status, r.Raw)
+		}
+		if got := r.Str(path); got == "" || (want != "" && got != want) {
+			t.Fatalf("setup: got %s, want %s %s", r.Raw, path, want)
+		}
+		return r.Str(path)
+	}
+	cardToken := func(t *testing.T) string {
+		r := env.Post("/v5/tokenize_card", m, map[string]any{"company_token": company, "card": cardBody(visa),
+			"customer": map[string]any{"store_card_permisison": true}})
+		return ok(t, r, "card.token", "")
+	}
+	purchased := func(t *testing.T, hold bool) string {
+		b := purchaseBody(cardBody(visa), "10.00")
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", hold)
+		return ok(t, env.Post("/v5/purchase", m, b), "purchase.purchase_reference", "")
+	}
+	tokens := func() map[string]any {
+		return map[string]any{"company_token": company, "transaction_token": env.TransactionToken(m)}
+	}
+	debitBody := func() map[string]any {
+		return map[string]any{
+			"token":        tokens(),
+			"bank_account": map[string]any{"number": testAccount, "holder_name": "Jo Citizen", "bsb": "062-000"},
+			"customer":     map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+			"purchase":     map[string]any{"amount": "10", "currency": "AUD"},
+		}
+	}
+	refundBody := func() map[string]any {
+		return map[string]any{"token": tokens(), "customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+			"refund": map[string]any{"amount": "4", "currency": "AUD"}}
+	}
+	link := func(t *testing.T) string {
+		r := env.Post("/v5/payment-links", m, map[string]any{"amount": "5", "currency": "AUD", "merchantReference": "L-1"})
+		return ok(t, r, "id", "")
+	}
+	purchaseOptional := append(append([]string{"token.company", "customer.should_service_apply_authentication",
+		"customer.authentication_redirect_url", "customer.store_card_permission", "customer.store_card_permisison",
+		"card.cvc", "card.holder_name", "card.token", "purchase.invoice_number", "purchase.should_service_apply_surcharge",
+		"purchase.should_service_apply_pre_authorisation"}, customerKeys...), metadataKeys...)
+	cases := []sloppyCase{
+		{route: "POST /v5/transaction_token", optional: []string{"token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/transaction_token", map[string]any{"company_token": company}, fill)
+			}},
+		{route: "POST /v5/purchase", optional: purchaseOptional,
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/purchase", purchaseBody(cardBody(visa), "10.00"), fill)
+			}},
+		{optional: append(append([]string{}, cardDetailKeys...), customerKeys...),
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/purchase", purchaseBody(map[string]any{"token": cardToken(t)}, "10.00"), fill)
+			}},
+		{route: "POST /v5/surcharge", optional: []string{"card.cvc", "card.holder_name", "card.token",
+			"token.company_token", "company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/surcharge", map[string]any{"token": map[string]any{"company": company},
+					"card": cardBody(visa), "amount": "100", "currency": "AUD"}, fill)
+			}},
+		{optional: cardDetailKeys,
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/surcharge", map[string]any{"token": map[string]any{"company": company},
+					"card": map[string]any{"token": cardToken(t)}, "amount": "100", "currency": "AUD"}, fill)
+			}},
+		{route: "POST /v5/purchase/{ref}", optional: []string{"token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/purchase/"+purchased(t, false), map[string]any{"company_token": company}, fill)
+			}},
+		{route: "POST /v5/purchase/{ref}/capture", optional: append([]string{"capture.should_service_apply_surcharge"}, metadataKeys...),
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				b := map[string]any{"token": tokens(), "capture": map[string]any{"amount": "7", "currency": "AUD"}}
+				return post("/v5/purchase/"+purchased(t, true)+"/capture", b, fill)
+			}},
+		{route: "POST /v5/purchase/{ref}/cancel", optional: metadataKeys,
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/purchase/"+purchased(t, true)+"/cancel", map[string]any{"token": tokens()}, fill)
+			}},
+		{route: "POST /v5/purchase/{ref}/refund", optional: append(append([]string{"refund.invoice_number"}, customerKeys...), metadataKeys...),
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/purchase/"+purchased(t, false)+"/refund", refundBody(), fill)
+			}},
+		{route: "POST /v5/purchase/{ref}/3dsredirect", optional: []string{"token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				b := purchaseBody(cardBody(processor.CardThreeDSChallenge), "10.00")
+				apitest.Set(b, "customer.should_service_apply_authentication", true)
+				apitest.Set(b, "customer.authentication_redirect_url", returnURL)
+				ref := ok(t, env.Post("/v5/purchase", m, b), "purchase.purchase_reference", "")
+				env.Clock.Advance(paylink.ChallengeTTL) // abandoned: the answer is DECLINED
+				return post("/v5/purchase/"+ref+"/3dsredirect", map[string]any{"company_token": company}, fill)
+			}},
+		{route: "POST /v5/refund/{ref}", optional: []string{"token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				ref := purchased(t, false)
+				ok(t, env.Post("/v5/purchase/"+ref+"/refund", m, refundBody()), "refund.refund_reference", "")
+				return post("/v5/refund/"+ref, map[string]any{"company_token": company}, fill)
+			}},
+		{route: "POST /v5/tokenize_card", optional: []string{"token.company_token", "card.cvc", "card.holder_name", "card.token",
+			"customer.id", "customer.store_card_permisison", "customer.store_card_permission"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/tokenize_card", map[string]any{"company_token": company, "card": cardBody(visa)}, fill)
+			}},
+		{route: "POST /v5/card", optional: []string{"token.company_token", "card.token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/card", map[string]any{"company_token": company, "card_token": cardToken(t)}, fill)
+			}},
+		{route: "POST /v5/invalidate_card_token", optional: []string{"token.company_token", "card.token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/invalidate_card_token", map[string]any{"company_token": company, "card_token": cardToken(t)}, fill)
+			}},
+		{route: "POST /v5/invalidate_card", optional: []string{"token.company_token", "card.token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/invalidate_card", map[string]any{"company_token": company, "card_token": cardToken(t)}, fill)
+			}},
+		{route: "POST /v5/direct_debit_fee", optional: []string{"company_token", "token.company"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/direct_debit_fee", map[string]any{"token": map[string]any{"company_token": company},
+					"purchase": map[string]any{"amount": "10", "currency": "AUD"}}, fill)
+			}},
+		{route: "POST /v5/direct_debit", optional: append(append([]string{"purchase.invoice_number", "purchase.should_service_apply_fee",
+			"purchase.should_service_apply_pre_authorisation"}, customerKeys...), metadataKeys...),
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/direct_debit", debitBody(), fill)
+			}},
+		{route: "POST /v5/direct_debit/{ref}/refund", optional: append(append([]string{"refund.invoice_number"}, customerKeys...), metadataKeys...),
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				ref := ok(t, env.Post("/v5/direct_debit", m, debitBody()), "purchase.purchase_reference", "")
+				clearAll(t, env)
+				return post("/v5/direct_debit/"+ref+"/refund", refundBody(), fill)
+			}},
+		{route: "POST /v5/payment-links", optional: []string{"company_token", "token.company_token", "merchant_reference",
+			"webhook_url", "expires_at", "should_service_apply_surcharge", "customer.reference", "customer.customer_reference",
+			"customer.email", "customer.customer_email", "customer.first_name", "customer.last_name", "customer.phone",
+			"customer.address", "customer.address2", "customer.city", "customer.state", "customer.postcode", "customer.country_code"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				r := post("/v5/payment-links", map[string]any{"amount": "5", "currency": "AUD", "merchantReference": "L-1"}, fill)
+				if l, _, err := env.Service.Link(context.Background(), m.Merchant, r.Str("id")); err == nil {
+					r.Body["stored_apply_surcharge"] = l.ApplySurcharge // not in the response, decided by the request
+				}
+				return r
+			}},
+		{route: "POST /v5/payment-links/{id}", optional: []string{"company_token", "token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/payment-links/"+link(t), map[string]any{}, fill)
+			}},
+		{route: "POST /v5/payment-links/{id}/cancel", optional: []string{"company_token", "token.company_token"},
+			send: func(t *testing.T, fill func(map[string]any)) apitest.Response {
+				return post("/v5/payment-links/"+link(t)+"/cancel", map[string]any{}, fill)
+			}},
+	}
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		covered[tc.route] = true
+	}
+	for route := range registeredRoutes(t) {
+		if strings.HasPrefix(route, "POST /v5/") && !covered[route] {
+			t.Errorf("%s has no case in this table", route)
+		}
+	}
+	route := ""
+	for i, tc := range cases {
+		if tc.route != "" {
+			route = tc.route
+		}
+		t.Run(fmt.Sprintf("%d %s", i, route), func(t *testing.T) {
+			minimal := tc.send(t, func(map[string]any) {})
+			if minimal.Status != http.StatusOK {
+				t.Fatalf("minimal request: got %d %s, want 200", minimal.Status, minimal.Raw)
+			}
+			want := comparable(minimal.Body)
+			for name, filler := range map[string]any{`""`: "", "null": nil} {
+				got := tc.send(t, func(b map[string]any) {
+					for _, k := range tc.optional {
+						apitest.Set(b, k, filler)
+					}
+				})
+				if got.Status != minimal.Status || !maps.Equal(comparable(got.Body), want) {
+					t.Errorf("optional keys %s: got %d %s, want %d %s", name, got.Status, got.Raw, minimal.Status, minimal.Raw)
+				}
+			}
+		})
+	}
+}
+
+// volatileKeys differ between two runs of the same request: references,
+// tokens, ids, addresses built from them and times.
+var volatileKeys = map[string]bool{"purchase_reference": true, "refund_reference": true, "transaction_token": true,
+	"token": true, "card_token": true, "id": true, "url": true, "virtual_terminal_url": true, "transaction_time_utc": true,
+	"created_timestamp_utc": true, "created_at": true, "expires_at": true}
+
+// comparable flattens a response to dotted paths with the volatile values
+// replaced by whether they were set.
+func comparable(body map[string]any) map[string]string {
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			raw, _ := json.Marshal(v)
+			key := prefix[strings.LastIndex(prefix, ".")+1:]
+			if s, isStr := v.(string); volatileKeys[key] && isStr && s != "" {
+				raw = []byte("<set>")
+			}
+			out[prefix] = string(raw)
+			return
+		}
+		for k, x := range obj {
+			walk(strings.TrimPrefix(prefix+"."+k, "."), x)
+		}
+	}
+	walk("", body)
+	return out
+}
