@@ -64,14 +64,17 @@ type WebhookFilter struct {
 }
 
 // emitsWebhook reports whether a transaction in status s notifies the
-// merchant. The four webhook statuses of the spec do; PROCESSING and
-// REQUIRES_AUTHENTICATION are intermediate, FAILED moved no money and is
-// answered by the API alone, and PRE_AUTHORISED_REVERSED (cancel or
-// automatic expiry) is not a status receivers know. A capture moves the
-// hold to APPROVED, so it emits an APPROVED webhook for the captured total.
+// merchant. The spec fires one webhook per payment attempt, on that
+// attempt's outcome (its state table and 6.2.5), so the four webhook
+// statuses of the spec do and so does FAILED, the outcome of an attempt
+// that could not be processed (docs/webhooks.md says how receivers see
+// it). PROCESSING and REQUIRES_AUTHENTICATION are intermediate, and
+// PRE_AUTHORISED_REVERSED (cancel or automatic expiry) is not a status
+// receivers know. A capture moves the hold to APPROVED, so it emits an
+// APPROVED webhook for the captured total.
 func emitsWebhook(s Status) bool {
 	switch s {
-	case StatusApproved, StatusDeclined, StatusPreAuthorised, StatusPending:
+	case StatusApproved, StatusDeclined, StatusPreAuthorised, StatusPending, StatusFailed:
 		return true
 	}
 	return false
@@ -169,9 +172,9 @@ type legacyWebhook struct {
 	Status               string  `json:"status"`
 	Amount               string  `json:"amount"`
 	Currency             string  `json:"currency"`
-	MaskedCardNumber     *string `json:"masked_card_number"`
-	CardBrand            *string `json:"card_brand"`
-	CardExpiry           *string `json:"card_expiry"`
+	MaskedCardNumber     string `json:"masked_card_number"`
+	CardBrand            string `json:"card_brand"`
+	CardExpiry           string `json:"card_expiry"`
 	EmailAddress         string  `json:"email_address"`
 	MID                  string  `json:"mid"`
 	TradingName          string  `json:"trading_name"`
@@ -189,14 +192,14 @@ type fullWebhook struct {
 	Status                    string     `json:"status"`
 	Amount                    string     `json:"amount"`
 	Currency                  string     `json:"currency"`
-	MaskedCardNumber          *string    `json:"masked_card_number"`
-	CardBrand                 *string    `json:"card_brand"`
-	CardFundingType           *string    `json:"card_funding_type"`
-	CardConsumerType          *string    `json:"card_consumer_type"`
-	CardIssuerCountry         *string    `json:"card_issuer_country"`
-	CardRegionClass           *string    `json:"card_region_class"`
-	CardHolderName            *string    `json:"card_holder_name"`
-	CardExpiry                *string    `json:"card_expiry"`
+	MaskedCardNumber          string    `json:"masked_card_number"`
+	CardBrand                 string    `json:"card_brand"`
+	CardFundingType           string    `json:"card_funding_type"`
+	CardConsumerType          string    `json:"card_consumer_type"`
+	CardIssuerCountry         string    `json:"card_issuer_country"`
+	CardRegionClass           string    `json:"card_region_class"`
+	CardHolderName            string    `json:"card_holder_name"`
+	CardExpiry                string    `json:"card_expiry"`
 	CardToken                 *string    `json:"card_token"`
 	EmailAddress              string     `json:"email_address"`
 	CustomerEmail             string     `json:"customer_email"`
@@ -290,10 +293,12 @@ func amounts(t *Transaction) (sale, surcharge, total string) {
 // instrument is the payment instrument part of a payload: the card, or
 // for a bank account its obfuscated number and holder in the
 // masked_card_number and card_holder_name fields with the card-only
-// fields null. An alternative payment method without a card (Zip) names
-// itself in card_brand, as the spec allows.
+// fields "". An alternative payment method without a card (Zip) names
+// itself in card_brand, as the spec allows. The spec marks none of these
+// fields nullable and sends every other scalar as a string, so a field
+// that does not apply is "" rather than null.
 type instrument struct {
-	masked, brand, funding, consumer, country, region, holder, expiry *string
+	masked, brand, funding, consumer, country, region, holder, expiry string
 }
 
 func instrumentOf(t *Transaction) instrument {
@@ -302,14 +307,14 @@ func instrumentOf(t *Transaction) instrument {
 	case d.Card != nil:
 		c := d.Card
 		return instrument{
-			masked: opt(c.Masked), brand: opt(strings.ToLower(c.Brand)), funding: opt(c.Funding),
-			consumer: opt(c.ConsumerType), country: opt(c.Country), region: opt(d.RegionClass),
-			holder: opt(c.HolderName), expiry: opt(c.ExpiryString()),
+			masked: c.Masked, brand: strings.ToLower(c.Brand), funding: c.Funding,
+			consumer: c.ConsumerType, country: c.Country, region: d.RegionClass,
+			holder: c.HolderName, expiry: c.ExpiryString(),
 		}
 	case d.BankAccount != nil:
-		return instrument{masked: opt(d.BankAccount.Masked), holder: opt(d.BankAccount.HolderName)}
+		return instrument{masked: d.BankAccount.Masked, holder: d.BankAccount.HolderName}
 	case t.PaymentType != PaymentTypeCard && t.PaymentType != "":
-		return instrument{brand: opt(strings.ToLower(t.PaymentType))}
+		return instrument{brand: strings.ToLower(t.PaymentType)}
 	}
 	return instrument{}
 }

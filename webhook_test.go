@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+// notNullable are the scalar webhook fields that spec 2.2 does not mark
+// nullable: "all scalar values are sent as strings unless marked
+// nullable".
+var notNullable = []string{"transaction_reference", "customer_reference", "invoice_number", "transaction_time_utc",
+	"status", "amount", "currency", "masked_card_number", "card_brand", "card_funding_type", "card_consumer_type",
+	"card_issuer_country", "card_region_class", "card_holder_name", "card_expiry", "email_address", "customer_email",
+	"customer_first_name", "customer_last_name", "customer_phone", "customer_address", "customer_address2",
+	"customer_city", "customer_state", "customer_postcode", "customer_country_code", "mid", "trading_name",
+	"sale_amount", "surcharge", "webhook_type", "payment_type"}
+
 func TestWebhookPayloadFields(t *testing.T) {
 	m := &Merchant{ID: "MTEST", TradingName: "Acme"}
 	at := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
@@ -17,14 +27,21 @@ func TestWebhookPayloadFields(t *testing.T) {
 		Details: TxDetails{Card: &CardInfo{Masked: "400000******3220", Brand: "VISA", ExpiryMonth: 3, ExpiryYear: 2031},
 			ReturnCardToken: true, AuthCode: "123456",
 			ThreeDS: &ThreeDS{Result: "authenticated", Version: "2.2.0", ECI: "05", DSTransID: "ds-1", ChallengeIndicator: "challenge"}}}
+	zip := &Transaction{Reference: "pr_zip", Status: StatusApproved, PaymentType: PaymentTypeZip, Channel: ChannelHPP,
+		Currency: "AUD", Amount: 1050, ProcessedAt: at, Details: TxDetails{AuthCode: "a1b2c3"}}
 	tests := []struct {
 		name string
 		t    *Transaction
 		want map[string]any
 	}{
+		{name: "Zip", t: zip, want: map[string]any{
+			"status": "APPROVED", "payment_type": "Zip", "card_brand": "zip", "masked_card_number": "", "card_holder_name": "",
+			"card_expiry": "", "card_funding_type": "", "card_consumer_type": "", "card_issuer_country": "", "card_region_class": "",
+			"card_token": nil, "amount": "10.50",
+		}},
 		{name: "bank account", t: bank, want: map[string]any{
-			"status": "PENDING", "masked_card_number": "*****678", "card_holder_name": "Jo Citizen", "card_brand": nil,
-			"card_expiry": nil, "card_funding_type": nil, "sale_amount": "50.00", "surcharge": "1.00", "amount": "51.00",
+			"status": "PENDING", "masked_card_number": "*****678", "card_holder_name": "Jo Citizen", "card_brand": "",
+			"card_expiry": "", "card_funding_type": "", "card_consumer_type": "", "card_issuer_country": "", "card_region_class": "", "sale_amount": "50.00", "surcharge": "1.00", "amount": "51.00",
 			"payment_type": "BankAccount", "transaction_time_utc": "2026-11-21 01:04:05 PM", "transaction_auth_code": nil,
 			"payment_link": nil, "card_token": nil,
 		}},
@@ -48,6 +65,11 @@ func TestWebhookPayloadFields(t *testing.T) {
 			for k, want := range tt.want {
 				if got[k] != want {
 					t.Errorf("%s: got %v, want %v", k, got[k], want)
+				}
+			}
+			for _, k := range notNullable {
+				if _, isString := got[k].(string); !isString {
+					t.Errorf("%s: got %v, want a string (the spec does not mark it nullable)", k, got[k])
 				}
 			}
 		})
@@ -88,7 +110,7 @@ func TestWebhookTargetsAndStatuses(t *testing.T) {
 		}
 	}
 	emits := map[Status]bool{StatusApproved: true, StatusDeclined: true, StatusPreAuthorised: true, StatusPending: true,
-		StatusFailed: false, StatusProcessing: false, StatusRequiresAuthentication: false, StatusPreAuthorisedReversed: false}
+		StatusFailed: true, StatusProcessing: false, StatusRequiresAuthentication: false, StatusPreAuthorisedReversed: false}
 	for s, want := range emits {
 		if got := emitsWebhook(s); got != want {
 			t.Errorf("emitsWebhook(%s): got %v, want %v", s, got, want)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // hookReceiver records the webhooks it is sent.
@@ -83,6 +84,7 @@ func TestLinkWebhooksOfEachMode(t *testing.T) {
 	}{
 		{"hosted card", payCard(cardOK), "APPROVED", "HPP", "CreditCard", "visa", "CUST-7", "ORDER-42"},
 		{"hosted card declined", payCard(cardDecline), "DECLINED", "HPP", "CreditCard", "visa", "CUST-7", "ORDER-42"},
+		{"hosted card failed", payCard(processor.CardProcessingError), "FAILED", "HPP", "CreditCard", "visa", "CUST-7", "ORDER-42"},
 		{"virtual terminal", payVT, "APPROVED", "VT", "CreditCard", "visa", "PHONE-9", "INV-VT-1"},
 		{"Apple Pay", payMethod("/wallet/applepay"), "APPROVED", "HPP", "ApplePay", "visa", "CUST-7", "ORDER-42"},
 		{"Google Pay", payMethod("/wallet/googlepay"), "APPROVED", "HPP", "GooglePay", "mastercard", "CUST-7", "ORDER-42"},

@@ -2,6 +2,8 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -232,16 +234,24 @@ func TestWhitelistAndPrivateAddresses(t *testing.T) {
 	}
 }
 
-func TestNoWebhookForFailedPayments(t *testing.T) {
+// TestWebhookForEveryAttempt: a webhook per payment attempt (spec 6.2.5),
+// FAILED included, each with its own transaction_reference.
+func TestWebhookForEveryAttempt(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	rc := newReceiver(t, 200)
 	m := onboard(env, rc.URL+"/hook", nil)
-	purchase(t, env, m, processor.CardProcessingError, "10.00")
-	purchase(t, env, m, processor.CardInsufficientFunds, "10.00")
+	want := map[string]string{
+		purchase(t, env, m, processor.CardProcessingError, "10.00"):   "FAILED",
+		purchase(t, env, m, processor.CardInsufficientFunds, "10.00"): "DECLINED",
+	}
 	env.WaitWebhooks()
-	got := rc.requests()
-	if len(got) != 1 || decode(t, got[0].Body)["status"] != "DECLINED" {
-		t.Fatalf("got %d webhooks, want only the DECLINED one", len(got))
+	got := map[string]string{}
+	for _, r := range rc.requests() {
+		w := decode(t, r.Body)
+		got[fmt.Sprint(w["transaction_reference"])] = fmt.Sprint(w["status"])
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("got webhooks %v, want %v", got, want)
 	}
 }
 

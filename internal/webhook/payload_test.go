@@ -36,6 +36,7 @@ func TestPayloadGolden(t *testing.T) {
 		{name: "approved visa, default pricing", golden: "approved_visa.json", card: "4111111111111111", amount: "100.00"},
 		{name: "approved amex with GST", golden: "approved_amex.json", card: "378282246310005", amount: "10.50"},
 		{name: "declined", golden: "declined.json", card: processor.CardDecline, amount: "20.00"},
+		{name: "failed", golden: "failed.json", card: processor.CardProcessingError, amount: "20.00"},
 		{name: "interchange plus, billable line", golden: "ic_plus.json", card: "5555555555554444", amount: "33.33",
 			settings: func(s *paylink.MerchantSettings) { s.Pricing = icPlus }},
 		{name: "legacy 16 fields", golden: "legacy.json", card: "4111111111111111", amount: "100.00",
