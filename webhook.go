@@ -165,22 +165,22 @@ func WebhookPayload(t *Transaction, m *Merchant) ([]byte, error) {
 
 // legacyWebhook is the older payload form: exactly its 16 fields.
 type legacyWebhook struct {
-	TransactionReference string  `json:"transaction_reference"`
-	CustomerReference    string  `json:"customer_reference"`
-	InvoiceNumber        string  `json:"invoice_number"`
-	TransactionTimeUTC   string  `json:"transaction_time_utc"`
-	Status               string  `json:"status"`
-	Amount               string  `json:"amount"`
-	Currency             string  `json:"currency"`
+	TransactionReference string `json:"transaction_reference"`
+	CustomerReference    string `json:"customer_reference"`
+	InvoiceNumber        string `json:"invoice_number"`
+	TransactionTimeUTC   string `json:"transaction_time_utc"`
+	Status               string `json:"status"`
+	Amount               string `json:"amount"`
+	Currency             string `json:"currency"`
 	MaskedCardNumber     string `json:"masked_card_number"`
 	CardBrand            string `json:"card_brand"`
 	CardExpiry           string `json:"card_expiry"`
-	EmailAddress         string  `json:"email_address"`
-	MID                  string  `json:"mid"`
-	TradingName          string  `json:"trading_name"`
-	SaleAmount           string  `json:"sale_amount"`
-	Surcharge            string  `json:"surcharge"`
-	WebhookType          string  `json:"webhook_type"`
+	EmailAddress         string `json:"email_address"`
+	MID                  string `json:"mid"`
+	TradingName          string `json:"trading_name"`
+	SaleAmount           string `json:"sale_amount"`
+	Surcharge            string `json:"surcharge"`
+	WebhookType          string `json:"webhook_type"`
 }
 
 // fullWebhook is the full payload; field order follows the spec table.
@@ -192,14 +192,14 @@ type fullWebhook struct {
 	Status                    string     `json:"status"`
 	Amount                    string     `json:"amount"`
 	Currency                  string     `json:"currency"`
-	MaskedCardNumber          string    `json:"masked_card_number"`
-	CardBrand                 string    `json:"card_brand"`
-	CardFundingType           string    `json:"card_funding_type"`
-	CardConsumerType          string    `json:"card_consumer_type"`
-	CardIssuerCountry         string    `json:"card_issuer_country"`
-	CardRegionClass           string    `json:"card_region_class"`
-	CardHolderName            string    `json:"card_holder_name"`
-	CardExpiry                string    `json:"card_expiry"`
+	MaskedCardNumber          string     `json:"masked_card_number"`
+	CardBrand                 string     `json:"card_brand"`
+	CardFundingType           string     `json:"card_funding_type"`
+	CardConsumerType          string     `json:"card_consumer_type"`
+	CardIssuerCountry         string     `json:"card_issuer_country"`
+	CardRegionClass           string     `json:"card_region_class"`
+	CardHolderName            string     `json:"card_holder_name"`
+	CardExpiry                string     `json:"card_expiry"`
 	CardToken                 *string    `json:"card_token"`
 	EmailAddress              string     `json:"email_address"`
 	CustomerEmail             string     `json:"customer_email"`
