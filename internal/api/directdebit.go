@@ -108,20 +108,11 @@ func (s *Server) directDebitRefund(w http.ResponseWriter, r *http.Request, m *pa
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := paylink.LookupCurrency(rf.Currency)
 	account := bankAccountResult(t)
 	return map[string]any{
-		"bank_account": account,
-		"card":         account,
-		"refund": map[string]any{
-			"status":               rf.Status.Public(),
-			"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
-			"refund_reference":     rf.Reference,
-			"purchase_reference":   rf.TransactionReference,
-			"invoice_number":       rf.InvoiceNumber,
-			"amount":               number(rf.Amount, cur),
-			"currency":             rf.Currency,
-		},
+		"bank_account":     account,
+		"card":             account,
+		"refund":           refundResult(rf),
 		"response_code":    responseCode(rf.Status),
 		"response_message": rf.Details.Message,
 	}, nil

@@ -318,14 +318,24 @@ func TestDirectDebitRefunds(t *testing.T) {
 			if st.status != http.StatusOK {
 				return
 			}
-			if r.Str("refund.purchase_reference") != st.ref || r.Str("refund.refund_reference") == "" ||
-				r.Str("refund.amount") != st.amount || r.Str("bank_account.number") != r.Str("card.number") {
+			if r.Str("refund.amount") != st.amount || r.Str("bank_account.number") != r.Str("card.number") {
 				t.Errorf("refund result: got %s", r.Raw)
+			}
+			refs := [2]string{r.Str("refund.purchase_reference"), r.Str("refund.refund_reference")}
+			switch {
+			case st.refund == "FAILED" && refs != [2]string{}:
+				t.Errorf("references of a FAILED refund: got %q, want both empty (spec 2.5, 7.2)", refs)
+			case st.refund != "FAILED" && (refs[0] != st.ref || refs[1] == ""):
+				t.Errorf("references: got %q, want %s and a refund reference", refs, st.ref)
 			}
 		})
 	}
 	wantRefunded(t, env, m, cleared, 1000)
 	wantRefunded(t, env, m, rejecting, 0) // the rejected refund's reservation was released
+	if s := env.Post("/v5/refund/"+rejecting, m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Str("status") != "FAILED" ||
+		s.Str("purchase_reference") != rejecting || s.Str("refund_reference") == "" {
+		t.Errorf("status of the rejected refund: got %s, want FAILED with both references", s.Raw)
+	}
 }
 
 func TestDirectDebitRefundRace(t *testing.T) {

@@ -70,18 +70,9 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if t.Details.Card != nil {
 		card = cardHolder(*t.Details.Card)
 	}
-	cur, _ := paylink.LookupCurrency(rf.Currency)
 	return map[string]any{
-		"card": card,
-		"refund": map[string]any{
-			"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
-			"status":               rf.Status.Public(),
-			"purchase_reference":   rf.TransactionReference,
-			"refund_reference":     rf.Reference,
-			"invoice_number":       rf.InvoiceNumber,
-			"amount":               number(rf.Amount, cur),
-			"currency":             rf.Currency,
-		},
+		"card":             card,
+		"refund":           refundResult(rf),
 		"response_code":    responseCode(rf.Status),
 		"response_message": rf.Details.Message,
 	}, nil

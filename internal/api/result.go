@@ -112,3 +112,25 @@ func transactionResult(t *paylink.Transaction, preAuthNumber bool) map[string]an
 		"response_message": d.Message,
 	}
 }
+
+// refundResult is the refund object of the card and direct debit refund
+// responses (spec 2.5). On error (DECLINED or FAILED) refund_reference and
+// purchase_reference are empty, as spec 2.5 and 7.2 say; the refund
+// status look-up still finds the attempt by purchase reference or
+// invoice number, with its references.
+func refundResult(rf *paylink.Refund) map[string]any {
+	cur, _ := paylink.LookupCurrency(rf.Currency)
+	ref, purchase := rf.Reference, rf.TransactionReference
+	if rf.Status == paylink.StatusDeclined || rf.Status == paylink.StatusFailed {
+		ref, purchase = "", ""
+	}
+	return map[string]any{
+		"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
+		"status":               rf.Status.Public(),
+		"purchase_reference":   purchase,
+		"refund_reference":     ref,
+		"invoice_number":       rf.InvoiceNumber,
+		"amount":               number(rf.Amount, cur),
+		"currency":             rf.Currency,
+	}
+}
