@@ -90,7 +90,10 @@ type RefundRequest struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// RefundResult is the refund result object (spec 2.5 and 4.15).
+// RefundResult is the refund result object (spec 2.5 and 4.15). When
+// Refund.Status is FAILED, Refund.RefundReference and
+// Refund.PurchaseReference are "" (spec 2.5, 7.2); RefundStatus with the
+// purchase reference or invoice number finds the attempt.
 type RefundResult struct {
 	Result
 	BankAccount *BankAccount `json:"bank_account,omitempty"`
