@@ -39,7 +39,15 @@ func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeReq
 	return c, nil
 }
 
-var errNoSuchCard = Errorf(KindNotFound, CodeNotFound, "no card with that card token")
+// The errors of a card token, the same in every call that takes one
+// (purchase, surcharge, look-up, invalidation): an unknown token, or
+// another merchant's, is 404 like any unknown reference; an invalidated
+// one is a state conflict, 409, whatever the call (invalidating it again
+// included), since the token exists but can no longer be used.
+var (
+	errNoSuchCard      = Errorf(KindNotFound, CodeNotFound, "no card with that card token")
+	errCardInvalidated = Errorf(KindConflict, CodeCardTokenInvalid, "this card token has been invalidated: tokenise the card again")
+)
 
 // LookupCard returns the record of one of m's card tokens (spec 4.11). An
 // invalidated token is refused like in a purchase.
@@ -57,7 +65,7 @@ func (s *Service) LookupCard(ctx context.Context, m *Merchant, companyToken, tok
 		return nil, asServiceError("card lookup", err)
 	}
 	if !c.InvalidatedAt.IsZero() {
-		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "this card token has been invalidated: tokenise the card again")
+		return nil, errCardInvalidated
 	}
 	return c, nil
 }
@@ -77,7 +85,7 @@ func (s *Service) InvalidateCardToken(ctx context.Context, m *Merchant, companyT
 		c.InvalidatedAt = s.now()
 		err = tx.InvalidateCard(m.ID, token, c.InvalidatedAt)
 		if errors.Is(err, ErrConflict) {
-			return Errorf(KindConflict, CodeCardTokenInvalid, "this card token is already invalidated")
+			return errCardInvalidated
 		}
 		return err
 	})

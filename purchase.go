@@ -241,15 +241,12 @@ var errCardTokenUsed = Errorf(KindConflict, CodeCardTokenUsed, "this single-use 
 
 // usableCard loads a card token of m that is not invalidated or spent.
 func (s *Service) usableCard(tx Tx, m *Merchant, token string) (*Card, error) {
-	c, err := tx.Card(m.ID, token)
-	if errors.Is(err, ErrNotFound) {
-		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "unknown card token")
-	}
+	c, err := s.merchantCard(tx, m, token)
 	if err != nil {
 		return nil, err
 	}
 	if !c.InvalidatedAt.IsZero() {
-		return nil, Errorf(KindInvalid, CodeCardTokenInvalid, "this card token has been invalidated: tokenise the card again")
+		return nil, errCardInvalidated
 	}
 	if !c.MultiUse && !c.UsedAt.IsZero() {
 		return nil, errCardTokenUsed

@@ -48,8 +48,9 @@ type CardRecord struct {
 	} `json:"customer"` // only for a multi-use token
 }
 
-// Card looks a card token up. An invalidated token is the error
-// card_token_invalid.
+// Card looks a card token up. An unknown token is the error not_found
+// (HTTP 404); an invalidated one is card_token_invalid (HTTP 409), as in
+// every call that takes a card token.
 func (c *Client) Card(ctx context.Context, cardToken string) (*CardRecord, error) {
 	return call[CardRecord](ctx, c, "/v5/card", c.cardTokenBody(cardToken))
 }

@@ -2,6 +2,8 @@ package client_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 
 	"github.com/paylink/paylink/client"
@@ -39,14 +41,20 @@ func TestClientCardTokens(t *testing.T) {
 	if err != nil || gone.CardToken != token || gone.Card.Number != "411111******1111" || gone.ResponseCode != "success" {
 		t.Fatalf("invalidate: got %+v, %v", gone, err)
 	}
-	if _, err := pay(); !client.IsCode(err, "card_token_invalid") {
-		t.Errorf("purchase after invalidation: got %v, want card_token_invalid", err)
+	invalid := func(what string, err error) {
+		var e *client.Error
+		if !errors.As(err, &e) || e.HTTPStatus != http.StatusConflict || !client.IsCode(err, "card_token_invalid") {
+			t.Errorf("%s after invalidation: got %v, want 409 card_token_invalid", what, err)
+		}
 	}
-	if _, err := c.Card(ctx, token); !client.IsCode(err, "card_token_invalid") {
-		t.Errorf("look-up after invalidation: got %v, want card_token_invalid", err)
-	}
-	if _, err := c.InvalidateCard(ctx, token); !client.IsCode(err, "card_token_invalid") {
-		t.Errorf("second invalidation: got %v, want card_token_invalid", err)
+	_, err = pay()
+	invalid("purchase", err)
+	_, err = c.Card(ctx, token)
+	invalid("look-up", err)
+	_, err = c.InvalidateCard(ctx, token)
+	invalid("second invalidation", err)
+	if _, err := c.Card(ctx, "unknown"); !client.IsCode(err, "not_found") {
+		t.Errorf("look-up of an unknown token: got %v, want not_found", err)
 	}
 
 	single, err := c.TokenizeCard(ctx, client.TokenizeRequest{Card: card})

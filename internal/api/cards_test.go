@@ -130,7 +130,7 @@ func TestCardTokenUse(t *testing.T) {
 	t.Run("tokens are scoped to their merchant", func(t *testing.T) {
 		tok := tokenize(env, m, visa, withPermission("store_card_permisison")).Str("card.token")
 		expectError(t, lookup(env, other, tok), http.StatusNotFound, paylink.CodeNotFound)
-		expectError(t, payWithToken(env, other, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+		expectError(t, payWithToken(env, other, tok), http.StatusNotFound, paylink.CodeNotFound)
 		r := env.Post("/v5/invalidate_card_token", other, map[string]any{"company_token": other.Creds.CompanyToken, "card_token": tok})
 		expectError(t, r, http.StatusNotFound, paylink.CodeNotFound)
 	})
@@ -142,11 +142,11 @@ func TestCardTokenUse(t *testing.T) {
 				r.Str("card.expiry_month") != "07" || r.Str("response_code") != "success" {
 				t.Fatalf("invalidate: got %d %s", r.Status, r.Raw)
 			}
-			expectError(t, payWithToken(env, m, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
-			expectError(t, lookup(env, m, tok), http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+			expectError(t, payWithToken(env, m, tok), http.StatusConflict, paylink.CodeCardTokenInvalid)
+			expectError(t, lookup(env, m, tok), http.StatusConflict, paylink.CodeCardTokenInvalid)
 			surcharge := env.Post("/v5/surcharge", m, map[string]any{"token": map[string]any{"company": m.Creds.CompanyToken},
 				"card": map[string]any{"token": tok}, "amount": "10.00", "currency": "AUD"})
-			expectError(t, surcharge, http.StatusBadRequest, paylink.CodeCardTokenInvalid)
+			expectError(t, surcharge, http.StatusConflict, paylink.CodeCardTokenInvalid)
 			again := env.Post(path, m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": tok})
 			expectError(t, again, http.StatusConflict, paylink.CodeCardTokenInvalid)
 		})

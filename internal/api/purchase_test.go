@@ -117,8 +117,8 @@ func TestStoredCardToken(t *testing.T) {
 	r := env.Post("/v5/purchase", other, env.CardPurchase(other, "", "7.00", func(b map[string]any) {
 		b["card"] = map[string]any{"token": token}
 	}))
-	if r.Status != http.StatusBadRequest || r.Str("response_code") != "card_token_invalid" {
-		t.Errorf("another merchant's token: got %d %s, want 400 card_token_invalid", r.Status, r.Raw)
+	if r.Status != http.StatusNotFound || r.Str("response_code") != "not_found" {
+		t.Errorf("another merchant's token: got %d %s, want 404 not_found", r.Status, r.Raw)
 	}
 }
 
