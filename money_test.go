@@ -25,6 +25,7 @@ func TestParseAmount(t *testing.T) {
 		{in: "10.500", cur: aud, want: 1050}, // trailing zeros are not extra precision
 		{in: "1.234", cur: kwd, want: 1234},
 		{in: "1500", cur: jpy, want: 1500},
+		{in: "1500.00", cur: jpy, want: 1500}, // a client that always sends 2 decimals (docs/api.md)
 		{in: "-2.5", cur: aud, want: -250},
 		{in: "10.505", cur: aud, bad: true},
 		{in: "1.5", cur: jpy, bad: true},

@@ -29,11 +29,19 @@ func TestWebhookPayloadFields(t *testing.T) {
 			ThreeDS: &ThreeDS{Result: "authenticated", Version: "2.2.0", ECI: "05", DSTransID: "ds-1", ChallengeIndicator: "challenge"}}}
 	zip := &Transaction{Reference: "pr_zip", Status: StatusApproved, PaymentType: PaymentTypeZip, Channel: ChannelHPP,
 		Currency: "AUD", Amount: 1050, ProcessedAt: at, Details: TxDetails{AuthCode: "a1b2c3"}}
+	jpy := &Transaction{Reference: "pr_jpy", Status: StatusApproved, PaymentType: PaymentTypeCard, Channel: ChannelAPI,
+		Currency: "JPY", Amount: 1000, Surcharge: 12, ProcessedAt: at}
+	kwd := &Transaction{Reference: "pr_kwd", Status: StatusApproved, PaymentType: PaymentTypeCard, Channel: ChannelAPI,
+		Currency: "KWD", Amount: 1234, ProcessedAt: at}
 	tests := []struct {
 		name string
 		t    *Transaction
 		want map[string]any
 	}{
+		// Amounts carry the currency's own decimals (docs/api.md, "Where
+		// paylink differs from the spec").
+		{name: "JPY amounts without decimals", t: jpy, want: map[string]any{"amount": "1012", "sale_amount": "1000", "surcharge": "12"}},
+		{name: "KWD amounts with 3 decimals", t: kwd, want: map[string]any{"amount": "1.234", "sale_amount": "1.234", "surcharge": "0.000"}},
 		{name: "Zip", t: zip, want: map[string]any{
 			"status": "APPROVED", "payment_type": "Zip", "card_brand": "zip", "masked_card_number": "", "card_holder_name": "",
 			"card_expiry": "", "card_funding_type": "", "card_consumer_type": "", "card_issuer_country": "", "card_region_class": "",

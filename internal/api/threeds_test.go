@@ -105,6 +105,10 @@ func TestThreeDSRedirectURLRules(t *testing.T) {
 		{"plain http", "http://shop.example.com/back", http.StatusBadRequest},
 		{"relative", "/back", http.StatusBadRequest},
 		{"https", "https://shop.example.com/back", http.StatusOK},
+		// Longer than the spec's 128, up to 2048 (docs/api.md, "Where
+		// paylink differs from the spec").
+		{"2048 characters", "https://shop.example.com/back?s=" + strings.Repeat("a", 2048-32), http.StatusOK},
+		{"2049 characters", "https://shop.example.com/back?s=" + strings.Repeat("a", 2049-32), http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
