@@ -82,6 +82,9 @@ type LedgerLine struct {
 // journal: it names the event that caused the posting, so a retry, a
 // recovery replay or a racing instance can never post it twice.
 type Posting struct {
+	// ID is the posting's id as a balance transaction ("bt_" and
+	// time-ordered, so ids sort by creation).
+	ID              string
 	Key             string
 	Kind            PostingKind
 	MerchantID      string
@@ -96,6 +99,18 @@ type Posting struct {
 	// that do not move the balance (a hold, a debit not yet cleared, a
 	// settlement, which only moves money from pending to available).
 	Amount, Fee, Net int64
+	// SettlementBatch is the batch that settled a balance transaction,
+	// "" while it is pending; set when a posting is read back.
+	SettlementBatch string
+}
+
+// AccountBalance is the sum of an account's lines for one merchant and
+// currency: debits less credits, so credit-normal accounts (what the
+// merchant is owed) are negative.
+type AccountBalance struct {
+	Account  LedgerAccount
+	Currency string
+	Amount   int64
 }
 
 // Balanced reports whether the posting's debits equal its credits.

@@ -123,6 +123,18 @@ type Tx interface {
 	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
 	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
 	CountDueWebhookDeliveries(now time.Time) (int, error)
+	// Ledger (ledger.go): postings are appended, never changed.
+
+	// AddPosting appends a balanced posting and its lines; ErrConflict
+	// when a posting with its key exists (the event was posted already).
+	AddPosting(p *Posting) error
+	// LedgerBalances sums a merchant's journal lines by account and currency.
+	LedgerBalances(merchantID string) ([]AccountBalance, error)
+	// BalanceTransactions lists a merchant's postings that move its
+	// balance, newest first, with ids below before ("" for the newest).
+	BalanceTransactions(merchantID, before string, limit int) ([]*Posting, error)
+	// PostingsOf lists the postings of a reference with their lines.
+	PostingsOf(reference string) ([]*Posting, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

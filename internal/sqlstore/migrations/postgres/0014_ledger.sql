@@ -1,0 +1,41 @@
+-- The double-entry journal (docs/ledger.md). Postings and their lines are
+-- append-only: a trigger refuses every UPDATE and DELETE. posting_key names
+-- the event that caused a posting, so nothing is ever posted twice.
+CREATE TABLE ledger_postings (
+    id               TEXT PRIMARY KEY,
+    posting_key      TEXT NOT NULL UNIQUE,
+    kind             TEXT NOT NULL,
+    merchant_id      TEXT NOT NULL REFERENCES merchants(id),
+    currency         TEXT NOT NULL,
+    reference        TEXT NOT NULL,
+    refund_reference TEXT NOT NULL DEFAULT '',
+    amount           BIGINT NOT NULL,
+    fee              BIGINT NOT NULL,
+    net              BIGINT NOT NULL,
+    moves_balance    BOOLEAN NOT NULL,
+    created_at       BIGINT NOT NULL
+);
+-- Balance transactions of a merchant, newest first (ids are time-ordered).
+CREATE INDEX ledger_postings_balance ON ledger_postings(merchant_id, moves_balance, id);
+CREATE INDEX ledger_postings_reference ON ledger_postings(reference);
+
+CREATE TABLE ledger_lines (
+    posting_id  TEXT NOT NULL REFERENCES ledger_postings(id),
+    line_no     INTEGER NOT NULL,
+    merchant_id TEXT NOT NULL,
+    account     TEXT NOT NULL,
+    currency    TEXT NOT NULL,
+    amount      BIGINT NOT NULL,
+    fee_code    TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (posting_id, line_no)
+);
+CREATE INDEX ledger_lines_balance ON ledger_lines(merchant_id, account, currency);
+
+CREATE FUNCTION ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'ledger rows are append-only';
+END $$;
+CREATE TRIGGER ledger_postings_append_only BEFORE UPDATE OR DELETE ON ledger_postings
+    FOR EACH ROW EXECUTE FUNCTION ledger_append_only();
+CREATE TRIGGER ledger_lines_append_only BEFORE UPDATE OR DELETE ON ledger_lines
+    FOR EACH ROW EXECUTE FUNCTION ledger_append_only();

@@ -1,0 +1,41 @@
+-- The double-entry journal (docs/ledger.md). Postings and their lines are
+-- append-only: triggers refuse every UPDATE and DELETE. posting_key names
+-- the event that caused a posting, so nothing is ever posted twice.
+CREATE TABLE ledger_postings (
+    id               TEXT PRIMARY KEY,
+    posting_key      TEXT NOT NULL UNIQUE,
+    kind             TEXT NOT NULL,
+    merchant_id      TEXT NOT NULL REFERENCES merchants(id),
+    currency         TEXT NOT NULL,
+    reference        TEXT NOT NULL,
+    refund_reference TEXT NOT NULL DEFAULT '',
+    amount           INTEGER NOT NULL,
+    fee              INTEGER NOT NULL,
+    net              INTEGER NOT NULL,
+    moves_balance    INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL
+);
+-- Balance transactions of a merchant, newest first (ids are time-ordered).
+CREATE INDEX ledger_postings_balance ON ledger_postings(merchant_id, moves_balance, id);
+CREATE INDEX ledger_postings_reference ON ledger_postings(reference);
+
+CREATE TABLE ledger_lines (
+    posting_id  TEXT NOT NULL REFERENCES ledger_postings(id),
+    line_no     INTEGER NOT NULL,
+    merchant_id TEXT NOT NULL,
+    account     TEXT NOT NULL,
+    currency    TEXT NOT NULL,
+    amount      INTEGER NOT NULL,
+    fee_code    TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (posting_id, line_no)
+);
+CREATE INDEX ledger_lines_balance ON ledger_lines(merchant_id, account, currency);
+
+CREATE TRIGGER ledger_postings_append_only_update BEFORE UPDATE ON ledger_postings
+BEGIN SELECT RAISE(ABORT, 'ledger postings are append-only'); END;
+CREATE TRIGGER ledger_postings_append_only_delete BEFORE DELETE ON ledger_postings
+BEGIN SELECT RAISE(ABORT, 'ledger postings are append-only'); END;
+CREATE TRIGGER ledger_lines_append_only_update BEFORE UPDATE ON ledger_lines
+BEGIN SELECT RAISE(ABORT, 'ledger lines are append-only'); END;
+CREATE TRIGGER ledger_lines_append_only_delete BEFORE DELETE ON ledger_lines
+BEGIN SELECT RAISE(ABORT, 'ledger lines are append-only'); END;
