@@ -164,13 +164,17 @@ func timeOrdered(t time.Time) string {
 }
 
 // save writes t, which was in status from when loaded, with a
-// compare-and-set on its version. A status move the state machine does
+// compare-and-set on its version, and posts the move to the journal in
+// the same database transaction. A status move the state machine does
 // not allow is refused as a bug: every transition passes this one check.
 func (s *Service) save(tx Tx, t *Transaction, from Status) error {
 	if t.Status != from && !CanTransition(from, t.Status) {
 		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
 	}
-	return tx.UpdateTransaction(t)
+	if err := tx.UpdateTransaction(t); err != nil {
+		return err
+	}
+	return s.postTransaction(tx, t, from)
 }
 
 // recordEvent appends an audit event for t inside tx.

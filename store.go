@@ -135,6 +135,11 @@ type Tx interface {
 	BalanceTransactions(merchantID, before string, limit int) ([]*Posting, error)
 	// PostingsOf lists the postings of a reference with their lines.
 	PostingsOf(reference string) ([]*Posting, error)
+	// ScanTransactions, ScanRefunds and ScanPostings page through every
+	// row in primary-key order after the given key (ledger verification).
+	ScanTransactions(after string, limit int) ([]*Transaction, error)
+	ScanRefunds(after string, limit int) ([]*Refund, error)
+	ScanPostings(after string, limit int) ([]*Posting, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

@@ -131,3 +131,64 @@ func scanPostings(rows *sql.Rows) ([]*paylink.Posting, error) {
 	}
 	return out, rows.Err()
 }
+
+// Whole-journal scans for verification, in primary-key order, a page at
+// a time, so a verification never holds a long read.
+
+// ScanTransactions lists up to limit transactions with references above after.
+func (t *tx) ScanTransactions(after string, limit int) ([]*paylink.Transaction, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+transactionColumns+` FROM transactions
+		WHERE reference > $1 ORDER BY reference LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Transaction
+	for rows.Next() {
+		tr, err := scanTransaction(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan transactions: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+// ScanRefunds lists up to limit refunds with references above after.
+func (t *tx) ScanRefunds(after string, limit int) ([]*paylink.Refund, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE reference > $1 ORDER BY reference LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Refund
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan refunds: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ScanPostings lists up to limit postings with ids above after, with
+// their lines.
+func (t *tx) ScanPostings(after string, limit int) ([]*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+` FROM ledger_postings p
+		WHERE p.id > $1 ORDER BY p.id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan postings: %w", err)
+	}
+	ps, err := scanPostings(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Lines, err = t.postingLines(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
