@@ -140,6 +140,32 @@ type Tx interface {
 	ScanTransactions(after string, limit int) ([]*Transaction, error)
 	ScanRefunds(after string, limit int) ([]*Refund, error)
 	ScanPostings(after string, limit int) ([]*Posting, error)
+
+	// Settlement and payouts (settlement.go).
+
+	// UnsettledAccounts lists the merchants and currencies with balance
+	// transactions made before cutoff that no batch covers.
+	UnsettledAccounts(cutoff time.Time) ([]MerchantCurrency, error)
+	// LockMerchantLedger serialises settlement of one merchant and
+	// currency until the end of the database transaction.
+	LockMerchantLedger(merchantID, currency string) error
+	// UnsettledPostings lists those balance transactions, oldest first.
+	UnsettledPostings(merchantID, currency string, cutoff time.Time) ([]*Posting, error)
+	// CreateSettlementBatch inserts b covering the postings; ErrConflict
+	// when any of them is covered by a batch already.
+	CreateSettlementBatch(b *SettlementBatch, postingIDs []string) error
+	// UnpaidBatches lists the batches no payout covers, oldest first.
+	UnpaidBatches(merchantID, currency string) ([]*SettlementBatch, error)
+	// CreatePayout inserts p covering p.BatchIDs; ErrConflict when any of
+	// them is paid out already.
+	CreatePayout(p *Payout) error
+	// Payouts lists a merchant's payouts newest first, ids below before.
+	Payouts(merchantID, before string, limit int) ([]*Payout, error)
+	// SettlementBatches lists a merchant's batches of a UTC day.
+	SettlementBatches(merchantID, day string) ([]*SettlementBatch, error)
+	// BatchPostings lists the balance transactions a batch covers, with
+	// their lines, oldest first.
+	BatchPostings(batchID string) ([]*Posting, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

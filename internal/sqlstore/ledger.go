@@ -57,8 +57,13 @@ func (t *tx) LedgerBalances(merchantID string) ([]paylink.AccountBalance, error)
 	return out, rows.Err()
 }
 
-const postingColumns = `p.id, p.posting_key, p.kind, p.merchant_id, p.currency, p.reference, p.refund_reference,
-	p.amount, p.fee, p.net, p.created_at`
+// postingColumns are read from postingsFrom: a posting with the batch
+// that settled it ("" while pending).
+const (
+	postingColumns = `p.id, p.posting_key, p.kind, p.merchant_id, p.currency, p.reference, p.refund_reference,
+	p.amount, p.fee, p.net, p.created_at, COALESCE(i.batch_id, '')`
+	postingsFrom = ` FROM ledger_postings p LEFT JOIN settlement_items i ON i.posting_id = p.id `
+)
 
 // BalanceTransactions lists the merchant's postings that move its
 // balance, newest first, starting below the id before ("" for the newest).
@@ -66,7 +71,7 @@ func (t *tx) BalanceTransactions(merchantID, before string, limit int) ([]*payli
 	if before == "" {
 		before = "\U0010FFFF"
 	}
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+` FROM ledger_postings p
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE p.merchant_id = $1 AND p.moves_balance = $2 AND p.id < $3 ORDER BY p.id DESC LIMIT $4`,
 		merchantID, true, before, limit)
 	if err != nil {
@@ -78,7 +83,7 @@ func (t *tx) BalanceTransactions(merchantID, before string, limit int) ([]*payli
 // PostingsOf lists every posting of a reference (a purchase reference, a
 // batch id or a payout id) with its lines, oldest first.
 func (t *tx) PostingsOf(reference string) ([]*paylink.Posting, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+` FROM ledger_postings p
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE p.reference = $1 ORDER BY p.id`, reference)
 	if err != nil {
 		return nil, fmt.Errorf("postings of %s: %w", reference, err)
@@ -123,7 +128,7 @@ func scanPostings(rows *sql.Rows) ([]*paylink.Posting, error) {
 		var kind string
 		var created int64
 		if err := rows.Scan(&p.ID, &p.Key, &kind, &p.MerchantID, &p.Currency, &p.Reference, &p.RefundReference,
-			&p.Amount, &p.Fee, &p.Net, &created); err != nil {
+			&p.Amount, &p.Fee, &p.Net, &created, &p.SettlementBatch); err != nil {
 			return nil, fmt.Errorf("scan posting: %w", err)
 		}
 		p.Kind, p.CreatedAt = paylink.PostingKind(kind), time.UnixMicro(created).UTC()
@@ -176,7 +181,7 @@ func (t *tx) ScanRefunds(after string, limit int) ([]*paylink.Refund, error) {
 // ScanPostings lists up to limit postings with ids above after, with
 // their lines.
 func (t *tx) ScanPostings(after string, limit int) ([]*paylink.Posting, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+` FROM ledger_postings p
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE p.id > $1 ORDER BY p.id LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("scan postings: %w", err)

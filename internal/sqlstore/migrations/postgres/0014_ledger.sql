@@ -39,3 +39,38 @@ CREATE TRIGGER ledger_postings_append_only BEFORE UPDATE OR DELETE ON ledger_pos
     FOR EACH ROW EXECUTE FUNCTION ledger_append_only();
 CREATE TRIGGER ledger_lines_append_only BEFORE UPDATE OR DELETE ON ledger_lines
     FOR EACH ROW EXECUTE FUNCTION ledger_append_only();
+
+-- Settlement: a batch covers balance transactions (each at most once, by
+-- the primary key of settlement_items); a payout covers batches (each at
+-- most once, by the primary key of payout_batches).
+CREATE TABLE settlement_batches (
+    id          TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants(id),
+    currency    TEXT NOT NULL,
+    day         TEXT NOT NULL,
+    count       INTEGER NOT NULL,
+    net         BIGINT NOT NULL,
+    created_at  BIGINT NOT NULL
+);
+CREATE INDEX settlement_batches_day ON settlement_batches(merchant_id, day);
+
+CREATE TABLE settlement_items (
+    posting_id TEXT PRIMARY KEY REFERENCES ledger_postings(id),
+    batch_id   TEXT NOT NULL REFERENCES settlement_batches(id)
+);
+CREATE INDEX settlement_items_batch ON settlement_items(batch_id);
+
+CREATE TABLE payouts (
+    id          TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants(id),
+    currency    TEXT NOT NULL,
+    amount      BIGINT NOT NULL,
+    created_at  BIGINT NOT NULL
+);
+CREATE INDEX payouts_merchant ON payouts(merchant_id, id);
+
+CREATE TABLE payout_batches (
+    batch_id  TEXT PRIMARY KEY REFERENCES settlement_batches(id),
+    payout_id TEXT NOT NULL REFERENCES payouts(id)
+);
+CREATE INDEX payout_batches_payout ON payout_batches(payout_id);
