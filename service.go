@@ -30,6 +30,9 @@ type Config struct {
 	// DirectDebitClearing is how long a direct debit stays PENDING before
 	// the clearing job asks the bank for its outcome; default 72 hours.
 	DirectDebitClearing time.Duration
+	// SettlementCutoff is the time of day, since midnight UTC, of the
+	// daily settlement run; default midnight.
+	SettlementCutoff time.Duration
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
 	WebhookRetries bool

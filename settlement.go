@@ -188,3 +188,21 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 	}
 	return out, nil
 }
+
+// LastCutoff is the most recent daily settlement cut-off at or before
+// now: the time of day cutoff (since midnight UTC) today or yesterday.
+func LastCutoff(now time.Time, cutoff time.Duration) time.Time {
+	now = now.UTC()
+	c := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(cutoff)
+	if c.After(now) {
+		c = c.AddDate(0, 0, -1)
+	}
+	return c
+}
+
+// SettleDue is the scheduled settlement: it settles everything before
+// the last daily cut-off (Config.SettlementCutoff). Run often, it does
+// the day's work once and then finds nothing to do until the next cut-off.
+func (s *Service) SettleDue(ctx context.Context) (*SettleResult, error) {
+	return s.Settle(ctx, LastCutoff(s.now(), s.cfg.SettlementCutoff))
+}

@@ -166,6 +166,17 @@ type Tx interface {
 	// BatchPostings lists the balance transactions a batch covers, with
 	// their lines, oldest first.
 	BatchPostings(batchID string) ([]*Posting, error)
+
+	// Reconciliation (reconcile.go).
+
+	// AcquirerActivity lists the card and wallet captures (by processed
+	// time) and their approved refunds (by creation time) in [start, end).
+	AcquirerActivity(start, end time.Time) ([]AcquirerRecord, error)
+	// AcquirerPostings lists the charge and refund postings made in
+	// [start, end).
+	AcquirerPostings(start, end time.Time) ([]*Posting, error)
+	// CreateReconciliation stores a reconciliation run and its variances.
+	CreateReconciliation(r *Reconciliation) error
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

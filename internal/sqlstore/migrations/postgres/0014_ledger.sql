@@ -74,3 +74,28 @@ CREATE TABLE payout_batches (
     payout_id TEXT NOT NULL REFERENCES payouts(id)
 );
 CREATE INDEX payout_batches_payout ON payout_batches(payout_id);
+
+-- Reconciliation runs of acquirer settlement files, and every variance
+-- they found, kept for review.
+CREATE TABLE reconciliations (
+    id         TEXT PRIMARY KEY,
+    file_name  TEXT NOT NULL,
+    days       TEXT NOT NULL,
+    matched    INTEGER NOT NULL,
+    variances  INTEGER NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE TABLE reconciliation_variances (
+    reconciliation_id TEXT NOT NULL REFERENCES reconciliations(id),
+    seq               INTEGER NOT NULL,
+    kind              TEXT NOT NULL,
+    reference         TEXT NOT NULL,
+    currency          TEXT NOT NULL,
+    file_amount       BIGINT NOT NULL,
+    ledger_amount     BIGINT NOT NULL,
+    file_line         INTEGER NOT NULL,
+    PRIMARY KEY (reconciliation_id, seq)
+);
+CREATE INDEX ledger_postings_created ON ledger_postings(created_at);
+CREATE INDEX transactions_processed ON transactions(processed_at);
