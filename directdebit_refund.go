@@ -124,7 +124,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) erro
 		}
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateRefund(r, StatusProcessing); err != nil {
+		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
 			return err
 		}
 		if r.Status == StatusFailed {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -258,4 +259,22 @@ func (s *Service) ListMerchants(ctx context.Context) ([]*Merchant, error) {
 		return nil, fmt.Errorf("list merchants: %w", err)
 	}
 	return ms, nil
+}
+
+// MerchantByID loads a merchant by its mid, for operator tools; an
+// unknown mid is a not-found error.
+func (s *Service) MerchantByID(ctx context.Context, id string) (*Merchant, error) {
+	var m *Merchant
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		m, err = tx.Merchant(id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, Errorf(KindNotFound, CodeNotFound, "no merchant with mid %q", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load merchant: %w", err)
+	}
+	return m, nil
 }

@@ -92,7 +92,7 @@ func (s *Service) recoverRefund(ctx context.Context, r *Refund) (bool, error) {
 		}
 		r.Status = StatusFailed
 		r.Details.Message = "The refund was interrupted before the processor answered; nothing was refunded. Please try again."
-		if err := tx.UpdateRefund(r, StatusProcessing); err != nil {
+		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
 			return err
 		}
 		if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {

@@ -116,7 +116,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 		r.Status, r.Details.Message = StatusFailed, "The refund could not be processed because the payment processor could not be reached; nothing was refunded, try again"
 	}
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateRefund(r, StatusProcessing); err != nil {
+		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
 			return err
 		}
 		if perr != nil {

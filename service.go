@@ -30,6 +30,9 @@ type Config struct {
 	// DirectDebitClearing is how long a direct debit stays PENDING before
 	// the clearing job asks the bank for its outcome; default 72 hours.
 	DirectDebitClearing time.Duration
+	// SettlementCutoff is the time of day, since midnight UTC, of the
+	// daily settlement run; default midnight.
+	SettlementCutoff time.Duration
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
 	WebhookRetries bool
@@ -164,13 +167,17 @@ func timeOrdered(t time.Time) string {
 }
 
 // save writes t, which was in status from when loaded, with a
-// compare-and-set on its version. A status move the state machine does
+// compare-and-set on its version, and posts the move to the journal in
+// the same database transaction. A status move the state machine does
 // not allow is refused as a bug: every transition passes this one check.
 func (s *Service) save(tx Tx, t *Transaction, from Status) error {
 	if t.Status != from && !CanTransition(from, t.Status) {
 		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
 	}
-	return tx.UpdateTransaction(t)
+	if err := tx.UpdateTransaction(t); err != nil {
+		return err
+	}
+	return s.postTransaction(tx, t, from)
 }
 
 // recordEvent appends an audit event for t inside tx.

@@ -123,6 +123,60 @@ type Tx interface {
 	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
 	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
 	CountDueWebhookDeliveries(now time.Time) (int, error)
+	// Ledger (ledger.go): postings are appended, never changed.
+
+	// AddPosting appends a balanced posting and its lines; ErrConflict
+	// when a posting with its key exists (the event was posted already).
+	AddPosting(p *Posting) error
+	// LedgerBalances sums a merchant's journal lines by account and currency.
+	LedgerBalances(merchantID string) ([]AccountBalance, error)
+	// BalanceTransactions lists a merchant's postings that move its
+	// balance, newest first, with ids below before ("" for the newest).
+	BalanceTransactions(merchantID, before string, limit int) ([]*Posting, error)
+	// PostingsOf lists the postings of a reference with their lines.
+	PostingsOf(reference string) ([]*Posting, error)
+	// ScanTransactions, ScanRefunds and ScanPostings page through every
+	// row in primary-key order after the given key (ledger verification).
+	ScanTransactions(after string, limit int) ([]*Transaction, error)
+	ScanRefunds(after string, limit int) ([]*Refund, error)
+	ScanPostings(after string, limit int) ([]*Posting, error)
+
+	// Settlement and payouts (settlement.go).
+
+	// UnsettledAccounts lists the merchants and currencies with balance
+	// transactions made before cutoff that no batch covers.
+	UnsettledAccounts(cutoff time.Time) ([]MerchantCurrency, error)
+	// LockMerchantLedger serialises settlement of one merchant and
+	// currency until the end of the database transaction.
+	LockMerchantLedger(merchantID, currency string) error
+	// UnsettledPostings lists those balance transactions, oldest first.
+	UnsettledPostings(merchantID, currency string, cutoff time.Time) ([]*Posting, error)
+	// CreateSettlementBatch inserts b covering the postings; ErrConflict
+	// when any of them is covered by a batch already.
+	CreateSettlementBatch(b *SettlementBatch, postingIDs []string) error
+	// UnpaidBatches lists the batches no payout covers, oldest first.
+	UnpaidBatches(merchantID, currency string) ([]*SettlementBatch, error)
+	// CreatePayout inserts p covering p.BatchIDs; ErrConflict when any of
+	// them is paid out already.
+	CreatePayout(p *Payout) error
+	// Payouts lists a merchant's payouts newest first, ids below before.
+	Payouts(merchantID, before string, limit int) ([]*Payout, error)
+	// SettlementBatches lists a merchant's batches of a UTC day.
+	SettlementBatches(merchantID, day string) ([]*SettlementBatch, error)
+	// BatchPostings lists the balance transactions a batch covers, with
+	// their lines, oldest first.
+	BatchPostings(batchID string) ([]*Posting, error)
+
+	// Reconciliation (reconcile.go).
+
+	// AcquirerActivity lists the card and wallet captures (by processed
+	// time) and their approved refunds (by creation time) in [start, end).
+	AcquirerActivity(start, end time.Time) ([]AcquirerRecord, error)
+	// AcquirerPostings lists the charge and refund postings made in
+	// [start, end).
+	AcquirerPostings(start, end time.Time) ([]*Posting, error)
+	// CreateReconciliation stores a reconciliation run and its variances.
+	CreateReconciliation(r *Reconciliation) error
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

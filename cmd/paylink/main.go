@@ -31,6 +31,11 @@ commands:
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
+  ledger verify      check that the journal balances and matches every payment
+  settle             settle and pay out balance transactions before a cut-off
+  report settlement  a merchant's settlement report of a day, CSV
+  acquirer settlement-file   what the sandbox acquirer settled on a day, CSV
+  reconcile          match an acquirer settlement file against the ledger
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -54,6 +59,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMerchant(ctx, env, args[1:])
 	case "webhooks":
 		return runWebhooks(ctx, env, args[1:])
+	case "ledger":
+		return runLedger(ctx, env, args[1:])
+	case "settle":
+		return runSettle(ctx, env, args[1:])
+	case "report":
+		return runReport(ctx, env, args[1:])
+	case "acquirer":
+		return runAcquirer(ctx, env, args[1:])
+	case "reconcile":
+		return runReconcile(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

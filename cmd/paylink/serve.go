@@ -60,12 +60,18 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing, WebhookRetries: *whRetries}
+	cutoffAt, err := parseTimeOfDay(*cutoff)
+	if err != nil {
+		return fmt.Errorf("--settlement-cutoff: %w", err)
+	}
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
+		WebhookRetries: *whRetries, SettlementCutoff: cutoffAt}
 	return serve(ctx, env, cfg)
 }
 
@@ -216,6 +222,11 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 		}},
 		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpirePreAuths(ctx)
+			return err
+		}},
+		// Ledger: settle and pay out everything before the daily cut-off.
+		{Name: "settlement", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.SettleDue(ctx)
 			return err
 		}},
 	}

@@ -40,5 +40,11 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /v5/payment-links/{id}", s.authed(s.linkByID))
 	s.mux.Handle("POST /v5/payment-links/{id}/cancel", s.authed(s.cancelLink))
 
+	// Ledger: balances, balance transactions, payouts, settlement reports.
+	s.mux.Handle("GET /v5/balance", s.authed(s.balance))
+	s.mux.Handle("GET /v5/balance_transactions", s.authed(s.balanceTransactions))
+	s.mux.Handle("GET /v5/payouts", s.authed(s.payouts))
+	s.mux.Handle("GET /v5/reports/settlement", s.authed(s.settlementReport))
+
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -133,6 +133,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, m *paylink.Merchant
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
+	if csv, ok := out.(csvBody); ok {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		return http.StatusOK, csv
+	}
 	return http.StatusOK, encodeJSON(out)
 }
 
@@ -149,8 +153,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, encodeJSON(v))
 }
 
+// writeRaw writes a body, JSON unless the handler chose another type.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
 	w.WriteHeader(status)
 	w.Write(body)
 }

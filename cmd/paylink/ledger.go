@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+func runLedger(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 {
+		return errors.New("ledger: want a subcommand: verify")
+	}
+	switch args[0] {
+	case "verify":
+		return runLedgerVerify(ctx, env, args[1:])
+	}
+	return fmt.Errorf("ledger: unknown subcommand %q", args[0])
+}
+
+// runLedgerVerify checks the whole journal and prints each discrepancy;
+// it fails when there is any, so it can gate a deployment or an alert.
+func runLedgerVerify(ctx context.Context, env environment, args []string) error {
+	f := newFlags("ledger verify", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		found, err := svc.VerifyLedger(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range found {
+			fmt.Fprintf(env.stdout, "%s\t%s\n", d.Reference, d.Problem)
+		}
+		if len(found) > 0 {
+			return fmt.Errorf("ledger verify: %d discrepancies", len(found))
+		}
+		fmt.Fprintln(env.stdout, "ledger verify: every posting balances and every payment has exactly its postings")
+		return nil
+	})
+}
+
+// parseTimeOfDay reads HH:MM as a duration since midnight.
+func parseTimeOfDay(s string) (time.Duration, error) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, fmt.Errorf("want a time of day as HH:MM (UTC), got %q", s)
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+}
+
+// runSettle settles and pays out everything before --before, as the
+// daily settlement job does at its cut-off.
+func runSettle(ctx context.Context, env environment, args []string) error {
+	f := newFlags("settle", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	before := f.String("before", "", "settle balance transactions made before this RFC 3339 time or YYYY-MM-DD (default: now)")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	cutoff, err := parseCutoff(*before, time.Now())
+	if err != nil {
+		return fmt.Errorf("settle --before: %w", err)
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		res, err := svc.Settle(ctx, cutoff)
+		if err != nil {
+			return err
+		}
+		for _, b := range res.Batches {
+			cur, _ := paylink.LookupCurrency(b.Currency)
+			fmt.Fprintf(env.stdout, "batch\t%s\t%s\t%s\t%s\t%d balance transactions\tnet %s\n", b.ID, b.MerchantID, b.Day,
+				b.Currency, b.Count, paylink.FormatAmount(b.Net, cur))
+		}
+		for _, p := range res.Payouts {
+			cur, _ := paylink.LookupCurrency(p.Currency)
+			fmt.Fprintf(env.stdout, "payout\t%s\t%s\t%s\t%s\t%d batches\n", p.ID, p.MerchantID, p.Currency,
+				paylink.FormatAmount(p.Amount, cur), len(p.BatchIDs))
+		}
+		fmt.Fprintf(env.stdout, "settled %d batches, %d payouts, before %s\n", len(res.Batches), len(res.Payouts), cutoff.Format(time.RFC3339))
+		return nil
+	})
+}
+
+// parseCutoff reads an RFC 3339 time or a day (its midnight UTC); "" is now.
+func parseCutoff(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return now, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("want an RFC 3339 time or YYYY-MM-DD, got %q", s)
+}
+
+// runReport prints a report; settlement is the only one.
+func runReport(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 || args[0] != "settlement" {
+		return errors.New("report: want a report: settlement")
+	}
+	f := newFlags("report settlement", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	mid := f.String("merchant", "", "mid of the merchant (required)")
+	day := f.String("date", "", "UTC day of the settlement batches, YYYY-MM-DD (required)")
+	if err := f.parse(args[1:]); err != nil {
+		return ignoreHelp(err)
+	}
+	if *mid == "" || *day == "" {
+		return errors.New("report settlement: --merchant and --date are required")
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		m, err := svc.MerchantByID(ctx, *mid)
+		if err != nil {
+			return err
+		}
+		rep, err := svc.SettlementReport(ctx, m, *day)
+		if err != nil {
+			return err
+		}
+		return rep.WriteCSV(env.stdout)
+	})
+}
+
+// runAcquirer prints what the sandbox acquirer settled on a day.
+func runAcquirer(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 || args[0] != "settlement-file" {
+		return errors.New("acquirer: want a subcommand: settlement-file")
+	}
+	f := newFlags("acquirer settlement-file", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	day := f.String("date", "", "UTC day, YYYY-MM-DD (required)")
+	if err := f.parse(args[1:]); err != nil {
+		return ignoreHelp(err)
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		records, err := svc.AcquirerSettlement(ctx, *day)
+		if err != nil {
+			return err
+		}
+		return paylink.WriteSettlementFile(env.stdout, records)
+	})
+}
+
+// runReconcile matches a settlement file against the ledger and prints
+// every variance; it fails when there is any.
+func runReconcile(ctx context.Context, env environment, args []string) error {
+	f := newFlags("reconcile", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	file := f.String("file", "", "the acquirer's settlement file, CSV (required)")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	if *file == "" {
+		return errors.New("reconcile: --file is required")
+	}
+	fh, err := os.Open(*file)
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	defer fh.Close()
+	records, err := paylink.ParseSettlementFile(fh)
+	if err != nil {
+		return fmt.Errorf("reconcile %s: %w", *file, err)
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		rec, err := svc.Reconcile(ctx, filepath.Base(*file), records)
+		if err != nil {
+			return err
+		}
+		for _, v := range rec.Variances {
+			cur, _ := paylink.LookupCurrency(v.Currency)
+			fmt.Fprintf(env.stdout, "variance\t%s\t%s\tline %d\tfile %s %s\tledger %s %s\n", v.Kind, v.Reference, v.Line,
+				paylink.FormatAmount(v.FileAmount, cur), v.Currency, paylink.FormatAmount(v.LedgerAmount, cur), v.Currency)
+		}
+		fmt.Fprintf(env.stdout, "reconciliation %s: %d matched, %d variances (%s)\n", rec.ID, rec.Matched, len(rec.Variances),
+			strings.Join(rec.Days, ", "))
+		if len(rec.Variances) > 0 {
+			return fmt.Errorf("reconcile: %d variances", len(rec.Variances))
+		}
+		return nil
+	})
+}

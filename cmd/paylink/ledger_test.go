@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// paylinkCmd runs the binary's run() and returns its output.
+func paylinkCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(context.Background(), args, func(string) string { return "" }, &out, io.Discard)
+	return out.String(), err
+}
+
+// A day of sandbox traffic is settled, paid out, reported and reconciled
+// from the command line, and a settlement file with one altered amount
+// shows exactly that variance.
+func TestSettleReportReconcile(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	m := e.Onboard()
+	var refs []string
+	for _, amount := range []string{"10.50", "20.00", "7.25"} {
+		r := e.Post("/v5/purchase", m, e.CardPurchase(m, "4111111111111111", amount))
+		if r.Str("purchase.status") != "APPROVED" {
+			t.Fatalf("purchase: %s", r.Raw)
+		}
+		refs = append(refs, r.Str("purchase.purchase_reference"))
+	}
+	rf := e.Post("/v5/purchase/"+refs[1]+"/refund", m, map[string]any{
+		"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": e.TransactionToken(m)},
+		"customer": map[string]any{"ip_address": "203.0.113.9", "timezone": "UTC"},
+		"refund":   map[string]any{"amount": "5.00", "currency": "AUD"}})
+	if rf.Str("refund.status") != "APPROVED" {
+		t.Fatalf("refund: %s", rf.Raw)
+	}
+	day := e.Clock.Now().UTC().Format(time.DateOnly)
+	db := e.DBPath
+
+	if out, err := paylinkCmd(t, "ledger", "verify", "--db", db); err != nil {
+		t.Fatalf("ledger verify: %v\n%s", err, out)
+	}
+	out, err := paylinkCmd(t, "settle", "--db", db, "--before", e.Clock.Now().Add(time.Minute).Format(time.RFC3339))
+	if err != nil || !strings.Contains(out, "settled 1 batches, 1 payouts") {
+		t.Fatalf("settle: %v\n%s", err, out)
+	}
+	out, err = paylinkCmd(t, "settle", "--db", db, "--before", e.Clock.Now().Add(time.Minute).Format(time.RFC3339))
+	if err != nil || !strings.Contains(out, "settled 0 batches, 0 payouts") {
+		t.Fatalf("second settle: %v\n%s", err, out)
+	}
+
+	report, err := paylinkCmd(t, "report", "settlement", "--db", db, "--merchant", m.ID, "--date", day)
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(report)).ReadAll()
+	if err != nil {
+		t.Fatalf("report is not CSV: %v\n%s", err, report)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var total, payout string
+	for _, r := range rows[1:] {
+		switch r[col["type"]] {
+		case "total":
+			total = r[col["net"]]
+		case "payout":
+			payout = r[col["net"]]
+		}
+	}
+	// Net: 10.50 - 0.48 + 20.00 - 0.65 - 5.00 + 7.25 - 0.43 (fees 1.75% + 0.30, half up).
+	if want := "31.19"; len(rows) != 1+4+1+1 || total != want || payout != want {
+		t.Errorf("report: got %d rows, total net %q, payout %q; want 4 balance transactions, total and payout %s\n%s", len(rows)-1, total, payout, want, report)
+	}
+
+	file, err := paylinkCmd(t, "acquirer", "settlement-file", "--db", db, "--date", day)
+	if err != nil || strings.Count(file, "\n") != 5 {
+		t.Fatalf("settlement file: %v\n%s", err, file)
+	}
+	path := filepath.Join(t.TempDir(), "settlement.csv")
+	os.WriteFile(path, []byte(file), 0o600)
+	if out, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err != nil || !strings.Contains(out, "4 matched, 0 variances") {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	altered := strings.Replace(file, ",20.00\n", ",20.01\n", 1)
+	os.WriteFile(path, []byte(altered), 0o600)
+	out, err = paylinkCmd(t, "reconcile", "--db", db, "--file", path)
+	if err == nil || strings.Count(out, "variance\t") != 1 || !strings.Contains(out, "amount_differs\t"+refs[1]) ||
+		!strings.Contains(out, "file 20.01 AUD\tledger 20.00 AUD") {
+		t.Errorf("altered file: got %v\n%s\nwant exactly the 20.00 -> 20.01 variance", err, out)
+	}
+	os.WriteFile(path, []byte("date,reference,currency,amount\n"+day+",x,AUD,1.001\n"), 0o600)
+	if _, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("malformed file: got %v, want an error naming line 2", err)
+	}
+}

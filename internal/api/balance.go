@@ -1,0 +1,141 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Balances, balance transactions, payouts and settlement reports: read
+// from the ledger (docs/ledger.md). Every call is a GET.
+
+type balanceJSON struct {
+	Currency  string `json:"currency"`
+	Pending   string `json:"pending"`
+	Available string `json:"available"`
+	PaidOut   string `json:"paid_out"`
+}
+
+// balance: GET /v5/balance.
+func (s *Server) balance(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	bs, err := s.svc.Balances(r.Context(), m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]balanceJSON, 0, len(bs))
+	for _, b := range bs {
+		cur, _ := paylink.LookupCurrency(b.Currency)
+		out = append(out, balanceJSON{Currency: b.Currency, Pending: paylink.FormatAmount(b.Pending, cur),
+			Available: paylink.FormatAmount(b.Available, cur), PaidOut: paylink.FormatAmount(b.PaidOut, cur)})
+	}
+	return map[string]any{"balances": out, "response_code": "success", "response_message": msgSuccess}, nil
+}
+
+type balanceTransactionJSON struct {
+	ID              string `json:"id"`
+	Type            string `json:"type"`
+	Reference       string `json:"reference"`
+	RefundReference string `json:"refund_reference,omitempty"`
+	Currency        string `json:"currency"`
+	Amount          string `json:"amount"`
+	Fee             string `json:"fee"`
+	Net             string `json:"net"`
+	Status          string `json:"status"`
+	SettlementBatch string `json:"settlement_batch,omitempty"`
+	CreatedAt       string `json:"created_at"`
+}
+
+// page reads the keyset pagination parameters limit (default 20) and
+// starting_after.
+func page(r *http.Request) (string, int, error) {
+	q := r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > paylink.MaxBalanceTransactions {
+			return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest,
+				"limit must be a whole number from 1 to %d", paylink.MaxBalanceTransactions)
+		}
+		limit = n
+	}
+	after := q.Get("starting_after")
+	if len(after) > maxToken {
+		return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "starting_after is not an id")
+	}
+	return after, limit, nil
+}
+
+// balanceTransactions: GET /v5/balance_transactions.
+func (s *Server) balanceTransactions(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	after, limit, err := page(r)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.svc.BalanceTransactions(r.Context(), m, after, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	more := len(ps) > limit
+	ps = ps[:min(len(ps), limit)]
+	out := make([]balanceTransactionJSON, 0, len(ps))
+	for _, p := range ps {
+		cur, _ := paylink.LookupCurrency(p.Currency)
+		status := "pending"
+		if p.SettlementBatch != "" || p.Kind == paylink.PostingPayout {
+			status = "available"
+		}
+		out = append(out, balanceTransactionJSON{ID: p.ID, Type: string(p.Kind), Reference: p.Reference,
+			RefundReference: p.RefundReference, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
+			Fee: paylink.FormatAmount(p.Fee, cur), Net: paylink.FormatAmount(p.Net, cur), Status: status,
+			SettlementBatch: p.SettlementBatch, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
+	}
+	return map[string]any{"data": out, "has_more": more, "response_code": "success", "response_message": msgSuccess}, nil
+}
+
+type payoutJSON struct {
+	ID        string   `json:"id"`
+	Currency  string   `json:"currency"`
+	Amount    string   `json:"amount"`
+	Batches   []string `json:"settlement_batches"`
+	CreatedAt string   `json:"created_at"`
+}
+
+// payouts: GET /v5/payouts.
+func (s *Server) payouts(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	after, limit, err := page(r)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.svc.Payouts(r.Context(), m, after, min(limit+1, paylink.MaxBalanceTransactions))
+	if err != nil {
+		return nil, err
+	}
+	more := len(ps) > limit
+	ps = ps[:min(len(ps), limit)]
+	out := make([]payoutJSON, 0, len(ps))
+	for _, p := range ps {
+		cur, _ := paylink.LookupCurrency(p.Currency)
+		out = append(out, payoutJSON{ID: p.ID, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
+			Batches: p.BatchIDs, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
+	}
+	return map[string]any{"data": out, "has_more": more, "response_code": "success", "response_message": msgSuccess}, nil
+}
+
+// csvBody is a handler result sent as text/csv instead of JSON.
+type csvBody []byte
+
+// settlementReport: GET /v5/reports/settlement?date=YYYY-MM-DD (text/csv).
+func (s *Server) settlementReport(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	rep, err := s.svc.SettlementReport(r.Context(), m, r.URL.Query().Get("date"))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteCSV(&buf); err != nil {
+		return nil, paylink.Internal("settlement report", err)
+	}
+	return csvBody(buf.Bytes()), nil
+}

@@ -1,0 +1,188 @@
+package moneytest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
+)
+
+// flow drives the Service directly for one merchant.
+type flow struct {
+	t   *testing.T
+	e   *apitest.Env
+	m   *apitest.Merchant
+	ctx context.Context
+}
+
+func newFlow(t *testing.T, dsn string) *flow {
+	e := apitest.Start(t, apitest.Options{DSN: dsn})
+	return &flow{t: t, e: e, m: e.Onboard(), ctx: context.Background()}
+}
+
+func (f *flow) token() string {
+	f.t.Helper()
+	tok, err := f.e.Service.IssueTransactionToken(f.ctx, f.m.Merchant, f.m.Creds.CompanyToken)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tok
+}
+
+func (f *flow) card(number string, amount int64, hold, surcharge bool) *paylink.Transaction {
+	f.t.Helper()
+	tr, err := f.e.Service.Purchase(f.ctx, f.m.Merchant, paylink.PurchaseRequest{
+		CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(),
+		Customer: customer,
+		Card:     &paylink.CardDetails{Number: number, ExpiryMonth: 12, ExpiryYear: f.e.Clock.Now().Year() + 2, CVC: "123", HolderName: "Jo"},
+		Amount:   amount, Currency: "AUD", PreAuth: hold, ApplySurcharge: surcharge,
+	})
+	if err != nil {
+		f.t.Fatalf("purchase: %v", err)
+	}
+	return tr
+}
+
+var customer = paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC"}
+
+func (f *flow) refund(ref string, amount int64) *paylink.Refund {
+	f.t.Helper()
+	r, _, err := f.e.Service.Refund(f.ctx, f.m.Merchant, ref, paylink.RefundRequest{
+		CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(), Customer: customer, Amount: amount, Currency: "AUD"})
+	if err != nil {
+		f.t.Fatalf("refund: %v", err)
+	}
+	return r
+}
+
+func (f *flow) debit(account string, amount int64) *paylink.Transaction {
+	f.t.Helper()
+	tr, err := f.e.Service.DirectDebit(f.ctx, f.m.Merchant, paylink.DirectDebitRequest{
+		CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(),
+		Account:  paylink.BankAccount{BSB: "062-000", Number: "1234" + account, HolderName: "Jo Citizen"},
+		Customer: customer,
+		Amount:   amount, Currency: "AUD"})
+	if err != nil {
+		f.t.Fatalf("direct debit: %v", err)
+	}
+	return tr
+}
+
+func (f *flow) balance() paylink.Balance {
+	f.t.Helper()
+	bs, err := f.e.Service.Balances(f.ctx, f.m.Merchant)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, b := range bs {
+		if b.Currency == "AUD" {
+			return b
+		}
+	}
+	return paylink.Balance{Currency: "AUD"}
+}
+
+func (f *flow) verify() []paylink.Discrepancy {
+	f.t.Helper()
+	d, err := f.e.Service.VerifyLedger(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+// Every money movement the Service makes is posted with the payment, and
+// the pending balance follows: charges less fees, less refunds; holds,
+// cancels, declines and uncleared or dishonoured debits leave it alone.
+func TestMovementsArePosted(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		want := int64(0)
+		// 10.50 + the default credit surcharge (0.13) = 10.63; fee 1.75% + 0.30 = 0.49.
+		p := f.card("4111111111111111", 1050, false, true)
+		if p.Status != paylink.StatusApproved || p.Total != 1063 {
+			t.Fatalf("purchase: got %s %d, want APPROVED 1063", p.Status, p.Total)
+		}
+		want += 1063 - 49
+		if got := f.balance().Pending; got != want {
+			t.Fatalf("after a purchase: pending got %d, want %d", got, want)
+		}
+		f.refund(p.Reference, 300)
+		want -= 300
+		hold := f.card("4111111111111111", 2000, true, false)
+		if got := f.balance().Pending; got != want {
+			t.Fatalf("a hold moved the balance: pending got %d, want %d", got, want)
+		}
+		captured, err := f.e.Service.Capture(f.ctx, f.m.Merchant, hold.Reference, paylink.CaptureRequest{
+			CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(), Amount: 1200, Currency: "AUD"})
+		if err != nil || captured.Status != paylink.StatusApproved {
+			t.Fatalf("capture: %v %+v", err, captured)
+		}
+		want += 1200 - 51 // 1.75% of 12.00 + 0.30 = 0.51
+		cancelled := f.card("4111111111111111", 900, true, false)
+		if _, err := f.e.Service.Cancel(f.ctx, f.m.Merchant, cancelled.Reference, paylink.CancelRequest{
+			CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token()}); err != nil {
+			t.Fatal(err)
+		}
+		if d := f.card("4000000000000002", 500, false, false); d.Status != paylink.StatusDeclined {
+			t.Fatalf("decline card: got %s", d.Status)
+		}
+		cleared := f.debit("0001", 10000)
+		if d := f.debit(processor.AccountInsufficientFunds, 700); d.Status != paylink.StatusPending {
+			t.Fatalf("debit: got %s, want PENDING", d.Status)
+		}
+		if got := f.balance().Pending; got != want {
+			t.Fatalf("uncleared debits moved the balance: pending got %d, want %d", got, want)
+		}
+		f.e.Clock.Advance(f.e.Service.Config().DirectDebitClearing + time.Minute)
+		if _, err := f.e.Service.ClearDirectDebits(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		want += 10000 - cleared.Details.DirectDebitFee
+		if _, _, err := f.e.Service.RefundDirectDebit(f.ctx, f.m.Merchant, cleared.Reference, paylink.RefundRequest{
+			CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(), Customer: customer, Amount: 2500, Currency: "AUD"}); err != nil {
+			t.Fatal(err)
+		}
+		want -= 2500
+		b := f.balance()
+		if b.Pending != want || b.Available != 0 || b.PaidOut != 0 {
+			t.Errorf("balance: got %+v, want pending %d", b, want)
+		}
+		if d := f.verify(); len(d) != 0 {
+			t.Errorf("verify: got %v, want no discrepancy", d)
+		}
+	})
+}
+
+// Verification finds a posting that does not balance, a posting with no
+// payment behind it, and a payment whose posting is for the wrong amount.
+func TestVerifyFindsDiscrepancies(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		declined := f.card("4000000000000002", 500, false, false)
+		approved := f.card("4111111111111111", 1000, false, false)
+		if d := f.verify(); len(d) != 0 {
+			t.Fatalf("before tampering: got %v, want none", d)
+		}
+		post := func(p *paylink.Posting) {
+			p.MerchantID, p.Currency, p.CreatedAt = f.m.ID, "AUD", f.e.Clock.Now()
+			if err := f.e.Store.Update(f.ctx, func(tx paylink.Tx) error { return tx.AddPosting(p) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		post(&paylink.Posting{ID: "bt_x1", Key: "charge:" + declined.Reference, Kind: paylink.PostingCharge, Reference: declined.Reference,
+			Amount: 500, Net: 500, Lines: []paylink.LedgerLine{{Account: paylink.AccountAcquirerReceivable, Amount: 500}, {Account: paylink.AccountMerchantPending, Amount: -500}}})
+		post(&paylink.Posting{ID: "bt_x2", Key: "refund:rf_x", Kind: paylink.PostingRefund, Reference: approved.Reference, RefundReference: "rf_x",
+			Lines: []paylink.LedgerLine{{Account: paylink.AccountMerchantPending, Amount: 100}}})
+		found := map[string]int{}
+		for _, d := range f.verify() {
+			found[d.Reference]++
+		}
+		if found[declined.Reference] != 1 || found[approved.Reference] != 2 || found[f.m.ID+"/AUD"] != 1 {
+			t.Errorf("got discrepancies %v, want the orphan charge, the unbalanced orphan refund twice, and the balance", found)
+		}
+	})
+}

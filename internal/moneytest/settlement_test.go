@@ -1,0 +1,91 @@
+package moneytest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Settlement moves every balance transaction before the cut-off from
+// pending to available in one batch per day, a payout takes the available
+// balance to paid out, and neither a second run nor racing runs settle or
+// pay anything twice.
+func TestSettleAndPayOut(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		p := f.card("4111111111111111", 10000, false, false) // fee 2.05
+		f.refund(p.Reference, 1000)
+		f.e.Clock.Advance(24 * time.Hour)
+		f.card("5555555555554444", 5000, false, false) // next day; fee 1.18
+		late := f.e.Clock.Now()
+		f.e.Clock.Advance(time.Hour)
+		f.card("4111111111111111", 2000, false, false) // after the cut-off; fee 0.65
+		before := f.balance()
+		if before.Pending != 10000-205-1000+5000-118+2000-65 {
+			t.Fatalf("pending before settlement: got %d", before.Pending)
+		}
+
+		var wg sync.WaitGroup
+		results := make([]*paylink.SettleResult, 4)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := f.e.Service.Settle(f.ctx, late.Add(time.Second))
+				if err != nil {
+					t.Errorf("settle: %v", err)
+				}
+				results[i] = res
+			}()
+		}
+		wg.Wait()
+		var batches, payouts int
+		var paid int64
+		for _, r := range results {
+			batches += len(r.Batches)
+			payouts += len(r.Payouts)
+			for _, p := range r.Payouts {
+				paid += p.Amount
+			}
+		}
+		want := int64(10000 - 205 - 1000 + 5000 - 118)
+		if batches != 2 || payouts != 1 || paid != want {
+			t.Fatalf("4 racing settlements: got %d batches, %d payouts of %d; want 2 batches (two days), 1 payout of %d", batches, payouts, paid, want)
+		}
+		b := f.balance()
+		if b.Pending != 2000-65 || b.Available != 0 || b.PaidOut != want {
+			t.Errorf("balance after settlement: got %+v", b)
+		}
+		again, err := f.e.Service.Settle(f.ctx, late.Add(time.Second))
+		if err != nil || len(again.Batches) != 0 || len(again.Payouts) != 0 {
+			t.Errorf("second run: got %+v, %v; want nothing", again, err)
+		}
+		bts, err := f.e.Service.BalanceTransactions(f.ctx, f.m.Merchant, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var net int64
+		settled := 0
+		for _, bt := range bts {
+			net += bt.Net
+			if bt.SettlementBatch != "" {
+				settled++
+			}
+		}
+		if len(bts) != 5 || settled != 3 || net != b.Pending+b.Available {
+			t.Errorf("balance transactions: got %d (%d settled) net %d; want 5 (3 settled) net %d", len(bts), settled, net, b.Pending+b.Available)
+		}
+		if bts[0].Kind != paylink.PostingPayout || bts[0].Amount != -want {
+			t.Errorf("newest balance transaction: got %s %d, want the payout -%d", bts[0].Kind, bts[0].Amount, want)
+		}
+		pos, err := f.e.Service.Payouts(f.ctx, f.m.Merchant, "", 10)
+		if err != nil || len(pos) != 1 || len(pos[0].BatchIDs) != 2 {
+			t.Errorf("payouts: got %+v, %v; want one covering two batches", pos, err)
+		}
+		if d := f.verify(); len(d) != 0 {
+			t.Errorf("verify: got %v", d)
+		}
+	})
+}

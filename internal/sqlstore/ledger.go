@@ -1,0 +1,199 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Ledger persistence: postings and their lines are only ever inserted
+// (the schema's triggers refuse updates and deletes).
+
+// AddPosting appends p and its lines. A posting whose key exists already
+// is refused with paylink.ErrConflict: every event is posted once.
+func (t *tx) AddPosting(p *paylink.Posting) error {
+	res, err := t.exec(`INSERT INTO ledger_postings (id, posting_key, kind, merchant_id, currency, reference,
+		refund_reference, amount, fee, net, moves_balance, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (posting_key) DO NOTHING`,
+		p.ID, p.Key, string(p.Kind), p.MerchantID, p.Currency, p.Reference, p.RefundReference,
+		p.Amount, p.Fee, p.Net, p.MovesBalance(), p.CreatedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert posting %s: %w", p.Key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errors.Join(paylink.ErrConflict, err)
+	}
+	for i, l := range p.Lines {
+		_, err := t.exec(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ID, i, p.MerchantID, string(l.Account), p.Currency, l.Amount, l.FeeCode)
+		if err != nil {
+			return fmt.Errorf("insert posting line %s/%d: %w", p.Key, i, err)
+		}
+	}
+	return nil
+}
+
+// LedgerBalances sums a merchant's lines by account and currency.
+func (t *tx) LedgerBalances(merchantID string) ([]paylink.AccountBalance, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT account, currency, SUM(amount) FROM ledger_lines
+		WHERE merchant_id = $1 GROUP BY account, currency ORDER BY currency, account`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger balances: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.AccountBalance
+	for rows.Next() {
+		var b paylink.AccountBalance
+		var account string
+		if err := rows.Scan(&account, &b.Currency, &b.Amount); err != nil {
+			return nil, fmt.Errorf("ledger balances: %w", err)
+		}
+		b.Account = paylink.LedgerAccount(account)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// postingColumns are read from postingsFrom: a posting with the batch
+// that settled it ("" while pending).
+const (
+	postingColumns = `p.id, p.posting_key, p.kind, p.merchant_id, p.currency, p.reference, p.refund_reference,
+	p.amount, p.fee, p.net, p.created_at, COALESCE(i.batch_id, '')`
+	postingsFrom = ` FROM ledger_postings p LEFT JOIN settlement_items i ON i.posting_id = p.id `
+)
+
+// BalanceTransactions lists the merchant's postings that move its
+// balance, newest first, starting below the id before ("" for the newest).
+func (t *tx) BalanceTransactions(merchantID, before string, limit int) ([]*paylink.Posting, error) {
+	if before == "" {
+		before = "\U0010FFFF"
+	}
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE p.merchant_id = $1 AND p.moves_balance = $2 AND p.id < $3 ORDER BY p.id DESC LIMIT $4`,
+		merchantID, true, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("balance transactions: %w", err)
+	}
+	return scanPostings(rows)
+}
+
+// PostingsOf lists every posting of a reference (a purchase reference, a
+// batch id or a payout id) with its lines, oldest first.
+func (t *tx) PostingsOf(reference string) ([]*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE p.reference = $1 ORDER BY p.id`, reference)
+	if err != nil {
+		return nil, fmt.Errorf("postings of %s: %w", reference, err)
+	}
+	ps, err := scanPostings(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Lines, err = t.postingLines(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+func (t *tx) postingLines(id string) ([]paylink.LedgerLine, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT account, amount, fee_code FROM ledger_lines
+		WHERE posting_id = $1 ORDER BY line_no`, id)
+	if err != nil {
+		return nil, fmt.Errorf("posting lines: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.LedgerLine
+	for rows.Next() {
+		var l paylink.LedgerLine
+		var account string
+		if err := rows.Scan(&account, &l.Amount, &l.FeeCode); err != nil {
+			return nil, fmt.Errorf("posting lines: %w", err)
+		}
+		l.Account = paylink.LedgerAccount(account)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func scanPostings(rows *sql.Rows) ([]*paylink.Posting, error) {
+	defer rows.Close()
+	var out []*paylink.Posting
+	for rows.Next() {
+		var p paylink.Posting
+		var kind string
+		var created int64
+		if err := rows.Scan(&p.ID, &p.Key, &kind, &p.MerchantID, &p.Currency, &p.Reference, &p.RefundReference,
+			&p.Amount, &p.Fee, &p.Net, &created, &p.SettlementBatch); err != nil {
+			return nil, fmt.Errorf("scan posting: %w", err)
+		}
+		p.Kind, p.CreatedAt = paylink.PostingKind(kind), time.UnixMicro(created).UTC()
+		out = append(out, &p)
+	}
+	return out, rows.Err()
+}
+
+// Whole-journal scans for verification, in primary-key order, a page at
+// a time, so a verification never holds a long read.
+
+// ScanTransactions lists up to limit transactions with references above after.
+func (t *tx) ScanTransactions(after string, limit int) ([]*paylink.Transaction, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+transactionColumns+` FROM transactions
+		WHERE reference > $1 ORDER BY reference LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Transaction
+	for rows.Next() {
+		tr, err := scanTransaction(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan transactions: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+// ScanRefunds lists up to limit refunds with references above after.
+func (t *tx) ScanRefunds(after string, limit int) ([]*paylink.Refund, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE reference > $1 ORDER BY reference LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Refund
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan refunds: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ScanPostings lists up to limit postings with ids above after, with
+// their lines.
+func (t *tx) ScanPostings(after string, limit int) ([]*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE p.id > $1 ORDER BY p.id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan postings: %w", err)
+	}
+	ps, err := scanPostings(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Lines, err = t.postingLines(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}

@@ -1,0 +1,65 @@
+package sqlstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// AcquirerActivity lists what the sandbox acquirer did in [start, end):
+// approved card and wallet payments by processed time, and their approved
+// refunds by creation time.
+func (t *tx) AcquirerActivity(start, end time.Time) ([]paylink.AcquirerRecord, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT reference, 'capture', currency, total FROM transactions
+		WHERE status = $1 AND payment_type <> $2 AND processed_at >= $3 AND processed_at < $4
+		UNION ALL
+		SELECT r.reference, 'refund', r.currency, r.amount FROM refunds r JOIN transactions x ON x.reference = r.transaction_reference
+		WHERE r.status = $5 AND x.payment_type <> $6 AND r.created_at >= $7 AND r.created_at < $8
+		ORDER BY 1`,
+		string(paylink.StatusApproved), paylink.PaymentTypeBankAccount, start.UnixMicro(), end.UnixMicro(),
+		string(paylink.StatusApproved), paylink.PaymentTypeBankAccount, start.UnixMicro(), end.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("acquirer activity: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.AcquirerRecord
+	for rows.Next() {
+		var r paylink.AcquirerRecord
+		if err := rows.Scan(&r.Reference, &r.Type, &r.Currency, &r.Amount); err != nil {
+			return nil, fmt.Errorf("acquirer activity: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AcquirerPostings lists the charge and refund postings made in [start, end).
+func (t *tx) AcquirerPostings(start, end time.Time) ([]*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE p.kind IN ('charge', 'refund') AND p.created_at >= $1 AND p.created_at < $2 ORDER BY p.id`,
+		start.UnixMicro(), end.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("acquirer postings: %w", err)
+	}
+	return scanPostings(rows)
+}
+
+// CreateReconciliation stores a run and its variances.
+func (t *tx) CreateReconciliation(r *paylink.Reconciliation) error {
+	_, err := t.exec(`INSERT INTO reconciliations (id, file_name, days, matched, variances, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, r.ID, r.FileName, strings.Join(r.Days, ","), r.Matched, len(r.Variances), r.CreatedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert reconciliation: %w", err)
+	}
+	for i, v := range r.Variances {
+		_, err := t.exec(`INSERT INTO reconciliation_variances (reconciliation_id, seq, kind, reference, currency,
+			file_amount, ledger_amount, file_line) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			r.ID, i, v.Kind, v.Reference, v.Currency, v.FileAmount, v.LedgerAmount, v.Line)
+		if err != nil {
+			return fmt.Errorf("insert variance: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/paylink/paylink"
+)
+
+func posting(m *paylink.Merchant, id, key string, amount int64) *paylink.Posting {
+	return &paylink.Posting{ID: id, Key: key, Kind: paylink.PostingCharge, MerchantID: m.ID, Currency: "AUD",
+		Reference: "p_" + key, CreatedAt: t0, Amount: amount, Fee: 10, Net: amount - 10,
+		Lines: []paylink.LedgerLine{
+			{Account: paylink.AccountAcquirerReceivable, Amount: amount},
+			{Account: paylink.AccountFeeRevenue, Amount: -10, FeeCode: paylink.FeeServiceBlended},
+			{Account: paylink.AccountMerchantPending, Amount: -(amount - 10)},
+		}}
+}
+
+// The journal sums by account, lists balance transactions newest first
+// with keyset pagination, and reads a reference's postings back whole.
+func testLedger(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	update(t, s, func(tx paylink.Tx) error {
+		for i, amount := range []int64{1000, 2000, 3000} {
+			if err := tx.AddPosting(posting(m, fmt.Sprintf("bt_%s_%d", m.ID, i), fmt.Sprintf("charge:%s:%d", m.ID, i), amount)); err != nil {
+				return err
+			}
+		}
+		return tx.AddPosting(posting(other, "bt_"+other.ID, "charge:"+other.ID, 500))
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		bal, err := tx.LedgerBalances(m.ID)
+		if err != nil {
+			return err
+		}
+		got := map[paylink.LedgerAccount]int64{}
+		for _, b := range bal {
+			got[b.Account] = b.Amount
+		}
+		want := map[paylink.LedgerAccount]int64{paylink.AccountAcquirerReceivable: 6000, paylink.AccountFeeRevenue: -30, paylink.AccountMerchantPending: -5970}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("balances: got %v, want %v", got, want)
+		}
+		page, err := tx.BalanceTransactions(m.ID, "", 2)
+		if err != nil {
+			return err
+		}
+		if len(page) != 2 || page[0].Amount != 3000 || page[1].Amount != 2000 || page[0].Net != 2990 {
+			t.Fatalf("first page: got %+v, want 3000 then 2000", page)
+		}
+		rest, err := tx.BalanceTransactions(m.ID, page[1].ID, 2)
+		if err != nil {
+			return err
+		}
+		if len(rest) != 1 || rest[0].Amount != 1000 {
+			t.Errorf("second page: got %+v, want 1000", rest)
+		}
+		ps, err := tx.PostingsOf("p_charge:" + m.ID + ":1")
+		if err != nil {
+			return err
+		}
+		if len(ps) != 1 || len(ps[0].Lines) != 3 || ps[0].Lines[1].FeeCode != paylink.FeeServiceBlended || !ps[0].Balanced() {
+			t.Errorf("postings of a reference: got %+v", ps)
+		}
+		return nil
+	})
+}
+
+// A posting key is posted once, however many writers race for it, and
+// a refused posting leaves no lines behind.
+func testLedgerPostsOnce(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Update(context.Background(), func(tx paylink.Tx) error {
+				return tx.AddPosting(posting(m, fmt.Sprintf("bt_%s_%d", m.ID, i), "charge:once:"+m.ID, 1000))
+			})
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case !errors.Is(err, paylink.ErrConflict):
+				t.Errorf("racing posting: got %v, want nil or ErrConflict", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("got %d postings of one key, want 1", wins.Load())
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		bal, err := tx.LedgerBalances(m.ID)
+		if err != nil {
+			return err
+		}
+		for _, b := range bal {
+			if b.Account == paylink.AccountAcquirerReceivable && b.Amount != 1000 {
+				t.Errorf("receivable: got %d, want 1000 (one posting's lines)", b.Amount)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,129 @@
+package paylink
+
+import (
+	"context"
+	"fmt"
+)
+
+// Posting to the journal happens in exactly two places: save (every
+// transaction status change) and saveRefund (every refund status change),
+// both inside the database transaction that records the change, so no
+// money moves without its posting and no posting outlives a rollback.
+
+// postTransaction appends the posting of t's move from one status to
+// another, if the move takes or gives money.
+func (s *Service) postTransaction(tx Tx, t *Transaction, from Status) error {
+	switch t.Status {
+	case StatusApproved, StatusPending, StatusDeclined:
+	default:
+		return nil
+	}
+	if t.Status == from {
+		return nil
+	}
+	m, err := tx.Merchant(t.MerchantID)
+	if err != nil {
+		return fmt.Errorf("posting %s: %w", t.Reference, err)
+	}
+	p, err := TransactionPosting(t, from, PricingOf(m))
+	if err != nil || p == nil {
+		return err
+	}
+	return s.post(tx, p)
+}
+
+// saveRefund writes r, which was in status from, with a compare-and-set
+// on that status, and posts it once it is approved.
+func (s *Service) saveRefund(tx Tx, t *Transaction, r *Refund, from Status) error {
+	if err := tx.UpdateRefund(r, from); err != nil {
+		return err
+	}
+	if p := RefundPosting(t, r); p != nil {
+		return s.post(tx, p)
+	}
+	return nil
+}
+
+// post stamps p with its id and time and appends it. An unbalanced
+// posting is a bug and fails the whole operation.
+func (s *Service) post(tx Tx, p *Posting) error {
+	if !p.Balanced() {
+		return Internal("post", fmt.Errorf("posting %s does not balance: %+v", p.Key, p.Lines))
+	}
+	id, err := s.reference("bt_")
+	if err != nil {
+		return Internal("posting id", err)
+	}
+	p.ID, p.CreatedAt = id, s.now()
+	return tx.AddPosting(p)
+}
+
+// Balance is a merchant's balance in one currency, in minor units.
+type Balance struct {
+	Currency string
+	// Pending is captured and not yet settled by the acquirer.
+	Pending int64
+	// Available is settled and not yet paid out.
+	Available int64
+	// PaidOut is everything paid out to the merchant so far.
+	PaidOut int64
+}
+
+// Balances derives m's balances from the journal, one per currency.
+func (s *Service) Balances(ctx context.Context, m *Merchant) ([]Balance, error) {
+	var rows []AccountBalance
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		rows, err = tx.LedgerBalances(m.ID)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("balances", err)
+	}
+	return BalancesOf(rows), nil
+}
+
+// BalancesOf folds account sums into per-currency balances. Merchant
+// accounts are credit-normal, so their sums are negated.
+func BalancesOf(rows []AccountBalance) []Balance {
+	var out []Balance
+	at := map[string]int{}
+	for _, r := range rows {
+		i, ok := at[r.Currency]
+		if !ok {
+			i = len(out)
+			at[r.Currency] = i
+			out = append(out, Balance{Currency: r.Currency})
+		}
+		switch r.Account {
+		case AccountMerchantPending:
+			out[i].Pending = -r.Amount
+		case AccountMerchantAvailable:
+			out[i].Available = -r.Amount
+		case AccountMerchantPaidOut:
+			out[i].PaidOut = -r.Amount
+		}
+	}
+	return out
+}
+
+// MaxBalanceTransactions is the largest page of balance transactions.
+const MaxBalanceTransactions = 100
+
+// BalanceTransactions lists m's balance transactions newest first, up
+// to limit (1 to MaxBalanceTransactions), after the id startingAfter.
+func (s *Service) BalanceTransactions(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Posting, error) {
+	if limit < 1 || limit > MaxBalanceTransactions {
+		return nil, Errorf(KindInvalid, CodeInvalidRequest, "limit must be between 1 and %d", MaxBalanceTransactions)
+	}
+	var out []*Posting
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.BalanceTransactions(m.ID, startingAfter, limit)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("balance transactions", err)
+	}
+	return out, nil
+}

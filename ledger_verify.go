@@ -1,0 +1,199 @@
+package paylink
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Discrepancy is one way the journal disagrees with itself or with the
+// payments it records.
+type Discrepancy struct {
+	Reference string // the payment, refund or posting concerned
+	Problem   string
+}
+
+// verifyPage is how many rows verification reads per query.
+const verifyPage = 500
+
+// VerifyLedger checks the whole journal: every posting balances; every
+// approved payment, cleared or dishonoured debit and approved refund has
+// exactly its postings, for its amount, and nothing else is posted; and
+// for every merchant and currency the balance transactions' net sums to
+// pending plus available. It returns every discrepancy found, none when
+// the ledger is sound.
+func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
+	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}}
+	if err := s.scanPostings(ctx, v.addPosting); err != nil {
+		return nil, err
+	}
+	if err := s.scanTransactions(ctx, v.checkTransaction); err != nil {
+		return nil, err
+	}
+	if err := s.scanRefunds(ctx, v.checkRefund); err != nil {
+		return nil, err
+	}
+	v.checkLeftovers()
+	v.checkBalances()
+	sort.SliceStable(v.found, func(i, j int) bool { return v.found[i].Reference < v.found[j].Reference })
+	return v.found, nil
+}
+
+// verifier accumulates what verification has seen.
+type verifier struct {
+	postings map[string]*Posting // by key; removed once accounted for
+	net      map[string]int64    // merchant/currency: sum of balance transactions' net
+	held     map[string]int64    // merchant/currency: pending + available from the lines
+	found    []Discrepancy
+}
+
+func (v *verifier) report(ref, format string, args ...any) {
+	v.found = append(v.found, Discrepancy{Reference: ref, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) addPosting(p *Posting) {
+	if !p.Balanced() {
+		v.report(p.Reference, "posting %s does not balance", p.Key)
+	}
+	if p.Net != p.Amount-p.Fee || p.Fee < 0 {
+		v.report(p.Reference, "posting %s: net %d is not amount %d less fee %d", p.Key, p.Net, p.Amount, p.Fee)
+	}
+	k := p.MerchantID + "/" + p.Currency
+	if p.MovesBalance() {
+		v.net[k] += p.Net
+	}
+	for _, l := range p.Lines {
+		if l.Account == AccountMerchantPending || l.Account == AccountMerchantAvailable {
+			v.held[k] -= l.Amount
+		}
+	}
+	v.postings[p.Key] = p
+}
+
+// expect accounts for the posting key, which must exist and move gross.
+func (v *verifier) expect(ref string, kind PostingKind, key string, gross int64) {
+	p, ok := v.postings[key]
+	if !ok {
+		v.report(ref, "no %s posting", kind)
+		return
+	}
+	delete(v.postings, key)
+	if got := abs(p.Lines[0].Amount); got != gross {
+		v.report(ref, "%s posting is for %d, want %d", kind, got, gross)
+	}
+}
+
+func (v *verifier) checkTransaction(t *Transaction) {
+	key := func(k PostingKind) string { return string(k) + ":" + t.Reference }
+	if t.PaymentType != PaymentTypeBankAccount {
+		if t.Status == StatusApproved {
+			v.expect(t.Reference, PostingCharge, key(PostingCharge), t.Total)
+		}
+		return
+	}
+	_, submitted := v.postings[key(PostingDirectDebitSubmit)]
+	switch {
+	case t.Status == StatusPending:
+		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+	case t.Status == StatusApproved:
+		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+		v.expect(t.Reference, PostingDirectDebitClear, key(PostingDirectDebitClear), t.Total)
+	case t.Status == StatusDeclined && submitted:
+		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+		v.expect(t.Reference, PostingDirectDebitDishonor, key(PostingDirectDebitDishonor), t.Total)
+	}
+}
+
+func (v *verifier) checkRefund(r *Refund) {
+	if r.Status != StatusApproved {
+		return
+	}
+	for _, kind := range []PostingKind{PostingRefund, PostingDirectDebitRefund} {
+		if _, ok := v.postings[string(kind)+":"+r.Reference]; ok {
+			v.expect(r.Reference, kind, string(kind)+":"+r.Reference, r.Amount)
+			return
+		}
+	}
+	v.report(r.Reference, "no refund posting")
+}
+
+// checkLeftovers reports postings of payments that no payment accounts
+// for (settlements and payouts are accounted for by their batches).
+func (v *verifier) checkLeftovers() {
+	for _, p := range v.postings {
+		switch p.Kind {
+		case PostingSettlement, PostingPayout:
+		default:
+			v.report(p.Reference, "%s posting %s has no payment in that state", p.Kind, p.Key)
+		}
+	}
+}
+
+func (v *verifier) checkBalances() {
+	for k, held := range v.held {
+		if v.net[k] != held {
+			v.report(k, "balance transactions net %d, but pending + available is %d", v.net[k], held)
+		}
+	}
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// scanPostings, scanTransactions and scanRefunds call fn for every row,
+// a page per read-only transaction.
+func (s *Service) scanPostings(ctx context.Context, fn func(*Posting)) error {
+	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+		ps, err := tx.ScanPostings(after, verifyPage)
+		for _, p := range ps {
+			fn(p)
+			after = p.ID
+		}
+		return after, len(ps), err
+	})
+}
+
+func (s *Service) scanTransactions(ctx context.Context, fn func(*Transaction)) error {
+	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+		ts, err := tx.ScanTransactions(after, verifyPage)
+		for _, t := range ts {
+			fn(t)
+			after = t.Reference
+		}
+		return after, len(ts), err
+	})
+}
+
+func (s *Service) scanRefunds(ctx context.Context, fn func(*Refund)) error {
+	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+		rs, err := tx.ScanRefunds(after, verifyPage)
+		for _, r := range rs {
+			fn(r)
+			after = r.Reference
+		}
+		return after, len(rs), err
+	})
+}
+
+// scanAll runs page until it returns a short page.
+func scanAll(ctx context.Context, store Store, page func(tx Tx, after string) (string, int, error)) error {
+	after := ""
+	for {
+		var n int
+		err := store.View(ctx, func(tx Tx) error {
+			var err error
+			after, n, err = page(tx, after)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("verify ledger: %w", err)
+		}
+		if n < verifyPage {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package paylink
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AcquirerRecord is one line of an acquirer's settlement file: a capture
+// or refund it settled, in minor units of Currency.
+type AcquirerRecord struct {
+	Line      int    // line number in the file, for error messages; 0 when built
+	Date      string // YYYY-MM-DD (UTC) the acquirer settled it
+	Reference string // purchase reference of a capture, refund reference of a refund
+	Type      string // "capture" or "refund"
+	Currency  string
+	Amount    int64
+}
+
+// Acquirer record types.
+const (
+	RecordCapture = "capture"
+	RecordRefund  = "refund"
+)
+
+// settlementFileHeader is the sandbox acquirer's file layout.
+var settlementFileHeader = []string{"date", "reference", "type", "currency", "amount"}
+
+// WriteSettlementFile writes records as the sandbox acquirer's CSV
+// settlement file: a header row, then one row per record with amounts as
+// decimals in major units.
+func WriteSettlementFile(w io.Writer, records []AcquirerRecord) error {
+	cw := csv.NewWriter(w)
+	cw.Write(settlementFileHeader)
+	for _, r := range records {
+		cur, _ := LookupCurrency(r.Currency)
+		cw.Write([]string{r.Date, r.Reference, r.Type, r.Currency, FormatAmount(r.Amount, cur)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ParseSettlementFile reads an acquirer settlement file: CSV with a
+// header row naming at least date, reference, currency and amount (type
+// optional), in any order. An error names the line at fault.
+func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line 1: no header row: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	for _, need := range []string{"date", "reference", "currency", "amount"} {
+		if _, ok := col[need]; !ok {
+			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line 1: the header has no %q column", need)
+		}
+	}
+	var out []AcquirerRecord
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line %d: %v", line, err)
+		}
+		r, err := parseRecord(rec, col, line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+}
+
+func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, error) {
+	field := func(name string) string {
+		if i, ok := col[name]; ok && i < len(rec) {
+			return strings.TrimSpace(rec[i])
+		}
+		return ""
+	}
+	bad := func(format string, args ...any) (AcquirerRecord, error) {
+		return AcquirerRecord{}, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line %d: %s", line, fmt.Sprintf(format, args...))
+	}
+	r := AcquirerRecord{Line: line, Date: field("date"), Reference: field("reference"), Type: field("type"), Currency: field("currency")}
+	if _, err := ParseDay(r.Date); err != nil {
+		return bad("date %q is not YYYY-MM-DD", r.Date)
+	}
+	if r.Reference == "" || len(r.Reference) > MaxInvoiceLength {
+		return bad("reference is empty or too long")
+	}
+	cur, ok := LookupCurrency(r.Currency)
+	if !ok {
+		return bad("unknown currency %q", r.Currency)
+	}
+	r.Currency = cur.Code
+	amount, err := ParseAmount(field("amount"), cur)
+	if err != nil {
+		return bad("amount: %v", err)
+	}
+	r.Amount = amount
+	return r, nil
+}
+
+// Variance kinds.
+const (
+	VarianceMissingInLedger = "missing_in_ledger" // the acquirer settled it, the ledger has no such posting
+	VarianceMissingInFile   = "missing_in_file"   // posted in the ledger, absent from the file
+	VarianceAmount          = "amount_differs"    // both have it, for different amounts or currencies
+)
+
+// Variance is one disagreement between a settlement file and the ledger.
+type Variance struct {
+	Kind         string
+	Reference    string
+	Currency     string
+	FileAmount   int64
+	LedgerAmount int64
+	Line         int // the file line, 0 for missing_in_file
+}
+
+// Reconciliation is the result of matching one file against the ledger.
+type Reconciliation struct {
+	ID        string
+	FileName  string
+	Days      []string
+	Matched   int
+	Variances []Variance
+	CreatedAt time.Time
+}
+
+// AcquirerSettlement is what the sandbox acquirer settled on a UTC day:
+// every card and wallet payment it captured and every refund it paid
+// that day, read from the payment records (not from the ledger, which
+// reconciliation checks against it).
+func (s *Service) AcquirerSettlement(ctx context.Context, day string) ([]AcquirerRecord, error) {
+	start, err := dayStart(day)
+	if err != nil {
+		return nil, err
+	}
+	var out []AcquirerRecord
+	err = s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.AcquirerActivity(start, start.AddDate(0, 0, 1))
+		return err
+	})
+	if err != nil {
+		return nil, Internal("acquirer settlement", err)
+	}
+	for i := range out {
+		out[i].Date = day
+	}
+	return out, nil
+}
+
+func dayStart(day string) (time.Time, error) {
+	if _, err := ParseDay(day); err != nil {
+		return time.Time{}, err
+	}
+	t, _ := time.Parse(time.DateOnly, day)
+	return t.UTC(), nil
+}
+
+// Reconcile matches a settlement file against the ledger's card and
+// wallet postings of the days the file covers, stores the result with
+// every variance for review, and returns it.
+func (s *Service) Reconcile(ctx context.Context, fileName string, records []AcquirerRecord) (*Reconciliation, error) {
+	rec := &Reconciliation{FileName: fileName, CreatedAt: s.now()}
+	for _, r := range records {
+		if !slices.Contains(rec.Days, r.Date) {
+			rec.Days = append(rec.Days, r.Date)
+		}
+	}
+	slices.Sort(rec.Days)
+	ledger := map[string]*Posting{}
+	err := s.store.View(ctx, func(tx Tx) error {
+		for _, day := range rec.Days {
+			start, err := dayStart(day)
+			if err != nil {
+				return err
+			}
+			ps, err := tx.AcquirerPostings(start, start.AddDate(0, 0, 1))
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				ledger[acquirerReference(p)] = p
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, asServiceError("reconcile", err)
+	}
+	rec.match(records, ledger)
+	id, err := s.reference("rc_")
+	if err != nil {
+		return nil, Internal("reconciliation id", err)
+	}
+	rec.ID = id
+	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateReconciliation(rec) }); err != nil {
+		return nil, Internal("store reconciliation", err)
+	}
+	return rec, nil
+}
+
+// acquirerReference is how the acquirer names a posting's operation.
+func acquirerReference(p *Posting) string {
+	if p.RefundReference != "" {
+		return p.RefundReference
+	}
+	return p.Reference
+}
+
+// match pairs file records with ledger postings by reference.
+func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting) {
+	for _, r := range records {
+		p, ok := ledger[r.Reference]
+		if !ok {
+			rec.Variances = append(rec.Variances, Variance{Kind: VarianceMissingInLedger, Reference: r.Reference,
+				Currency: r.Currency, FileAmount: r.Amount, Line: r.Line})
+			continue
+		}
+		delete(ledger, r.Reference)
+		if gross := abs(p.Amount); gross != r.Amount || p.Currency != r.Currency {
+			rec.Variances = append(rec.Variances, Variance{Kind: VarianceAmount, Reference: r.Reference,
+				Currency: r.Currency, FileAmount: r.Amount, LedgerAmount: gross, Line: r.Line})
+			continue
+		}
+		rec.Matched++
+	}
+	var missing []Variance
+	for ref, p := range ledger {
+		missing = append(missing, Variance{Kind: VarianceMissingInFile, Reference: ref, Currency: p.Currency, LedgerAmount: abs(p.Amount)})
+	}
+	slices.SortFunc(missing, func(a, b Variance) int { return strings.Compare(a.Reference, b.Reference) })
+	rec.Variances = append(rec.Variances, missing...)
+}

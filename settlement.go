@@ -1,0 +1,208 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SettlementBatch is what the acquirer and bank settled of one merchant
+// and currency for one UTC day of postings in one settlement run: the
+// balance transactions it covers move from pending to available.
+type SettlementBatch struct {
+	ID         string
+	MerchantID string
+	Currency   string
+	Day        string // YYYY-MM-DD, the UTC day the covered postings were made
+	Count      int    // balance transactions covered
+	Net        int64  // their net, moved from pending to available
+	CreatedAt  time.Time
+	PayoutID   string // the payout that paid it out, "" until then
+}
+
+// Payout takes a merchant's available balance in one currency to its
+// bank account; it pays out the batches settled since the last payout.
+type Payout struct {
+	ID         string
+	MerchantID string
+	Currency   string
+	Amount     int64
+	BatchIDs   []string
+	CreatedAt  time.Time
+}
+
+// MerchantCurrency names one merchant's balance in one currency.
+type MerchantCurrency struct {
+	MerchantID string
+	Currency   string
+}
+
+// SettleResult counts what a settlement run did.
+type SettleResult struct {
+	Batches []*SettlementBatch
+	Payouts []*Payout
+}
+
+// Settle settles, as the sandbox acquirer and bank would, every balance
+// transaction made before cutoff that no batch covers yet: one batch per
+// merchant, currency and UTC day, then one payout per merchant and
+// currency of its whole available balance, when positive. Each merchant
+// and currency is settled in one database transaction under a lock, and a
+// balance transaction belongs to at most one batch and a batch to at most
+// one payout (unique keys), so running it twice, or on two instances at
+// once, settles and pays nothing twice.
+func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, error) {
+	var accounts []MerchantCurrency
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		accounts, err = tx.UnsettledAccounts(cutoff.UTC())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	res := &SettleResult{}
+	for _, a := range accounts {
+		err := s.store.Update(ctx, func(tx Tx) error {
+			batches, payout, err := s.settleAccount(tx, a, cutoff.UTC())
+			if err == nil {
+				res.Batches = append(res.Batches, batches...)
+				if payout != nil {
+					res.Payouts = append(res.Payouts, payout)
+				}
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, ErrConflict) { // a conflict: another instance settled it
+			return res, fmt.Errorf("settle %s %s: %w", a.MerchantID, a.Currency, err)
+		}
+	}
+	return res, nil
+}
+
+// settleAccount settles and pays out one merchant and currency inside tx.
+func (s *Service) settleAccount(tx Tx, a MerchantCurrency, cutoff time.Time) ([]*SettlementBatch, *Payout, error) {
+	if err := tx.LockMerchantLedger(a.MerchantID, a.Currency); err != nil {
+		return nil, nil, err
+	}
+	postings, err := tx.UnsettledPostings(a.MerchantID, a.Currency, cutoff)
+	if err != nil {
+		return nil, nil, err
+	}
+	var batches []*SettlementBatch
+	for _, day := range byDay(postings) {
+		b, err := s.settleDay(tx, a, day)
+		if err != nil {
+			return nil, nil, err
+		}
+		batches = append(batches, b)
+	}
+	payout, err := s.payOut(tx, a)
+	return batches, payout, err
+}
+
+// byDay groups postings, oldest first, by the UTC day they were made.
+func byDay(ps []*Posting) [][]*Posting {
+	var out [][]*Posting
+	for i, p := range ps {
+		if i == 0 || p.CreatedAt.Format(time.DateOnly) != ps[i-1].CreatedAt.Format(time.DateOnly) {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+	}
+	return out
+}
+
+// settleDay records one batch over covered and posts its settlement.
+func (s *Service) settleDay(tx Tx, a MerchantCurrency, covered []*Posting) (*SettlementBatch, error) {
+	id, err := s.reference("sb_")
+	if err != nil {
+		return nil, Internal("batch id", err)
+	}
+	b := &SettlementBatch{ID: id, MerchantID: a.MerchantID, Currency: a.Currency,
+		Day: covered[0].CreatedAt.Format(time.DateOnly), Count: len(covered), CreatedAt: s.now()}
+	ids := make([]string, len(covered))
+	for i, p := range covered {
+		ids[i] = p.ID
+		b.Net += p.Net
+	}
+	if err := tx.CreateSettlementBatch(b, ids); err != nil {
+		return nil, err
+	}
+	p, err := SettlementPosting(b.ID, a.MerchantID, a.Currency, covered)
+	if err != nil {
+		return nil, Internal("settlement posting", err)
+	}
+	return b, s.post(tx, p)
+}
+
+// payOut pays the merchant's whole available balance, when positive,
+// covering every batch not paid out yet.
+func (s *Service) payOut(tx Tx, a MerchantCurrency) (*Payout, error) {
+	rows, err := tx.LedgerBalances(a.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	var available int64
+	for _, b := range BalancesOf(rows) {
+		if b.Currency == a.Currency {
+			available = b.Available
+		}
+	}
+	if available <= 0 {
+		return nil, nil
+	}
+	batches, err := tx.UnpaidBatches(a.MerchantID, a.Currency)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.reference("po_")
+	if err != nil {
+		return nil, Internal("payout id", err)
+	}
+	p := &Payout{ID: id, MerchantID: a.MerchantID, Currency: a.Currency, Amount: available, CreatedAt: s.now()}
+	for _, b := range batches {
+		p.BatchIDs = append(p.BatchIDs, b.ID)
+	}
+	if err := tx.CreatePayout(p); err != nil {
+		return nil, err
+	}
+	return p, s.post(tx, PayoutPosting(p.ID, a.MerchantID, a.Currency, p.Amount))
+}
+
+// Payouts lists m's payouts newest first, up to limit (1 to
+// MaxBalanceTransactions), after the id startingAfter.
+func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Payout, error) {
+	if limit < 1 || limit > MaxBalanceTransactions {
+		return nil, Errorf(KindInvalid, CodeInvalidRequest, "limit must be between 1 and %d", MaxBalanceTransactions)
+	}
+	var out []*Payout
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.Payouts(m.ID, startingAfter, limit)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("payouts", err)
+	}
+	return out, nil
+}
+
+// LastCutoff is the most recent daily settlement cut-off at or before
+// now: the time of day cutoff (since midnight UTC) today or yesterday.
+func LastCutoff(now time.Time, cutoff time.Duration) time.Time {
+	now = now.UTC()
+	c := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(cutoff)
+	if c.After(now) {
+		c = c.AddDate(0, 0, -1)
+	}
+	return c
+}
+
+// SettleDue is the scheduled settlement: it settles everything before
+// the last daily cut-off (Config.SettlementCutoff). Run often, it does
+// the day's work once and then finds nothing to do until the next cut-off.
+func (s *Service) SettleDue(ctx context.Context) (*SettleResult, error) {
+	return s.Settle(ctx, LastCutoff(s.now(), s.cfg.SettlementCutoff))
+}
