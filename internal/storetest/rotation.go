@@ -18,7 +18,7 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 	m.Settings.Webhook.Secrets = []paylink.SealedSecret{fresh, old}
 	stale, current, legacyFP, wiped := newCard(m, "a"+m.ID, true), newCard(m, "b"+m.ID, true), newCard(m, "c"+m.ID, true), newCard(m, "d"+m.ID, true)
 	current.Sealed, current.FingerprintKeyID = fresh, "k2"
-	legacyFP.Sealed = fresh // sealed under k2, fingerprint from before (key id "")
+	legacyFP.Sealed = fresh                                              // sealed under k2, fingerprint from before (key id "")
 	wiped.Sealed = paylink.SealedSecret{KeyID: "", Ciphertext: []byte{}} // as WipeSpentCards leaves it
 	debit := NewTransaction(m, "dd"+m.ID, "", 100)
 	debit.Secret = old
