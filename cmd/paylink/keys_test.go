@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -402,4 +403,56 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	if !errors.Is(err, errOldKeysInUse) || !strings.Contains(out, "could not open: 1") || !strings.Contains(out, "still under an old key: 1") {
 		t.Errorf("with a secret under an unknown key: got %v and output\n%s\nwant errOldKeysInUse, 1 not opened, 1 left", err, out)
 	}
+}
+
+// TestKeyRotationMigratesLegacyFingerprints: cards fingerprinted before
+// fingerprints were per merchant (one service-wide value, no key id) get
+// the per-merchant fingerprint from RotateKeys, with no key change, at
+// the Service level on both engines.
+func TestKeyRotationMigratesLegacyFingerprints(t *testing.T) {
+	rotationEngines(t, func(t *testing.T, engine sqlstore.Engine) {
+		e := newRotationEnv(t, engine)
+		e.serve = e.tokenise // no new key: only the fingerprints are out of date
+		shops := e.vaultCards(t, 2, 3)
+		want := map[string]string{}
+		for _, mc := range shops {
+			for _, tok := range mc.tokens {
+				c, err := e.serve.LookupCard(context.Background(), mc.m, mc.creds.CompanyToken, tok)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[tok] = c.Info.Fingerprint
+			}
+		}
+		driver, source := "pgx", e.dsn
+		if engine == sqlstore.SQLite {
+			driver = "sqlite"
+		}
+		raw, err := sql.Open(driver, source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		if _, err := raw.Exec(`UPDATE cards SET fingerprint = 'legacy-service-wide', fingerprint_key_id = ''`); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.serve.RotateKeys(context.Background(), paylink.KeyRotation{Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Resealed != 0 || res.Fingerprinted != 6 || res.Remaining != 0 {
+			t.Errorf("got %+v, want 0 re-sealed, 6 fingerprints recomputed, 0 remaining", res)
+		}
+		for _, mc := range shops {
+			for _, tok := range mc.tokens {
+				c, err := e.serve.LookupCard(context.Background(), mc.m, mc.creds.CompanyToken, tok)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Info.Fingerprint != want[tok] || c.FingerprintKeyID == "" || c.FingerprintKeyID != c.Sealed.KeyID {
+					t.Errorf("after migration: got fingerprint %s under %q, want %s under the active key", c.Info.Fingerprint, c.FingerprintKeyID, want[tok])
+				}
+			}
+		}
+	})
 }
