@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
 )
@@ -75,10 +74,11 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	return nil
 }
 
-// rotationService is a service for key rotation: no page URLs, no
-// processor calls beyond the sandbox wiring every command shares.
+// rotationService is a service for key rotation with the vault v, which
+// may differ from the one openVault would give (a key file being
+// rotated). Rotation calls no processor and renders no page.
 func rotationService(st *sqlstore.Store, v *vault.Vault, log *slog.Logger) *paylink.Service {
-	return paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{}, Logger: log})
+	return paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Logger: log})
 }
 
 // rotateKeyFile prepares the SQLite key file for a rotation and returns

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -455,4 +456,53 @@ func TestKeyRotationMigratesLegacyFingerprints(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestKeysRotateBesideARunningServer: the real binary rotates the key
+// file of a database a `paylink serve` process is serving; that process
+// opens the re-encrypted card and seals new cards under the new key
+// without a restart.
+func TestKeysRotateBesideARunningServer(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "paylink.db")
+	c := createMerchant(t, db)
+	s := startServe(t, db)
+	tokenise := func() string {
+		t.Helper()
+		code, out := s.post(c.APIKey, "/v5/tokenize_card", map[string]any{"company_token": c.CompanyToken,
+			"card": testCard("4111111111111111"), "customer": map[string]any{"store_card_permission": true}})
+		tok, _ := get(out, "card.token").(string)
+		if code != 200 || tok == "" {
+			t.Fatalf("tokenize: %d %v", code, out)
+		}
+		return tok
+	}
+	before := tokenise()
+	out, err := exec.Command(binary, "keys", "rotate", "--db", db).Output()
+	if err != nil || !strings.Contains(string(out), "still under an old key: 0") {
+		t.Fatalf("keys rotate: %v\n%s", err, out)
+	}
+	after := tokenise()
+	for _, tok := range []string{before, after} {
+		got := s.purchase(c, map[string]any{"token": tok}, "12.00", nil)
+		if st := get(got, "purchase.status"); st != "APPROVED" {
+			t.Errorf("purchase with a card token after the rotation: got %v, want APPROVED", st)
+		}
+	}
+	keys, err := vault.ReadKeyFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, _ := vault.KeyIDOf(keys[0])
+	st, err := sqlstore.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var stale int
+	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM cards WHERE key_id <> $1`, active).Scan(&stale); err != nil {
+		t.Fatal(err)
+	}
+	if stale != 0 {
+		t.Errorf("got %d cards sealed under another key than the new active %s, want 0 (the server must seal new cards under it)", stale, active)
+	}
 }
