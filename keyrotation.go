@@ -77,14 +77,14 @@ func (s *Service) RotateKeys(ctx context.Context, opts KeyRotation) (RotationRes
 			return res, err
 		}
 	}
-	n, err := s.SecretsToRotate(ctx)
+	n, err := s.CountSecretsToRotate(ctx)
 	res.Remaining = n
 	return res, err
 }
 
-// SecretsToRotate counts the stored secrets and card fingerprints not
+// CountSecretsToRotate counts the stored secrets and card fingerprints not
 // under the vault's active key.
-func (s *Service) SecretsToRotate(ctx context.Context) (int64, error) {
+func (s *Service) CountSecretsToRotate(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error

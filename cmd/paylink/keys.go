@@ -100,7 +100,7 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 	if err != nil {
 		return nil, err
 	}
-	pending, err := rotationService(st, v, log).SecretsToRotate(ctx)
+	pending, err := rotationService(st, v, log).CountSecretsToRotate(ctx)
 	if err != nil {
 		return nil, err
 	}
