@@ -208,9 +208,10 @@ func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, custom
 			return nil, Internal("customer id", err)
 		}
 	}
+	fingerprint, fingerprintKeyID := s.vault.Fingerprint(m.ID, d.Number)
 	return &Card{
 		Token: tok, MerchantID: m.ID, Sealed: sealed, MultiUse: multiUse, CustomerID: customerID,
-		Info: DescribeCard(*d, s.vault.Fingerprint(d.Number), m.Country), CreatedAt: s.now(),
+		Info: DescribeCard(*d, fingerprint, m.Country), FingerprintKeyID: fingerprintKeyID, CreatedAt: s.now(),
 	}, nil
 }
 

@@ -18,8 +18,13 @@ const TokenLength = 128
 type Vault interface {
 	Seal(plaintext []byte) (SealedSecret, error)
 	Open(s SealedSecret) ([]byte, error)
-	// Fingerprint is a keyed, irreversible, stable identifier of a PAN.
-	Fingerprint(pan string) string
+	// Fingerprint is a keyed, irreversible identifier of a PAN within one
+	// merchant (two merchants get unrelated fingerprints for one card),
+	// with the id of the master key it was made under.
+	Fingerprint(merchantID, pan string) (fingerprint, keyID string)
+	// KeyID is the id of the key Seal uses now; key rotation re-seals
+	// whatever names another.
+	KeyID() string
 }
 
 // Config holds the service's tunables.

@@ -81,6 +81,21 @@ type Tx interface {
 	// page's one-time secret); every merchant-facing lookup is scoped.
 	TransactionByReference(reference string) (*Transaction, error)
 
+	// Key rotation (keyrotation.go).
+
+	// SecretsToRotate lists up to limit stored secrets of kind whose key
+	// id is neither keyID nor "" (erased), or, for cards, whose
+	// fingerprint was made under another key, with ids after after, in id
+	// order. next is the cursor for the following call, "" when none is
+	// left.
+	SecretsToRotate(kind SecretKind, keyID, after string, limit int) (secrets []StoredSecret, next string, err error)
+	// ResealSecret writes s's sealed value (and a card's fingerprint) if
+	// the stored one is still old: compare-and-set, so a concurrent writer
+	// or a second rotation is never overwritten; otherwise ErrConflict.
+	ResealSecret(s StoredSecret, old SealedSecret) error
+	// CountSecretsToRotate counts what SecretsToRotate would list in all.
+	CountSecretsToRotate(keyID string) (int64, error)
+
 	// AddEvent appends to the audit log.
 	AddEvent(e *Event) error
 
@@ -209,6 +224,11 @@ type Card struct {
 	CreatedAt     time.Time
 	UsedAt        time.Time // single-use tokens: when used
 	InvalidatedAt time.Time
+
+	// FingerprintKeyID names the master key Info.Fingerprint was made
+	// under ("" for fingerprints from before they were scoped per
+	// merchant); key rotation recomputes any not under the active key.
+	FingerprintKeyID string
 }
 
 // Event is an audit record: every state change of money appends one in

@@ -80,31 +80,44 @@ func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	return st, nil
 }
 
-// openVault loads the master key: PAYLINK_MASTER_KEY (required with
+// openVault loads the master keys: PAYLINK_MASTER_KEY (required with
 // PostgreSQL, shared by every instance), or for SQLite only a key file
-// next to the database, created on first use with mode 0600. Previous
-// keys for rotation are in PAYLINK_PREVIOUS_MASTER_KEYS, comma-separated.
+// next to the database, created on first use with mode 0600, which the
+// vault follows when `paylink keys rotate` changes it. Previous keys for
+// rotation are in PAYLINK_PREVIOUS_MASTER_KEYS, comma-separated.
 func openVault(env environment, dsn string) (*vault.Vault, error) {
 	d, err := sqlstore.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	var keys [][]byte
-	if hexKey := env.getenv("PAYLINK_MASTER_KEY"); hexKey != "" {
+	previous, err := previousKeys(env)
+	if err != nil {
+		return nil, err
+	}
+	hexKey := env.getenv("PAYLINK_MASTER_KEY")
+	switch {
+	case hexKey != "":
 		k, err := vault.ParseKey(hexKey)
 		if err != nil {
 			return nil, fmt.Errorf("PAYLINK_MASTER_KEY: %w", err)
 		}
-		keys = append(keys, k)
-	} else if d.Engine == sqlstore.Postgres {
+		return vault.New(append([][]byte{k}, previous...)...)
+	case d.Engine == sqlstore.Postgres:
 		return nil, errors.New("PAYLINK_MASTER_KEY (64 hex characters) is required with PostgreSQL: every instance must share it")
-	} else {
-		k, err := vault.LoadOrCreateKeyFile(d.Path + ".key")
-		if err != nil {
-			return nil, fmt.Errorf("master key file: %w", err)
-		}
-		keys = append(keys, k)
 	}
+	v, err := vault.OpenKeyFile(keyFilePath(d), previous...)
+	if err != nil {
+		return nil, fmt.Errorf("master key file: %w", err)
+	}
+	return v, nil
+}
+
+// keyFilePath is the master key file of a SQLite database.
+func keyFilePath(d sqlstore.DSN) string { return d.Path + ".key" }
+
+// previousKeys parses PAYLINK_PREVIOUS_MASTER_KEYS.
+func previousKeys(env environment) ([][]byte, error) {
+	var keys [][]byte
 	for _, old := range strings.Split(env.getenv("PAYLINK_PREVIOUS_MASTER_KEYS"), ",") {
 		if old = strings.TrimSpace(old); old == "" {
 			continue
@@ -115,7 +128,7 @@ func openVault(env environment, dsn string) (*vault.Vault, error) {
 		}
 		keys = append(keys, k)
 	}
-	return vault.New(keys...)
+	return keys, nil
 }
 
 // newService wires the service from an open store.

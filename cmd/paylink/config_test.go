@@ -50,7 +50,7 @@ func TestSQLiteKeyFileIsCreatedPrivateAndReused(t *testing.T) {
 	if pt, err := v2.Open(sealed); err != nil || string(pt) != "4111111111111111" {
 		t.Errorf("reopened vault: got %q, %v; want the sealed PAN back", pt, err)
 	}
-	if v1.Fingerprint("4111111111111111") != v2.Fingerprint("4111111111111111") {
+	if fp1, _ := v1.Fingerprint("m1", "4111111111111111"); fp1 != first(v2.Fingerprint("m1", "4111111111111111")) {
 		t.Errorf("fingerprints differ across restarts")
 	}
 }
@@ -69,3 +69,6 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 		t.Errorf("flag over env: got %q, %v", *db, err)
 	}
 }
+
+// first returns the first of two results.
+func first[T, U any](t T, _ U) T { return t }

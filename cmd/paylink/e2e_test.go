@@ -15,10 +15,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // binary is the paylink binary built once for the package's tests.
 var binary string
+
+// pg is the package's throwaway PostgreSQL.
+var pg pgtest.Shared
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "paylink-bin-")
@@ -31,7 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build paylink: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	pg.Start()
 	code := m.Run()
+	pg.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -36,6 +36,7 @@ commands:
   report settlement  a merchant's settlement report of a day, CSV
   acquirer settlement-file   what the sandbox acquirer settled on a day, CSV
   reconcile          match an acquirer settlement file against the ledger
+  keys rotate        re-encrypt stored secrets under the current master key
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAcquirer(ctx, env, args[1:])
 	case "reconcile":
 		return runReconcile(ctx, env, args[1:])
+	case "keys":
+		return runKeys(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

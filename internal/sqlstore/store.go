@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -118,6 +119,9 @@ func sqliteURL(path string, readOnly bool) string {
 }
 
 func openSQLite(path string) (*Store, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	wdb, err := sql.Open("sqlite", sqliteURL(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -136,6 +140,26 @@ func openSQLite(path string) (*Store, error) {
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
 	return &Store{engine: SQLite, db: rdb, reads: newStmtCache(rdb), writer: newWriter(wdb)}, nil
+}
+
+// createPrivate creates a missing database file, empty and with mode
+// 0600: it holds customer names, emails and IP addresses. SQLite gives
+// the -wal and -shm files it creates beside it the database file's mode,
+// so they are 0600 too, without touching the process-wide umask. An
+// existing file keeps its mode (docs/operations.md says how to tighten
+// it).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create sqlite database %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create sqlite database %s: %w", path, err)
+	}
+	return nil
 }
 
 // DB is the underlying read pool, for operator tools and tests that

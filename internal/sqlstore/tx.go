@@ -217,9 +217,9 @@ func (t *tx) CreateCard(c *paylink.Card) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(`INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, info, multi_use, customer_id, created_at, used_at, invalidated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		c.Token, c.MerchantID, c.Sealed.KeyID, c.Sealed.Ciphertext, c.Info.Fingerprint, info, c.MultiUse, c.CustomerID,
+	_, err = t.exec(`INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		c.Token, c.MerchantID, c.Sealed.KeyID, c.Sealed.Ciphertext, c.Info.Fingerprint, c.FingerprintKeyID, info, c.MultiUse, c.CustomerID,
 		c.CreatedAt.UnixMicro(), micros(c.UsedAt), micros(c.InvalidatedAt))
 	if err != nil {
 		return fmt.Errorf("insert card: %w", err)
@@ -227,21 +227,24 @@ func (t *tx) CreateCard(c *paylink.Card) error {
 	return nil
 }
 
-// Card loads a card token of a merchant.
+// Card loads a card token of a merchant. The fingerprint column, which
+// key rotation rewrites, is the card's fingerprint; the copy in info is
+// the one from tokenisation.
 func (t *tx) Card(merchantID, token string) (*paylink.Card, error) {
 	var c paylink.Card
-	var info string
+	var info, fingerprint string
 	var created int64
 	var used, invalidated sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, `SELECT token, merchant_id, key_id, pan_sealed, info, multi_use, customer_id, created_at, used_at, invalidated_at
+	err := t.q.QueryRowContext(t.ctx, `SELECT token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at
 		FROM cards WHERE token = $1 AND merchant_id = $2`, token, merchantID).
-		Scan(&c.Token, &c.MerchantID, &c.Sealed.KeyID, &c.Sealed.Ciphertext, &info, &c.MultiUse, &c.CustomerID, &created, &used, &invalidated)
+		Scan(&c.Token, &c.MerchantID, &c.Sealed.KeyID, &c.Sealed.Ciphertext, &fingerprint, &c.FingerprintKeyID, &info, &c.MultiUse, &c.CustomerID, &created, &used, &invalidated)
 	if err != nil {
 		return nil, notFound("load card", err)
 	}
 	if err := json.Unmarshal([]byte(info), &c.Info); err != nil {
 		return nil, fmt.Errorf("card info: %w", err)
 	}
+	c.Info.Fingerprint = fingerprint
 	c.CreatedAt, c.UsedAt, c.InvalidatedAt = time.UnixMicro(created).UTC(), fromMicros(used), fromMicros(invalidated)
 	return &c, nil
 }

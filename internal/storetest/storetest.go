@@ -47,6 +47,8 @@ func Run(t *testing.T, open Opener) {
 		// Ledger.
 		"Ledger":          testLedger,
 		"LedgerPostsOnce": testLedgerPostsOnce,
+		// Key rotation.
+		"SecretRotation": testSecretRotation,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

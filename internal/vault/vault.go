@@ -4,7 +4,9 @@
 // Both keys are derived with HKDF from one 32-byte master key. Each
 // ciphertext names the key id it was sealed under, so a new master key
 // can be introduced while older ciphertexts still open (Open accepts any
-// key given to New; Seal uses the first).
+// key the vault holds; Seal uses the first, the active key). Key rotation
+// (`paylink keys rotate`) re-seals everything under the active key, after
+// which the previous keys can be dropped.
 package vault
 
 import (
@@ -18,8 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/paylink/paylink"
 )
@@ -28,19 +30,41 @@ import (
 const KeySize = 32
 
 // Vault seals and opens secrets. It is safe for concurrent use.
+//
+// A vault opened on a key file (OpenKeyFile) follows that file: when
+// `paylink keys rotate` writes a new active key into it, a running server
+// seals with the new key from its next Seal on, and opens secrets already
+// re-sealed under it, without a restart.
 type Vault struct {
-	activeID string
-	aeads    map[string]cipher.AEAD
-	fpKey    []byte
+	ring atomic.Pointer[keyRing]
+	file *keyFileSource // nil when the keys are fixed
 }
 
-// New builds a vault from master keys; the first seals, all open. The
-// fingerprint key comes from the first key too.
+// keyRing is one set of keys: the active one seals, all open.
+type keyRing struct {
+	activeID string
+	aeads    map[string]cipher.AEAD
+	fpKey    []byte // fingerprint key of the active master key
+}
+
+// New builds a vault from fixed master keys; the first seals and
+// fingerprints, all open.
 func New(masters ...[]byte) (*Vault, error) {
+	r, err := newRing(masters)
+	if err != nil {
+		return nil, err
+	}
+	v := &Vault{}
+	v.ring.Store(r)
+	return v, nil
+}
+
+// newRing derives the keys of a ring from its master keys, active first.
+func newRing(masters [][]byte) (*keyRing, error) {
 	if len(masters) == 0 {
 		return nil, errors.New("vault: no master key")
 	}
-	v := &Vault{aeads: map[string]cipher.AEAD{}}
+	r := &keyRing{aeads: map[string]cipher.AEAD{}}
 	for i, m := range masters {
 		if len(m) != KeySize {
 			return nil, fmt.Errorf("vault: master key %d is %d bytes, want %d", i, len(m), KeySize)
@@ -49,17 +73,27 @@ func New(masters ...[]byte) (*Vault, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.aeads[id] = aead
+		r.aeads[id] = aead
 		if i == 0 {
-			v.activeID = id
+			r.activeID = id
 			fp, err := hkdf.Key(sha256.New, m, nil, "paylink card fingerprint v1", 32)
 			if err != nil {
 				return nil, fmt.Errorf("vault: derive fingerprint key: %w", err)
 			}
-			v.fpKey = fp
+			r.fpKey = fp
 		}
 	}
-	return v, nil
+	return r, nil
+}
+
+// KeyIDOf returns the public id of a master key, as ciphertexts sealed
+// under it name it (operators see it in `paylink keys rotate`).
+func KeyIDOf(master []byte) (string, error) {
+	if len(master) != KeySize {
+		return "", fmt.Errorf("vault: master key is %d bytes, want %d", len(master), KeySize)
+	}
+	id, _, err := deriveAEAD(master)
+	return id, err
 }
 
 // deriveAEAD derives the encryption key and its public id from a master key.
@@ -83,21 +117,40 @@ func deriveAEAD(master []byte) (string, cipher.AEAD, error) {
 	return "k" + hex.EncodeToString(idSum), aead, nil
 }
 
+// current returns the ring in force, first picking up a changed key file.
+func (v *Vault) current() *keyRing {
+	if v.file != nil {
+		v.file.refresh(v, false)
+	}
+	return v.ring.Load()
+}
+
+// KeyID is the id of the active key, the one Seal uses now. Whatever is
+// sealed under another id is what key rotation re-seals.
+func (v *Vault) KeyID() string { return v.current().activeID }
+
 // Seal encrypts plaintext under the active key; the key id is bound as
 // additional data.
 func (v *Vault) Seal(plaintext []byte) (paylink.SealedSecret, error) {
-	aead := v.aeads[v.activeID]
+	r := v.current()
+	aead := r.aeads[r.activeID]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return paylink.SealedSecret{}, fmt.Errorf("vault: nonce: %w", err)
 	}
-	ct := aead.Seal(nonce, nonce, plaintext, []byte(v.activeID))
-	return paylink.SealedSecret{KeyID: v.activeID, Ciphertext: ct}, nil
+	ct := aead.Seal(nonce, nonce, plaintext, []byte(r.activeID))
+	return paylink.SealedSecret{KeyID: r.activeID, Ciphertext: ct}, nil
 }
 
-// Open decrypts a sealed secret with the key it names.
+// Open decrypts a sealed secret with the key it names. A key id the vault
+// does not know makes a file-backed vault read its key file again first:
+// another process may have rotated to a key this one has not seen yet.
 func (v *Vault) Open(s paylink.SealedSecret) ([]byte, error) {
-	aead, ok := v.aeads[s.KeyID]
+	aead, ok := v.ring.Load().aeads[s.KeyID]
+	if !ok && v.file != nil {
+		v.file.refresh(v, true)
+		aead, ok = v.ring.Load().aeads[s.KeyID]
+	}
 	if !ok {
 		return nil, fmt.Errorf("vault: unknown key id %q", s.KeyID)
 	}
@@ -112,53 +165,77 @@ func (v *Vault) Open(s paylink.SealedSecret) ([]byte, error) {
 	return pt, nil
 }
 
-// Fingerprint is HMAC-SHA256 of the PAN under the fingerprint key, hex.
-func (v *Vault) Fingerprint(pan string) string {
-	mac := hmac.New(sha256.New, v.fpKey)
+// Fingerprint identifies a PAN within one merchant: HMAC-SHA256 of the
+// PAN under a key derived for that merchant from the active master key's
+// fingerprint key, hex. The same card gets the same fingerprint at one
+// merchant and unrelated ones at two merchants, so merchants cannot link
+// a customer's card between them. keyID names the master key it was made
+// under; key rotation recomputes fingerprints made under another.
+func (v *Vault) Fingerprint(merchantID, pan string) (fingerprint, keyID string) {
+	r := v.current()
+	perMerchant := hmac.New(sha256.New, r.fpKey)
+	perMerchant.Write([]byte("merchant\x00" + merchantID))
+	mac := hmac.New(sha256.New, perMerchant.Sum(nil))
 	mac.Write([]byte(pan))
-	return hex.EncodeToString(mac.Sum(nil))
+	return hex.EncodeToString(mac.Sum(nil)), r.activeID
 }
 
-// ParseKey parses a master key given as 64 hex characters.
-func ParseKey(s string) ([]byte, error) {
-	b, err := hex.DecodeString(strings.TrimSpace(s))
-	if err != nil || len(b) != KeySize {
-		return nil, errors.New("master key must be 64 hex characters (32 bytes)")
-	}
-	return b, nil
+// keyFileSource re-reads a key file when it changes on disk.
+type keyFileSource struct {
+	path     string
+	previous [][]byte // further previous keys from the environment
+	mu       sync.Mutex
+	seen     os.FileInfo // the file as last read
 }
 
-// LoadOrCreateKeyFile reads a master key file, creating it with a fresh
-// random key and mode 0600 when it does not exist. It is meant only for
-// the embedded single-instance SQLite default.
-func LoadOrCreateKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		return ParseKey(string(b))
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read key file: %w", err)
-	}
-	key := make([]byte, KeySize)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("key file dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) { // another process won the race: use its key
-		return LoadOrCreateKeyFile(path)
-	}
+// OpenKeyFile builds a vault on a key file (created with a fresh key and
+// mode 0600 when missing) that follows later changes to it. previous are
+// further keys that only open, such as PAYLINK_PREVIOUS_MASTER_KEYS.
+func OpenKeyFile(path string, previous ...[]byte) (*Vault, error) {
+	keys, err := LoadOrCreateKeyFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("create key file: %w", err)
+		return nil, err
 	}
-	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write key file: %w", err)
+	seen, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
 	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write key file: %w", err)
+	r, err := newRing(append(keys, previous...))
+	if err != nil {
+		return nil, err
 	}
-	return key, nil
+	v := &Vault{file: &keyFileSource{path: path, previous: previous, seen: seen}}
+	v.ring.Store(r)
+	return v, nil
+}
+
+// refresh loads the key file again when it was replaced or changed since
+// it was last read (or always, with force). Any failure keeps the keys in
+// force: a half-written or missing file must not stop a serving process;
+// the rotate command writes the file by an atomic rename.
+func (f *keyFileSource) refresh(v *Vault, force bool) {
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !force && sameFile(fi, f.seen) {
+		return
+	}
+	keys, err := ReadKeyFile(f.path)
+	if err != nil {
+		return
+	}
+	r, err := newRing(append(keys, f.previous...))
+	if err != nil {
+		return
+	}
+	v.ring.Store(r)
+	f.seen = fi
+}
+
+// sameFile reports whether two stats describe the same, unchanged file.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

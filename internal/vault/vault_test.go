@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -39,9 +40,37 @@ func TestSealOpenAndRotation(t *testing.T) {
 	if _, err := old.Open(tampered); err == nil {
 		t.Errorf("opened a tampered ciphertext")
 	}
-	a, _ := New(oldKey)
-	if a.Fingerprint("4111111111111111") != old.Fingerprint("4111111111111111") || a.Fingerprint("4111111111111111") == a.Fingerprint("5555555555554444") {
-		t.Errorf("fingerprints must be stable per card and differ between cards")
+}
+
+func TestFingerprintsAreScopedPerMerchant(t *testing.T) {
+	a, _ := New(bytes.Repeat([]byte{1}, KeySize))
+	b, _ := New(bytes.Repeat([]byte{1}, KeySize)) // another instance, same key
+	fp := func(v *Vault, merchant, pan string) string {
+		f, keyID := v.Fingerprint(merchant, pan)
+		if keyID != v.KeyID() {
+			t.Errorf("fingerprint key id: got %s, want the active %s", keyID, v.KeyID())
+		}
+		return f
+	}
+	tests := []struct {
+		name       string
+		got, other string
+		same       bool
+	}{
+		{"same merchant, same card, two instances", fp(a, "m1", "4111111111111111"), fp(b, "m1", "4111111111111111"), true},
+		{"two merchants, same card", fp(a, "m1", "4111111111111111"), fp(a, "m2", "4111111111111111"), false},
+		{"same merchant, two cards", fp(a, "m1", "4111111111111111"), fp(a, "m1", "5555555555554444"), false},
+		{"merchant id and PAN do not run together", fp(a, "m1", "14111111111111111"), fp(a, "m11", "4111111111111111"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if (tt.got == tt.other) != tt.same {
+				t.Errorf("got fingerprints %s and %s, want equal=%v", tt.got, tt.other, tt.same)
+			}
+			if len(tt.got) != 64 || strings.Contains(tt.got, "4111") {
+				t.Errorf("got fingerprint %q, want 64 hex characters", tt.got)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/sqlstore"
+	"github.com/paylink/paylink/internal/vault"
+)
+
+// Keys: master key rotation (docs/operations.md, "Key rotation").
+
+func runKeys(ctx context.Context, env environment, args []string) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		return errors.New("keys: want a subcommand: rotate")
+	}
+	return runKeysRotate(ctx, env, args[1:])
+}
+
+// errOldKeysInUse makes `keys rotate` exit non-zero when secrets are still
+// sealed under an old key after it ran, so scripts can tell.
+var errOldKeysInUse = errors.New("some secrets still use an old key: run paylink keys rotate again")
+
+func runKeysRotate(ctx context.Context, env environment, args []string) error {
+	f := newFlags("keys rotate", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	batch := f.Int("batch", 100, "secrets re-encrypted per database transaction")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	d, err := sqlstore.ParseDSN(*dsn)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := newLogger(env.stderr)
+	var v *vault.Vault
+	if env.getenv("PAYLINK_MASTER_KEY") == "" && d.Engine == sqlstore.SQLite {
+		unlock, err := vault.LockKeyFile(keyFilePath(d))
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		v, err = rotateKeyFile(ctx, env, st, keyFilePath(d), log)
+		if err != nil {
+			return err
+		}
+	} else if v, err = openVault(env, *dsn); err != nil {
+		return err
+	}
+	svc := rotationService(st, v, log)
+	fmt.Fprintf(env.stdout, "active key: %s\n", v.KeyID())
+	res, err := svc.RotateKeys(ctx, paylink.KeyRotation{Batch: *batch, OnBatch: func(r paylink.RotationResult) {
+		fmt.Fprintf(env.stderr, "re-encrypted %d so far\n", r.Resealed)
+	}})
+	fmt.Fprintf(env.stdout, "re-encrypted: %d\nfingerprints recomputed: %d\n", res.Resealed, res.Fingerprinted)
+	if res.Unreadable > 0 {
+		fmt.Fprintf(env.stdout, "could not open: %d (sealed under a key this command was not given)\n", res.Unreadable)
+	}
+	if err != nil {
+		return fmt.Errorf("key rotation stopped: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "still under an old key: %d\n", res.Remaining)
+	if res.Remaining > 0 {
+		return errOldKeysInUse
+	}
+	return nil
+}
+
+// rotationService is a service for key rotation with the vault v, which
+// may differ from the one openVault would give (a key file being
+// rotated). Rotation calls no processor and renders no page.
+func rotationService(st *sqlstore.Store, v *vault.Vault, log *slog.Logger) *paylink.Service {
+	return paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Logger: log})
+}
+
+// rotateKeyFile prepares the SQLite key file for a rotation and returns
+// the vault to rotate with. A rotation still under way (a previous key in
+// the file and secrets sealed under an old key) is resumed with the keys
+// as they are. Otherwise previous keys that nothing uses any more are
+// dropped, and a new active key is put first, the old active key kept as
+// previous until the next rotation finds nothing sealed under it.
+func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, path string, log *slog.Logger) (*vault.Vault, error) {
+	keys, err := vault.LoadOrCreateKeyFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("master key file: %w", err)
+	}
+	previous, err := previousKeys(env)
+	if err != nil {
+		return nil, err
+	}
+	v, err := vault.New(append(keys, previous...)...)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := rotationService(st, v, log).CountSecretsToRotate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) > 1 && pending > 0 {
+		fmt.Fprintf(env.stdout, "resuming a rotation: %d secrets still under an old key\n", pending)
+		return v, nil
+	}
+	for _, k := range keys[1:] {
+		id, err := vault.KeyIDOf(k)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(env.stdout, "dropped previous key %s: nothing is sealed under it\n", id)
+	}
+	key, err := vault.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	keys = [][]byte{key, keys[0]}
+	if err := vault.WriteKeyFile(path, keys); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.stdout, "new key written to %s; the previous key is kept until the next rotation\n", path)
+	return vault.New(append(keys, previous...)...)
+}

@@ -1,0 +1,142 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadKeyFileFormats(t *testing.T) {
+	k1, k2 := strings.Repeat("0a", KeySize), strings.Repeat("0b", KeySize)
+	tests := []struct {
+		name    string
+		content string
+		want    []string // hex keys, active first; nil: an error
+	}{
+		{"one key, as versions before rotation wrote it", k1 + "\n", []string{k1}},
+		{"one key without newline", k1, []string{k1}},
+		{"header, active and previous", keyFileHeader + k2 + "\n" + k1 + "\n", []string{k2, k1}},
+		{"blank lines and spaces", "\n  " + k2 + "  \n\n" + k1 + "\n", []string{k2, k1}},
+		{"comments only", "# nothing\n", nil},
+		{"empty", "", nil},
+		{"a short key", k1 + "\nabcd\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.db.key")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			keys, err := ReadKeyFile(path)
+			if tt.want == nil {
+				if err == nil {
+					t.Fatalf("got keys %d, want an error", len(keys))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, k := range keys {
+				got = append(got, hex.EncodeToString(k))
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got keys %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteKeyFileIsPrivateAndReadsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db.key")
+	keys := [][]byte{bytes.Repeat([]byte{2}, KeySize), bytes.Repeat([]byte{1}, KeySize)}
+	for range 2 { // a new file, then a replaced one
+		if err := WriteKeyFile(path, keys); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("got key file mode %v, want 0600", st.Mode().Perm())
+		}
+	}
+	got, err := ReadKeyFile(path)
+	if err != nil || len(got) != 2 || !bytes.Equal(got[0], keys[0]) || !bytes.Equal(got[1], keys[1]) {
+		t.Errorf("read back %d keys (%v), want the two written, active first", len(got), err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("got %d files in the directory, want only the key file (no temporary left)", len(entries))
+	}
+}
+
+// TestKeyFileVaultFollowsRotation is what lets servers keep serving while
+// `paylink keys rotate` rewrites their key file.
+func TestKeyFileVaultFollowsRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db.key")
+	serving, err := OpenKeyFile(path) // creates the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID := serving.KeyID()
+	before, err := serving.Seal([]byte("4111111111111111"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteKeyFile(path, [][]byte{fresh, keys[0]}); err != nil {
+		t.Fatal(err)
+	}
+	rotator, err := New(fresh, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resealed, err := rotator.Seal([]byte("4111111111111111"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if serving.KeyID() == oldID {
+		t.Errorf("got active key %s after the file changed, want the new one", oldID)
+	}
+	if pt, err := serving.Open(before); err != nil || string(pt) != "4111111111111111" {
+		t.Errorf("open a secret sealed before the rotation: got %q, %v", pt, err)
+	}
+	if pt, err := serving.Open(resealed); err != nil || string(pt) != "4111111111111111" {
+		t.Errorf("open a secret re-sealed by the rotation: got %q, %v", pt, err)
+	}
+	after, err := serving.Seal([]byte("x"))
+	if err != nil || after.KeyID != rotator.KeyID() {
+		t.Errorf("seal after the rotation: got key %s (%v), want the new active key %s", after.KeyID, err, rotator.KeyID())
+	}
+}
+
+func TestLockKeyFileIsExclusive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db.key")
+	unlock, err := LockKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockKeyFile(path); !errors.Is(err, ErrKeyFileLocked) {
+		t.Errorf("second lock while held: got %v, want ErrKeyFileLocked", err)
+	}
+	unlock()
+	again, err := LockKeyFile(path)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	again()
+}

@@ -1,0 +1,177 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// SecretKind names a place where sealed secrets are stored.
+type SecretKind string
+
+// The sealed secrets paylink stores. Key rotation re-seals all of them.
+const (
+	SecretCard          SecretKind = "card"                 // a vaulted card number, with its fingerprint
+	SecretDirectDebit   SecretKind = "direct_debit_account" // a direct debit's account number
+	SecretLinkTokens    SecretKind = "payment_link_tokens"  // a payment link's page tokens
+	SecretWebhookSecret SecretKind = "webhook_secret"       // a merchant's webhook signing secret
+)
+
+// SecretKinds lists every kind, in the order rotation visits them.
+func SecretKinds() []SecretKind {
+	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret}
+}
+
+// StoredSecret is one sealed secret as key rotation sees it.
+type StoredSecret struct {
+	Kind       SecretKind
+	ID         string // card token, transaction reference, link id or merchant id
+	Index      int    // webhook secrets: position in the merchant's list
+	MerchantID string
+	Sealed     SealedSecret
+	// Cards only: the fingerprint and the key it was made under.
+	Fingerprint      string
+	FingerprintKeyID string
+}
+
+// KeyRotation tunes RotateKeys.
+type KeyRotation struct {
+	// Batch is how many secrets one database transaction re-seals
+	// (default 100): small enough that serving instances never wait long
+	// on a row rotation holds.
+	Batch int
+	// OnBatch, when set, is told the running totals after each committed
+	// batch (progress output; tests interrupt a rotation with it).
+	OnBatch func(RotationResult)
+}
+
+// RotationResult counts what a key rotation did.
+type RotationResult struct {
+	Resealed      int64 // secrets re-encrypted under the active key
+	Fingerprinted int64 // card fingerprints recomputed under the active key
+	// Unreadable counts secrets that could not be opened (their key is
+	// not among the vault's keys, or the ciphertext is damaged); they are
+	// left as they are and keep Remaining above zero.
+	Unreadable int64
+	// Remaining counts secrets still sealed (or cards fingerprinted) under
+	// another key when the rotation ended; zero means the previous keys
+	// are no longer needed.
+	Remaining int64
+}
+
+// RotateKeys re-seals every stored secret that is not sealed under the
+// vault's active key, and recomputes card fingerprints made under another
+// key (or before fingerprints were scoped per merchant). It works in
+// batches, each its own transaction whose writes are compare-and-set on
+// the old ciphertext, so instances keep serving, a concurrent writer wins
+// over rotation, and a rotation that stops (crash, ctx cancelled) is
+// resumed by running it again. It returns what it did, with Remaining
+// counted at the end, and ctx's error when it was cancelled.
+func (s *Service) RotateKeys(ctx context.Context, opts KeyRotation) (RotationResult, error) {
+	if opts.Batch <= 0 {
+		opts.Batch = 100
+	}
+	var res RotationResult
+	for _, kind := range SecretKinds() {
+		if err := s.rotateKind(ctx, kind, opts, &res); err != nil {
+			return res, err
+		}
+	}
+	n, err := s.CountSecretsToRotate(ctx)
+	res.Remaining = n
+	return res, err
+}
+
+// CountSecretsToRotate counts the stored secrets and card fingerprints not
+// under the vault's active key.
+func (s *Service) CountSecretsToRotate(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		n, err = tx.CountSecretsToRotate(s.vault.KeyID())
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count secrets to rotate: %w", err)
+	}
+	return n, nil
+}
+
+// rotateKind re-seals the secrets of one kind, batch by batch.
+func (s *Service) rotateKind(ctx context.Context, kind SecretKind, opts KeyRotation, res *RotationResult) error {
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var batch RotationResult
+		var next string
+		err := s.store.Update(ctx, func(tx Tx) error {
+			batch = RotationResult{}
+			secrets, n, err := tx.SecretsToRotate(kind, s.vault.KeyID(), after, opts.Batch)
+			if err != nil {
+				return err
+			}
+			next = n
+			for _, sec := range secrets {
+				if err := s.reseal(tx, sec, &batch); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rotate %s secrets: %w", kind, err)
+		}
+		res.Resealed += batch.Resealed
+		res.Fingerprinted += batch.Fingerprinted
+		res.Unreadable += batch.Unreadable
+		if opts.OnBatch != nil {
+			opts.OnBatch(*res)
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
+}
+
+// reseal brings one secret under the active key, counting into res. A
+// secret that changed since it was listed (ErrConflict) is left to its
+// writer: it was re-sealed, replaced or erased, all under current keys.
+func (s *Service) reseal(tx Tx, sec StoredSecret, res *RotationResult) error {
+	old := sec.Sealed
+	plain, err := s.vault.Open(old)
+	if err != nil {
+		res.Unreadable++
+		s.log.Error("key rotation: cannot open a stored secret", "kind", sec.Kind, "key_id", old.KeyID, "err", err)
+		return nil
+	}
+	active := s.vault.KeyID()
+	var resealed, fingerprinted bool
+	if old.KeyID != active {
+		if sec.Sealed, err = s.vault.Seal(plain); err != nil {
+			return fmt.Errorf("reseal: %w", err)
+		}
+		resealed = true
+	}
+	if sec.Kind == SecretCard && sec.FingerprintKeyID != sec.Sealed.KeyID {
+		sec.Fingerprint, sec.FingerprintKeyID = s.vault.Fingerprint(sec.MerchantID, string(plain))
+		fingerprinted = true
+	}
+	clear(plain)
+	err = tx.ResealSecret(sec, old)
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if resealed {
+		res.Resealed++
+	}
+	if fingerprinted {
+		res.Fingerprinted++
+	}
+	return nil
+}
