@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // IANA zones for customer.timezone on machines without them
+
+	"github.com/paylink/paylink"
 )
 
 func main() {
@@ -31,6 +34,7 @@ commands:
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
+  audit export       print the audit log as JSON lines (--since 24h|RFC 3339)
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -43,6 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("no command")
 	}
 	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	ctx = paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorCLI, ID: commandName(args)})
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, env, args[1:])
@@ -54,12 +59,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMerchant(ctx, env, args[1:])
 	case "webhooks":
 		return runWebhooks(ctx, env, args[1:])
+	case "audit":
+		return runAudit(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// commandName is the command and subcommand of args ("merchant create"),
+// the CLI actor's id in the audit log.
+func commandName(args []string) string {
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		return args[0] + " " + args[1]
+	}
+	return args[0]
 }
 
 // environment is what a subcommand may touch of the outside world.
