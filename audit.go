@@ -54,20 +54,20 @@ const (
 
 // Audit actions: object, then verb.
 const (
-	AuditMerchantOnboard      = "merchant.onboard"
-	AuditAPIKeyCreate         = "api_key.create"
-	AuditWebhookSecretCreate  = "webhook_secret.create"
-	AuditWebhookSecretRotate  = "webhook_secret.rotate"
-	AuditAuthenticate         = "auth.api_key"       // an API key was presented
-	AuditCompanyToken         = "auth.company_token" // a company token was checked
-	AuditCapture              = "transaction.capture"
-	AuditCancel               = "transaction.cancel"
-	AuditExpire               = "transaction.expire"
-	AuditRefund               = "refund.create"
-	AuditLinkCreate           = "payment_link.create"
-	AuditLinkCancel           = "payment_link.cancel"
-	AuditSettingsUpdate       = "merchant.settings.update"
-	AuditWebhookWhitelistEdit = "merchant.whitelist.update"
+	AuditMerchantOnboard     = "merchant.onboard"
+	AuditAPIKeyCreate        = "api_key.create"
+	AuditWebhookSecretCreate = "webhook_secret.create"
+	AuditWebhookSecretRotate = "webhook_secret.rotate"
+	AuditAuthenticate        = "auth.api_key"       // an API key was presented
+	AuditCompanyToken        = "auth.company_token" // a company token was checked
+	AuditCapture             = "transaction.capture"
+	AuditCancel              = "transaction.cancel"
+	AuditExpire              = "transaction.expire"
+	AuditRefund              = "refund.create"
+	AuditLinkCreate          = "payment_link.create"
+	AuditLinkCancel          = "payment_link.cancel"
+	AuditSettingsUpdate      = "merchant.settings.update"
+	AuditWhitelistUpdate     = "merchant.whitelist.update"
 )
 
 // Audited object types.

@@ -31,6 +31,7 @@ commands:
   migrate            apply database migrations
   merchant create    onboard a merchant and print its keys once
   merchant list      list merchants
+  merchant update    change a merchant's webhook URL, whitelist, retries or payload
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
