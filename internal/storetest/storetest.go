@@ -44,6 +44,9 @@ func Run(t *testing.T, open Opener) {
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
+		// Audit log.
+		"AuditLog":       testAuditLog,
+		"AuditRollsBack": testAuditRollsBack,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
