@@ -173,3 +173,47 @@ func TestParseSince(t *testing.T) {
 		})
 	}
 }
+
+func TestMerchantUpdate(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "paylink.db")
+	var c creds
+	out, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme", "--json",
+		"--webhook-url", "https://old.example.com/hook")
+	if err != nil || json.Unmarshal([]byte(out), &c) != nil {
+		t.Fatalf("merchant create: %v %q", err, out)
+	}
+	tests := []struct {
+		name    string
+		flags   []string
+		url     string
+		domains []string
+		retries bool
+		wantErr string
+	}{
+		{name: "new URL joins the whitelist", flags: []string{"--webhook-url", "https://new.example.com/hook"},
+			url: "https://new.example.com/hook", domains: []string{"new.example.com", "old.example.com"}},
+		{name: "domains replace the whitelist", flags: []string{"--webhook-domain", "a.example.com", "--webhook-retries"},
+			url: "https://new.example.com/hook", domains: []string{"new.example.com", "a.example.com"}, retries: true},
+		{name: "no merchant", flags: []string{"--merchant", ""}, wantErr: "--merchant is required"},
+		{name: "unknown merchant", flags: []string{"--merchant", "MNOPE", "--webhook-retries"}, wantErr: "no merchant MNOPE"},
+		{name: "bad URL", flags: []string{"--webhook-url", "ftp://x"}, wantErr: "absolute http(s) URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runCLI(t, append([]string{"merchant", "update", "--db", db, "--merchant", c.MID}, tt.flags...)...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := loadMerchant(t, db, c.MID).Settings.Webhook
+			if w.URL != tt.url || !slices.Equal(w.Domains, tt.domains) || w.Retries != tt.retries {
+				t.Errorf("got url %q domains %v retries %t, want %q %v %t", w.URL, w.Domains, w.Retries, tt.url, tt.domains, tt.retries)
+			}
+		})
+	}
+}

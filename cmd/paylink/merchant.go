@@ -186,7 +186,7 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 	mid := f.String("merchant", "", "mid of the merchant (required)")
 	webhookURL := f.String("webhook-url", "", "new company webhook URL; its host joins the whitelist")
 	var domains multiFlag
-	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); replaces the whitelist")
+	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); replaces the whitelist (the webhook URL's host stays)")
 	retries := f.Bool("webhook-retries", false, "retry failed webhooks with exponential backoff")
 	legacy := f.Bool("webhook-legacy", false, "send the older 16-field webhook payload")
 	if err := f.parse(args); err != nil {
@@ -209,7 +209,7 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		if set["webhook-url"] || set["webhook-domain"] {
-			hosts, err := updatedWhitelist(ctx, svc, *mid, *webhookURL, domains, set["webhook-domain"])
+			hosts, err := updatedWhitelist(ctx, svc, *mid, c.WebhookURL, domains, set["webhook-domain"])
 			if err != nil {
 				return err
 			}
@@ -227,14 +227,19 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 }
 
 // updatedWhitelist is the whitelist after an update: the given domains
-// (or, without any, the current whitelist) plus the webhook URL's host.
-func updatedWhitelist(ctx context.Context, svc *paylink.Service, mid, webhookURL string, domains []string, replace bool) ([]string, error) {
+// (or, without any, the current whitelist) plus the host of the company
+// webhook URL (the new one, or else the current one), as at onboarding.
+func updatedWhitelist(ctx context.Context, svc *paylink.Service, mid string, newURL *string, domains []string, replace bool) ([]string, error) {
+	m, err := svc.Merchant(ctx, mid)
+	if err != nil {
+		return nil, fmt.Errorf("merchant update: %w", err)
+	}
+	url := m.Settings.Webhook.URL
+	if newURL != nil {
+		url = *newURL
+	}
 	if !replace {
-		m, err := svc.Merchant(ctx, mid)
-		if err != nil {
-			return nil, fmt.Errorf("merchant update: %w", err)
-		}
 		domains = m.Settings.Webhook.Domains
 	}
-	return webhookDomains(webhookURL, domains)
+	return webhookDomains(url, domains)
 }
