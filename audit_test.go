@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -402,13 +403,18 @@ func TestAuditRowRollsBackWithItsChange(t *testing.T) {
 func TestAuthFailureAuditIsRateLimited(t *testing.T) {
 	eachEngine(t, func(t *testing.T, dsn string) {
 		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		// attempt sends n bad keys from ip at once, as a flood would.
 		attempt := func(ip string, n int) {
 			ctx := paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorAPIKey, IP: ip})
+			var wg sync.WaitGroup
 			for range n {
-				if _, err := env.Service.Authenticate(ctx, "pl_sk_wrong"); err == nil {
-					t.Fatal("a wrong key authenticated")
-				}
+				wg.Go(func() {
+					if _, err := env.Service.Authenticate(ctx, "pl_sk_wrong"); err == nil {
+						t.Error("a wrong key authenticated")
+					}
+				})
 			}
+			wg.Wait()
 		}
 		count := func() map[string]int {
 			out := map[string]int{}
