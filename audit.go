@@ -29,7 +29,7 @@ type AuditEvent struct {
 	ID         int64 // assigned by the store, increasing
 	At         time.Time
 	MerchantID string // "" when no merchant is known (an unknown API key)
-	Actor      ActorKind
+	ActorKind  ActorKind
 	ActorID    string // API key id, staff user id, job name or CLI command
 	SourceIP   string
 	RequestID  string
@@ -114,7 +114,7 @@ func SourceIP(remoteAddr string) string {
 // actor of ctx. Call it in the Update that makes the change it records.
 func (s *Service) audit(ctx context.Context, tx Tx, e AuditEvent) error {
 	a := ActorFrom(ctx)
-	e.At, e.Actor, e.ActorID, e.SourceIP, e.RequestID = s.now(), a.Kind, a.ID, a.IP, a.RequestID
+	e.At, e.ActorKind, e.ActorID, e.SourceIP, e.RequestID = s.now(), a.Kind, a.ID, a.IP, a.RequestID
 	if e.RequestID == "" {
 		e.RequestID = RequestIDFrom(ctx)
 	}

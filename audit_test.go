@@ -253,7 +253,7 @@ func checkRows(t *testing.T, got []*paylink.AuditEvent, want []wantRow, actor pa
 		if gotRow != w {
 			t.Errorf("row %d: got %+v, want %+v", i, gotRow, w)
 		}
-		gotActor := paylink.Actor{Kind: e.Actor, ID: e.ActorID, IP: e.SourceIP, RequestID: e.RequestID}
+		gotActor := paylink.Actor{Kind: e.ActorKind, ID: e.ActorID, IP: e.SourceIP, RequestID: e.RequestID}
 		if gotActor != actor {
 			t.Errorf("row %d actor: got %+v, want %+v", i, gotActor, actor)
 		}
@@ -275,7 +275,7 @@ func checkNoSecrets(t *testing.T, rows []*paylink.AuditEvent, secrets ...string)
 	}
 	secrets = append(secrets, testPAN, testPAN[len(testPAN)-10:])
 	for _, e := range rows {
-		for _, v := range []string{e.MerchantID, string(e.Actor), e.ActorID, e.SourceIP, e.RequestID,
+		for _, v := range []string{e.MerchantID, string(e.ActorKind), e.ActorID, e.SourceIP, e.RequestID,
 			e.Action, e.ObjectType, e.ObjectID, string(e.Outcome), e.Detail} {
 			for _, s := range secrets {
 				if s != "" && strings.Contains(v, s) {

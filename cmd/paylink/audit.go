@@ -94,7 +94,7 @@ const auditTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 func auditLine(e *paylink.AuditEvent) auditJSON {
 	return auditJSON{ID: e.ID, Time: e.At.UTC().Format(auditTimeFormat), MerchantID: e.MerchantID,
-		ActorKind: string(e.Actor), ActorID: e.ActorID, SourceIP: e.SourceIP, RequestID: e.RequestID,
+		ActorKind: string(e.ActorKind), ActorID: e.ActorID, SourceIP: e.SourceIP, RequestID: e.RequestID,
 		Action: e.Action, ObjectType: e.ObjectType, ObjectID: e.ObjectID, Outcome: string(e.Outcome), Detail: e.Detail}
 }
 

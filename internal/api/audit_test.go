@@ -115,7 +115,7 @@ func testAuditOverHTTP(t *testing.T, env *apitest.Env) {
 				t.Errorf("%s: no denied row with request id %s", f.name, f.requestID)
 				continue
 			}
-			got := paylink.Actor{Kind: e.Actor, ID: e.ActorID, IP: e.SourceIP, RequestID: e.RequestID}
+			got := paylink.Actor{Kind: e.ActorKind, ID: e.ActorID, IP: e.SourceIP, RequestID: e.RequestID}
 			want := paylink.Actor{Kind: paylink.ActorAPIKey, IP: "127.0.0.1", RequestID: f.requestID}
 			if got != want || e.Action != paylink.AuditAuthenticate || e.MerchantID != "" {
 				t.Errorf("%s: got %+v by %+v, want %s by %+v for no merchant", f.name, *e, got, paylink.AuditAuthenticate, want)
@@ -129,7 +129,7 @@ func testAuditOverHTTP(t *testing.T, env *apitest.Env) {
 	t.Run("changes name the API key, address and request id", func(t *testing.T) {
 		var actions []string
 		for _, e := range rows {
-			if e.Outcome != paylink.OutcomeSuccess || e.Actor != paylink.ActorAPIKey {
+			if e.Outcome != paylink.OutcomeSuccess || e.ActorKind != paylink.ActorAPIKey {
 				continue
 			}
 			actions = append(actions, e.Action)

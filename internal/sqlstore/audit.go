@@ -16,7 +16,7 @@ const auditColumns = `at, merchant_id, actor_kind, actor_id, source_ip, request_
 func (t *tx) AddAuditEvent(e *paylink.AuditEvent) error {
 	err := t.q.QueryRowContext(t.ctx, `INSERT INTO audit_log (`+auditColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-		e.At.UnixMicro(), e.MerchantID, string(e.Actor), e.ActorID, e.SourceIP, e.RequestID,
+		e.At.UnixMicro(), e.MerchantID, string(e.ActorKind), e.ActorID, e.SourceIP, e.RequestID,
 		e.Action, e.ObjectType, e.ObjectID, string(e.Outcome), e.Detail).Scan(&e.ID)
 	if err != nil {
 		return fmt.Errorf("insert audit event: %w", err)
@@ -43,7 +43,7 @@ func (t *tx) AuditEvents(f paylink.AuditFilter) ([]*paylink.AuditEvent, error) {
 			&e.Action, &e.ObjectType, &e.ObjectID, &outcome, &e.Detail); err != nil {
 			return nil, fmt.Errorf("list audit events: %w", err)
 		}
-		e.At, e.Actor, e.Outcome = time.UnixMicro(at).UTC(), paylink.ActorKind(actor), paylink.AuditOutcome(outcome)
+		e.At, e.ActorKind, e.Outcome = time.UnixMicro(at).UTC(), paylink.ActorKind(actor), paylink.AuditOutcome(outcome)
 		out = append(out, &e)
 	}
 	if err := rows.Err(); err != nil {

@@ -52,7 +52,7 @@ COMMIT;`},
 			}
 			defer st.Close()
 			err = st.Update(context.Background(), func(tx paylink.Tx) error {
-				return tx.AddAuditEvent(&paylink.AuditEvent{At: time.Now(), Actor: paylink.ActorCLI, ActorID: "test",
+				return tx.AddAuditEvent(&paylink.AuditEvent{At: time.Now(), ActorKind: paylink.ActorCLI, ActorID: "test",
 					Action: paylink.AuditMerchantOnboard, ObjectType: paylink.ObjectMerchant, ObjectID: "M1", Outcome: paylink.OutcomeSuccess})
 			})
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // auditRow is an audit event of merchant mid at t0 plus offset.
 func auditRow(mid, action string, offset time.Duration) *paylink.AuditEvent {
-	return &paylink.AuditEvent{At: t0.Add(offset), MerchantID: mid, Actor: paylink.ActorAPIKey, ActorID: "key_0011223344556677",
+	return &paylink.AuditEvent{At: t0.Add(offset), MerchantID: mid, ActorKind: paylink.ActorAPIKey, ActorID: "key_0011223344556677",
 		SourceIP: "2001:db8::1", RequestID: "req-" + action, Action: action, ObjectType: paylink.ObjectTransaction,
 		ObjectID: "pr_" + action, Outcome: paylink.OutcomeSuccess, Detail: "APPROVED"}
 }
