@@ -205,6 +205,30 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			return nil, err // nothing changed, nothing to audit
 		}})
 
+		var debit *paylink.Transaction
+		add("direct debit", func(ctx context.Context) ([]wantRow, error) {
+			var err error
+			debit, err = svc.DirectDebit(ctx, f.m, paylink.DirectDebitRequest{CompanyToken: f.creds.CompanyToken,
+				TransactionToken: f.token(t, ctx), Amount: 1000, Currency: "AUD",
+				Account:  paylink.BankAccount{BSB: "062-000", Number: "1234" + processor.AccountRefundRejected, HolderName: "Jo Citizen"},
+				Customer: paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC"}})
+			if err != nil {
+				return nil, err
+			}
+			env.Clock.Advance(73 * time.Hour)
+			_, err = svc.ClearDirectDebits(ctx)
+			return nil, err // debits and their clearing are in the history, not here
+		})
+		add("direct debit refund rejected by the bank", func(ctx context.Context) ([]wantRow, error) {
+			r, _, err := svc.RefundDirectDebit(ctx, f.m, debit.Reference, paylink.RefundRequest{CompanyToken: f.creds.CompanyToken,
+				TransactionToken: f.token(t, ctx), Customer: paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC"},
+				Amount: 300, Currency: "AUD"})
+			if err != nil {
+				return nil, err
+			}
+			return []wantRow{{paylink.AuditRefund, paylink.ObjectRefund, r.Reference, paylink.OutcomeFailure, "FAILED"}}, nil
+		})
+
 		var last int64
 		for i, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -224,7 +248,8 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			})
 		}
 		t.Run("no secret or card data", func(t *testing.T) {
-			checkNoSecrets(t, auditLog(t, env, 0), f.creds.APIKey, f.creds.CompanyToken, f.creds.WebhookSecret)
+			checkNoSecrets(t, auditLog(t, env, 0), f.creds.APIKey, f.creds.CompanyToken, f.creds.WebhookSecret,
+				"1234"+processor.AccountRefundRejected)
 		})
 	})
 }
@@ -266,8 +291,8 @@ func checkRows(t *testing.T, got []*paylink.AuditEvent, want []wantRow, actor pa
 	}
 }
 
-// checkNoSecrets fails when any field of any row contains a secret or
-// the PAN, or is the CVC.
+// checkNoSecrets fails when any field of any row contains a secret, the
+// PAN or its last ten digits, or is the CVC.
 func checkNoSecrets(t *testing.T, rows []*paylink.AuditEvent, secrets ...string) {
 	t.Helper()
 	if len(rows) == 0 {
