@@ -162,7 +162,8 @@ func (s *Service) AuditLog(ctx context.Context, f AuditFilter) ([]*AuditEvent, e
 
 // Limits on audited authentication failures, per instance and per
 // minute: beyond them failures are still refused, but only the first
-// suppressed one of each address is logged. Sized so a client with a
+// suppressed one of each address (past the total, the first of all) is
+// logged. Sized so a client with a
 // misconfigured key leaves a clear trail, while a flood of bad keys from
 // many addresses costs at most AuthFailuresTotal writes a minute.
 const (
