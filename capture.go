@@ -32,7 +32,7 @@ var errInProgress = Errorf(KindConflict, CodeOperationInProgress,
 // Capture settles a PRE_AUTHORISED hold for an amount up to the held
 // amount; the rest of the hold is released. Only one capture per hold.
 func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req CaptureRequest) (*Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	f := FieldErrors{}
@@ -93,7 +93,7 @@ func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, 
 
 // Cancel releases a PRE_AUTHORISED hold: status PRE_AUTHORISED_REVERSED.
 func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req CancelRequest) (*Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "cancel", func(t *Transaction) error {
@@ -195,8 +195,8 @@ func holdState(t *Transaction) error {
 
 // claim moves t to PROCESSING with a compare-and-set on its version, so
 // that of racing operations exactly one wins; the others get
-// errInProgress. It records an audit event, not an outcome: PROCESSING is
-// not a result.
+// errInProgress. It records a history event, not an outcome: PROCESSING
+// is not a result.
 func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 	if !CanTransition(t.Status, StatusProcessing) {
 		return holdState(t)
@@ -215,6 +215,8 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 // transaction, then records the result with a compare-and-set: apply
 // moves t on and its outcome is recorded; on a processor error the hold is
 // restored unchanged (its expiry clock too) and the caller gets an error.
+// Either way the audit log gets the operation ("transaction."+op) with its
+// outcome, in the same transaction.
 func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, call func() (OpResult, error), apply func(*Transaction)) (*Transaction, error) {
 	res, perr := call()
 	if perr != nil {
@@ -228,6 +230,14 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, cal
 	}
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.save(tx, t, StatusProcessing); err != nil {
+			return err
+		}
+		e := AuditEvent{MerchantID: t.MerchantID, Action: "transaction." + op, ObjectType: ObjectTransaction,
+			ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: string(t.Status)}
+		if perr != nil {
+			e.Outcome, e.Detail = OutcomeFailure, CodeProcessorUnavailable
+		}
+		if err := s.audit(ctx, tx, e); err != nil {
 			return err
 		}
 		if perr != nil {

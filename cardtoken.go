@@ -17,7 +17,7 @@ type TokenizeRequest struct {
 // customer's permission, otherwise single-use (one purchase, then
 // refused). A multi-use card gets a customer id when none was sent.
 func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeRequest) (*Card, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	f := FieldErrors{}
@@ -52,7 +52,7 @@ var (
 // LookupCard returns the record of one of m's card tokens (spec 4.11). An
 // invalidated token is refused like in a purchase.
 func (s *Service) LookupCard(ctx context.Context, m *Merchant, companyToken, token string) (*Card, error) {
-	if err := CheckCompanyToken(m, companyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return nil, err
 	}
 	var c *Card
@@ -73,7 +73,7 @@ func (s *Service) LookupCard(ctx context.Context, m *Merchant, companyToken, tok
 // InvalidateCardToken permanently invalidates one of m's card tokens
 // (spec 4.10); it cannot be reactivated.
 func (s *Service) InvalidateCardToken(ctx context.Context, m *Merchant, companyToken, token string) (*Card, error) {
-	if err := CheckCompanyToken(m, companyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return nil, err
 	}
 	var c *Card

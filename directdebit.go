@@ -68,8 +68,8 @@ type DirectDebitFeeQuote struct {
 
 // PreviewDirectDebitFee returns exactly the fee that a direct debit of the
 // amount with should_service_apply_fee would add.
-func (s *Service) PreviewDirectDebitFee(m *Merchant, companyToken string, amount int64, currency string) (*DirectDebitFeeQuote, error) {
-	if err := CheckCompanyToken(m, companyToken); err != nil {
+func (s *Service) PreviewDirectDebitFee(ctx context.Context, m *Merchant, companyToken string, amount int64, currency string) (*DirectDebitFeeQuote, error) {
+	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return nil, err
 	}
 	f := FieldErrors{}
@@ -176,7 +176,7 @@ func (r *DirectDebitRequest) validate() error {
 // PENDING once the bank has accepted it (FAILED if it could not be
 // lodged); the clearing job later moves it to APPROVED or DECLINED.
 func (s *Service) DirectDebit(ctx context.Context, m *Merchant, req DirectDebitRequest) (*Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	if err := req.validate(); err != nil {

@@ -28,7 +28,7 @@ var errNoSuchDirectDebit = Errorf(KindNotFound, CodeNotFound,
 // (refund status FAILED), not an error. It returns the refund and the
 // debit it refunds.
 func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, nil, err
 	}
 	if err := validateDebitRefund(&req); err != nil {
@@ -132,6 +132,9 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) erro
 				return err
 			}
 		}
+		if err := s.auditRefund(ctx, tx, r); err != nil {
+			return err
+		}
 		return s.refundEvent(tx, r)
 	})
 	if err != nil {
@@ -140,7 +143,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) erro
 	return nil
 }
 
-// refundEvent records a refund's state in the audit log.
+// refundEvent records a refund's state in its history (the events table).
 func (s *Service) refundEvent(tx Tx, r *Refund) error {
 	return s.recordEvent(tx, r.MerchantID, r.TransactionReference, "refund."+string(r.Status), map[string]any{
 		"refund_reference": r.Reference, "status": r.Status, "amount": r.Amount, "currency": r.Currency,

@@ -159,7 +159,7 @@ func checkWebhookURL(m *Merchant, raw string) error {
 // CreateLink creates a payment link and returns it with its two URLs.
 func (s *Service) CreateLink(ctx context.Context, m *Merchant, n NewLink) (*PaymentLink, LinkURLs, error) {
 	if n.CompanyToken != "" {
-		if err := CheckCompanyToken(m, n.CompanyToken); err != nil {
+		if err := s.CheckCompanyToken(ctx, m, n.CompanyToken); err != nil {
 			return nil, LinkURLs{}, err
 		}
 	}
@@ -171,7 +171,14 @@ func (s *Service) CreateLink(ctx context.Context, m *Merchant, n NewLink) (*Paym
 	if err != nil {
 		return nil, LinkURLs{}, Internal("create payment link", err)
 	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreatePaymentLink(l) }); err != nil {
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.CreatePaymentLink(l); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditLinkCreate, ObjectType: ObjectPaymentLink,
+			ObjectID: l.ID, Outcome: OutcomeSuccess})
+	})
+	if err != nil {
 		return nil, LinkURLs{}, Internal("create payment link", err)
 	}
 	return l, s.linkURLs(toks), nil
@@ -270,7 +277,11 @@ func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*Paym
 			return errLinkBusy
 		}
 		l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
-		return tx.UpdatePaymentLink(l)
+		if err := tx.UpdatePaymentLink(l); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditLinkCancel, ObjectType: ObjectPaymentLink,
+			ObjectID: l.ID, Outcome: OutcomeSuccess})
 	})
 	switch {
 	case errors.Is(err, ErrNotFound):

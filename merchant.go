@@ -201,7 +201,12 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 		APIKeyHash: HashSecret(creds.APIKey), CompanyTokenHash: HashSecret(creds.CompanyToken),
 		Settings: n.Settings, CreatedAt: s.now(),
 	}
-	err = s.store.Update(ctx, func(tx Tx) error { return tx.CreateMerchant(m) })
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.CreateMerchant(m); err != nil {
+			return err
+		}
+		return s.auditOnboarding(ctx, tx, m)
+	})
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)
 	}
@@ -210,7 +215,12 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 
 // Authenticate finds the merchant whose API key this is.
 func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, error) {
+	if apiKey == "" {
+		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "missing"})
+		return nil, errUnauthorized
+	}
 	if !strings.HasPrefix(apiKey, apiKeyPrefix) || len(apiKey) > 128 {
+		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "malformed"})
 		return nil, errUnauthorized
 	}
 	hash := HashSecret(apiKey)
@@ -224,6 +234,7 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 		return err
 	})
 	if err == ErrNotFound {
+		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "unknown"})
 		return nil, errUnauthorized
 	}
 	if err != nil {
@@ -235,8 +246,35 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 
 var errUnauthorized = Errorf(KindUnauthorized, CodeUnauthorized, "missing or invalid API key: send Authorization: Bearer <API_KEY>")
 
-// CheckCompanyToken verifies that a company token belongs to m.
-func CheckCompanyToken(m *Merchant, token string) error {
+// auditOnboarding records a new merchant and the credentials it was
+// given, inside the transaction that creates it.
+func (s *Service) auditOnboarding(ctx context.Context, tx Tx, m *Merchant) error {
+	for _, e := range []AuditEvent{
+		{Action: AuditMerchantOnboard, ObjectType: ObjectMerchant, ObjectID: m.ID},
+		{Action: AuditAPIKeyCreate, ObjectType: ObjectAPIKey, ObjectID: m.APIKeyID()},
+		{Action: AuditWebhookSecretCreate, ObjectType: ObjectWebhookSecret, ObjectID: m.ID},
+	} {
+		e.MerchantID, e.Outcome = m.ID, OutcomeSuccess
+		if err := s.audit(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckCompanyToken verifies that a company token belongs to m; a token
+// that does not is an authentication failure and is audited.
+func (s *Service) CheckCompanyToken(ctx context.Context, m *Merchant, token string) error {
+	err := checkCompanyToken(m, token)
+	if e, ok := err.(*Error); ok && e.Kind == KindForbidden {
+		s.auditDenied(ctx, AuditEvent{MerchantID: m.ID, Action: AuditCompanyToken, ObjectType: ObjectCompanyToken,
+			Detail: CodeCompanyTokenMismatch})
+	}
+	return err
+}
+
+// checkCompanyToken is the rule: present, and m's.
+func checkCompanyToken(m *Merchant, token string) error {
 	if token == "" {
 		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "company token is required",
 			Fields: map[string]string{"company_token": "is required"}}

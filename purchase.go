@@ -140,7 +140,7 @@ func checkRedirectURL(f FieldErrors, raw string) {
 // processing failures are results, not errors: the transaction is stored
 // and returned with status DECLINED or FAILED.
 func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest) (*Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	if err := req.validate(s.now()); err != nil {

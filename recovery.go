@@ -98,7 +98,7 @@ func (s *Service) recoverRefund(ctx context.Context, r *Refund) (bool, error) {
 		if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
 			return err
 		}
-		return s.refundOutcome(tx, t, r)
+		return s.refundOutcome(ctx, tx, t, r)
 	})
 	return recovered(err, "recover refund "+r.Reference)
 }

@@ -33,7 +33,7 @@ func (r *RefundRequest) validate() error {
 // overdraw it. The refund is reserved before the processor is asked and
 // released again if the processor cannot be reached.
 func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, nil, err
 	}
 	if err := req.validate(); err != nil {
@@ -124,7 +124,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 				return err
 			}
 		}
-		return s.refundOutcome(tx, t, r)
+		return s.refundOutcome(ctx, tx, t, r)
 	})
 	if err != nil {
 		return nil, Internal("record refund", err)
@@ -135,12 +135,26 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 	return r, nil
 }
 
-// refundOutcome records a refund's result: its audit event, in the same
-// database transaction as the refund.
-func (s *Service) refundOutcome(tx Tx, t *Transaction, r *Refund) error {
+// refundOutcome records a refund's result, in the same database
+// transaction as the refund: its history event and its audit row.
+func (s *Service) refundOutcome(ctx context.Context, tx Tx, t *Transaction, r *Refund) error {
+	if err := s.auditRefund(ctx, tx, r); err != nil {
+		return err
+	}
 	return s.recordEvent(tx, r.MerchantID, r.Reference, "refund."+string(r.Status), map[string]any{
 		"purchase_reference": t.Reference, "status": r.Status, "amount": r.Amount, "currency": r.Currency,
 	})
+}
+
+// auditRefund records a settled refund (card or direct debit) in the
+// audit log: success when APPROVED, failure otherwise.
+func (s *Service) auditRefund(ctx context.Context, tx Tx, r *Refund) error {
+	e := AuditEvent{MerchantID: r.MerchantID, Action: AuditRefund, ObjectType: ObjectRefund, ObjectID: r.Reference,
+		Outcome: OutcomeSuccess, Detail: string(r.Status)}
+	if r.Status != StatusApproved {
+		e.Outcome = OutcomeFailure
+	}
+	return s.audit(ctx, tx, e)
 }
 
 var errNoSuchRefund = Errorf(KindNotFound, CodeNotFound, "no refund with that refund reference, invoice number or purchase reference")

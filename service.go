@@ -67,6 +67,9 @@ type Service struct {
 	clock     func() time.Time
 	random    io.Reader
 	auth      *authCache // authenticated merchants, briefly
+	// authFailures bounds the audit rows written for failed
+	// authentications (audit.go).
+	authFailures *authFailureLimiter
 	// webhookWake wakes this process's webhook dispatcher after outbox
 	// rows commit (webhook_delivery.go).
 	webhookWake chan struct{}
@@ -93,7 +96,8 @@ func NewService(cfg Config, d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache()}
+		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
+		authFailures: newAuthFailureLimiter()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s
 }
@@ -185,7 +189,8 @@ func (s *Service) save(tx Tx, t *Transaction, from Status) error {
 	return s.postTransaction(tx, t, from)
 }
 
-// recordEvent appends an audit event for t inside tx.
+// recordEvent appends a step to the state history of a transaction or
+// refund inside tx (the events table; the audit log is audit.go).
 func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
@@ -194,7 +199,7 @@ func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) erro
 	return tx.AddEvent(&Event{MerchantID: merchantID, Reference: ref, Type: typ, Data: string(b), CreatedAt: s.now()})
 }
 
-// outcome records a transaction's new state: its audit event and its
+// outcome records a transaction's new state: its history event and its
 // webhook outbox rows, in the same tx.
 func (s *Service) outcome(tx Tx, t *Transaction) error {
 	if err := s.linkOutcome(tx, t); err != nil {

@@ -96,8 +96,16 @@ type Tx interface {
 	// CountSecretsToRotate counts what SecretsToRotate would list in all.
 	CountSecretsToRotate(keyID string) (int64, error)
 
-	// AddEvent appends to the audit log.
+	// AddEvent appends to the state history of a transaction or refund.
 	AddEvent(e *Event) error
+
+	// The audit log (audit.go): append-only, so there is no update or
+	// delete.
+
+	// AddAuditEvent appends e and sets e.ID.
+	AddAuditEvent(e *AuditEvent) error
+	// AuditEvents lists the rows matching f in id order.
+	AuditEvents(f AuditFilter) ([]*AuditEvent, error)
 
 	// Idempotency keys.
 	// ClaimIdempotencyKey inserts k, or takes over an unfinished key whose
@@ -231,8 +239,10 @@ type Card struct {
 	FingerprintKeyID string
 }
 
-// Event is an audit record: every state change of money appends one in
-// the same database transaction as the change.
+// Event is a step in the state history of a transaction or refund (the
+// events table): every state change of money appends one in the same
+// database transaction as the change. Who asked for a change is the audit
+// log's business (AuditEvent), not this one's.
 type Event struct {
 	MerchantID string
 	Reference  string

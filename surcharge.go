@@ -25,7 +25,7 @@ type SurchargeQuote struct {
 // PreviewSurcharge returns exactly the surcharge that a purchase with
 // should_service_apply_surcharge would add for the same card and amount.
 func (s *Service) PreviewSurcharge(ctx context.Context, m *Merchant, req SurchargeRequest) (*SurchargeQuote, error) {
-	if err := CheckCompanyToken(m, req.CompanyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
 	f := FieldErrors{}

@@ -9,7 +9,7 @@ import (
 
 // IssueTransactionToken creates a single-use transaction token for m.
 func (s *Service) IssueTransactionToken(ctx context.Context, m *Merchant, companyToken string) (string, error) {
-	if err := CheckCompanyToken(m, companyToken); err != nil {
+	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return "", err
 	}
 	tok, err := s.token(TokenLength)

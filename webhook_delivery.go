@@ -129,7 +129,11 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 		w := &m.Settings.Webhook
 		w.Secrets = append([]SealedSecret{sealed}, w.Secrets[:min(len(w.Secrets), 1)]...)
 		w.PreviousUntil = s.now().Add(overlap).Unix()
-		return tx.UpdateMerchantSettings(mid, m.Settings)
+		if err := tx.UpdateMerchantSettings(mid, m.Settings); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: mid, Action: AuditWebhookSecretRotate, ObjectType: ObjectWebhookSecret,
+			ObjectID: mid, Outcome: OutcomeSuccess})
 	})
 	s.auth.forget()
 	if errors.Is(err, ErrNotFound) {

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // IANA zones for customer.timezone on machines without them
+
+	"github.com/paylink/paylink"
 )
 
 func main() {
@@ -28,6 +31,7 @@ commands:
   migrate            apply database migrations
   merchant create    onboard a merchant and print its keys once
   merchant list      list merchants
+  merchant update    change a merchant's webhook URL, whitelist, retries or payload
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
@@ -37,6 +41,7 @@ commands:
   acquirer settlement-file   what the sandbox acquirer settled on a day, CSV
   reconcile          match an acquirer settlement file against the ledger
   keys rotate        re-encrypt stored secrets under the current master key
+  audit export       print the audit log as JSON lines (--since 24h|RFC 3339)
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -49,6 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("no command")
 	}
 	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	ctx = paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorCLI, ID: commandName(args)})
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, env, args[1:])
@@ -72,12 +78,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runReconcile(ctx, env, args[1:])
 	case "keys":
 		return runKeys(ctx, env, args[1:])
+	case "audit":
+		return runAudit(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// commandName is the command and subcommand of args ("merchant create"),
+// the CLI actor's id in the audit log.
+func commandName(args []string) string {
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		return args[0] + " " + args[1]
+	}
+	return args[0]
 }
 
 // environment is what a subcommand may touch of the outside world.

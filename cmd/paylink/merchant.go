@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"strings"
@@ -13,7 +15,7 @@ import (
 
 func runMerchant(ctx context.Context, env environment, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("merchant: want a subcommand: create, list or rotate-webhook-secret")
+		return fmt.Errorf("merchant: want a subcommand: create, list, update or rotate-webhook-secret")
 	}
 	switch args[0] {
 	case "create":
@@ -22,6 +24,8 @@ func runMerchant(ctx context.Context, env environment, args []string) error {
 		return runMerchantList(ctx, env, args[1:])
 	case "rotate-webhook-secret":
 		return runRotateWebhookSecret(ctx, env, args[1:])
+	case "update":
+		return runMerchantUpdate(ctx, env, args[1:])
 	}
 	return fmt.Errorf("merchant: unknown subcommand %q", args[0])
 }
@@ -172,4 +176,70 @@ func runMerchantList(ctx context.Context, env environment, args []string) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.TradingName, m.Name, m.Country, m.CreatedAt.Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
+}
+
+// runMerchantUpdate changes a merchant's webhook settings; only the flags
+// given change anything, and the change is audited.
+func runMerchantUpdate(ctx context.Context, env environment, args []string) error {
+	f := newFlags("merchant update", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	mid := f.String("merchant", "", "mid of the merchant (required)")
+	webhookURL := f.String("webhook-url", "", "new company webhook URL; its host joins the whitelist")
+	var domains multiFlag
+	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); replaces the whitelist (the webhook URL's host stays)")
+	retries := f.Bool("webhook-retries", false, "retry failed webhooks with exponential backoff")
+	legacy := f.Bool("webhook-legacy", false, "send the older 16-field webhook payload")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	if *mid == "" {
+		return errors.New("merchant update: --merchant is required")
+	}
+	var c paylink.SettingsChange
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["webhook-url"] {
+		c.WebhookURL = webhookURL
+	}
+	if set["webhook-retries"] {
+		c.WebhookRetries = retries
+	}
+	if set["webhook-legacy"] {
+		c.WebhookLegacy = legacy
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		if set["webhook-url"] || set["webhook-domain"] {
+			hosts, err := updatedWhitelist(ctx, svc, *mid, c.WebhookURL, domains, set["webhook-domain"])
+			if err != nil {
+				return err
+			}
+			c.WebhookDomains = hosts
+		}
+		m, err := svc.UpdateSettings(ctx, *mid, c)
+		if err != nil {
+			return fmt.Errorf("merchant update: %w", err)
+		}
+		w := m.Settings.Webhook
+		fmt.Fprintf(env.stdout, "Merchant %s: webhook_url=%q whitelist=%s retries=%t legacy=%t\n",
+			m.ID, w.URL, strings.Join(w.Domains, ","), w.Retries, w.Legacy)
+		return nil
+	})
+}
+
+// updatedWhitelist is the whitelist after an update: the given domains
+// (or, without any, the current whitelist) plus the host of the company
+// webhook URL (the new one, or else the current one), as at onboarding.
+func updatedWhitelist(ctx context.Context, svc *paylink.Service, mid string, newURL *string, domains []string, replace bool) ([]string, error) {
+	m, err := svc.Merchant(ctx, mid)
+	if err != nil {
+		return nil, fmt.Errorf("merchant update: %w", err)
+	}
+	url := m.Settings.Webhook.URL
+	if newURL != nil {
+		url = *newURL
+	}
+	if !replace {
+		domains = m.Settings.Webhook.Domains
+	}
+	return webhookDomains(url, domains)
 }

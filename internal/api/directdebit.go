@@ -23,7 +23,7 @@ func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *payli
 	if err := b.err(); err != nil {
 		return nil, err
 	}
-	q, err := s.svc.PreviewDirectDebitFee(m, company, amount, currency)
+	q, err := s.svc.PreviewDirectDebitFee(r.Context(), m, company, amount, currency)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 
 // refundStatus: POST /v5/refund/{refund_reference|invoice_number|purchase_reference} (4.8).
 func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	if err := s.companyToken(m, b); err != nil {
+	if err := s.companyToken(r, m, b); err != nil {
 		return nil, err
 	}
 	rf, err := s.svc.RefundStatus(r.Context(), m, r.PathValue("ref"))
@@ -103,7 +103,7 @@ func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink
 
 // threeDSRedirect: POST /v5/purchase/{ref}/3dsredirect (4.9).
 func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	if err := s.companyToken(m, b); err != nil {
+	if err := s.companyToken(r, m, b); err != nil {
 		return nil, err
 	}
 	t, err := s.svc.CompleteThreeDS(r.Context(), m, r.PathValue("ref"))
@@ -114,10 +114,10 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 }
 
 // companyToken checks the body's company_token (or token.company_token).
-func (s *Server) companyToken(m *paylink.Merchant, b *body) error {
+func (s *Server) companyToken(r *http.Request, m *paylink.Merchant, b *body) error {
 	company := b.need(maxToken, "company_token", "token.company_token")
 	if err := b.err(); err != nil {
 		return err
 	}
-	return paylink.CheckCompanyToken(m, company)
+	return s.svc.CheckCompanyToken(r.Context(), m, company)
 }

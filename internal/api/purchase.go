@@ -138,7 +138,7 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 		if err := b.err(); err != nil {
 			return nil, err
 		}
-		if err := paylink.CheckCompanyToken(m, company); err != nil {
+		if err := s.svc.CheckCompanyToken(r.Context(), m, company); err != nil {
 			return nil, err
 		}
 	}

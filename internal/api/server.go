@@ -103,10 +103,13 @@ func (s *Server) authed(h merchantHandler) http.Handler {
 }
 
 func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantHandler) (int, []byte) {
-	m, err := s.svc.Authenticate(r.Context(), bearer(r))
+	actor := paylink.Actor{Kind: paylink.ActorAPIKey, IP: paylink.SourceIP(r.RemoteAddr), RequestID: paylink.RequestIDFrom(r.Context())}
+	m, err := s.svc.Authenticate(paylink.WithActor(r.Context(), actor), bearer(r))
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
+	actor.ID = m.APIKeyID()
+	r = r.WithContext(paylink.WithActor(r.Context(), actor))
 	if wait, ok := s.limits.allow(m.ID); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 		return s.errorResponse(w, r, paylink.Errorf(paylink.KindRateLimited, paylink.CodeRateLimited,

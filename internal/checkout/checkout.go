@@ -127,6 +127,7 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 		}
 		securityHeaders(w, nonce)
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		r = r.WithContext(paylink.WithActor(r.Context(), pageActor(r)))
 		ls, err := h.svc.OpenLink(r.Context(), r.PathValue("token"))
 		if err != nil {
 			h.renderError(w, r, nonce, err)
@@ -141,6 +142,12 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 			h.renderError(w, r, nonce, err)
 		}
 	})
+}
+
+// pageActor is who acts on a hosted page: the customer (or, on the
+// virtual terminal, whoever holds its link), known only by address.
+func pageActor(r *http.Request) paylink.Actor {
+	return paylink.Actor{Kind: paylink.ActorCustomer, IP: clientIP(r), RequestID: paylink.RequestIDFrom(r.Context())}
 }
 
 // basePath is the page's own path.

@@ -1,7 +1,6 @@
 package checkout
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,15 +64,8 @@ func browserTimezone(tz string) string {
 	return tz
 }
 
-// clientIP is the address the request came from. paylink does not trust
-// forwarding headers; a deployment behind a proxy terminates there.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientIP is the address the request came from.
+func clientIP(r *http.Request) string { return paylink.SourceIP(r.RemoteAddr) }
 
 func truncate(s string, n int) string {
 	if len(s) > n {

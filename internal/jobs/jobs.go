@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/paylink/paylink"
 )
 
 // Task is one periodic job.
@@ -44,7 +46,10 @@ func (r *Runner) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// loop runs t periodically as the system actor named after it, so that
+// what the job changes is audited as its work.
 func (r *Runner) loop(ctx context.Context, t Task) {
+	ctx = paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorSystem, ID: t.Name})
 	ticker := time.NewTicker(t.Every)
 	defer ticker.Stop()
 	for {

@@ -49,6 +49,9 @@ func Run(t *testing.T, open Opener) {
 		"LedgerPostsOnce": testLedgerPostsOnce,
 		// Key rotation.
 		"SecretRotation": testSecretRotation,
+		// Audit log.
+		"AuditLog":       testAuditLog,
+		"AuditRollsBack": testAuditRollsBack,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,33 @@
+-- The audit log (PCI DSS 10.2): who did what to which object, from where,
+-- with what outcome. Append-only: the triggers refuse every UPDATE,
+-- DELETE and TRUNCATE, so not even a bug or a hand-written statement can
+-- rewrite it. Removing old rows is an operator's retention decision, made
+-- by disabling the triggers deliberately (docs/operations.md). Times are
+-- unix microseconds (UTC).
+CREATE TABLE audit_log (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          BIGINT NOT NULL,
+    merchant_id TEXT NOT NULL,
+    actor_kind  TEXT NOT NULL,
+    actor_id    TEXT NOT NULL,
+    source_ip   TEXT NOT NULL,
+    request_id  TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    object_type TEXT NOT NULL,
+    object_id   TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    detail      TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log(at);
+CREATE INDEX audit_log_merchant ON audit_log(merchant_id, at);
+
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'audit_log is append-only';
+END;
+$$;
+
+CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
+    FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+    FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
