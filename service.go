@@ -30,6 +30,10 @@ type Config struct {
 	// DirectDebitClearing is how long a direct debit stays PENDING before
 	// the clearing job asks the bank for its outcome; default 72 hours.
 	DirectDebitClearing time.Duration
+	// AuthenticationTimeout is the lifetime of a 3-D Secure attempt,
+	// answered or not, and of a payment link's claim by an attempt;
+	// default DefaultAuthenticationTimeout.
+	AuthenticationTimeout time.Duration
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
 	WebhookRetries bool
@@ -71,6 +75,9 @@ func NewService(cfg Config, d Deps) *Service {
 	}
 	if cfg.PreAuthExpiry <= 0 {
 		cfg.PreAuthExpiry = 7 * 24 * time.Hour
+	}
+	if cfg.AuthenticationTimeout <= 0 {
+		cfg.AuthenticationTimeout = DefaultAuthenticationTimeout
 	}
 	if cfg.DirectDebitClearing <= 0 {
 		cfg.DirectDebitClearing = 72 * time.Hour

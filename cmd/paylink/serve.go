@@ -60,12 +60,15 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
+		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing, WebhookRetries: *whRetries}
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
+		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries}
 	return serve(ctx, env, cfg)
 }
 
@@ -209,11 +212,12 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.ClearDirectDebits(ctx)
 			return err
 		}},
-		// Card lifecycle: release holds older than --preauth-expiry.
+		// End 3-D Secure attempts past their challenge or --authentication-timeout.
 		{Name: "3ds-challenge-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpireChallenges(ctx)
 			return err
 		}},
+		// Card lifecycle: release holds older than --preauth-expiry.
 		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpirePreAuths(ctx)
 			return err
