@@ -286,28 +286,29 @@ func (s *Service) startCompletion(tx Tx, t *Transaction) (refused *Error, err er
 }
 
 // completable checks, inside tx, that an answered attempt may still be
-// authorised: within its lifetime and, for a link payment, on a link that
-// is unpaid, not cancelled or expired, and held by this attempt. It
-// returns the link (nil for API purchases) and the refusal, if any.
+// authorised: for a link payment, on a link that is unpaid, not cancelled
+// or expired (checked first, as the clearest reason to give); within the
+// attempt's lifetime; and held by this attempt. It returns the link (nil
+// for API purchases) and the refusal, if any.
 func (s *Service) completable(tx Tx, t *Transaction) (l *PaymentLink, refused *Error, err error) {
 	now := s.now()
-	if now.Unix() >= attemptDeadline(t.Details.ThreeDS) {
-		return nil, errAttemptExpired, nil
-	}
-	if t.PaymentLinkID == "" {
-		return nil, nil, nil
-	}
-	if l, err = tx.PaymentLink(t.MerchantID, t.PaymentLinkID); err != nil {
-		return nil, nil, err
+	if t.PaymentLinkID != "" {
+		if l, err = tx.PaymentLink(t.MerchantID, t.PaymentLinkID); err != nil {
+			return nil, nil, err
+		}
+		switch linkOpen(l, now) {
+		case errLinkPaid:
+			return l, errAttemptLinkPaid, nil
+		case errLinkCancelled:
+			return l, errAttemptLinkCancelled, nil
+		case errLinkExpired:
+			return l, errAttemptLinkExpired, nil
+		}
 	}
 	switch {
-	case errors.Is(linkOpen(l, now), errLinkPaid):
-		return l, errAttemptLinkPaid, nil
-	case errors.Is(linkOpen(l, now), errLinkCancelled):
-		return l, errAttemptLinkCancelled, nil
-	case errors.Is(linkOpen(l, now), errLinkExpired):
-		return l, errAttemptLinkExpired, nil
-	case !l.heldBy(t.Reference, now, s.cfg.AuthenticationTimeout):
+	case now.Unix() >= attemptDeadline(t.Details.ThreeDS):
+		return l, errAttemptExpired, nil
+	case l != nil && !l.heldBy(t.Reference, now, s.cfg.AuthenticationTimeout):
 		return l, errAttemptNotHolding, nil
 	}
 	return l, nil, nil
