@@ -242,19 +242,20 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 	return s.authorize(ctx, t, card, nil, AuthRequest{Hold: t.PreAuth, ThreeDS: true, Authenticated: t.Details.ThreeDS})
 }
 
-// Why an answered attempt can no longer be authorised (CompleteThreeDS);
-// each message tells the customer that no money was taken.
+// Why an answered attempt can no longer be authorised (CompleteThreeDS).
+// The hosted page shows them to the customer, so each says that the card
+// was not charged.
 var (
 	errAttemptExpired = Errorf(KindConflict, CodeAuthenticationExpired,
-		"this payment was not completed in time after 3-D Secure authentication; no money was taken, please start again")
+		"this payment was not completed in time after 3-D Secure authentication; your card was not charged, please start again")
 	errAttemptLinkPaid = Errorf(KindConflict, CodeLinkPaid,
-		"this payment link has already been paid by another payment; this payment was not taken")
+		"this payment link has already been paid by another payment; your card was not charged")
 	errAttemptLinkCancelled = Errorf(KindConflict, CodeLinkCancelled,
-		"this payment link has been cancelled; this payment was not taken")
+		"this payment link has been cancelled; your card was not charged")
 	errAttemptLinkExpired = Errorf(KindConflict, CodeLinkExpired,
-		"this payment link has expired; this payment was not taken")
+		"this payment link has expired; your card was not charged")
 	errAttemptNotHolding = Errorf(KindConflict, CodeAuthenticationExpired,
-		"this payment attempt timed out and no longer holds the payment link; no money was taken, please start again")
+		"this payment attempt timed out; your card was not charged, please start again")
 )
 
 // startCompletion moves an answered, authenticated attempt to PROCESSING
