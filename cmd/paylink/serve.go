@@ -41,6 +41,15 @@ type serveConfig struct {
 }
 
 func runServe(ctx context.Context, env environment, args []string) error {
+	cfg, err := parseServe(env, args)
+	if err != nil {
+		return ignoreHelp(err)
+	}
+	return serve(ctx, env, cfg)
+}
+
+// parseServe reads serve's flags, with defaults from PAYLINK_* variables.
+func parseServe(env environment, args []string) (serveConfig, error) {
 	f := newFlags("serve", env)
 	cfg := serveConfig{}
 	dsn := f.str("db", defaultDB, "database: a SQLite file path, sqlite:PATH, or postgres://...")
@@ -54,7 +63,7 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
+			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
 		}
 	}
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
@@ -64,12 +73,12 @@ func runServe(ctx context.Context, env environment, args []string) error {
 		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
-		return ignoreHelp(err)
+		return cfg, err
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
 		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries}
-	return serve(ctx, env, cfg)
+	return cfg, nil
 }
 
 func ignoreHelp(err error) error {
