@@ -9,6 +9,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // Service-level tests of a 3-D Secure attempt's lifetime and of the link
@@ -17,13 +18,18 @@ import (
 // engines runs a test on a fresh SQLite file and a fresh PostgreSQL
 // database.
 func engines(t *testing.T, test func(t *testing.T, env *apitest.Env)) {
+	enginesWith(t, func() apitest.Options { return apitest.Options{} }, test)
+}
+
+// enginesWith is engines with the options opts returns for each engine.
+func enginesWith(t *testing.T, opts func() apitest.Options, test func(t *testing.T, env *apitest.Env)) {
 	t.Run("sqlite", func(t *testing.T) {
-		env, _ := start(t)
-		test(t, env)
+		test(t, apitest.Start(t, opts()))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		env, _ := startPostgres(t)
-		test(t, env)
+		o := opts()
+		o.DSN = pg.Database(t)
+		test(t, apitest.Start(t, o))
 	})
 }
 
@@ -229,6 +235,59 @@ func TestThreeDSRedirectAfterTheLifetime(t *testing.T) {
 					t.Errorf("got %s, want %s", got.Status, tt.want)
 				}
 			})
+		}
+	})
+}
+
+// lateProcessor is the sandbox acquirer, except that the authorisation
+// completing a 3-D Secure attempt runs meanwhile first: an acquirer that
+// answers after the link's claim lapsed.
+type lateProcessor struct {
+	processor.Sandbox
+	meanwhile func()
+}
+
+func (p *lateProcessor) Authorize(ctx context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	if req.Authenticated != nil && p.meanwhile != nil {
+		run := p.meanwhile
+		p.meanwhile = nil
+		run()
+	}
+	return p.Sandbox.Authorize(ctx, req)
+}
+
+// TestApprovalOnClosedLinkIsNeverSilent: should an authorisation ever
+// outlive its link's claim (an acquirer answering after the authentication
+// timeout) while another attempt pays the link, the late approval is
+// recorded (money moved), the link stays paid by the other attempt, and
+// the mismatch is logged as an error for someone to refund.
+func TestApprovalOnClosedLinkIsNeverSilent(t *testing.T) {
+	var proc *lateProcessor
+	opts := func() apitest.Options {
+		proc = &lateProcessor{}
+		return apitest.Options{Processor: proc}
+	}
+	enginesWith(t, opts, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		pageURL, id, first := answeredLinkAttempt(t, env, m)
+		var second *paylink.Transaction
+		proc.meanwhile = func() {
+			env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
+			var err error
+			if second, err = payLinkWith(t, env, pageURL, cardOK); err != nil || second.Status != paylink.StatusApproved {
+				t.Errorf("second attempt: got %+v, %v; want APPROVED", second, err)
+			}
+		}
+		late, err := env.Service.CompleteThreeDS(context.Background(), m.Merchant, first.Reference)
+		if err != nil || late.Status != paylink.StatusApproved {
+			t.Fatalf("late approval: got %+v, %v; want it recorded APPROVED", late, err)
+		}
+		if st := linkState(t, env, m, id); st.Str("status") != "paid" || second == nil || st.Str("transaction_reference") != second.Reference {
+			t.Errorf("link: got %s, want paid by the second attempt", st.Raw)
+		}
+		if logs := env.LogText(); !strings.Contains(logs, "payment approved on a payment link that no longer accepts payments") ||
+			!strings.Contains(logs, first.Reference) {
+			t.Errorf("logs lack the error about %s: %s", first.Reference, logs)
 		}
 	})
 }
