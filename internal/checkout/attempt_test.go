@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,6 +289,61 @@ func TestApprovalOnClosedLinkIsNeverSilent(t *testing.T) {
 		if logs := env.LogText(); !strings.Contains(logs, "payment approved on a payment link that no longer accepts payments") ||
 			!strings.Contains(logs, first.Reference) {
 			t.Errorf("logs lack the error about %s: %s", first.Reference, logs)
+		}
+	})
+}
+
+// TestLateReturnRaces: reloads of the return address, a second customer
+// and the merchant's cancel race for a link whose attempt is about to
+// end (just inside its lifetime, and at its end): whatever wins, the link
+// is paid at most once, by the transaction it names, and a cancelled link
+// took no payment. Run it with -race.
+func TestLateReturnRaces(t *testing.T) {
+	engines(t, func(t *testing.T, env *apitest.Env) {
+		for _, wait := range []time.Duration{paylink.DefaultAuthenticationTimeout - time.Second, paylink.DefaultAuthenticationTimeout} {
+			m := env.Onboard()
+			pageURL, id, first := answeredLinkAttempt(t, env, m)
+			ls := openLink(t, env, pageURL)
+			env.Clock.Advance(wait)
+			ctx := context.Background()
+			refs := make(chan string, 4)
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() {
+					if tr, err := env.Service.CompleteThreeDS(ctx, m.Merchant, first.Reference); err == nil {
+						refs <- tr.Reference
+					}
+				})
+			}
+			wg.Go(func() {
+				card := &paylink.CardDetails{Number: cardOK, ExpiryMonth: 12, ExpiryYear: env.Clock.Now().Year() + 3, CVC: "123"}
+				if tr, err := env.Service.PayLink(ctx, ls, paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard,
+					Customer: paylink.Customer{IPAddress: "203.0.113.9"}, Card: card}); err == nil {
+					refs <- tr.Reference
+				}
+			})
+			wg.Go(func() { env.Service.CancelLink(ctx, m.Merchant, id) })
+			wg.Wait()
+			close(refs)
+			var approved []string
+			for ref := range refs {
+				if transaction(t, env, m, ref).Status == paylink.StatusApproved {
+					approved = append(approved, ref)
+				}
+			}
+			st := linkState(t, env, m, id)
+			switch st.Str("status") {
+			case "paid":
+				if len(approved) != 1 || st.Str("transaction_reference") != approved[0] {
+					t.Errorf("after %v: link %s with approvals %v, want paid by its one approval", wait, st.Raw, approved)
+				}
+			case "cancelled", "unpaid":
+				if len(approved) != 0 {
+					t.Errorf("after %v: link %s with approvals %v, want none", wait, st.Raw, approved)
+				}
+			default:
+				t.Errorf("after %v: link %s", wait, st.Raw)
+			}
 		}
 	})
 }
