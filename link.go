@@ -27,10 +27,6 @@ const (
 	// LinkAttemptWindow, so that a link cannot be used for card testing.
 	LinkAttemptLimit  = 5
 	LinkAttemptWindow = 15 * time.Minute
-	// LinkClaimTimeout is how long an attempt holds a link: a crashed or
-	// abandoned attempt (a 3-D Secure challenge never finished) frees the
-	// link after it.
-	LinkClaimTimeout = 15 * time.Minute
 	// MaxLinkLifetime bounds an explicit expiry.
 	MaxLinkLifetime = 366 * 24 * time.Hour
 	// linkTokenLength gives each page URL about 190 bits of entropy.
@@ -58,12 +54,15 @@ type PaymentLink struct {
 	WindowStart       time.Time    // start of the current rate-limit window
 	WindowAttempts    int          // attempts started in that window
 	ClaimedAt         time.Time    // an attempt is in progress since; zero when free
-	PaidReference     string       // the APPROVED transaction
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	ExpiresAt         time.Time // zero: never expires
-	PaidAt            time.Time
-	CancelledAt       time.Time
+	// ClaimReference is the transaction of the attempt holding the claim:
+	// only that attempt may complete on the link or release it.
+	ClaimReference string
+	PaidReference  string // the APPROVED transaction
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ExpiresAt      time.Time // zero: never expires
+	PaidAt         time.Time
+	CancelledAt    time.Time
 }
 
 // State is the link's status at now, expired included.
@@ -74,9 +73,21 @@ func (l *PaymentLink) State(now time.Time) LinkStatus {
 	return l.Status
 }
 
-// busy reports whether an unexpired attempt holds the link at now.
-func (l *PaymentLink) busy(now time.Time) bool {
-	return !l.ClaimedAt.IsZero() && now.Sub(l.ClaimedAt) < LinkClaimTimeout
+// busy reports whether an unexpired attempt holds the link at now; a
+// claim lasts timeout (the authentication timeout), so a crashed or
+// abandoned attempt frees the link after it.
+func (l *PaymentLink) busy(now time.Time, timeout time.Duration) bool {
+	return !l.ClaimedAt.IsZero() && now.Sub(l.ClaimedAt) < timeout
+}
+
+// heldBy reports whether the attempt of transaction ref holds the link at now.
+func (l *PaymentLink) heldBy(ref string, now time.Time, timeout time.Duration) bool {
+	return ref != "" && l.ClaimReference == ref && l.busy(now, timeout)
+}
+
+// release frees the link's claim.
+func (l *PaymentLink) release() {
+	l.ClaimedAt, l.ClaimReference = time.Time{}, ""
 }
 
 // LinkURLs are the two addresses of a link.
@@ -273,7 +284,7 @@ func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*Paym
 			return nil
 		case l.Status == LinkPaid:
 			return errLinkPaid
-		case l.busy(now):
+		case l.busy(now, s.cfg.AuthenticationTimeout):
 			return errLinkBusy
 		}
 		l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
@@ -304,17 +315,18 @@ var (
 		"too many payment attempts on this link: wait 15 minutes before trying again")
 )
 
-// claimLink starts a payment attempt on a link inside tx: the link must
-// be unpaid, not cancelled or expired, free of another attempt and within
-// its attempt rate limit. The claim is a compare-and-set on the link's
-// version, so of two tabs paying at once exactly one proceeds.
-func (s *Service) claimLink(tx Tx, merchantID, id string) error {
+// claimLink starts the payment attempt of transaction ref on a link
+// inside tx: the link must be unpaid, not cancelled or expired, free of
+// another attempt and within its attempt rate limit. The claim is a
+// compare-and-set on the link's version, so of two tabs paying at once
+// exactly one proceeds.
+func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
 	l, err := tx.PaymentLink(merchantID, id)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	if err := linkPayable(l, now); err != nil {
+	if err := s.linkPayable(l, now); err != nil {
 		return err
 	}
 	if now.Sub(l.WindowStart) >= LinkAttemptWindow {
@@ -325,7 +337,7 @@ func (s *Service) claimLink(tx Tx, merchantID, id string) error {
 	}
 	l.WindowAttempts++
 	l.Attempts++
-	l.ClaimedAt, l.UpdatedAt = now, now
+	l.ClaimedAt, l.ClaimReference, l.UpdatedAt = now, ref, now
 	if err := tx.UpdatePaymentLink(l); errors.Is(err, ErrConflict) {
 		return errLinkBusy
 	} else if err != nil {
@@ -334,8 +346,20 @@ func (s *Service) claimLink(tx Tx, merchantID, id string) error {
 	return nil
 }
 
-// linkPayable reports why a link cannot take a payment at now, or nil.
-func linkPayable(l *PaymentLink, now time.Time) error {
+// linkPayable reports why a link cannot take a new payment at now, or nil.
+func (s *Service) linkPayable(l *PaymentLink, now time.Time) error {
+	if err := linkOpen(l, now); err != nil {
+		return err
+	}
+	if l.busy(now, s.cfg.AuthenticationTimeout) {
+		return errLinkBusy
+	}
+	return nil
+}
+
+// linkOpen reports why a link's state refuses payments at now (paid,
+// cancelled, expired), or nil.
+func linkOpen(l *PaymentLink, now time.Time) error {
 	switch l.State(now) {
 	case LinkPaid:
 		return errLinkPaid
@@ -344,16 +368,13 @@ func linkPayable(l *PaymentLink, now time.Time) error {
 	case LinkExpired:
 		return errLinkExpired
 	}
-	if l.busy(now) {
-		return errLinkBusy
-	}
 	return nil
 }
 
 // linkOutcome applies a link payment's new status to its link, in the
 // same database transaction: APPROVED marks the link paid; DECLINED or
-// FAILED releases the link for another attempt. Other statuses (a 3-D
-// Secure challenge) keep the attempt's claim.
+// FAILED releases the attempt's claim for another attempt. Other statuses
+// (a 3-D Secure challenge) keep the attempt's claim.
 func (s *Service) linkOutcome(tx Tx, t *Transaction) error {
 	if t.PaymentLinkID == "" {
 		return nil
@@ -367,6 +388,9 @@ func (s *Service) linkOutcome(tx Tx, t *Transaction) error {
 	return err
 }
 
+// applyLinkOutcome moves the link of t once. A link's state only ever
+// goes from unpaid to paid or cancelled, never back and never from
+// paid to cancelled or the reverse.
 func (s *Service) applyLinkOutcome(tx Tx, t *Transaction) error {
 	l, err := tx.PaymentLink(t.MerchantID, t.PaymentLinkID)
 	if err != nil {
@@ -374,14 +398,33 @@ func (s *Service) applyLinkOutcome(tx Tx, t *Transaction) error {
 	}
 	now := s.now()
 	switch {
-	case t.Status == StatusApproved && l.Status != LinkPaid:
-		l.Status, l.PaidReference, l.PaidAt, l.ClaimedAt = LinkPaid, t.Reference, now, time.Time{}
-	case (t.Status == StatusDeclined || t.Status == StatusFailed) && !l.ClaimedAt.IsZero() && !l.ClaimedAt.After(t.CreatedAt):
+	case t.Status == StatusApproved && l.Status != LinkUnpaid:
+		return s.approvalOnClosedLink(tx, l, t)
+	case t.Status == StatusApproved:
+		// Money was taken: the link is paid, even if it expired meanwhile.
+		l.Status, l.PaidReference, l.PaidAt = LinkPaid, t.Reference, now
+		l.release()
+	case (t.Status == StatusDeclined || t.Status == StatusFailed) && l.ClaimReference == t.Reference:
 		// Release only this attempt's claim, never a later one's.
-		l.ClaimedAt = time.Time{}
+		l.release()
 	default:
 		return nil
 	}
 	l.UpdatedAt = now
 	return tx.UpdatePaymentLink(l)
+}
+
+// approvalOnClosedLink records an approval on a link that is already paid
+// or cancelled. Every attempt re-checks its link in the database
+// transaction that sends it to the processor, and holds the link's claim
+// while the processor answers, so this cannot happen unless an
+// authorisation outlived the claim. The approval is kept (money moved and
+// hiding it would be worse), the link keeps its state, and the mismatch
+// is logged as an error and audited for someone to refund.
+func (s *Service) approvalOnClosedLink(tx Tx, l *PaymentLink, t *Transaction) error {
+	s.log.Error("payment approved on a payment link that no longer accepts payments: refund it",
+		"reference", t.Reference, "payment_link", l.ID, "link_status", l.Status, "paid_reference", l.PaidReference)
+	return s.recordEvent(tx, t.MerchantID, t.Reference, "payment_link.approval_on_closed_link", map[string]any{
+		"payment_link": l.ID, "link_status": l.Status, "paid_reference": l.PaidReference, "version": t.Version,
+	})
 }

@@ -99,7 +99,7 @@ func (s *Service) PayLink(ctx context.Context, ls *LinkSession, p LinkPayment) (
 		ThreeDS: p.ReturnURL != "", RedirectURL: p.ReturnURL,
 		Channel: ls.Mode, PaymentType: p.PaymentType, PaymentLinkID: l.ID, WebhookURL: l.WebhookURL,
 	}
-	return s.purchase(ctx, ls.Merchant, req, func(tx Tx) error { return s.claimLink(tx, l.MerchantID, l.ID) })
+	return s.purchase(ctx, ls.Merchant, req, func(tx Tx, ref string) error { return s.claimLink(tx, l.MerchantID, l.ID, ref) })
 }
 
 // linkCustomer is the payer of a link payment: what the page's form sent,
@@ -136,7 +136,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 		return nil, Internal("alternative payment", err)
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.claimLink(tx, ls.Link.MerchantID, ls.Link.ID); err != nil {
+		if err := s.claimLink(tx, ls.Link.MerchantID, ls.Link.ID, t.Reference); err != nil {
 			return err
 		}
 		return tx.CreateTransaction(t)
@@ -216,5 +216,5 @@ func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref stri
 // CheckLinkPayable reports why the session's link cannot take a payment
 // now (paid, cancelled, expired, an attempt in progress), or nil.
 func (s *Service) CheckLinkPayable(ls *LinkSession) error {
-	return linkPayable(ls.Link, s.now())
+	return s.linkPayable(ls.Link, s.now())
 }

@@ -158,6 +158,9 @@ type ThreeDS struct {
 	RedirectURL        string `json:"redirect_url,omitempty"` // the merchant's return address
 	ChallengeHash      string `json:"challenge_hash,omitempty"`
 	ChallengeExpiresAt int64  `json:"challenge_expires_at,omitempty"` // unix seconds
+	// AttemptExpiresAt ends the authentication attempt (unix seconds):
+	// after it the transaction can never be authorised, answered or not.
+	AttemptExpiresAt   int64  `json:"attempt_expires_at,omitempty"`
 	ChallengeDone      bool   `json:"challenge_done,omitempty"`
 	Result             string `json:"result,omitempty"`
 	Reason             string `json:"reason,omitempty"`

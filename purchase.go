@@ -146,30 +146,35 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	if err := req.validate(s.now()); err != nil {
 		return nil, err
 	}
-	return s.purchase(ctx, m, req, func(tx Tx) error { return s.consumeToken(tx, m, req.TransactionToken) })
+	return s.purchase(ctx, m, req, func(tx Tx, _ string) error { return s.consumeToken(tx, m, req.TransactionToken) })
 }
 
 // purchase runs a validated purchase. authorise runs first inside the
-// first database transaction: for the API it consumes the transaction
-// token; paylink's own pages claim a payment-link attempt instead. The
+// first database transaction, with the reference the transaction will
+// have: for the API it consumes the transaction token; paylink's own
+// pages claim a payment-link attempt for that transaction instead. The
 // transaction is created PROCESSING in that database transaction, the
 // processor is asked outside any, and the answer is recorded in a second.
-func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest, authorise func(Tx) error) (*Transaction, error) {
+func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest, authorise func(tx Tx, ref string) error) (*Transaction, error) {
 	newCard, err := s.prepareCard(m, req.Card, req.StoreCard, req.Customer.ID)
 	if err != nil {
 		return nil, err
 	}
+	ref, err := s.reference("pr_")
+	if err != nil {
+		return nil, Internal("purchase reference", err)
+	}
 	var t *Transaction
 	var card *Card
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := authorise(tx); err != nil {
+		if err := authorise(tx, ref); err != nil {
 			return err
 		}
 		var err error
 		if card, err = s.cardForPurchase(tx, m, req.CardToken, newCard); err != nil {
 			return err
 		}
-		if t, err = s.newCardTransaction(m, &req, card); err != nil {
+		if t, err = s.newCardTransaction(m, &req, card, ref); err != nil {
 			return err
 		}
 		return tx.CreateTransaction(t)
@@ -255,12 +260,8 @@ func (s *Service) usableCard(tx Tx, m *Merchant, token string) (*Card, error) {
 	return c, nil
 }
 
-// newCardTransaction builds the PROCESSING transaction of a purchase.
-func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card) (*Transaction, error) {
-	ref, err := s.reference("pr_")
-	if err != nil {
-		return nil, err
-	}
+// newCardTransaction builds the PROCESSING transaction ref of a purchase.
+func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card, ref string) (*Transaction, error) {
 	region := RegionClass(card.Info.Country, m.Country)
 	d := TxDetails{
 		Card: &card.Info, RegionClass: region, CardMultiUse: card.MultiUse,
@@ -390,5 +391,6 @@ func mergeThreeDS(have, got *ThreeDS) *ThreeDS {
 	merged := *got
 	merged.Requested, merged.RedirectURL = have.Requested, have.RedirectURL
 	merged.ChallengeHash, merged.ChallengeExpiresAt = have.ChallengeHash, have.ChallengeExpiresAt
+	merged.AttemptExpiresAt = have.AttemptExpiresAt
 	return &merged
 }

@@ -38,6 +38,10 @@ type Config struct {
 	// SettlementCutoff is the time of day, since midnight UTC, of the
 	// daily settlement run; default midnight.
 	SettlementCutoff time.Duration
+	// AuthenticationTimeout is the lifetime of a 3-D Secure attempt,
+	// answered or not, and of a payment link's claim by an attempt;
+	// default DefaultAuthenticationTimeout.
+	AuthenticationTimeout time.Duration
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
 	WebhookRetries bool
@@ -82,6 +86,9 @@ func NewService(cfg Config, d Deps) *Service {
 	}
 	if cfg.PreAuthExpiry <= 0 {
 		cfg.PreAuthExpiry = 7 * 24 * time.Hour
+	}
+	if cfg.AuthenticationTimeout <= 0 {
+		cfg.AuthenticationTimeout = DefaultAuthenticationTimeout
 	}
 	if cfg.DirectDebitClearing <= 0 {
 		cfg.DirectDebitClearing = 72 * time.Hour

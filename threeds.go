@@ -14,8 +14,17 @@ import (
 
 // ChallengeTTL is how long a 3-D Secure challenge page can be used: twice
 // the default transaction token lifetime, the time a customer needs to
-// read and answer their bank's prompt.
+// read and answer their bank's prompt. It is cut short by the attempt's
+// own end when the authentication timeout is shorter.
 const ChallengeTTL = 10 * time.Minute
+
+// DefaultAuthenticationTimeout is the default lifetime of a 3-D Secure
+// attempt (paylink serve --authentication-timeout): the challenge page's
+// ChallengeTTL plus five minutes for the customer to come back from it
+// and the payment to complete. A payment link's claim by an attempt lasts
+// as long, so a link is free again when its attempt can no longer be
+// authorised.
+const DefaultAuthenticationTimeout = 15 * time.Minute
 
 // ChallengePath is where the sandbox issuer's challenge page is served;
 // the last path segment is the challenge capability.
@@ -42,8 +51,10 @@ func (s *Service) issueChallenge(t *Transaction) error {
 		d = &ThreeDS{Requested: true}
 		t.Details.ThreeDS = d
 	}
+	now := s.now()
 	d.ChallengeHash = hashChallenge(secret)
-	d.ChallengeExpiresAt = s.now().Add(ChallengeTTL).Unix()
+	d.ChallengeExpiresAt = now.Add(min(ChallengeTTL, s.cfg.AuthenticationTimeout)).Unix()
+	d.AttemptExpiresAt = now.Add(s.cfg.AuthenticationTimeout).Unix()
 	t.AuthenticationURL = s.cfg.BaseURL + ChallengePath + t.Reference + "." + secret
 	return nil
 }
@@ -191,9 +202,16 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 // when a hold was asked). A challenge left unanswered past ChallengeTTL
 // is DECLINED as abandoned. Calling it before the challenge is answered,
 // or again, is a 409. The caller checks the company token.
+//
+// The database transaction that sends the purchase to the processor first
+// re-checks that the attempt is within its lifetime and, for a payment
+// link, that the link still accepts this payment and this attempt still
+// holds it. When not, nothing is authorised: the purchase is recorded
+// FAILED in that same transaction and the caller gets the reason as a 409.
 func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference string) (*Transaction, error) {
 	var t *Transaction
 	var card *Card
+	var refused *Error
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
 		if t, err = tx.Transaction(m.ID, reference); errors.Is(err, ErrNotFound) {
@@ -207,18 +225,126 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 		if t.Details.ThreeDS.Result == ThreeDSFailed {
 			return s.declineAuthentication(tx, t)
 		}
-		if card, err = tx.Card(m.ID, t.CardToken); err != nil {
+		if refused, err = s.startCompletion(tx, t); err != nil || refused != nil {
 			return err
 		}
-		return s.claim(tx, t, "authenticate")
+		card, err = tx.Card(m.ID, t.CardToken)
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, asServiceError("3dsredirect", err)
-	}
-	if t.Status == StatusDeclined {
+	case refused != nil:
+		return nil, refused
+	case t.Status == StatusDeclined:
 		return t, nil
 	}
 	return s.authorize(ctx, t, card, nil, AuthRequest{Hold: t.PreAuth, ThreeDS: true, Authenticated: t.Details.ThreeDS})
+}
+
+// Why an answered attempt can no longer be authorised (CompleteThreeDS).
+// The hosted page shows them to the customer, so each says that the card
+// was not charged.
+var (
+	errAttemptExpired = Errorf(KindConflict, CodeAuthenticationExpired,
+		"this payment was not completed in time after 3-D Secure authentication; your card was not charged, please start again")
+	errAttemptLinkPaid = Errorf(KindConflict, CodeLinkPaid,
+		"this payment link has already been paid by another payment; your card was not charged")
+	errAttemptLinkCancelled = Errorf(KindConflict, CodeLinkCancelled,
+		"this payment link has been cancelled; your card was not charged")
+	errAttemptLinkExpired = Errorf(KindConflict, CodeLinkExpired,
+		"this payment link has expired; your card was not charged")
+	errAttemptNotHolding = Errorf(KindConflict, CodeAuthenticationExpired,
+		"this payment attempt timed out; your card was not charged, please start again")
+)
+
+// startCompletion moves an answered, authenticated attempt to PROCESSING
+// inside tx, or, when the attempt ended or its link no longer accepts it,
+// records it FAILED and returns why (refused). A link attempt's claim is
+// renewed, so that no other attempt can take the link while the processor
+// answers.
+func (s *Service) startCompletion(tx Tx, t *Transaction) (refused *Error, err error) {
+	l, refused, err := s.completable(tx, t)
+	if err != nil {
+		return nil, err
+	}
+	if refused != nil {
+		return refused, s.failAttempt(tx, t, refused)
+	}
+	if err := s.claim(tx, t, "authenticate"); err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return nil, nil
+	}
+	l.ClaimedAt, l.UpdatedAt = t.UpdatedAt, t.UpdatedAt
+	if err := tx.UpdatePaymentLink(l); errors.Is(err, ErrConflict) {
+		return nil, errInProgress
+	} else if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// completable checks, inside tx, that an answered attempt may still be
+// authorised: for a link payment, on a link that is unpaid, not cancelled
+// or expired (checked first, as the clearest reason to give); within the
+// attempt's lifetime; and held by this attempt. It returns the link (nil
+// for API purchases) and the refusal, if any.
+func (s *Service) completable(tx Tx, t *Transaction) (l *PaymentLink, refused *Error, err error) {
+	now := s.now()
+	if t.PaymentLinkID != "" {
+		if l, err = tx.PaymentLink(t.MerchantID, t.PaymentLinkID); err != nil {
+			return nil, nil, err
+		}
+		switch linkOpen(l, now) {
+		case errLinkPaid:
+			return l, errAttemptLinkPaid, nil
+		case errLinkCancelled:
+			return l, errAttemptLinkCancelled, nil
+		case errLinkExpired:
+			return l, errAttemptLinkExpired, nil
+		}
+	}
+	switch {
+	case now.Unix() >= attemptDeadline(t.Details.ThreeDS):
+		return l, errAttemptExpired, nil
+	case l != nil && !l.heldBy(t.Reference, now, s.cfg.AuthenticationTimeout):
+		return l, errAttemptNotHolding, nil
+	}
+	return l, nil, nil
+}
+
+// attemptDeadline is when an authentication attempt ends (unix seconds).
+// Attempts recorded before attempts had their own end use their
+// challenge's, the earlier of the two.
+func attemptDeadline(d *ThreeDS) int64 {
+	if d.AttemptExpiresAt != 0 {
+		return d.AttemptExpiresAt
+	}
+	return d.ChallengeExpiresAt
+}
+
+// failAttempt records an authenticated attempt that may no longer be
+// authorised as FAILED, with why as its message; no processor is asked.
+func (s *Service) failAttempt(tx Tx, t *Transaction, why *Error) error {
+	now := s.now()
+	t.Status, t.UpdatedAt, t.ProcessedAt = StatusFailed, now, now
+	t.Details.Message = sentenceCase(why.Message)
+	if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
+		return errInProgress
+	} else if err != nil {
+		return err
+	}
+	return s.outcome(tx, t)
+}
+
+// sentenceCase capitalises the first letter of an error message.
+func sentenceCase(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
 }
 
 // checkThreeDSDone explains why t cannot complete authentication now; an
@@ -254,42 +380,67 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	return s.outcome(tx, t)
 }
 
-// ExpireChallenges declines purchases whose 3-D Secure challenge expired
-// unanswered (the customer abandoned it), so that no purchase waits in
-// REQUIRES_AUTHENTICATION for ever; each gets its DECLINED outcome and
-// webhook. A challenge that was answered is left for the merchant's
-// 3dsredirect call. Moves are compare-and-set, so several instances
-// running this job decline each purchase once. It returns how many it
-// declined.
+// ExpireChallenges ends 3-D Secure attempts that can no longer complete,
+// so that no purchase waits in REQUIRES_AUTHENTICATION for ever and its
+// payment link is free again; each gets its outcome and webhook. A
+// challenge that expired unanswered (the customer abandoned it) is
+// DECLINED; an answered one whose attempt outlived the authentication
+// timeout without being completed (the customer never came back) is
+// FAILED, or DECLINED when authentication failed. Moves are
+// compare-and-set, so several instances running this job end each attempt
+// once. It returns how many it ended.
 func (s *Service) ExpireChallenges(ctx context.Context) (int, error) {
 	var waiting []*Transaction
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.now().Add(-ChallengeTTL), 100)
+		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.expiryCutoff(), 100)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("expire challenges: %w", err)
 	}
-	declined := 0
+	ended := 0
 	for _, t := range waiting {
-		d := t.Details.ThreeDS
-		if d == nil || d.ChallengeDone || s.now().Unix() < d.ChallengeExpiresAt {
+		if !s.attemptOver(t) {
 			continue
 		}
-		err := s.store.Update(ctx, func(tx Tx) error {
-			if err := s.checkThreeDSDone(t); err != nil {
-				return err
-			}
-			return s.declineAuthentication(tx, t)
-		})
+		err := s.store.Update(ctx, func(tx Tx) error { return s.endAttempt(tx, t) })
 		switch {
 		case err == nil:
-			declined++
+			ended++
 		case errors.Is(err, errInProgress): // another instance, or the customer, got there first
 		default:
-			return declined, fmt.Errorf("expire challenge %s: %w", t.Reference, err)
+			return ended, fmt.Errorf("expire challenge %s: %w", t.Reference, err)
 		}
 	}
-	return declined, nil
+	return ended, nil
+}
+
+// expiryCutoff bounds the last update of every attempt that can be over:
+// an unanswered one was last updated when its challenge was issued, at
+// least the challenge lifetime c ago; an answered one past the
+// authentication timeout a was answered within c of its issue, at least
+// a-c ago. One second covers the whole seconds attempts' ends are kept in.
+func (s *Service) expiryCutoff() time.Time {
+	a := s.cfg.AuthenticationTimeout
+	c := min(ChallengeTTL, a)
+	return s.now().Add(-min(c, a-c) + time.Second)
+}
+
+// attemptOver reports whether t's attempt can no longer complete: its
+// challenge expired unanswered, or the attempt outlived its lifetime.
+func (s *Service) attemptOver(t *Transaction) bool {
+	d, now := t.Details.ThreeDS, s.now().Unix()
+	return d != nil && ((!d.ChallengeDone && now >= d.ChallengeExpiresAt) || now >= attemptDeadline(d))
+}
+
+// endAttempt records the end of an attempt that is over (attemptOver).
+func (s *Service) endAttempt(tx Tx, t *Transaction) error {
+	if err := s.checkThreeDSDone(t); err != nil {
+		return err
+	}
+	if t.Details.ThreeDS.Result == ThreeDSFailed {
+		return s.declineAuthentication(tx, t)
+	}
+	return s.failAttempt(tx, t, errAttemptExpired)
 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
 )
 
 func envWith(vars map[string]string) environment {
@@ -72,3 +75,30 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 
 // first returns the first of two results.
 func first[T, U any](t T, _ U) T { return t }
+
+// TestAuthenticationTimeoutSetting: serve's --authentication-timeout
+// defaults to paylink.DefaultAuthenticationTimeout, is read from
+// PAYLINK_AUTHENTICATION_TIMEOUT, and the flag wins over the variable.
+func TestAuthenticationTimeoutSetting(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want time.Duration
+	}{
+		{"default", nil, nil, paylink.DefaultAuthenticationTimeout},
+		{"environment", map[string]string{"PAYLINK_AUTHENTICATION_TIMEOUT": "20m"}, nil, 20 * time.Minute},
+		{"flag over environment", map[string]string{"PAYLINK_AUTHENTICATION_TIMEOUT": "20m"}, []string{"--authentication-timeout", "5m"}, 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseServe(envWith(tt.env), tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.service.AuthenticationTimeout; got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -41,6 +41,15 @@ type serveConfig struct {
 }
 
 func runServe(ctx context.Context, env environment, args []string) error {
+	cfg, err := parseServe(env, args)
+	if err != nil {
+		return ignoreHelp(err)
+	}
+	return serve(ctx, env, cfg)
+}
+
+// parseServe reads serve's flags, with defaults from PAYLINK_* variables.
+func parseServe(env environment, args []string) (serveConfig, error) {
 	f := newFlags("serve", env)
 	cfg := serveConfig{}
 	dsn := f.str("db", defaultDB, "database: a SQLite file path, sqlite:PATH, or postgres://...")
@@ -54,25 +63,27 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
+			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
 		}
 	}
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
+	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
+		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
-		return ignoreHelp(err)
+		return cfg, err
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
 	cutoffAt, err := parseTimeOfDay(*cutoff)
 	if err != nil {
-		return fmt.Errorf("--settlement-cutoff: %w", err)
+		return cfg, fmt.Errorf("--settlement-cutoff: %w", err)
 	}
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
-		WebhookRetries: *whRetries, SettlementCutoff: cutoffAt}
-	return serve(ctx, env, cfg)
+		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt}
+	return cfg, nil
 }
 
 func ignoreHelp(err error) error {
@@ -215,11 +226,12 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.ClearDirectDebits(ctx)
 			return err
 		}},
-		// Card lifecycle: release holds older than --preauth-expiry.
+		// End 3-D Secure attempts past their challenge or --authentication-timeout.
 		{Name: "3ds-challenge-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpireChallenges(ctx)
 			return err
 		}},
+		// Card lifecycle: release holds older than --preauth-expiry.
 		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.ExpirePreAuths(ctx)
 			return err

@@ -271,6 +271,28 @@ func TestChallengeExpires(t *testing.T) {
 	}
 }
 
+// TestThreeDSRedirectAfterTheAttemptLifetime: the HTTP contract of a
+// 3dsredirect call after the attempt's lifetime (the rule itself is tested
+// at the Service level on both engines): a 409 authentication_expired
+// error (expectError also checks there is no purchase key), and the
+// purchase FAILED.
+func TestThreeDSRedirectAfterTheAttemptLifetime(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	ref := r.Str("purchase.purchase_reference")
+	page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
+	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answer: got %d, want 303", res.StatusCode)
+	}
+	env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
+	done := threeDSRedirect(env, m, ref)
+	expectError(t, done, http.StatusConflict, paylink.CodeAuthenticationExpired)
+	if st := stored(t, env, m, ref); st.Status != paylink.StatusFailed {
+		t.Errorf("status after: got %s, want FAILED", st.Status)
+	}
+}
+
 func TestThreeDSFrictionlessAndUnrequested(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()

@@ -73,6 +73,9 @@ type Options struct {
 	// Bank replaces the sandbox direct-entry bank (an outer edge), for
 	// tests of an unreachable bank.
 	Bank paylink.BankProcessor
+	// Processor replaces the sandbox acquirer (an outer edge), for tests
+	// of a processor that answers late.
+	Processor paylink.Processor
 	// WebhookTimeout bounds one webhook delivery attempt (default 30s).
 	WebhookTimeout time.Duration
 	// Clock, when set, is shared with another Env (two instances on one
@@ -109,7 +112,11 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Bank != nil {
 		bank = opts.Bank
 	}
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
+	var proc paylink.Processor = processor.Sandbox{}
+	if opts.Processor != nil {
+		proc = opts.Processor
+	}
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: proc, Bank: bank, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log, opts.API...)
 	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
 	if opts.Mount != nil {

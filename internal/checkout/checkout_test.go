@@ -432,7 +432,7 @@ func TestAttemptInProgress(t *testing.T) {
 		got.Str("response_code") != paylink.CodeLinkInProgress {
 		t.Errorf("cancel while claimed: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkInProgress)
 	}
-	env.Clock.Advance(paylink.LinkClaimTimeout)
+	env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
 		t.Errorf("after the claim timeout: got %d, want 303", p.status)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"strings"
 
 	"github.com/paylink/paylink"
 )
@@ -28,7 +29,7 @@ func (h *Handler) csrfToken(w http.ResponseWriter, r *http.Request, ls *paylink.
 			return "", err
 		}
 		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: value, Path: "/", HttpOnly: true,
-			Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+			Secure: h.secureCookies(), SameSite: http.SameSiteLaxMode})
 	}
 	mac := hmac.New(sha256.New, []byte(ls.Link.CSRFSecret))
 	mac.Write([]byte(ls.Link.ID + "|" + ls.Mode + "|" + value))
@@ -46,4 +47,11 @@ func (rq *request) checkCSRF() error {
 		return errBadCSRF
 	}
 	return nil
+}
+
+// secureCookies reports whether the pages are served over HTTPS, from the
+// public base URL rather than the request: behind a TLS-terminating proxy
+// the request reaching paylink is plain HTTP, yet the browser's is not.
+func (h *Handler) secureCookies() bool {
+	return strings.HasPrefix(strings.ToLower(h.svc.Config().BaseURL), "https://")
 }

@@ -88,8 +88,15 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		http.Redirect(rq.w, rq.r, t.AuthenticationURL, http.StatusSeeOther)
 		return nil
 	}
-	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") +
-		". No money was taken. Check the details and try again, or use another card or payment method."
+	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") + ". No money was taken."
+	if v.State == paylink.LinkUnpaid {
+		v.Alert += " Check the details and try again, or use another card or payment method."
+	}
+	// A late 3-D Secure return may find its link paid by another attempt
+	// since: show that payment, not the form.
+	if err := h.fillPaid(rq, v); err != nil {
+		return err
+	}
 	return h.render(rq, http.StatusOK, v)
 }
 

@@ -1,6 +1,7 @@
 package checkout_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -107,5 +108,32 @@ func TestBrowserThreeDSChallenge(t *testing.T) {
 				t.Errorf("got link %s, want paid", st.Raw)
 			}
 		})
+	}
+}
+
+// TestReturnAfterTheJobEndedTheAttempt: the expiry job failed the
+// answered attempt and another customer then paid the link; the first
+// customer's return address shows why their payment did not complete and
+// the link's payment, not the card form.
+func TestReturnAfterTheJobEndedTheAttempt(t *testing.T) {
+	env, _ := start(t)
+	m := env.Onboard()
+	pageURL, _, first := answeredLinkAttempt(t, env, m)
+	env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
+	if n, err := env.Service.ExpireChallenges(context.Background()); err != nil || n != 1 {
+		t.Fatalf("expiry job: ended %d, %v; want 1", n, err)
+	}
+	second, err := payLinkWith(t, env, pageURL, cardOK)
+	if err != nil || second.Status != paylink.StatusApproved {
+		t.Fatalf("second attempt: got %+v, %v; want APPROVED", second, err)
+	}
+	p := newBrowser(t, env).get(pageURL + "/3ds?" + url.Values{"purchase_reference": {first.Reference}}.Encode())
+	for _, want := range []string{"Payment not completed", "your card was not charged", "Thank you, this link has been paid", second.Reference} {
+		if p.status != http.StatusOK || !strings.Contains(p.body, want) {
+			t.Errorf("return page: got %d, want it to show %q", p.status, want)
+		}
+	}
+	if strings.Contains(p.body, `id="card_number"`) || strings.Contains(p.body, "try again") {
+		t.Errorf("return page offers to pay a paid link: %s", p.body)
 	}
 }

@@ -22,7 +22,7 @@ func TestSettleAndPayOut(t *testing.T) {
 		late := f.e.Clock.Now()
 		f.e.Clock.Advance(time.Hour)
 		f.card("4111111111111111", 2000, false, false) // after the cut-off; fee 0.65
-		f.e.Clock.Advance(time.Second) // the payout is newer than every payment
+		f.e.Clock.Advance(time.Second)                 // the payout is newer than every payment
 		before := f.balance()
 		if before.Pending != 10000-205-1000+5000-118+2000-65 {
 			t.Fatalf("pending before settlement: got %d", before.Pending)

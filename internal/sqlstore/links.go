@@ -13,7 +13,7 @@ import (
 
 const linkColumns = `id, merchant_id, status, version, amount, currency, merchant_reference, apply_surcharge, customer,
 	webhook_url, page_token_hash, vt_token_hash, tokens_key_id, tokens_sealed, csrf_secret, attempts, window_start,
-	window_attempts, claimed_at, paid_reference, created_at, updated_at, expires_at, paid_at, cancelled_at`
+	window_attempts, claimed_at, paid_reference, created_at, updated_at, expires_at, paid_at, cancelled_at, claim_reference`
 
 func scanLink(row interface{ Scan(...any) error }) (*paylink.PaymentLink, error) {
 	var l paylink.PaymentLink
@@ -23,7 +23,7 @@ func scanLink(row interface{ Scan(...any) error }) (*paylink.PaymentLink, error)
 	err := row.Scan(&l.ID, &l.MerchantID, &status, &l.Version, &l.Amount, &l.Currency, &l.MerchantReference,
 		&l.ApplySurcharge, &customer, &l.WebhookURL, &l.PageTokenHash, &l.VTTokenHash, &l.Tokens.KeyID,
 		&l.Tokens.Ciphertext, &l.CSRFSecret, &l.Attempts, &window, &l.WindowAttempts, &claimed, &l.PaidReference,
-		&created, &updated, &expires, &paid, &cancelled)
+		&created, &updated, &expires, &paid, &cancelled, &l.ClaimReference)
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +45,11 @@ func (t *tx) CreatePaymentLink(l *paylink.PaymentLink) error {
 	}
 	l.Version = 1
 	_, err = t.exec(`INSERT INTO payment_links (`+linkColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
 		l.ID, l.MerchantID, string(l.Status), l.Version, l.Amount, l.Currency, l.MerchantReference, l.ApplySurcharge,
 		customer, l.WebhookURL, l.PageTokenHash, l.VTTokenHash, l.Tokens.KeyID, l.Tokens.Ciphertext, l.CSRFSecret,
 		l.Attempts, micros(l.WindowStart), l.WindowAttempts, micros(l.ClaimedAt), l.PaidReference,
-		l.CreatedAt.UnixMicro(), l.UpdatedAt.UnixMicro(), micros(l.ExpiresAt), micros(l.PaidAt), micros(l.CancelledAt))
+		l.CreatedAt.UnixMicro(), l.UpdatedAt.UnixMicro(), micros(l.ExpiresAt), micros(l.PaidAt), micros(l.CancelledAt), l.ClaimReference)
 	if err != nil {
 		return fmt.Errorf("insert payment link: %w", err)
 	}
@@ -81,9 +81,9 @@ func (t *tx) PaymentLinkByTokenHash(hash []byte) (*paylink.PaymentLink, error) {
 func (t *tx) UpdatePaymentLink(l *paylink.PaymentLink) error {
 	err := t.execOne("update payment link", `UPDATE payment_links SET status = $1, version = version + 1, attempts = $2,
 		window_start = $3, window_attempts = $4, claimed_at = $5, paid_reference = $6, updated_at = $7, paid_at = $8,
-		cancelled_at = $9 WHERE id = $10 AND version = $11`,
+		cancelled_at = $9, claim_reference = $10 WHERE id = $11 AND version = $12`,
 		string(l.Status), l.Attempts, micros(l.WindowStart), l.WindowAttempts, micros(l.ClaimedAt), l.PaidReference,
-		l.UpdatedAt.UnixMicro(), micros(l.PaidAt), micros(l.CancelledAt), l.ID, l.Version)
+		l.UpdatedAt.UnixMicro(), micros(l.PaidAt), micros(l.CancelledAt), l.ClaimReference, l.ID, l.Version)
 	if err != nil {
 		return err
 	}

@@ -53,15 +53,29 @@ func testPaymentLinks(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
-	l.Status, l.PaidReference, l.PaidAt, l.Attempts = paylink.LinkPaid, "pr_1", t0.Add(time.Minute), 2
+	l.ClaimedAt, l.ClaimReference = t0.Add(time.Second), "pr_1"
 	update(t, s, func(tx paylink.Tx) error { return tx.UpdatePaymentLink(l) })
 	view(t, s, func(tx paylink.Tx) error {
 		got, err := tx.PaymentLink(m.ID, l.ID)
 		if err != nil {
 			return err
 		}
-		if got.Status != paylink.LinkPaid || got.PaidReference != "pr_1" || got.Attempts != 2 || got.Version != 2 {
-			t.Errorf("after update: got %+v, want paid by pr_1 at version 2", got)
+		if !got.ClaimedAt.Equal(l.ClaimedAt) || got.ClaimReference != "pr_1" || got.Version != 2 {
+			t.Errorf("after a claim: got %+v, want claimed by pr_1 at version 2", got)
+		}
+		return nil
+	})
+	l.Status, l.PaidReference, l.PaidAt, l.Attempts = paylink.LinkPaid, "pr_1", t0.Add(time.Minute), 2
+	l.ClaimedAt, l.ClaimReference = time.Time{}, ""
+	update(t, s, func(tx paylink.Tx) error { return tx.UpdatePaymentLink(l) })
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.PaymentLink(m.ID, l.ID)
+		if err != nil {
+			return err
+		}
+		if got.Status != paylink.LinkPaid || got.PaidReference != "pr_1" || got.Attempts != 2 || got.Version != 3 ||
+			!got.ClaimedAt.IsZero() || got.ClaimReference != "" {
+			t.Errorf("after update: got %+v, want paid by pr_1, unclaimed, at version 3", got)
 		}
 		return nil
 	})

@@ -1,0 +1,129 @@
+package checkout_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// blockReturns makes the tab fail every request to a hosted page's 3-D
+// Secure return address, as if the customer closed the tab after
+// answering the challenge, until unblock is called.
+func blockReturns(t *testing.T, ctx context.Context) (unblock func()) {
+	t.Helper()
+	paused := make(chan fetch.RequestID, 16)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			paused <- e.RequestID
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			select {
+			case id := <-paused:
+				chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient})
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	pattern := []*fetch.RequestPattern{{URLPattern: "*/3ds?purchase_reference=*"}}
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: pattern}); err != nil {
+		t.Fatalf("block the return address: %v", err)
+	}
+	return func() {
+		if _, err := chromedp.Call(ctx, fetch.Disable, cdp.Empty{}); err != nil {
+			t.Fatalf("unblock the return address: %v", err)
+		}
+	}
+}
+
+// TestBrowserLateThreeDSReturn: a customer answers the challenge in
+// Chromium but never comes back to the hosted page; once the attempt's
+// lifetime is over the link is paid by someone else, or cancelled; the
+// first browser then opens its return address (history, reload) and sees
+// a clear page, and nothing is charged a second time: one APPROVED
+// transaction and one approval webhook at most for the link.
+func TestBrowserLateThreeDSReturn(t *testing.T) {
+	needBrowser(t)
+	env, _ := start(t)
+	hooks := newHookReceiver(t)
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = hooks.URL+"/hooks", []string{"127.0.0.1"}
+	})
+	tests := []struct {
+		name      string
+		meanwhile func(t *testing.T, r apitest.Response)
+		want      string
+		status    string // the link's, after the late return
+		approvals int
+	}{
+		{"paid by another customer", func(t *testing.T, r apitest.Response) {
+			other := tab(t, true)
+			run(t, other, "open link", chromedp.Navigate(r.Str("url")))
+			fillCard(t, other, cardOK)
+			submit(t, other, "pay")
+			wantText(t, other, "second customer", "Thank you, this link has been paid")
+		}, "This payment link has already been paid by another payment; your card was not charged", "paid", 1},
+		{"cancelled by the merchant", func(t *testing.T, r apitest.Response) {
+			if c := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); c.Str("status") != "cancelled" {
+				t.Fatalf("cancel: got %s, want cancelled", c.Raw)
+			}
+		}, "This payment link has been cancelled; your card was not charged", "cancelled", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, true)
+			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			fillCard(t, ctx, card3DS)
+			submit(t, ctx, "pay")
+			wantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment")
+			challengeURL, err := chromedp.Run(ctx, chromedp.Location())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, _, _ := strings.Cut(challengeURL[strings.Index(challengeURL, paylink.ChallengePath)+len(paylink.ChallengePath):], ".")
+			unblock := blockReturns(t, ctx)
+			if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[value="success"]`))); err == nil {
+				t.Fatal("answering the challenge: the return address was reached, want it blocked")
+			}
+			if d := transaction(t, env, m, ref).Details.ThreeDS; !d.ChallengeDone || d.Result != paylink.ThreeDSAuthenticated {
+				t.Fatalf("after answering: got 3-D Secure %+v, want the challenge answered", d)
+			}
+			env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
+			tt.meanwhile(t, r)
+			unblock()
+			run(t, ctx, "late return", chromedp.Navigate(r.Str("url")+"/3ds?"+url.Values{"purchase_reference": {ref}}.Encode()))
+			wantText(t, ctx, "late return", tt.want)
+			if tr := transaction(t, env, m, ref); tr.Status != paylink.StatusFailed || tr.Details.AuthCode != "" {
+				t.Errorf("first attempt: got %s with auth code %q, want FAILED, never authorised", tr.Status, tr.Details.AuthCode)
+			}
+			st := linkState(t, env, m, r.Str("id"))
+			if st.Str("status") != tt.status || st.Str("transaction_reference") == ref {
+				t.Errorf("link: got %s, want %s and not paid by the late attempt", st.Raw, tt.status)
+			}
+			env.WaitWebhooks()
+			approvals := 0
+			for _, w := range hooks.take() {
+				if w["payment_link"] == r.Str("id") && w["status"] == "APPROVED" {
+					approvals++
+				}
+			}
+			if approvals != tt.approvals {
+				t.Errorf("approval webhooks for the link: got %d, want %d", approvals, tt.approvals)
+			}
+		})
+	}
+}
