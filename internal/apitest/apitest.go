@@ -57,6 +57,10 @@ type Env struct {
 	Service *paylink.Service
 	Store   *sqlstore.Store
 	Clock   *Clock
+	// Sandbox and Bank are the service's acquirer and bank (Bank unless
+	// Options.Bank replaced it): tests make them slow or silent.
+	Sandbox *processor.Sandbox
+	Bank    *processor.Bank
 	DBPath  string // SQLite file, "" on PostgreSQL
 	Logs    *bytes.Buffer
 	logMu   *sync.Mutex
@@ -105,11 +109,12 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
-	var bank paylink.BankProcessor = processor.Bank{}
+	e.Sandbox, e.Bank = &processor.Sandbox{}, &processor.Bank{}
+	var bank paylink.BankProcessor = e.Bank
 	if opts.Bank != nil {
 		bank = opts.Bank
 	}
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: e.Sandbox, Bank: bank, Logger: log, Clock: e.Clock.Now})
 	h := api.New(e.Service, log, opts.API...)
 	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
 	if opts.Mount != nil {
