@@ -1,10 +1,10 @@
 package recoverytest_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"context"
 	"testing"
 	"time"
 
