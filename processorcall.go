@@ -22,7 +22,7 @@ const MaxProcessorTimeout = ProcessingTimeout / 2
 // Validate checks the tunables that have limits.
 func (c Config) Validate() error {
 	if c.ProcessorTimeout < 0 || c.ProcessorTimeout > MaxProcessorTimeout {
-		return fmt.Errorf("processor timeout %s: must be positive and at most %s (half the recovery threshold %s)",
+		return fmt.Errorf("processor timeout %s: must be at most %s (0: the default) (half the recovery threshold %s)",
 			c.ProcessorTimeout, MaxProcessorTimeout, ProcessingTimeout)
 	}
 	return nil

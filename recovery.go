@@ -289,3 +289,25 @@ func (s *Service) NeedsReview(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// ReviewItems lists up to limit transactions and limit refunds in
+// UNKNOWN, oldest first, in all merchants: what an operator settles with
+// the processor (paylink review). Each stays UNKNOWN until an inquiry gets
+// an answer; recovery keeps asking.
+func (s *Service) ReviewItems(ctx context.Context, limit int) ([]*Transaction, []*Refund, error) {
+	everything := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) // no cutoff
+	var ts []*Transaction
+	var rs []*Refund
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		if ts, err = tx.TransactionsInStatus(StatusUnknown, everything, limit); err != nil {
+			return err
+		}
+		rs, err = tx.RefundsInStatus(StatusUnknown, everything, limit)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list items needing review: %w", err)
+	}
+	return ts, rs, nil
+}

@@ -60,12 +60,18 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	procTimeout := f.duration("processor-timeout", paylink.DefaultProcessorTimeout,
+		"deadline of every acquirer and bank call; at most "+paylink.MaxProcessorTimeout.String()+" (half the recovery threshold)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
-	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing, WebhookRetries: *whRetries}
+	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
+		WebhookRetries: *whRetries, ProcessorTimeout: *procTimeout}
+	if err := cfg.service.Validate(); err != nil {
+		return fmt.Errorf("--processor-timeout: %w", err)
+	}
 	return serve(ctx, env, cfg)
 }
 
