@@ -44,6 +44,8 @@ func Run(t *testing.T, open Opener) {
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
+		// Recovery.
+		"CountInStatus": testCountInStatus,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
