@@ -211,10 +211,10 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 // for recovery's inquiry.
 func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction, error) {
 	op := t.Details.Pending.Op
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	res, perr := s.holdCall(ctx, t)
-	if answerLost(ctx, perr) {
+	res, perr := s.holdCall(call, t)
+	if answerLost(call, perr) {
 		return s.awaitInquiry(t, op, perr), nil
 	}
 	if perr == nil {

@@ -244,10 +244,10 @@ func debitOf(t *Transaction, number string) BankDebit {
 // database transaction, and records PENDING (or FAILED) with a
 // compare-and-set.
 func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount) (*Transaction, error) {
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	sub, err := s.bank.SubmitDebit(ctx, debitOf(t, a.Number))
-	if answerLost(ctx, err) {
+	sub, err := s.bank.SubmitDebit(call, debitOf(t, a.Number))
+	if answerLost(call, err) {
 		return s.awaitInquiry(t, "debit", err), nil
 	}
 	now := s.now()

@@ -108,12 +108,12 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		return nil, Internal("open account number", err)
 	}
 	debit := debitOf(t, string(number))
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	res, err := s.bank.RefundDebit(ctx, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
+	res, err := s.bank.RefundDebit(call, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
 		DebitAcquirerID: t.Details.AcquirerTransID})
-	if answerLost(ctx, err) {
+	if answerLost(call, err) {
 		s.log.Warn("bank answer lost: the recovery job will ask the bank", "op", "debit refund", "reference", r.Reference, "err", err)
 		r.Details.Message = msgAwaitingInquiry
 		return r, nil

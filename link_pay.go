@@ -144,10 +144,10 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if err != nil {
 		return nil, asServiceError("alternative payment", err)
 	}
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	res, err := charge(ctx, t)
-	if answerLost(ctx, err) {
+	res, err := charge(call, t)
+	if answerLost(call, err) {
 		return s.awaitInquiry(t, "alternative payment", err), nil
 	}
 	if err != nil {

@@ -28,14 +28,16 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// callContext is the context of one processor call and of recording its
-// answer: detached from the caller's cancellation, because a client that
-// disconnects must not leave a call half-done with its answer unrecorded,
-// and bounded by the processor deadline, so that the call is over long
-// before recovery looks at its item. The cancel function stops the
-// deadline's timer.
-func (s *Service) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ProcessorTimeout)
+// callContext returns the contexts of one processor call: detached, for
+// recording the answer, is free of the caller's cancellation, because a
+// client that disconnects must not leave a call half-done with its answer
+// unrecorded; call adds the processor deadline, so that the call is over
+// long before recovery looks at its item. cancel stops the deadline's
+// timer.
+func (s *Service) callContext(ctx context.Context) (detached, call context.Context, cancel context.CancelFunc) {
+	detached = context.WithoutCancel(ctx)
+	call, cancel = context.WithTimeout(detached, s.cfg.ProcessorTimeout)
+	return detached, call, cancel
 }
 
 // answerLost reports whether a processor call ended without an answer

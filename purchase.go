@@ -312,10 +312,10 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	}
 	cur, _ := LookupCurrency(t.Currency)
 	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	res, err := s.processor.Authorize(ctx, ar)
-	if answerLost(ctx, err) {
+	res, err := s.processor.Authorize(call, ar)
+	if answerLost(call, err) {
 		return s.awaitInquiry(t, "authorize", err), nil
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -56,9 +57,9 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("recover interrupted: %w", err)
 	}
-	moved := 0
+	moved, in := 0, &inquirer{s: s, silent: map[bool]error{}}
 	for _, t := range stuck {
-		ok, err := s.recoverTransaction(ctx, t)
+		ok, err := s.recoverTransaction(ctx, in, t)
 		if err != nil {
 			return moved, err
 		}
@@ -67,7 +68,7 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 		}
 	}
 	for _, r := range refunds {
-		ok, err := s.recoverRefund(ctx, r)
+		ok, err := s.recoverRefund(ctx, in, r)
 		if err != nil {
 			return moved, err
 		}
@@ -82,28 +83,49 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 // page's alternative method), so nobody can say.
 var errNoInquiry = errors.New("this payment method's provider cannot be asked about an operation")
 
-// inquire asks the processor or bank about q with the processor deadline.
-func (s *Service) inquire(ctx context.Context, bank bool, q Inquiry) (InquiryResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProcessorTimeout)
-	defer cancel()
-	if bank {
-		return s.bank.Inquire(ctx, q)
+// inquirer asks the processor and the bank during one recovery run. Once
+// one of them leaves an inquiry unanswered past its deadline, the rest of
+// the run does not ask it again: each silent inquiry costs a whole
+// deadline, and the items move to UNKNOWN all the same, to be asked about
+// again on the next run.
+type inquirer struct {
+	s      *Service
+	silent map[bool]error // by bank (true) or card processor (false)
+}
+
+// ask asks the processor (or the bank) about q, with the processor
+// deadline.
+func (in *inquirer) ask(ctx context.Context, bank bool, q Inquiry) (InquiryResult, error) {
+	if err := in.silent[bank]; err != nil {
+		return InquiryResult{}, fmt.Errorf("not asked: an earlier inquiry of this run went unanswered: %w", err)
 	}
-	return s.processor.Inquire(ctx, q)
+	call, cancel := context.WithTimeout(ctx, in.s.cfg.ProcessorTimeout)
+	defer cancel()
+	var res InquiryResult
+	var err error
+	if bank {
+		res, err = in.s.bank.Inquire(call, q)
+	} else {
+		res, err = in.s.processor.Inquire(call, q)
+	}
+	if answerLost(call, err) {
+		in.silent[bank] = err
+	}
+	return res, err
 }
 
 // transactionInquiry is the inquiry about t's interrupted operation:
 // a hold's capture or release, a debit's submission, or an authorisation.
-func (s *Service) transactionInquiry(ctx context.Context, t *Transaction) (InquiryResult, error) {
+func (s *Service) transactionInquiry(ctx context.Context, in *inquirer, t *Transaction) (InquiryResult, error) {
 	switch {
 	case t.Details.Pending != nil:
-		return s.inquire(ctx, false, holdInquiry(t))
+		return in.ask(ctx, false, holdInquiry(t))
 	case t.PaymentType == PaymentTypeBankAccount:
-		return s.inquire(ctx, true, Inquiry{Kind: OpDebit, Reference: t.Reference})
+		return in.ask(ctx, true, Inquiry{Kind: OpDebit, Reference: t.Reference})
 	case interruptedHold(t):
-		return s.unrecordedHoldOp(ctx, t)
+		return s.unrecordedHoldOp(ctx, in, t)
 	case t.PaymentType == PaymentTypeCard || t.PaymentType == PaymentTypeApplePay || t.PaymentType == PaymentTypeGooglePay:
-		return s.inquire(ctx, false, Inquiry{Kind: OpAuthorize, Reference: t.Reference})
+		return in.ask(ctx, false, Inquiry{Kind: OpAuthorize, Reference: t.Reference})
 	}
 	return InquiryResult{}, errNoInquiry
 }
@@ -120,9 +142,9 @@ var errUnrecordedOp = errors.New("the processor did an operation on this hold th
 // unrecordedHoldOp asks about both a capture and a void of a hold claimed
 // without a PendingOp: neither found means nothing happened; either found
 // (or no answer) needs review.
-func (s *Service) unrecordedHoldOp(ctx context.Context, t *Transaction) (InquiryResult, error) {
+func (s *Service) unrecordedHoldOp(ctx context.Context, in *inquirer, t *Transaction) (InquiryResult, error) {
 	for _, k := range []OpKind{OpCapture, OpVoid} {
-		res, err := s.inquire(ctx, false, Inquiry{Kind: k, Reference: t.Reference})
+		res, err := in.ask(ctx, false, Inquiry{Kind: k, Reference: t.Reference})
 		if err != nil {
 			return InquiryResult{}, err
 		}
@@ -136,8 +158,8 @@ func (s *Service) unrecordedHoldOp(ctx context.Context, t *Transaction) (Inquiry
 // recoverTransaction asks about t and records the answer; false when
 // another instance or the original call got there first, or when the
 // processor still cannot say about an item already UNKNOWN.
-func (s *Service) recoverTransaction(ctx context.Context, t *Transaction) (bool, error) {
-	res, err := s.transactionInquiry(ctx, t)
+func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Transaction) (bool, error) {
+	res, err := s.transactionInquiry(ctx, in, t)
 	if ctx.Err() != nil {
 		return false, fmt.Errorf("recover %s: %w", t.Reference, ctx.Err()) // shutting down: not the processor's silence
 	}
@@ -155,7 +177,7 @@ func (s *Service) recoverTransaction(ctx context.Context, t *Transaction) (bool,
 	case res.Auth.Outcome == OutcomeChallenge:
 		// The customer never saw the challenge: nothing was authorised.
 		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
-		t.Details.Message = "The card issuer asked for 3-D Secure authentication, which the interrupted payment never presented; no money was taken. Please try again."
+		t.Details.Message = "The interrupted payment was not authorised (the issuer asked for 3-D Secure authentication, never completed); no money was taken. Please try again."
 	default:
 		s.applyAuth(t, res.Auth, t.PreAuth)
 	}
@@ -196,8 +218,7 @@ const msgNeedsReview = "The payment processor has not confirmed what happened to
 // an item already UNKNOWN stays as it is. No outcome, no webhook: nothing
 // is claimed about the money.
 func (s *Service) needsReview(ctx context.Context, t *Transaction, cause error) (bool, error) {
-	s.log.Error("processor could not say what happened to an interrupted operation: needs review",
-		"reference", t.Reference, "status", t.Status, "err", cause)
+	s.logUnanswered(ctx, t.Reference, t.Status, cause)
 	if t.Status == StatusUnknown {
 		return false, nil
 	}
@@ -212,6 +233,17 @@ func (s *Service) needsReview(ctx context.Context, t *Transaction, cause error) 
 	return recovered(err, "mark "+t.Reference+" for review")
 }
 
+// logUnanswered logs an inquiry without an answer: an error when the
+// item moves to UNKNOWN, a warning when it already is.
+func (s *Service) logUnanswered(ctx context.Context, ref string, status Status, cause error) {
+	level := slog.LevelError
+	if status == StatusUnknown {
+		level = slog.LevelWarn
+	}
+	s.log.Log(ctx, level, "the processor could not say what happened to an interrupted operation: it needs review",
+		"reference", ref, "status", status, "err", cause)
+}
+
 // applySubmission moves a debit on as the bank lodged it: PENDING until
 // it clears.
 func applySubmission(t *Transaction, sub BankSubmission, now time.Time) {
@@ -222,7 +254,7 @@ func applySubmission(t *Transaction, sub BankSubmission, now time.Time) {
 
 // recoverRefund asks about r and records the answer: approved, FAILED
 // with its reservation released, or UNKNOWN with it kept.
-func (s *Service) recoverRefund(ctx context.Context, r *Refund) (bool, error) {
+func (s *Service) recoverRefund(ctx context.Context, in *inquirer, r *Refund) (bool, error) {
 	var t *Transaction
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
@@ -237,15 +269,14 @@ func (s *Service) recoverRefund(ctx context.Context, r *Refund) (bool, error) {
 	if bank {
 		kind = OpDebitRefund
 	}
-	res, err := s.inquire(ctx, bank, Inquiry{Kind: kind, Reference: t.Reference, OpReference: r.Reference})
+	res, err := in.ask(ctx, bank, Inquiry{Kind: kind, Reference: t.Reference, OpReference: r.Reference})
 	if ctx.Err() != nil {
 		return false, fmt.Errorf("recover refund %s: %w", r.Reference, ctx.Err())
 	}
 	from := r.Status
 	switch {
 	case err != nil:
-		s.log.Error("processor could not say what happened to an interrupted refund: needs review",
-			"reference", r.Reference, "status", r.Status, "err", err)
+		s.logUnanswered(ctx, r.Reference, r.Status, err)
 		if r.Status == StatusUnknown {
 			return false, nil
 		}

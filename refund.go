@@ -108,11 +108,11 @@ func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Tra
 // the reservation released.
 func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
 	cur, _ := LookupCurrency(r.Currency)
-	ctx, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
-	_, perr := s.processor.Refund(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+	_, perr := s.processor.Refund(call, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
 		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})
-	if answerLost(ctx, perr) {
+	if answerLost(call, perr) {
 		s.log.Warn("processor answer lost: the recovery job will ask the processor", "op", "refund", "reference", r.Reference, "err", perr)
 		r.Details.Message = msgAwaitingInquiry
 		return r, nil

@@ -233,3 +233,30 @@ func (op operation) wantNoNewWebhook(t *testing.T, env *apitest.Env, m *apitest.
 		t.Errorf("webhooks while the outcome is not known: got %v, want %v", got, op.earlier)
 	}
 }
+
+// With the processor silent, every stuck item of a run moves to UNKNOWN,
+// those after the first unanswered inquiry without waiting for another.
+func TestSilentProcessorMovesEveryStuckItemToReview(t *testing.T) {
+	engines(t, paylink.Config{ProcessorTimeout: deadline}, func(t *testing.T, env *apitest.Env) {
+		m := onboard(t, env)
+		reqs := []paylink.PurchaseRequest{purchase(t, env, m, "4111111111111111", 1000, false), purchase(t, env, m, "5555555555554444", 2000, false)}
+		env.Sandbox.SetSilent(true)
+		var refs []string
+		for _, req := range reqs {
+			tr, err := env.Service.Purchase(ctx, m.Merchant, req)
+			if err != nil {
+				t.Fatalf("purchase: %v", err)
+			}
+			refs = append(refs, tr.Reference)
+		}
+		if n := recoverAfterThreshold(t, env); n != 2 {
+			t.Errorf("recovery moved %d items, want 2", n)
+		}
+		for _, ref := range refs {
+			wantStatus(t, env, m, ref, paylink.StatusUnknown)
+		}
+		if n, err := env.Service.NeedsReview(ctx); err != nil || n != 2 {
+			t.Errorf("NeedsReview: got %d, %v; want 2", n, err)
+		}
+	})
+}
