@@ -76,4 +76,3 @@ func ending(number string) string {
 }
 
 var _ paylink.BankProcessor = (*Bank)(nil)
-var _ paylink.Processor = (*Sandbox)(nil)

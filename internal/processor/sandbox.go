@@ -146,3 +146,5 @@ func acquirerID(ref string) string {
 	h := sha256.Sum256([]byte("acq:" + ref))
 	return "SBX" + hex.EncodeToString(h[:8])
 }
+
+var _ paylink.Processor = (*Sandbox)(nil)
