@@ -9,7 +9,8 @@ import "context"
 type BankProcessor interface {
 	// SubmitDebit lodges a debit for clearing. An error means it was not
 	// lodged and no money will move, except when the call's deadline
-	// passed: then recovery asks with Inquire.
+	// passed or the error wraps ErrOutcomeUnknown: then recovery asks
+	// with Inquire. The same holds for RefundDebit.
 	SubmitDebit(ctx context.Context, req BankDebit) (BankSubmission, error)
 	// ClearDebit reports whether a lodged debit cleared or was
 	// dishonoured. It is a query: asking again gives the same answer, so

@@ -11,8 +11,9 @@ type Processor interface {
 
 	// Card lifecycle: follow-up operations on an approved
 	// authorisation. An error means the operation did not happen, except
-	// when the call's deadline passed: then nobody knows, and recovery
-	// asks with Inquire.
+	// when the call's deadline passed or the error wraps
+	// ErrOutcomeUnknown: then nobody knows, and recovery asks with
+	// Inquire. The same holds for Authorize.
 
 	// Capture settles a hold for an amount up to the held amount and
 	// releases the rest.

@@ -40,12 +40,20 @@ func (s *Service) callContext(ctx context.Context) (detached, call context.Conte
 	return detached, call, cancel
 }
 
-// answerLost reports whether a processor call ended without an answer
-// because its deadline passed: the processor may or may not have done the
-// operation, so nothing may be recorded as done or as not done. The item
-// stays PROCESSING and recovery asks the processor (Inquire).
+// ErrOutcomeUnknown is what a Processor or BankProcessor returns (wrapped)
+// when it cannot tell whether an operation happened: a network timeout or
+// a dropped connection after the request was sent. Like the call's own
+// deadline, it leaves the item for recovery's inquiry instead of recording
+// that nothing happened.
+var ErrOutcomeUnknown = errors.New("the processor's answer was lost: the operation may or may not have happened")
+
+// answerLost reports whether a processor call ended without an answer:
+// its deadline passed, or the processor says it cannot tell. The
+// processor may or may not have done the operation, so nothing may be
+// recorded as done or as not done. The item stays PROCESSING and recovery
+// asks the processor (Inquire).
 func answerLost(callCtx context.Context, err error) bool {
-	return err != nil && (errors.Is(err, context.DeadlineExceeded) || callCtx.Err() != nil)
+	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) || callCtx.Err() != nil)
 }
 
 // msgAwaitingInquiry is what a client is told when the processor's answer
