@@ -412,7 +412,7 @@ func TestAuditRowRollsBackWithItsChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		faulty := paylink.NewService(env.Service.Config(), paylink.Deps{Store: failingStore{env.Store, "transaction.APPROVED"},
-			Vault: v, Processor: processor.Sandbox{}, Clock: env.Clock.Now})
+			Vault: v, Processor: &processor.Sandbox{}, Clock: env.Clock.Now})
 		last := auditLog(t, env, 0)
 		_, err = faulty.Capture(ctx, f.m, hold.Reference, paylink.CaptureRequest{CompanyToken: f.creds.CompanyToken,
 			TransactionToken: f.token(t, ctx), Amount: 1000, Currency: "AUD"})

@@ -8,7 +8,9 @@ import "context"
 // BECS integration replaces it behind this interface.
 type BankProcessor interface {
 	// SubmitDebit lodges a debit for clearing. An error means it was not
-	// lodged and no money will move.
+	// lodged and no money will move, except when the call's deadline
+	// passed or the error wraps ErrOutcomeUnknown: then recovery asks
+	// with Inquire. The same holds for RefundDebit.
 	SubmitDebit(ctx context.Context, req BankDebit) (BankSubmission, error)
 	// ClearDebit reports whether a lodged debit cleared or was
 	// dishonoured. It is a query: asking again gives the same answer, so
@@ -16,6 +18,10 @@ type BankProcessor interface {
 	ClearDebit(ctx context.Context, req BankDebit) (BankClearing, error)
 	// RefundDebit pays money back to a debited account.
 	RefundDebit(ctx context.Context, req BankRefund) (BankRefundResult, error)
+	// Inquire asks what became of a debit submission (OpDebit) or a
+	// refund (OpDebitRefund) whose answer was lost. An error means the
+	// bank could not say.
+	Inquire(ctx context.Context, q Inquiry) (InquiryResult, error)
 }
 
 // BankAccount is an Australian bank account as a client sends it. The

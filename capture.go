@@ -40,26 +40,28 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	var plan capturePlan
 	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", func(t *Transaction) error {
-		var err error
-		plan, err = planCapture(m, t, req)
+		plan, err := planCapture(m, t, req)
+		if err != nil {
+			return err
+		}
 		addMetadata(t, req.Metadata)
-		return err
+		t.Details.Pending = &PendingOp{Op: opCapture, Amount: plan.amount, Surcharge: plan.surcharge,
+			SurchargeRate: plan.rate, ApplySurcharge: req.ApplySurcharge}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := LookupCurrency(t.Currency)
-	return s.settleHold(ctx, t, "capture", func() (OpResult, error) {
-		return s.processor.Capture(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
-			Amount: Money{Amount: plan.amount + plan.surcharge, Currency: cur}})
-	}, func(t *Transaction) {
-		t.Status, t.Amount, t.Surcharge, t.Total = StatusApproved, plan.amount, plan.surcharge, plan.amount+plan.surcharge
-		t.Details.SurchargeRate, t.Details.ApplySurcharge = plan.rate, req.ApplySurcharge
-		t.Details.Message = "Transaction processed successfully: the hold was captured"
-	})
+	return s.settleHold(ctx, t)
 }
+
+// Operations on a claimed hold (PendingOp.Op).
+const (
+	opCapture = "capture"
+	opCancel  = "cancel"
+	opExpire  = "expire"
+)
 
 // capturePlan is the money of a capture, checked against the hold.
 type capturePlan struct {
@@ -96,14 +98,15 @@ func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req Cance
 	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
 		return nil, err
 	}
-	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "cancel", func(t *Transaction) error {
+	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, opCancel, func(t *Transaction) error {
 		addMetadata(t, req.Metadata)
+		t.Details.Pending = &PendingOp{Op: opCancel, Message: "The hold was cancelled and the funds released; no money was taken"}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.releaseHold(ctx, t, "cancel", "The hold was cancelled and the funds released; no money was taken")
+	return s.settleHold(ctx, t)
 }
 
 // ExpirePreAuths cancels up to ExpiryBatch holds that have been
@@ -122,31 +125,20 @@ func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, t := range due {
-		err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, "expire") })
+		t.Details.Pending = &PendingOp{Op: opExpire, Message: "The hold expired and was released automatically; no money was taken"}
+		err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, opExpire) })
 		if errors.Is(err, errInProgress) {
 			continue // another instance or a capture/cancel got it first
 		}
 		if err != nil {
 			return n, fmt.Errorf("claim expired hold: %w", err)
 		}
-		if _, err := s.releaseHold(ctx, t, "expire", "The hold expired and was released automatically; no money was taken"); err != nil {
+		if _, err := s.settleHold(ctx, t); err != nil {
 			return n, fmt.Errorf("release expired hold: %w", err)
 		}
 		n++
 	}
 	return n, nil
-}
-
-// releaseHold voids a claimed hold at the processor and records it as
-// PRE_AUTHORISED_REVERSED.
-func (s *Service) releaseHold(ctx context.Context, t *Transaction, op, message string) (*Transaction, error) {
-	cur, _ := LookupCurrency(t.Currency)
-	return s.settleHold(ctx, t, op, func() (OpResult, error) {
-		return s.processor.Void(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
-			Amount: Money{Amount: t.PreAuthAmount, Currency: cur}})
-	}, func(t *Transaction) {
-		t.Status, t.Details.Message = StatusPreAuthorisedReversed, message
-	})
 }
 
 // claimHold, in one database transaction, spends the transaction token,
@@ -211,48 +203,88 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 	return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".claimed", map[string]any{"version": t.Version})
 }
 
-// settleHold calls the processor for a claimed hold outside any database
-// transaction, then records the result with a compare-and-set: apply
-// moves t on and its outcome is recorded; on a processor error the hold is
-// restored unchanged (its expiry clock too) and the caller gets an error.
-// Either way the audit log gets the operation ("transaction."+op) with its
-// outcome, in the same transaction.
-func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, call func() (OpResult, error), apply func(*Transaction)) (*Transaction, error) {
-	res, perr := call()
-	if perr != nil {
-		s.log.Error("processor error", "op", op, "reference", t.Reference, "err", perr)
-		t.Status, t.UpdatedAt = StatusPreAuthorised, t.ProcessedAt
-	} else {
-		apply(t)
-		now := s.now()
-		t.UpdatedAt, t.ProcessedAt = now, now
-		t.Details.Extra = withEntry(t.Details.Extra, op+"_acquirer_trans_id", res.AcquirerTransID)
+// settleHold asks the processor to do a claimed hold's pending operation
+// (capture or void), outside any database transaction, then records the
+// answer with a compare-and-set: the operation's outcome, or, on a
+// processor error, the hold restored unchanged and an error for the
+// caller. When the answer is lost (deadline) the hold stays PROCESSING
+// for recovery's inquiry.
+func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction, error) {
+	op := t.Details.Pending.Op
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	res, perr := s.holdCall(call, t)
+	if answerLost(call, perr) {
+		return s.awaitInquiry(t, op, perr), nil
 	}
+	if perr == nil {
+		s.applyHoldOp(t, res.AcquirerTransID)
+		return s.recordOutcome(ctx, t, StatusProcessing, op)
+	}
+	s.log.Error("processor error", "op", op, "reference", t.Reference, "err", perr)
+	restoreHold(t)
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.save(tx, t, StatusProcessing); err != nil {
 			return err
 		}
-		e := AuditEvent{MerchantID: t.MerchantID, Action: "transaction." + op, ObjectType: ObjectTransaction,
-			ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: string(t.Status)}
-		if perr != nil {
-			e.Outcome, e.Detail = OutcomeFailure, CodeProcessorUnavailable
-		}
-		if err := s.audit(ctx, tx, e); err != nil {
+		if err := s.auditHoldOp(ctx, tx, t, op, perr); err != nil {
 			return err
 		}
-		if perr != nil {
-			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".failed", map[string]any{"version": t.Version})
-		}
-		return s.outcome(tx, t)
+		return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".failed", map[string]any{"version": t.Version})
 	})
+	if errors.Is(err, ErrConflict) {
+		return s.lateTransaction(ctx, t, op)
+	}
 	if err != nil {
 		return nil, Internal("record "+op, err)
 	}
-	if perr != nil {
-		return nil, &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: op, Err: perr,
-			Message: "the payment processor could not be reached; the hold is unchanged, try again"}
+	return nil, &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: op, Err: perr,
+		Message: "the payment processor could not be reached; the hold is unchanged, try again"}
+}
+
+// holdCall sends a claimed hold's pending operation to the processor.
+func (s *Service) holdCall(ctx context.Context, t *Transaction) (OpResult, error) {
+	p := t.Details.Pending
+	cur, _ := LookupCurrency(t.Currency)
+	req := OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+		Amount: Money{Amount: t.PreAuthAmount, Currency: cur}}
+	if p.Op == opCapture {
+		req.Amount.Amount = p.Amount + p.Surcharge
+		return s.processor.Capture(ctx, req)
 	}
-	return t, nil
+	return s.processor.Void(ctx, req)
+}
+
+// holdInquiry is the inquiry about a claimed hold's pending operation.
+func holdInquiry(t *Transaction) Inquiry {
+	if t.Details.Pending.Op == opCapture {
+		return Inquiry{Kind: OpCapture, Reference: t.Reference}
+	}
+	return Inquiry{Kind: OpVoid, Reference: t.Reference}
+}
+
+// applyHoldOp moves a claimed hold on as its pending operation did at the
+// processor (acquirerID is the processor's id of it): captured, or
+// released. The normal path and recovery both use it.
+func (s *Service) applyHoldOp(t *Transaction, acquirerID string) {
+	p := t.Details.Pending
+	if p.Op == opCapture {
+		t.Status, t.Amount, t.Surcharge, t.Total = StatusApproved, p.Amount, p.Surcharge, p.Amount+p.Surcharge
+		t.Details.SurchargeRate, t.Details.ApplySurcharge = p.SurchargeRate, p.ApplySurcharge
+		t.Details.Message = "Transaction processed successfully: the hold was captured"
+	} else {
+		t.Status, t.Details.Message = StatusPreAuthorisedReversed, p.Message
+	}
+	now := s.now()
+	t.UpdatedAt, t.ProcessedAt = now, now
+	t.Details.Extra = withEntry(t.Details.Extra, p.Op+"_acquirer_trans_id", acquirerID)
+	t.Details.Pending = nil
+}
+
+// restoreHold puts a claimed hold back unchanged, its expiry clock too:
+// its operation did not happen.
+func restoreHold(t *Transaction) {
+	t.Status, t.UpdatedAt, t.Details.Pending = StatusPreAuthorised, t.ProcessedAt, nil
 }
 
 // addMetadata keeps the optional metadata of a follow-up call.
@@ -269,4 +301,22 @@ func withEntry(m map[string]string, k, v string) map[string]string {
 	}
 	m[k] = v
 	return m
+}
+
+// auditHoldOp writes the audit row of a capture, cancel or expiry of a
+// hold ("transaction."+op) with its outcome, inside the transaction that
+// records it: a failure when the processor refused it (perr), else the
+// status it left the hold in. Other operations write none.
+func (s *Service) auditHoldOp(ctx context.Context, tx Tx, t *Transaction, op string, perr error) error {
+	switch op {
+	case opCapture, opCancel, opExpire:
+	default:
+		return nil
+	}
+	e := AuditEvent{MerchantID: t.MerchantID, Action: "transaction." + op, ObjectType: ObjectTransaction,
+		ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: string(t.Status)}
+	if perr != nil {
+		e.Outcome, e.Detail = OutcomeFailure, CodeProcessorUnavailable
+	}
+	return s.audit(ctx, tx, e)
 }

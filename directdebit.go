@@ -244,7 +244,12 @@ func debitOf(t *Transaction, number string) BankDebit {
 // database transaction, and records PENDING (or FAILED) with a
 // compare-and-set.
 func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount) (*Transaction, error) {
-	sub, err := s.bank.SubmitDebit(ctx, debitOf(t, a.Number))
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	sub, err := s.bank.SubmitDebit(call, debitOf(t, a.Number))
+	if answerLost(call, err) {
+		return s.awaitInquiry(t, "debit", err), nil
+	}
 	now := s.now()
 	t.UpdatedAt, t.ProcessedAt = now, now
 	if err != nil {
@@ -256,14 +261,5 @@ func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount
 		t.Details.AcquirerTransID = sub.TraceID
 		t.Details.Message = "The direct debit was submitted and is pending clearing"
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, StatusProcessing); err != nil {
-			return err
-		}
-		return s.outcome(tx, t)
-	})
-	if err != nil {
-		return nil, Internal("record direct debit submission", err)
-	}
-	return t, nil
+	return s.recordOutcome(ctx, t, StatusProcessing, "debit")
 }

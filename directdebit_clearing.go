@@ -52,7 +52,9 @@ func (s *Service) clearDebit(ctx context.Context, t *Transaction) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("open account number: %w", err)
 	}
-	res, err := s.bank.ClearDebit(ctx, debitOf(t, string(number)))
+	call, cancel := context.WithTimeout(ctx, s.cfg.ProcessorTimeout) // a query: on timeout the next run asks again
+	res, err := s.bank.ClearDebit(call, debitOf(t, string(number)))
+	cancel()
 	if err != nil {
 		return false, fmt.Errorf("bank: %w", err)
 	}

@@ -60,7 +60,7 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 	if err != nil {
 		return nil, nil, asServiceError("direct debit refund", err)
 	}
-	if err := s.payRefund(ctx, t, r); err != nil {
+	if r, err = s.payRefund(ctx, t, r); err != nil {
 		return nil, nil, err
 	}
 	return r, t, nil
@@ -102,19 +102,40 @@ func refundTooLarge(t *Transaction) error {
 // payRefund asks the bank to pay a reserved refund, outside any database
 // transaction, and records APPROVED, or FAILED with the reservation
 // released.
-func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) error {
+func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
 	number, err := s.vault.Open(t.Secret)
 	if err != nil {
-		return Internal("open account number", err)
+		return nil, Internal("open account number", err)
 	}
 	debit := debitOf(t, string(number))
-	res, err := s.bank.RefundDebit(ctx, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	res, err := s.bank.RefundDebit(call, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
 		DebitAcquirerID: t.Details.AcquirerTransID})
+	if answerLost(call, err) {
+		s.log.Warn("bank answer lost: the recovery job will ask the bank", "op", "debit refund", "reference", r.Reference, "err", err)
+		r.Details.Message = msgAwaitingInquiry
+		return r, nil
+	}
 	if err != nil {
 		s.log.Error("bank error on refund", "reference", r.Reference, "err", err)
 		res = BankRefundResult{Reason: &Decline{ProcessorMessage: "the bank could not be reached"}}
 	}
+	applyBankRefund(r, res)
+	err = s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, StatusProcessing) })
+	if errors.Is(err, ErrConflict) {
+		return s.lateRefund(ctx, r)
+	}
+	if err != nil {
+		return nil, Internal("record direct debit refund", err)
+	}
+	return r, nil
+}
+
+// applyBankRefund moves r on as the bank answered: accepted, or rejected
+// (FAILED, with the bank's reason).
+func applyBankRefund(r *Refund, res BankRefundResult) {
 	r.Status, r.Details.Message = StatusApproved, "The refund was accepted by the bank"
 	if !res.Accepted {
 		r.Status = StatusFailed
@@ -123,24 +144,6 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) erro
 			r.Details.Message += ": " + res.Reason.ProcessorMessage
 		}
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
-			return err
-		}
-		if r.Status == StatusFailed {
-			if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
-				return err
-			}
-		}
-		if err := s.auditRefund(ctx, tx, r); err != nil {
-			return err
-		}
-		return s.refundEvent(tx, r)
-	})
-	if err != nil {
-		return Internal("record direct debit refund", err)
-	}
-	return nil
 }
 
 // refundEvent records a refund's state in its history (the events table).

@@ -144,21 +144,18 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if err != nil {
 		return nil, asServiceError("alternative payment", err)
 	}
-	res, err := charge(ctx, t)
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	res, err := charge(call, t)
+	if answerLost(call, err) {
+		return s.awaitInquiry(t, "alternative payment", err), nil
+	}
 	if err != nil {
 		s.log.Error("payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment provider could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, false)
-	if err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, StatusProcessing); err != nil {
-			return err
-		}
-		return s.outcome(tx, t)
-	}); err != nil {
-		return nil, Internal("record alternative payment", err)
-	}
-	return t, nil
+	return s.recordOutcome(ctx, t, StatusProcessing, "alternative payment")
 }
 
 // newAltTransaction builds the PROCESSING transaction of a non-card

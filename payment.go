@@ -19,12 +19,21 @@ const (
 	StatusPreAuthorised          Status = "PRE_AUTHORISED"
 	StatusPreAuthorisedReversed  Status = "PRE_AUTHORISED_REVERSED"
 	StatusPending                Status = "PENDING"
+	// StatusUnknown needs review: a processor call's answer was lost and
+	// the processor could not say what happened when recovery asked. It
+	// is shown as is; no webhook claims success or failure, a refund's
+	// reservation stays reserved, and every recovery run asks again.
+	StatusUnknown Status = "UNKNOWN"
 )
 
 // transitions is the one state machine of a transaction: from -> allowed next.
 var transitions = map[Status][]Status{
 	StatusProcessing: {StatusApproved, StatusDeclined, StatusFailed,
-		StatusRequiresAuthentication, StatusPreAuthorised, StatusPending, StatusPreAuthorisedReversed},
+		StatusRequiresAuthentication, StatusPreAuthorised, StatusPending, StatusPreAuthorisedReversed, StatusUnknown},
+	// Needs review: only the processor's answer to a later inquiry moves
+	// it on, to what the interrupted operation would have recorded.
+	StatusUnknown: {StatusApproved, StatusDeclined, StatusFailed,
+		StatusPreAuthorised, StatusPending, StatusPreAuthorisedReversed},
 	StatusRequiresAuthentication: {StatusProcessing, StatusDeclined, StatusFailed},
 	// Card lifecycle: a capture or cancel first claims the hold by moving
 	// it to PROCESSING (one winner), then records the processor's answer.
@@ -130,6 +139,21 @@ type TxDetails struct {
 	// transaction paid, delivered in addition to the company webhook.
 	WebhookURL string            `json:"webhook_url,omitempty"`
 	Extra      map[string]string `json:"extra,omitempty"`
+	// Pending is the follow-up operation (capture or release of a hold)
+	// whose processor call is in flight, stored with the claim so that
+	// recovery can ask about it and record it exactly as the caller would.
+	Pending *PendingOp `json:"pending,omitempty"`
+}
+
+// PendingOp is a claimed hold's operation: a capture of Amount plus
+// Surcharge, or a release (cancel or expiry) with its Message.
+type PendingOp struct {
+	Op             string  `json:"op"` // capture, cancel or expire
+	Amount         int64   `json:"amount,omitempty"`
+	Surcharge      int64   `json:"surcharge,omitempty"`
+	SurchargeRate  Percent `json:"surcharge_rate,omitempty"`
+	ApplySurcharge bool    `json:"apply_surcharge,omitempty"`
+	Message        string  `json:"message,omitempty"`
 }
 
 // Customer is the payer as the request described them.

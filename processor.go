@@ -10,7 +10,10 @@ type Processor interface {
 	Authorize(ctx context.Context, req AuthRequest) (AuthResult, error)
 
 	// Card lifecycle: follow-up operations on an approved
-	// authorisation. An error means the operation did not happen.
+	// authorisation. An error means the operation did not happen, except
+	// when the call's deadline passed or the error wraps
+	// ErrOutcomeUnknown: then nobody knows, and recovery asks with
+	// Inquire. The same holds for Authorize.
 
 	// Capture settles a hold for an amount up to the held amount and
 	// releases the rest.
@@ -19,6 +22,12 @@ type Processor interface {
 	Void(ctx context.Context, req OpRequest) (OpResult, error)
 	// Refund returns part or all of a settled payment.
 	Refund(ctx context.Context, req OpRequest) (OpResult, error)
+
+	// Inquire asks what became of an operation whose answer was lost
+	// (timed out, or its process died): the recovery job applies the
+	// answer instead of guessing. An error means the acquirer could not
+	// say; the operation then waits for review.
+	Inquire(ctx context.Context, q Inquiry) (InquiryResult, error)
 }
 
 // OpRequest is a capture, void or refund of the authorisation Reference
@@ -69,4 +78,43 @@ type AuthResult struct {
 	ThreeDS         *ThreeDS
 	Decline         *Decline
 	Message         string
+}
+
+// OpKind names a processor operation for an inquiry.
+type OpKind string
+
+// Operation kinds. Card operations are identified by the authorisation
+// reference (and, for a refund, the refund's reference); bank operations by
+// the debit's or the refund's reference.
+const (
+	OpAuthorize   OpKind = "authorize"
+	OpCapture     OpKind = "capture"
+	OpVoid        OpKind = "void"
+	OpRefund      OpKind = "refund"
+	OpDebit       OpKind = "debit"
+	OpDebitRefund OpKind = "debit_refund"
+)
+
+// Inquiry asks the acquirer or bank what became of one operation, by its
+// idempotent operation id: Reference is the authorisation (or debit)
+// reference, OpReference the refund's reference for OpRefund and
+// OpDebitRefund.
+type Inquiry struct {
+	Kind        OpKind
+	Reference   string
+	OpReference string
+}
+
+// InquiryResult is the acquirer's record of an operation. Found false
+// means it never received it: nothing happened, no money moved. When
+// Found, Auth is the answer it gave to an authorisation, Op the completed
+// capture, void or card refund, Submission the lodged debit and Refund
+// the bank's answer to a debit refund.
+type InquiryResult struct {
+	Found      bool
+	Amount     Money
+	Auth       AuthResult
+	Op         OpResult
+	Submission BankSubmission
+	Refund     BankRefundResult
 }

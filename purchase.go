@@ -311,7 +311,12 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	}
 	cur, _ := LookupCurrency(t.Currency)
 	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
-	res, err := s.processor.Authorize(ctx, ar)
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	res, err := s.processor.Authorize(call, ar)
+	if answerLost(call, err) {
+		return s.awaitInquiry(t, "authorize", err), nil
+	}
 	if err != nil {
 		s.log.Error("processor error", "reference", t.Reference, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
@@ -322,14 +327,28 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 			return nil, Internal("issue 3-D Secure challenge", err)
 		}
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, StatusProcessing); err != nil {
+	return s.recordOutcome(ctx, t, StatusProcessing, "authorize")
+}
+
+// recordOutcome saves t, moved on from status from by a processor's
+// answer, with its outcome (audit event, webhooks) in one database
+// transaction. A conflict means recovery recorded the processor's answer
+// first: see lateTransaction.
+func (s *Service) recordOutcome(ctx context.Context, t *Transaction, from Status, op string) (*Transaction, error) {
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := s.save(tx, t, from); err != nil {
+			return err
+		}
+		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)
 	})
+	if errors.Is(err, ErrConflict) {
+		return s.lateTransaction(ctx, t, op)
+	}
 	if err != nil {
-		return nil, Internal("record authorisation", err)
+		return nil, Internal("record "+op, err)
 	}
 	return t, nil
 }

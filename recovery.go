@@ -4,23 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
 // ProcessingTimeout is how long a transaction or refund may stay
-// PROCESSING (its processor call in flight) before the recovery job
-// decides that the process that owned it died.
+// PROCESSING (its processor call in flight) before the recovery job asks
+// the processor what happened to it. Every processor call has a deadline
+// of at most half of it (MaxProcessorTimeout), so by then the call is over.
 const ProcessingTimeout = 2 * time.Minute
 
-// RecoverInterrupted repairs work left PROCESSING by a crash between a
-// claim and the processor's answer:
+// RecoveryBatch is how many transactions and how many refunds one
+// recovery run looks at, of each status (PROCESSING, UNKNOWN).
+const RecoveryBatch = 100
+
+// RecoverInterrupted repairs work whose processor answer was lost: left
+// PROCESSING past ProcessingTimeout by a crash or a call that outlasted
+// its deadline, or UNKNOWN from an earlier run. It never guesses: it asks
+// the processor (or bank) about the operation by its idempotent id and
+// records the answer exactly as the interrupted call would have:
 //
-//   - a purchase, debit or 3-D Secure completion that was never answered
-//     becomes FAILED (no money was taken);
-//   - a hold whose capture or cancel was interrupted is restored to
-//     PRE_AUTHORISED, unchanged, so it can be captured or cancelled again;
-//   - a refund that was never answered becomes FAILED and its reserved
-//     amount is released.
+//   - done: the purchase, capture, release, debit or refund is recorded
+//     with its outcome and webhooks;
+//   - declined: recorded as declined;
+//   - never received: nothing happened, so a purchase or debit becomes
+//     FAILED, a hold is restored to PRE_AUTHORISED, a refund becomes
+//     FAILED and its reservation is released;
+//   - no answer (error, deadline): the item moves to UNKNOWN, visible in
+//     status look-ups and counted by NeedsReview, with no webhook and a
+//     refund's reservation kept; later runs ask again.
 //
 // Every move is a compare-and-set, so several instances running this job
 // repair each item once. It returns how many items it moved.
@@ -29,19 +41,25 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 	var stuck []*Transaction
 	var refunds []*Refund
 	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		if stuck, err = tx.TransactionsInStatus(StatusProcessing, cutoff, 100); err != nil {
-			return err
+		for _, st := range []Status{StatusProcessing, StatusUnknown} {
+			ts, err := tx.TransactionsInStatus(st, cutoff, RecoveryBatch)
+			if err != nil {
+				return err
+			}
+			rs, err := tx.RefundsInStatus(st, cutoff, RecoveryBatch)
+			if err != nil {
+				return err
+			}
+			stuck, refunds = append(stuck, ts...), append(refunds, rs...)
 		}
-		refunds, err = tx.RefundsInStatus(StatusProcessing, cutoff, 100)
-		return err
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("recover interrupted: %w", err)
 	}
-	moved := 0
+	moved, in := 0, &inquirer{s: s, silent: map[bool]error{}}
 	for _, t := range stuck {
-		ok, err := s.recoverTransaction(ctx, t)
+		ok, err := s.recoverTransaction(ctx, in, t)
 		if err != nil {
 			return moved, err
 		}
@@ -50,7 +68,7 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 		}
 	}
 	for _, r := range refunds {
-		ok, err := s.recoverRefund(ctx, r)
+		ok, err := s.recoverRefund(ctx, in, r)
 		if err != nil {
 			return moved, err
 		}
@@ -61,21 +79,110 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 	return moved, nil
 }
 
-// recoverTransaction fails an unanswered transaction or restores an
-// interrupted hold; false when another instance got there first.
-func (s *Service) recoverTransaction(ctx context.Context, t *Transaction) (bool, error) {
-	hold := t.PreAuth && !t.ProcessedAt.IsZero() // authorised earlier: a capture or cancel was in flight
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if hold {
-			t.Status, t.UpdatedAt = StatusPreAuthorised, t.ProcessedAt // keeps its expiry clock
-			if err := s.save(tx, t, StatusProcessing); err != nil {
-				return err
-			}
-			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.claim.recovered", map[string]any{"version": t.Version})
+// errNoInquiry: the payment method's provider has no inquiry (a hosted
+// page's alternative method), so nobody can say.
+var errNoInquiry = errors.New("this payment method's provider cannot be asked about an operation")
+
+// inquirer asks the processor and the bank during one recovery run. Once
+// one of them leaves an inquiry unanswered past its deadline, the rest of
+// the run does not ask it again: each silent inquiry costs a whole
+// deadline, and the items move to UNKNOWN all the same, to be asked about
+// again on the next run.
+type inquirer struct {
+	s      *Service
+	silent map[bool]error // by bank (true) or card processor (false)
+}
+
+// ask asks the processor (or the bank) about q, with the processor
+// deadline.
+func (in *inquirer) ask(ctx context.Context, bank bool, q Inquiry) (InquiryResult, error) {
+	if err := in.silent[bank]; err != nil {
+		return InquiryResult{}, fmt.Errorf("not asked: an earlier inquiry of this run went unanswered: %w", err)
+	}
+	call, cancel := context.WithTimeout(ctx, in.s.cfg.ProcessorTimeout)
+	defer cancel()
+	var res InquiryResult
+	var err error
+	if bank {
+		res, err = in.s.bank.Inquire(call, q)
+	} else {
+		res, err = in.s.processor.Inquire(call, q)
+	}
+	if answerLost(call, err) {
+		in.silent[bank] = err
+	}
+	return res, err
+}
+
+// transactionInquiry is the inquiry about t's interrupted operation:
+// a hold's capture or release, a debit's submission, or an authorisation.
+func (s *Service) transactionInquiry(ctx context.Context, in *inquirer, t *Transaction) (InquiryResult, error) {
+	switch {
+	case t.Details.Pending != nil:
+		return in.ask(ctx, false, holdInquiry(t))
+	case t.PaymentType == PaymentTypeBankAccount:
+		return in.ask(ctx, true, Inquiry{Kind: OpDebit, Reference: t.Reference})
+	case interruptedHold(t):
+		return s.unrecordedHoldOp(ctx, in, t)
+	case t.PaymentType == PaymentTypeCard || t.PaymentType == PaymentTypeApplePay || t.PaymentType == PaymentTypeGooglePay:
+		return in.ask(ctx, false, Inquiry{Kind: OpAuthorize, Reference: t.Reference})
+	}
+	return InquiryResult{}, errNoInquiry
+}
+
+// interruptedHold: a hold authorised earlier, so a capture or release was
+// in flight.
+func interruptedHold(t *Transaction) bool { return t.PreAuth && !t.ProcessedAt.IsZero() }
+
+// errUnrecordedOp: the processor did a capture or void of a hold claimed
+// without a PendingOp (before paylink recorded which operation was in
+// flight), so its amounts are not known here.
+var errUnrecordedOp = errors.New("the processor did an operation on this hold that was not recorded with its claim")
+
+// unrecordedHoldOp asks about both a capture and a void of a hold claimed
+// without a PendingOp: neither found means nothing happened; either found
+// (or no answer) needs review.
+func (s *Service) unrecordedHoldOp(ctx context.Context, in *inquirer, t *Transaction) (InquiryResult, error) {
+	for _, k := range []OpKind{OpCapture, OpVoid} {
+		res, err := in.ask(ctx, false, Inquiry{Kind: k, Reference: t.Reference})
+		if err != nil {
+			return InquiryResult{}, err
 		}
+		if res.Found {
+			return InquiryResult{}, errUnrecordedOp
+		}
+	}
+	return InquiryResult{}, nil
+}
+
+// recoverTransaction asks about t and records the answer; false when
+// another instance or the original call got there first, or when the
+// processor still cannot say about an item already UNKNOWN.
+func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Transaction) (bool, error) {
+	res, err := s.transactionInquiry(ctx, in, t)
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("recover %s: %w", t.Reference, ctx.Err()) // shutting down: not the processor's silence
+	}
+	if err != nil {
+		return s.needsReview(ctx, t, err)
+	}
+	from := t.Status
+	switch {
+	case !res.Found:
+		return s.neverHappened(ctx, t, from)
+	case t.Details.Pending != nil:
+		s.applyHoldOp(t, res.Op.AcquirerTransID)
+	case t.PaymentType == PaymentTypeBankAccount:
+		applySubmission(t, res.Submission, s.now())
+	case res.Auth.Outcome == OutcomeChallenge:
+		// The customer never saw the challenge: nothing was authorised.
 		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
-		t.Details.Message = "The payment was interrupted before the processor answered; no money was taken. Please try again."
-		if err := s.save(tx, t, StatusProcessing); err != nil {
+		t.Details.Message = "The interrupted payment was not authorised (the issuer asked for 3-D Secure authentication, never completed); no money was taken. Please try again."
+	default:
+		s.applyAuth(t, res.Auth, t.PreAuth)
+	}
+	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := s.save(tx, t, from); err != nil {
 			return err
 		}
 		return s.outcome(tx, t)
@@ -83,23 +190,106 @@ func (s *Service) recoverTransaction(ctx context.Context, t *Transaction) (bool,
 	return recovered(err, "recover "+t.Reference)
 }
 
-// recoverRefund fails an unanswered refund and releases its reservation.
-func (s *Service) recoverRefund(ctx context.Context, r *Refund) (bool, error) {
+// neverHappened records that the processor never received t's operation:
+// a hold is restored, anything else FAILED with no money taken.
+func (s *Service) neverHappened(ctx context.Context, t *Transaction, from Status) (bool, error) {
 	err := s.store.Update(ctx, func(tx Tx) error {
-		t, err := tx.Transaction(r.MerchantID, r.TransactionReference)
-		if err != nil {
+		if t.Details.Pending != nil || interruptedHold(t) {
+			restoreHold(t)
+			if err := s.save(tx, t, from); err != nil {
+				return err
+			}
+			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.claim.recovered", map[string]any{"version": t.Version})
+		}
+		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
+		t.Details.Message = "The payment was interrupted before the processor received it; no money was taken. Please try again."
+		if err := s.save(tx, t, from); err != nil {
 			return err
 		}
-		r.Status = StatusFailed
-		r.Details.Message = "The refund was interrupted before the processor answered; nothing was refunded. Please try again."
-		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
-			return err
-		}
-		if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
-			return err
-		}
-		return s.refundOutcome(ctx, tx, t, r)
+		return s.outcome(tx, t)
 	})
+	return recovered(err, "recover "+t.Reference)
+}
+
+// msgNeedsReview is the message of an UNKNOWN transaction or refund.
+const msgNeedsReview = "The payment processor has not confirmed what happened to this operation; it needs review. Its status changes when the processor answers (paylink keeps asking). Do not ship, retry or refund it until then."
+
+// needsReview moves t to UNKNOWN when the processor cannot say (cause);
+// an item already UNKNOWN stays as it is. No outcome, no webhook: nothing
+// is claimed about the money.
+func (s *Service) needsReview(ctx context.Context, t *Transaction, cause error) (bool, error) {
+	s.logUnanswered(ctx, t.Reference, t.Status, cause)
+	if t.Status == StatusUnknown {
+		return false, nil
+	}
+	from := t.Status
+	t.Status, t.UpdatedAt, t.Details.Message = StatusUnknown, s.now(), msgNeedsReview
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := s.save(tx, t, from); err != nil {
+			return err
+		}
+		return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.needs_review", map[string]any{"version": t.Version})
+	})
+	return recovered(err, "mark "+t.Reference+" for review")
+}
+
+// logUnanswered logs an inquiry without an answer: an error when the
+// item moves to UNKNOWN, a warning when it already is.
+func (s *Service) logUnanswered(ctx context.Context, ref string, status Status, cause error) {
+	level := slog.LevelError
+	if status == StatusUnknown {
+		level = slog.LevelWarn
+	}
+	s.log.Log(ctx, level, "the processor could not say what happened to an interrupted operation: it needs review",
+		"reference", ref, "status", status, "err", cause)
+}
+
+// applySubmission moves a debit on as the bank lodged it: PENDING until
+// it clears.
+func applySubmission(t *Transaction, sub BankSubmission, now time.Time) {
+	t.UpdatedAt, t.ProcessedAt = now, now
+	t.Status, t.Details.AcquirerTransID = StatusPending, sub.TraceID
+	t.Details.Message = "The direct debit was submitted and is pending clearing"
+}
+
+// recoverRefund asks about r and records the answer: approved, FAILED
+// with its reservation released, or UNKNOWN with it kept.
+func (s *Service) recoverRefund(ctx context.Context, in *inquirer, r *Refund) (bool, error) {
+	var t *Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		t, err = tx.Transaction(r.MerchantID, r.TransactionReference)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("recover refund %s: %w", r.Reference, err)
+	}
+	bank := t.PaymentType == PaymentTypeBankAccount
+	kind := OpRefund
+	if bank {
+		kind = OpDebitRefund
+	}
+	res, err := in.ask(ctx, bank, Inquiry{Kind: kind, Reference: t.Reference, OpReference: r.Reference})
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("recover refund %s: %w", r.Reference, ctx.Err())
+	}
+	from := r.Status
+	switch {
+	case err != nil:
+		s.logUnanswered(ctx, r.Reference, r.Status, err)
+		if r.Status == StatusUnknown {
+			return false, nil
+		}
+		r.Status, r.Details.Message = StatusUnknown, msgNeedsReview
+	case !res.Found:
+		r.Status = StatusFailed
+		r.Details.Message = "The refund was interrupted before the processor received it; nothing was refunded. Please try again."
+	case bank:
+		applyBankRefund(r, res.Refund)
+	default:
+		r.Status, r.Details.Message = StatusApproved, "Refund processed successfully"
+	}
+	err = s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, from) })
 	return recovered(err, "recover refund "+r.Reference)
 }
 
@@ -113,4 +303,42 @@ func recovered(err error, op string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("%s: %w", op, err)
+}
+
+// NeedsReview counts the transactions and refunds in UNKNOWN: operations
+// whose outcome the processor has not confirmed. An integrator registers
+// it as an alert gauge; anything above zero needs a person.
+func (s *Service) NeedsReview(ctx context.Context) (int, error) {
+	var n int
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		n, err = tx.CountInStatus(StatusUnknown)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count items needing review: %w", err)
+	}
+	return n, nil
+}
+
+// ReviewItems lists up to limit transactions and limit refunds in
+// UNKNOWN, oldest first, in all merchants: what an operator settles with
+// the processor (paylink review). Each stays UNKNOWN until an inquiry gets
+// an answer; recovery keeps asking.
+func (s *Service) ReviewItems(ctx context.Context, limit int) ([]*Transaction, []*Refund, error) {
+	everything := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) // no cutoff
+	var ts []*Transaction
+	var rs []*Refund
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		if ts, err = tx.TransactionsInStatus(StatusUnknown, everything, limit); err != nil {
+			return err
+		}
+		rs, err = tx.RefundsInStatus(StatusUnknown, everything, limit)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list items needing review: %w", err)
+	}
+	return ts, rs, nil
 }

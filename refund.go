@@ -108,39 +108,58 @@ func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Tra
 // the reservation released.
 func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
 	cur, _ := LookupCurrency(r.Currency)
-	_, perr := s.processor.Refund(ctx, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+	ctx, call, cancel := s.callContext(ctx)
+	defer cancel()
+	_, perr := s.processor.Refund(call, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
 		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})
+	if answerLost(call, perr) {
+		s.log.Warn("processor answer lost: the recovery job will ask the processor", "op", "refund", "reference", r.Reference, "err", perr)
+		r.Details.Message = msgAwaitingInquiry
+		return r, nil
+	}
 	r.Status, r.Details.Message = StatusApproved, "Refund processed successfully"
 	if perr != nil {
 		s.log.Error("processor error", "op", "refund", "reference", r.Reference, "err", perr)
 		r.Status, r.Details.Message = StatusFailed, "The refund could not be processed because the payment processor could not be reached; nothing was refunded, try again"
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.saveRefund(tx, t, r, StatusProcessing); err != nil {
-			return err
-		}
-		if perr != nil {
-			if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
-				return err
-			}
-		}
-		return s.refundOutcome(ctx, tx, t, r)
-	})
+	err := s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, StatusProcessing) })
+	if errors.Is(err, ErrConflict) {
+		return s.lateRefund(ctx, r)
+	}
 	if err != nil {
 		return nil, Internal("record refund", err)
 	}
-	if perr != nil {
+	if r.Status == StatusFailed {
 		t.Refunded -= r.Amount
 	}
 	return r, nil
 }
 
-// refundOutcome records a refund's result, in the same database
-// transaction as the refund: its history event and its audit row.
-func (s *Service) refundOutcome(ctx context.Context, tx Tx, t *Transaction, r *Refund) error {
+// recordRefund saves r, moved on from status from, inside tx, and posts
+// it once approved: a FAILED refund gives its reservation back, and the
+// audit log gets the refund with its outcome. Card and direct debit
+// refunds, the normal path and recovery all record through it.
+func (s *Service) recordRefund(ctx context.Context, tx Tx, t *Transaction, r *Refund, from Status) error {
+	if err := s.saveRefund(tx, t, r, from); err != nil {
+		return err
+	}
+	if r.Status == StatusFailed {
+		if err := tx.ReleaseRefunded(t.Reference, r.Amount, s.now()); err != nil {
+			return err
+		}
+	}
 	if err := s.auditRefund(ctx, tx, r); err != nil {
 		return err
 	}
+	if t.PaymentType == PaymentTypeBankAccount {
+		return s.refundEvent(tx, r)
+	}
+	return s.refundOutcome(tx, t, r)
+}
+
+// refundOutcome records a card refund's result in its history, in the
+// same database transaction as the refund.
+func (s *Service) refundOutcome(tx Tx, t *Transaction, r *Refund) error {
 	return s.recordEvent(tx, r.MerchantID, r.Reference, "refund."+string(r.Status), map[string]any{
 		"purchase_reference": t.Reference, "status": r.Status, "amount": r.Amount, "currency": r.Currency,
 	})

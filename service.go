@@ -45,6 +45,11 @@ type Config struct {
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
 	WebhookRetries bool
+	// ProcessorTimeout is the deadline of every processor and bank call
+	// (default DefaultProcessorTimeout, at most MaxProcessorTimeout):
+	// a call that outlasts it is abandoned and its item left for the
+	// recovery job's inquiry.
+	ProcessorTimeout time.Duration
 }
 
 // Deps are the service's collaborators. Clock and Random default to the
@@ -93,6 +98,10 @@ func NewService(cfg Config, d Deps) *Service {
 	if cfg.DirectDebitClearing <= 0 {
 		cfg.DirectDebitClearing = 72 * time.Hour
 	}
+	if cfg.ProcessorTimeout <= 0 {
+		cfg.ProcessorTimeout = DefaultProcessorTimeout
+	}
+	cfg.ProcessorTimeout = min(cfg.ProcessorTimeout, MaxProcessorTimeout) // Validate reports it; never exceed it
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}

@@ -70,6 +70,9 @@ type Tx interface {
 	// RefundsInStatus lists up to limit refunds in status created before
 	// the cutoff, oldest first (the recovery job).
 	RefundsInStatus(status Status, createdBefore time.Time, limit int) ([]*Refund, error)
+	// CountInStatus counts the transactions and refunds in status, in all
+	// merchants (the needs-review gauge).
+	CountInStatus(status Status) (int, error)
 	// UpdateRefund writes r's status and details if its stored status is
 	// still from (a reserved refund settled after the processor answered).
 	UpdateRefund(r *Refund, from Status) error

@@ -137,7 +137,7 @@ func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Con
 	if err != nil {
 		return nil, err
 	}
-	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{}, Logger: log}), nil
+	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}, Bank: &processor.Bank{}, Logger: log}), nil
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -72,6 +72,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
 	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
 		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
+	procTimeout := f.duration("processor-timeout", paylink.DefaultProcessorTimeout,
+		"deadline of every acquirer and bank call; at most "+paylink.MaxProcessorTimeout.String()+" (half the recovery threshold)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return cfg, err
@@ -82,7 +84,10 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		return cfg, fmt.Errorf("--settlement-cutoff: %w", err)
 	}
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
-		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt}
+		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout}
+	if err := cfg.service.Validate(); err != nil {
+		return cfg, fmt.Errorf("--processor-timeout: %w", err)
+	}
 	return cfg, nil
 }
 

@@ -162,13 +162,18 @@ type oasChecker struct {
 }
 
 func newOASChecker(t *testing.T) *oasChecker {
+	return newOASCheckerWith(t, apitest.Options{})
+}
+
+// newOASCheckerWith is newOASChecker on an API started with opts.
+func newOASCheckerWith(t *testing.T, opts apitest.Options) *oasChecker {
 	doc := loadOpenAPI(t)
 	doc.Servers = nil // match paths on the test server's address
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := apitest.Start(t, apitest.Options{})
+	env := apitest.Start(t, opts)
 	return &oasChecker{t: t, env: env, m: env.Onboard(), router: router}
 }
 

@@ -129,3 +129,60 @@ func TestSpentCardNumbersAreErased(t *testing.T) {
 		t.Errorf("the erased card's purchase is unchanged: got %s", st.Raw)
 	}
 }
+
+// The HTTP contract of a lost processor answer: a purchase, capture or
+// refund whose processor call outlasts its deadline is HTTP 200 with
+// status PENDING and response_code pending (never a 5xx); once recovery
+// finds the processor silent, look-ups show UNKNOWN, and the hold cannot
+// be captured again. Every response is checked against openapi.yaml.
+func TestLostProcessorAnswersOverHTTP(t *testing.T) {
+	c := newOASCheckerWith(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	env, m := c.env, c.m
+	company := map[string]any{"company_token": m.Creds.CompanyToken}
+	paid := c.call(http.MethodPost, "/v5/purchase", env.CardPurchase(m, "4111111111111111", "10"), http.StatusOK)
+	held := c.call(http.MethodPost, "/v5/purchase", env.CardPurchase(m, "4111111111111111", "20", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+	}), http.StatusOK)
+	heldRef := held.Str("purchase.purchase_reference")
+	capture := func() map[string]any {
+		return map[string]any{
+			"token":   map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+			"capture": map[string]any{"amount": "15", "currency": "AUD"},
+		}
+	}
+
+	env.Sandbox.SetSilent(true)
+	lost := map[string]apitest.Response{
+		"purchase": c.call(http.MethodPost, "/v5/purchase", env.CardPurchase(m, "4111111111111111", "5", func(b map[string]any) {
+			apitest.Set(b, "purchase.invoice_number", "LOST-1")
+		}), http.StatusOK),
+		"capture": c.call(http.MethodPost, "/v5/purchase/"+heldRef+"/capture", capture(), http.StatusOK),
+		"refund": c.call(http.MethodPost, "/v5/purchase/"+paid.Str("purchase.purchase_reference")+"/refund", map[string]any{
+			"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+			"customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+			"refund":   map[string]any{"amount": "4", "currency": "AUD", "invoice_number": "LOST-R1"},
+		}, http.StatusOK),
+	}
+	for name, r := range lost {
+		status := r.Str("purchase.status")
+		if name == "refund" {
+			status = r.Str("refund.status")
+		}
+		if status != "PENDING" || r.Str("response_code") != "pending" {
+			t.Errorf("%s past its deadline: got %s, want status PENDING and response_code pending", name, r.Raw)
+		}
+	}
+
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if n, err := env.Service.RecoverInterrupted(context.Background()); err != nil || n != 3 {
+		t.Fatalf("recovery with a silent processor: moved %d, %v; want 3", n, err)
+	}
+	for _, path := range []string{"/v5/purchase/LOST-1", "/v5/purchase/" + heldRef, "/v5/refund/LOST-R1"} {
+		if r := c.call(http.MethodPost, path, company, http.StatusOK); r.Str("status") != "UNKNOWN" {
+			t.Errorf("look-up %s: got %s, want status UNKNOWN", path, r.Raw)
+		}
+	}
+	if r := c.call(http.MethodPost, "/v5/purchase/"+heldRef+"/capture", capture(), http.StatusConflict); r.Str("response_code") != "invalid_state" {
+		t.Errorf("capture of an UNKNOWN hold: got %s, want 409 invalid_state", r.Raw)
+	}
+}

@@ -64,6 +64,10 @@ func responseCode(s paylink.Status) string {
 		return "declined"
 	case paylink.StatusFailed:
 		return "failed"
+	case paylink.StatusProcessing:
+		return "pending" // the processor's answer is awaited (or was lost and is being asked for)
+	case paylink.StatusUnknown:
+		return "unknown" // the processor could not say: needs review
 	}
 	return "success"
 }

@@ -57,6 +57,10 @@ type Env struct {
 	Service *paylink.Service
 	Store   *sqlstore.Store
 	Clock   *Clock
+	// Sandbox and Bank are the service's acquirer and bank (Bank unless
+	// Options.Bank replaced it): tests make them slow or silent.
+	Sandbox *processor.Sandbox
+	Bank    *processor.Bank
 	DBPath  string // SQLite file, "" on PostgreSQL
 	Logs    *bytes.Buffer
 	logMu   *sync.Mutex
@@ -108,11 +112,12 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
-	var bank paylink.BankProcessor = processor.Bank{}
+	e.Sandbox, e.Bank = &processor.Sandbox{}, &processor.Bank{}
+	var bank paylink.BankProcessor = e.Bank
 	if opts.Bank != nil {
 		bank = opts.Bank
 	}
-	var proc paylink.Processor = processor.Sandbox{}
+	var proc paylink.Processor = e.Sandbox
 	if opts.Processor != nil {
 		proc = opts.Processor
 	}

@@ -87,6 +87,11 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		}
 		http.Redirect(rq.w, rq.r, t.AuthenticationURL, http.StatusSeeOther)
 		return nil
+	case paylink.StatusProcessing, paylink.StatusUnknown:
+		// The processor's answer was lost: it may have taken the money.
+		v.Alert = "Payment not confirmed yet: the payment processor has not answered. Do not pay again; " +
+			"the merchant will see the outcome as soon as the processor confirms it."
+		return h.render(rq, http.StatusOK, v)
 	}
 	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") + ". No money was taken."
 	if v.State == paylink.LinkUnpaid {

@@ -12,8 +12,13 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// Sandbox is the deterministic test acquirer.
-type Sandbox struct{}
+// Sandbox is the deterministic test acquirer. It remembers what it did,
+// so that Inquire answers truthfully, and can be told to answer slowly
+// (SetDelay) or not at all (SetSilent) to test timeouts and recovery. Use
+// it by pointer; the zero value is ready.
+type Sandbox struct {
+	memory
+}
 
 // Test card numbers with special behaviour. Any other Luhn-valid number
 // of a known brand is approved.
@@ -32,7 +37,17 @@ const ThreeDSVersion = "2.2.0"
 // only when requested: the challenge card then needs a challenge (unless
 // the request carries a completed one), and the frictionless card is
 // authenticated at once.
-func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+func (s *Sandbox) Authorize(ctx context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	res := decide(req)
+	err := s.perform(ctx, opKey{kind: paylink.OpAuthorize, reference: req.Reference}, paylink.InquiryResult{Auth: res, Amount: req.Amount})
+	if err != nil {
+		return paylink.AuthResult{}, err
+	}
+	return res, nil
+}
+
+// decide is the sandbox's verdict on an authorisation.
+func decide(req paylink.AuthRequest) paylink.AuthResult {
 	res := paylink.AuthResult{
 		AcquirerTransID: acquirerID(req.Reference),
 		AVSResult:       "unavailable",
@@ -45,7 +60,7 @@ func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.Au
 		case req.Card.Number == CardThreeDSChallenge:
 			res.Outcome = paylink.OutcomeChallenge
 			res.ThreeDS = &paylink.ThreeDS{Version: ThreeDSVersion, ChallengeIndicator: "challenge", DSTransID: DSTransID(req.Reference)}
-			return res, nil
+			return res
 		case req.Card.Number == CardThreeDSFrictionless:
 			res.ThreeDS = &paylink.ThreeDS{Result: "authenticated", Version: ThreeDSVersion, ECI: "05",
 				ChallengeIndicator: "frictionless", DSTransID: DSTransID(req.Reference)}
@@ -53,33 +68,49 @@ func (Sandbox) Authorize(_ context.Context, req paylink.AuthRequest) (paylink.Au
 	}
 	switch req.Card.Number {
 	case CardDecline:
-		return declined(res, "05", "Do not honour", "The card was declined by the issuer (do not honour). Ask the customer to use another card or contact their bank."), nil
+		return declined(res, "05", "Do not honour", "The card was declined by the issuer (do not honour). Ask the customer to use another card or contact their bank.")
 	case CardInsufficientFunds:
-		return declined(res, "51", "Insufficient funds", "The card was declined for insufficient funds. Ask the customer to use another card."), nil
+		return declined(res, "51", "Insufficient funds", "The card was declined for insufficient funds. Ask the customer to use another card.")
 	case CardProcessingError:
 		res.Outcome = paylink.OutcomeFailed
 		res.Decline = &paylink.Decline{ProcessorCode: "96", ProcessorMessage: "System malfunction"}
 		res.Message = "The payment could not be processed because of a processing error at the acquirer; no money was taken. Try again later."
-		return res, nil
+		return res
 	}
 	res.Outcome = paylink.OutcomeApproved
 	res.AuthCode = authCode(req.Reference)
-	return res, nil
+	return res
 }
 
 // Capture settles a hold; the sandbox always approves.
-func (Sandbox) Capture(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
-	return paylink.OpResult{AcquirerTransID: acquirerID("capture:" + req.Reference)}, nil
+func (s *Sandbox) Capture(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return s.followUp(ctx, paylink.OpCapture, req, acquirerID("capture:"+req.Reference))
 }
 
 // Void releases a hold; the sandbox always approves.
-func (Sandbox) Void(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
-	return paylink.OpResult{AcquirerTransID: acquirerID("void:" + req.Reference)}, nil
+func (s *Sandbox) Void(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return s.followUp(ctx, paylink.OpVoid, req, acquirerID("void:"+req.Reference))
 }
 
 // Refund returns funds; the sandbox always approves.
-func (Sandbox) Refund(_ context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
-	return paylink.OpResult{AcquirerTransID: acquirerID("refund:" + req.OpReference)}, nil
+func (s *Sandbox) Refund(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	return s.followUp(ctx, paylink.OpRefund, req, acquirerID("refund:"+req.OpReference))
+}
+
+// Inquire answers from the sandbox's memory: the operation's result, or
+// not found when it never received it.
+func (s *Sandbox) Inquire(ctx context.Context, q paylink.Inquiry) (paylink.InquiryResult, error) {
+	return s.inquire(ctx, q)
+}
+
+// followUp performs an approved capture, void or refund.
+func (s *Sandbox) followUp(ctx context.Context, kind paylink.OpKind, req paylink.OpRequest, id string) (paylink.OpResult, error) {
+	res := paylink.OpResult{AcquirerTransID: id}
+	k := opKey{kind: kind, reference: req.Reference, opRef: req.OpReference}
+	if err := s.perform(ctx, k, paylink.InquiryResult{Op: res, Amount: req.Amount}); err != nil {
+		return paylink.OpResult{}, err
+	}
+	return res, nil
 }
 
 // DSTransID derives a directory server transaction id (UUID shaped) from
@@ -115,3 +146,5 @@ func acquirerID(ref string) string {
 	h := sha256.Sum256([]byte("acq:" + ref))
 	return "SBX" + hex.EncodeToString(h[:8])
 }
+
+var _ paylink.Processor = (*Sandbox)(nil)

@@ -21,7 +21,7 @@ func benchPurchases(b *testing.B, st paylink.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}})
+	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}})
 	ctx := context.Background()
 	m, creds, err := svc.CreateMerchant(ctx, paylink.NewMerchant{Name: "Bench", TradingName: "Bench", Country: "AU",
 		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}})

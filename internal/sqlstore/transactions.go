@@ -181,6 +181,17 @@ func (t *tx) UpdateRefund(r *paylink.Refund, from paylink.Status) error {
 		string(r.Status), details, r.Reference, string(from))
 }
 
+// CountInStatus counts the transactions and refunds in a status.
+func (t *tx) CountInStatus(status paylink.Status) (int, error) {
+	var n int
+	err := t.q.QueryRowContext(t.ctx, `SELECT (SELECT COUNT(*) FROM transactions WHERE status = $1)
+		+ (SELECT COUNT(*) FROM refunds WHERE status = $1)`, string(status)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count in status: %w", err)
+	}
+	return n, nil
+}
+
 // RefundsInStatus lists refunds in a status created before a cutoff.
 func (t *tx) RefundsInStatus(status paylink.Status, createdBefore time.Time, limit int) ([]*paylink.Refund, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+refundColumns+` FROM refunds

@@ -52,6 +52,8 @@ func Run(t *testing.T, open Opener) {
 		// Audit log.
 		"AuditLog":       testAuditLog,
 		"AuditRollsBack": testAuditRollsBack,
+		// Recovery.
+		"CountInStatus": testCountInStatus,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -52,7 +52,7 @@ func checkBankAccountWebhook(t *testing.T, w map[string]any, ref, account string
 
 // downBank is a bank that cannot be reached: the outer edge a real BECS
 // connection would be.
-type downBank struct{ processor.Bank }
+type downBank struct{ *processor.Bank }
 
 func (downBank) SubmitDebit(context.Context, paylink.BankDebit) (paylink.BankSubmission, error) {
 	return paylink.BankSubmission{}, errors.New("connection refused")
@@ -61,7 +61,7 @@ func (downBank) SubmitDebit(context.Context, paylink.BankDebit) (paylink.BankSub
 // TestFailedDirectDebitWebhook: a debit the bank did not accept is FAILED
 // and sends its webhook, without fees.
 func TestFailedDirectDebitWebhook(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Bank: downBank{}})
+	env := apitest.Start(t, apitest.Options{Bank: downBank{&processor.Bank{}}})
 	hook := newReceiver(t, http.StatusOK)
 	m := onboard(env, hook.URL+"/hook", nil)
 	ref := debit(t, env, m, "123456789", "FAILED")

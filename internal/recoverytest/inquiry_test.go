@@ -1,0 +1,147 @@
+package recoverytest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/storetest"
+)
+
+// A declined authorisation whose answer was lost is recorded DECLINED by
+// recovery, with its webhook, as the call would have recorded it.
+func TestRecoveryRecordsADeclineTheProcessorReports(t *testing.T) {
+	engines(t, paylink.Config{ProcessorTimeout: deadline}, func(t *testing.T, env *apitest.Env) {
+		m := onboard(t, env)
+		op := operations[0]
+		ref, got, _, err := op.run(t, env, m, op.hinder(env, false), processor.CardDecline)
+		if err != nil || got != paylink.StatusProcessing {
+			t.Fatalf("purchase past its deadline: got %s, %v; want PROCESSING", got, err)
+		}
+		recoverAfterThreshold(t, env)
+		if tr := status(t, env, m, ref); tr.Status != paylink.StatusDeclined || tr.Details.Decline == nil || tr.Details.Decline.ProcessorCode != "05" {
+			t.Errorf("after recovery: got %s %+v, want DECLINED with the processor's code 05", tr.Status, tr.Details.Decline)
+		}
+		if got := webhooks(t, env, m, ref); len(got) != 1 || got[paylink.StatusDeclined] != 1 {
+			t.Errorf("webhooks: got %v, want one DECLINED", got)
+		}
+	})
+}
+
+// An operation the processor never received (the process died between
+// the claim and the call) is recorded as nothing having happened.
+func TestRecoveryRecordsWhatTheProcessorNeverReceived(t *testing.T) {
+	tests := []struct {
+		name string
+		// stick stores an item PROCESSING as a crash would leave it and
+		// returns a check of what recovery made of it.
+		stick func(t *testing.T, env *apitest.Env, m *apitest.Merchant) func(t *testing.T)
+	}{
+		{"purchase becomes FAILED", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) func(t *testing.T) {
+			tr := stuckTransaction(t, env, m, "pr_lost", func(tr *paylink.Transaction) { tr.ProcessedAt = time.Time{} })
+			return func(t *testing.T) { wantStatus(t, env, m, tr.Reference, paylink.StatusFailed) }
+		}},
+		{"hold whose capture was claimed is restored", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) func(t *testing.T) {
+			tr := stuckTransaction(t, env, m, "pr_hold", func(tr *paylink.Transaction) {
+				tr.PreAuth, tr.PreAuthAmount = true, tr.Total
+				tr.Details.Pending = &paylink.PendingOp{Op: "capture", Amount: 500}
+			})
+			return func(t *testing.T) {
+				wantStatus(t, env, m, tr.Reference, paylink.StatusPreAuthorised)
+				if got := status(t, env, m, tr.Reference); got.Details.Pending != nil || got.Total != 1000 {
+					t.Errorf("restored hold: got pending %+v total %d, want no pending operation and total 1000", got.Details.Pending, got.Total)
+				}
+			}
+		}},
+		{"debit becomes FAILED", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) func(t *testing.T) {
+			tr := stuckTransaction(t, env, m, "dd_lost", func(tr *paylink.Transaction) {
+				tr.PaymentType, tr.Details.BankAccount = paylink.PaymentTypeBankAccount, &paylink.BankAccountInfo{Masked: "*****678", BSB: "062-000"}
+			})
+			return func(t *testing.T) { wantStatus(t, env, m, tr.Reference, paylink.StatusFailed) }
+		}},
+		{"refund becomes FAILED and its reservation is released", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) func(t *testing.T) {
+			ref := approved(t, env, m, 1000, false)
+			r := &paylink.Refund{Reference: "rf_lost", MerchantID: m.ID, TransactionReference: ref,
+				Status: paylink.StatusProcessing, Currency: "AUD", Amount: 400, CreatedAt: env.Clock.Now()}
+			store(t, env, func(tx paylink.Tx) error {
+				if err := tx.AddRefunded(ref, 400, env.Clock.Now()); err != nil {
+					return err
+				}
+				return tx.CreateRefund(r)
+			})
+			return func(t *testing.T) {
+				if got := refundStatus(t, env, m, r.Reference).Status; got != paylink.StatusFailed {
+					t.Errorf("refund: got %s, want FAILED", got)
+				}
+				if got := status(t, env, m, ref).Refunded; got != 0 {
+					t.Errorf("refunded total: got %d, want 0 (released)", got)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			engines(t, paylink.Config{}, func(t *testing.T, env *apitest.Env) {
+				m := onboard(t, env)
+				check := tt.stick(t, env, m)
+				if n := recoverAfterThreshold(t, env); n != 1 {
+					t.Errorf("recovery moved %d items, want 1", n)
+				}
+				check(t)
+				if n, err := env.Service.NeedsReview(ctx); err != nil || n != 0 {
+					t.Errorf("NeedsReview: got %d, %v; want 0", n, err)
+				}
+			})
+		})
+	}
+}
+
+// A client that goes away while the processor works does not leave the
+// operation half-done: the answer is recorded all the same.
+func TestClientDisconnectDoesNotAbandonTheCall(t *testing.T) {
+	engines(t, paylink.Config{}, func(t *testing.T, env *apitest.Env) {
+		m := onboard(t, env)
+		req := purchase(t, env, m, "4111111111111111", 1000, false)
+		env.Sandbox.SetDelay(slow)
+		reqCtx, disconnect := context.WithCancel(ctx)
+		done := inBackground(func() (*paylink.Transaction, error) { return env.Service.Purchase(reqCtx, m.Merchant, req) })
+		received(t, env.Sandbox.Received, paylink.OpAuthorize, 1)
+		disconnect()
+		got := <-done
+		if got.err != nil || got.v.Status != paylink.StatusApproved {
+			t.Fatalf("purchase after the client left: got %+v, %v; want APPROVED", got.v, got.err)
+		}
+		wantStatus(t, env, m, got.v.Reference, paylink.StatusApproved)
+	})
+}
+
+// stuckTransaction stores a 10.00 card purchase PROCESSING now, adjusted
+// by mutate.
+func stuckTransaction(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string, mutate func(*paylink.Transaction)) *paylink.Transaction {
+	t.Helper()
+	tr := storetest.NewTransaction(m.Merchant, ref, "", 1000)
+	now := env.Clock.Now()
+	tr.Status, tr.CreatedAt, tr.UpdatedAt, tr.ProcessedAt = paylink.StatusProcessing, now, now, now
+	mutate(tr)
+	store(t, env, func(tx paylink.Tx) error { return tx.CreateTransaction(tr) })
+	return tr
+}
+
+// store runs fn in a database transaction.
+func store(t *testing.T, env *apitest.Env, fn func(paylink.Tx) error) {
+	t.Helper()
+	if err := env.Store.Update(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantStatus checks a transaction's stored status.
+func wantStatus(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string, want paylink.Status) {
+	t.Helper()
+	if got := status(t, env, m, ref).Status; got != want {
+		t.Errorf("%s: got %s, want %s", ref, got, want)
+	}
+}

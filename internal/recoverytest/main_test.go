@@ -1,0 +1,18 @@
+package recoverytest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/paylink/paylink/internal/pgtest"
+)
+
+// pg is the package's throwaway PostgreSQL.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) {
+	pg.Start()
+	code := m.Run()
+	pg.Stop()
+	os.Exit(code)
+}

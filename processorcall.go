@@ -1,0 +1,112 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DefaultProcessorTimeout is the deadline of one processor or bank call
+// when Config.ProcessorTimeout is not set.
+const DefaultProcessorTimeout = 30 * time.Second
+
+// MaxProcessorTimeout is the longest deadline a processor call may have:
+// half the recovery threshold, so that every call has ended (answered or
+// abandoned) long before recovery asks the processor about its item, even
+// with some delay between the claim and the call and some clock skew
+// between instances.
+const MaxProcessorTimeout = ProcessingTimeout / 2
+
+// Validate checks the tunables that have limits.
+func (c Config) Validate() error {
+	if c.ProcessorTimeout < 0 || c.ProcessorTimeout > MaxProcessorTimeout {
+		return fmt.Errorf("processor timeout %s: must be at most %s (0: the default) (half the recovery threshold %s)",
+			c.ProcessorTimeout, MaxProcessorTimeout, ProcessingTimeout)
+	}
+	return nil
+}
+
+// callContext returns the contexts of one processor call: detached, for
+// recording the answer, is free of the caller's cancellation, because a
+// client that disconnects must not leave a call half-done with its answer
+// unrecorded; call adds the processor deadline, so that the call is over
+// long before recovery looks at its item. cancel stops the deadline's
+// timer.
+func (s *Service) callContext(ctx context.Context) (detached, call context.Context, cancel context.CancelFunc) {
+	detached = context.WithoutCancel(ctx)
+	call, cancel = context.WithTimeout(detached, s.cfg.ProcessorTimeout)
+	return detached, call, cancel
+}
+
+// ErrOutcomeUnknown is what a Processor or BankProcessor returns (wrapped)
+// when it cannot tell whether an operation happened: a network timeout or
+// a dropped connection after the request was sent. Like the call's own
+// deadline, it leaves the item for recovery's inquiry instead of recording
+// that nothing happened.
+var ErrOutcomeUnknown = errors.New("the processor's answer was lost: the operation may or may not have happened")
+
+// answerLost reports whether a processor call ended without an answer:
+// its deadline passed, or the processor says it cannot tell. The
+// processor may or may not have done the operation, so nothing may be
+// recorded as done or as not done. The item stays PROCESSING and recovery
+// asks the processor (Inquire).
+func answerLost(callCtx context.Context, err error) bool {
+	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) || callCtx.Err() != nil)
+}
+
+// msgAwaitingInquiry is what a client is told when the processor's answer
+// was lost.
+const msgAwaitingInquiry = "The payment processor did not answer in time. The outcome is not known yet: paylink asks the processor within a few minutes and records its answer (check the status, or wait for the webhook). Do not retry until then."
+
+// awaitInquiry leaves t PROCESSING after a lost answer, logged, and
+// returns it for the client: status PENDING, outcome to follow.
+func (s *Service) awaitInquiry(t *Transaction, op string, err error) *Transaction {
+	s.log.Warn("processor answer lost: the recovery job will ask the processor", "op", op, "reference", t.Reference, "err", err)
+	t.Details.Message = msgAwaitingInquiry
+	return t
+}
+
+// lateTransaction handles a compare-and-set conflict when recording a
+// processor's answer for t: recovery (or another instance) moved t first,
+// from the processor's answer to an inquiry, and that state stands. The
+// late answer is logged (as an error when it disagrees, for review) and
+// the stored transaction returned: no 500, no money moved twice.
+func (s *Service) lateTransaction(ctx context.Context, t *Transaction, op string) (*Transaction, error) {
+	var cur *Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		cur, err = tx.Transaction(t.MerchantID, t.Reference)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("reload "+op, err)
+	}
+	s.logLate(ctx, op, t.Reference, t.Status, cur.Status)
+	return cur, nil
+}
+
+// lateRefund is lateTransaction for a refund.
+func (s *Service) lateRefund(ctx context.Context, r *Refund) (*Refund, error) {
+	var cur *Refund
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		cur, err = tx.Refund(r.MerchantID, r.Reference)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("reload refund", err)
+	}
+	s.logLate(ctx, "refund", r.Reference, r.Status, cur.Status)
+	return cur, nil
+}
+
+// logLate records a processor answer that arrived after its item moved.
+func (s *Service) logLate(ctx context.Context, op, ref string, answered, recorded Status) {
+	level, msg := slog.LevelWarn, "processor answer arrived after recovery recorded the processor's inquiry answer; kept the recorded state"
+	if answered != recorded {
+		level, msg = slog.LevelError, "processor answer disagrees with the state recovery recorded: review this item with the processor"
+	}
+	s.log.Log(ctx, level, msg, "op", op, "reference", ref, "answered", answered, "recorded", recorded)
+}
