@@ -18,8 +18,11 @@ type flow struct {
 	ctx context.Context
 }
 
-func newFlow(t *testing.T, dsn string) *flow {
-	e := apitest.Start(t, apitest.Options{DSN: dsn})
+func newFlow(t *testing.T, dsn string) *flow { return newFlowWith(t, dsn, paylink.Config{}) }
+
+// newFlowWith starts the Service with cfg on the engine dsn names.
+func newFlowWith(t *testing.T, dsn string, cfg paylink.Config) *flow {
+	e := apitest.Start(t, apitest.Options{DSN: dsn, Config: cfg})
 	return &flow{t: t, e: e, m: e.Onboard(), ctx: context.Background()}
 }
 

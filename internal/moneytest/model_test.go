@@ -34,7 +34,7 @@ func TestMoneyModel(t *testing.T) {
 	}
 	t.Logf("seed %d (rerun: go test ./internal/moneytest -run TestMoneyModel -model.seed %d)", seed, seed)
 	engines(t, func(t *testing.T, dsn string) {
-		m := &model{flow: newFlow(t, dsn), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed: seed}
+		m := &model{flow: newFlowWith(t, dsn, paylink.Config{ProcessorTimeout: crashDeadline}), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed: seed}
 		for i := range *modelOps {
 			op := m.step()
 			if i%*modelEvery == 0 || i == *modelOps-1 {
@@ -82,6 +82,7 @@ func (m *model) step() string {
 		{"clear", 5, m.clear},
 		{"debit refund", 5, m.debitRefund},
 		{"settle", 6, m.settle},
+		{"crash", 3, m.crash},
 	}
 	total := 0
 	for _, o := range ops {
@@ -317,5 +318,80 @@ func (m *model) check(i int, op string) {
 		if got.Refunded > got.Total || (got.PreAuth && got.Total > got.PreAuthAmount) {
 			m.t.Errorf("seed %d: %s", m.seed, fmt.Sprintf("%s refunded %d of %d, held %d", got.Reference, got.Refunded, got.Total, got.PreAuthAmount))
 		}
+	}
+}
+
+// crashDeadline is the model's processor deadline: short, so that a
+// crash costs little time, long enough for a loaded test machine.
+const crashDeadline = 500 * time.Millisecond
+
+// crash loses the acquirer's answers to a purchase and a refund (a slow
+// or silent acquirer: the operations happen, the answers come after the
+// deadline), as a process dying between the call and its record would.
+// Recovery then asks the acquirer, sometimes first while it is still
+// silent (the items go UNKNOWN), and the model learns the outcome from
+// the recorded status.
+func (m *model) crash() {
+	sb := m.e.Sandbox
+	if m.rng.IntN(2) == 0 {
+		sb.SetDelay(3 * crashDeadline)
+	} else {
+		sb.SetSilent(true)
+	}
+	p := m.card(cards[0], m.amount(), false, false)
+	var r *paylink.Refund
+	if len(m.approved) > 0 {
+		t := m.approved[m.rng.IntN(len(m.approved))]
+		var err error
+		r, _, err = m.e.Service.Refund(m.ctx, m.m.Merchant, t.Reference, paylink.RefundRequest{
+			CompanyToken: m.m.Creds.CompanyToken, TransactionToken: m.token(), Customer: customer,
+			Amount: 1 + m.rng.Int64N(t.Total/4+1), Currency: "AUD"})
+		if err != nil {
+			r = nil // over the refundable amount: nothing in flight
+		}
+	}
+	m.e.Clock.Advance(paylink.ProcessingTimeout + time.Minute)
+	sb.SetDelay(0)
+	if m.rng.IntN(2) == 0 { // recovery while the acquirer is still silent
+		sb.SetSilent(true)
+		if _, err := m.e.Service.RecoverInterrupted(m.ctx); err != nil {
+			m.t.Errorf("seed %d: recovery without answers: %v", m.seed, err)
+		}
+		m.e.Clock.Advance(paylink.ProcessingTimeout + time.Minute) // asked again on a later run
+	}
+	sb.SetSilent(false)
+	if _, err := m.e.Service.RecoverInterrupted(m.ctx); err != nil {
+		m.t.Errorf("seed %d: recovery: %v", m.seed, err)
+	}
+	m.learn(p, r)
+}
+
+// learn applies the recorded outcome of a recovered purchase and refund.
+func (m *model) learn(p *paylink.Transaction, r *paylink.Refund) {
+	t, err := m.e.Service.TransactionStatus(m.ctx, m.m.Merchant, p.Reference)
+	if err != nil {
+		m.t.Fatalf("seed %d: status: %v", m.seed, err)
+	}
+	switch t.Status {
+	case paylink.StatusApproved:
+		m.pending += m.net(t)
+		m.approved = append(m.approved, t)
+	case paylink.StatusFailed, paylink.StatusDeclined:
+	default:
+		m.t.Errorf("seed %d: purchase %s after recovery: %s", m.seed, t.Reference, t.Status)
+	}
+	if r == nil {
+		return
+	}
+	got, err := m.e.Service.RefundStatus(m.ctx, m.m.Merchant, r.Reference)
+	if err != nil {
+		m.t.Fatalf("seed %d: refund status: %v", m.seed, err)
+	}
+	switch got.Status {
+	case paylink.StatusApproved:
+		m.pending -= got.Amount
+	case paylink.StatusFailed:
+	default:
+		m.t.Errorf("seed %d: refund %s after recovery: %s", m.seed, got.Reference, got.Status)
 	}
 }
