@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -135,25 +134,23 @@ func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {
 }
 
 // checkWebhookURL requires a dynamic webhook to be an absolute http(s)
-// address whose host is on the merchant's webhook whitelist.
+// address whose host is on the merchant's webhook whitelist, by the same
+// rule the dispatcher applies at delivery (CheckWebhookURL).
 func checkWebhookURL(m *Merchant, raw string) error {
 	if raw == "" {
 		return nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
-		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "webhook_url must be an absolute https:// address",
-			Fields: map[string]string{"webhook_url": "must be an absolute https:// address"}}
+	_, err := CheckWebhookURL(raw, m.Settings.Webhook.Domains)
+	switch {
+	case errors.Is(err, errNotWhitelisted):
+		return &Error{Kind: KindInvalid, Code: CodeWebhookNotWhitelisted,
+			Message: "the webhook_url's domain is not on this merchant's webhook whitelist: ask support to add it first",
+			Fields:  map[string]string{"webhook_url": "domain is not whitelisted"}}
+	case err != nil:
+		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "webhook_url " + err.Error(),
+			Fields: map[string]string{"webhook_url": err.Error()}}
 	}
-	host := strings.ToLower(u.Hostname())
-	for _, d := range m.Settings.Webhook.Domains {
-		if strings.EqualFold(strings.TrimSuffix(d, "."), host) {
-			return nil
-		}
-	}
-	return &Error{Kind: KindInvalid, Code: CodeWebhookNotWhitelisted,
-		Message: "the webhook_url's domain is not on this merchant's webhook whitelist: ask support to add it first",
-		Fields:  map[string]string{"webhook_url": "domain is not whitelisted"}}
+	return nil
 }
 
 // CreateLink creates a payment link and returns it with its two URLs.

@@ -180,11 +180,17 @@ func (s *Service) newCredentials() (Credentials, error) {
 }
 
 // CreateMerchant onboards a merchant and returns its credentials, which
-// are not stored and cannot be shown again.
+// are not stored and cannot be shown again. The webhook whitelist is
+// stored normalised, with the company webhook's host added.
 func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant, Credentials, error) {
 	if err := n.Validate(); err != nil {
 		return nil, Credentials{}, err
 	}
+	domains, err := normalizeWhitelist(n.Settings.Webhook.URL, n.Settings.Webhook.Domains)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	n.Settings.Webhook.Domains = domains
 	creds, err := s.newCredentials()
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
@@ -84,11 +83,7 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 		return err
 	}
 	n.Settings.Pricing = p
-	hosts, err := webhookDomains(n.Settings.Webhook.URL, domains)
-	if err != nil {
-		return err
-	}
-	n.Settings.Webhook.Domains = hosts
+	n.Settings.Webhook.Domains = domains
 	st, err := openStore(ctx, *dsn)
 	if err != nil {
 		return err
@@ -103,33 +98,6 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 		return fmt.Errorf("create merchant: %w", err)
 	}
 	return printCredentials(env, m, creds, *asJSON)
-}
-
-// webhookDomains validates the whitelist and adds the company webhook's host.
-func webhookDomains(webhookURL string, domains []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	add := func(h string) {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h != "" && !seen[h] {
-			seen[h] = true
-			out = append(out, h)
-		}
-	}
-	if webhookURL != "" {
-		u, err := url.Parse(webhookURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
-			return nil, fmt.Errorf("--webhook-url must be an absolute http(s) URL")
-		}
-		add(u.Hostname())
-	}
-	for _, d := range domains {
-		if strings.ContainsAny(d, "/:@ ") && !strings.Contains(d, "::") {
-			return nil, fmt.Errorf("--webhook-domain %q must be a host name or IP address, without scheme or port", d)
-		}
-		add(d)
-	}
-	return out, nil
 }
 
 func printCredentials(env environment, m *paylink.Merchant, c paylink.Credentials, asJSON bool) error {

@@ -141,7 +141,7 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 // any connection is made.
 func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, error) {
 	w := job.Delivery
-	u, err := checkURL(w.URL, job.Domains)
+	u, err := paylink.CheckWebhookURL(w.URL, job.Domains)
 	if err != nil {
 		return 0, err
 	}
