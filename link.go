@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -114,7 +115,7 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 		f.Add("expires_at", "must be in the future")
 	}
 	if n.ExpiresAt.Sub(now) > MaxLinkLifetime {
-		f.Add("expires_at", "must be within 366 days")
+		f.Add("expires_at", fmt.Sprintf("must be within %d days", int(MaxLinkLifetime.Hours()/24)))
 	}
 	if err := f.Err(); err != nil {
 		return err
@@ -125,9 +126,7 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 // checkLinkCustomer validates the optional customer details of a link or
 // of the hosted page's form.
 func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {
-	if c.Email != "" && (!strings.Contains(c.Email, "@") || strings.ContainsAny(c.Email, " <>")) {
-		f.Add(prefix+"email", "must be an email address")
-	}
+	checkCustomerFields(f, prefix, c)
 	if c.CountryCode != "" && (len(c.CountryCode) != 2 || strings.ToUpper(c.CountryCode) != c.CountryCode) {
 		f.Add(prefix+"country_code", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
@@ -287,7 +286,7 @@ var (
 	errLinkExpired   = Errorf(KindConflict, CodeLinkExpired, "this payment link has expired")
 	errLinkBusy      = Errorf(KindConflict, CodeLinkInProgress, "a payment on this link is already in progress")
 	errLinkRate      = Errorf(KindRateLimited, CodeRateLimited,
-		"too many payment attempts on this link: wait 15 minutes before trying again")
+		"too many payment attempts on this link: wait %d minutes before trying again", int(LinkAttemptWindow.Minutes()))
 )
 
 // claimLink starts a payment attempt on a link inside tx: the link must

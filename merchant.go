@@ -137,8 +137,11 @@ func (n NewMerchant) Validate() error {
 	if strings.TrimSpace(n.TradingName) == "" {
 		f.Add("trading_name", "is required")
 	}
-	if len(n.Name) > 128 || len(n.TradingName) > 128 {
-		f.Add("name", "must be at most 128 characters")
+	if err := CheckText(n.Name, MaxFieldLength); err != nil {
+		f.Add("name", err.Error())
+	}
+	if err := CheckText(n.TradingName, MaxFieldLength); err != nil {
+		f.Add("trading_name", err.Error())
 	}
 	if len(n.Country) != 2 || strings.ToUpper(n.Country) != n.Country {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")

@@ -81,9 +81,7 @@ func checkCustomer(f FieldErrors, c Customer) {
 	if err := CheckTimezone(c.Timezone); err != nil {
 		f.Add("customer.timezone", err.Error())
 	}
-	if c.Email != "" && !strings.Contains(c.Email, "@") {
-		f.Add("customer.email", "must be an email address")
-	}
+	checkCustomerFields(f, "customer.", c)
 }
 
 // CheckTimezone accepts any IANA zone name, UTC included.
@@ -118,6 +116,9 @@ func checkCard(f FieldErrors, prefix string, c *CardDetails, now time.Time) {
 		f.Add(field, err.Error())
 	}
 	c.ExpiryYear = year
+	if err := CheckText(c.HolderName, MaxFieldLength); err != nil {
+		f.Add(prefix+".holder_name", err.Error())
+	}
 	if c.CVC != "" && (!allDigits(c.CVC) || len(c.CVC) < 3 || len(c.CVC) > 4) {
 		f.Add(prefix+".cvc", "must be 3 or 4 digits")
 	}
