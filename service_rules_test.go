@@ -249,7 +249,7 @@ func TestRefundLimits(t *testing.T) {
 
 // TestTransactionTokenUse: a transaction token authorises one operation
 // of its own merchant, within its lifetime; a refused request does not
-// spend it.
+// spend it or store anything.
 func TestTransactionTokenUse(t *testing.T) {
 	engines(t, func(t *testing.T, r *rig) {
 		t.Run("used once", func(t *testing.T) {
@@ -282,9 +282,11 @@ func TestTransactionTokenUse(t *testing.T) {
 		t.Run("not spent by a refused request", func(t *testing.T) {
 			req := r.purchaseRequest("4111111111111111", 1000, false)
 			bad := req
-			bad.Currency = "XXX"
+			bad.Currency, bad.InvoiceNumber = "XXX", "REFUSED-1"
 			_, err := r.svc.Purchase(ctx, r.m.Merchant, bad)
 			wantCode(t, err, paylink.CodeInvalidRequest)
+			_, err = r.svc.TransactionStatus(ctx, r.m.Merchant, bad.InvoiceNumber)
+			wantCode(t, err, paylink.CodeNotFound)
 			tr, err := r.svc.Purchase(ctx, r.m.Merchant, req)
 			if err != nil || tr.Status != paylink.StatusApproved {
 				t.Errorf("got %v, %v after a refused request, want the token still usable", tr, err)
