@@ -196,7 +196,8 @@ func (s *Service) LinkSurcharge(ls *LinkSession, number string) (*SurchargeQuote
 }
 
 // LinkTransaction loads a transaction made on this link (the 3-D Secure
-// return and the result pages), NotFound for any other reference.
+// return and the result pages); any other reference is not found
+// (errNoSuchTransaction), so a page token reveals nothing else.
 func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref string) (*Transaction, error) {
 	var t *Transaction
 	err := s.store.View(ctx, func(tx Tx) error {
