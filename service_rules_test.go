@@ -386,3 +386,54 @@ func TestLinkRules(t *testing.T) {
 		})
 	})
 }
+
+// TestCardTokenUse: a single-use card token pays once, a multi-use one
+// until it is invalidated, and only for its own merchant.
+func TestCardTokenUse(t *testing.T) {
+	engines(t, func(t *testing.T, r *rig) {
+		tokenize := func(t *testing.T, multiUse bool) string {
+			t.Helper()
+			c, err := r.svc.TokenizeCard(ctx, r.m.Merchant, paylink.TokenizeRequest{CompanyToken: r.m.Creds.CompanyToken,
+				Card:     &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: r.env.Clock.Now().Year() + 2},
+				MultiUse: multiUse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.Token
+		}
+		payWith := func(m *apitest.Merchant, cardToken string) error {
+			req := r.purchaseRequest("", 1000, false)
+			req.CompanyToken, req.Card, req.CardToken = m.Creds.CompanyToken, nil, cardToken
+			if m != r.m {
+				tok, err := r.svc.IssueTransactionToken(ctx, m.Merchant, m.Creds.CompanyToken)
+				if err != nil {
+					return err
+				}
+				req.TransactionToken = tok
+			}
+			tr, err := r.svc.Purchase(ctx, m.Merchant, req)
+			if err == nil && tr.Status != paylink.StatusApproved {
+				t.Errorf("got status %s, want APPROVED", tr.Status)
+			}
+			return err
+		}
+		t.Run("single use", func(t *testing.T) {
+			tok := tokenize(t, false)
+			wantCode(t, payWith(r.m, tok), "")
+			wantCode(t, payWith(r.m, tok), paylink.CodeCardTokenUsed)
+		})
+		t.Run("multi use until invalidated", func(t *testing.T) {
+			tok := tokenize(t, true)
+			wantCode(t, payWith(r.m, tok), "")
+			wantCode(t, payWith(r.m, tok), "")
+			if _, err := r.svc.InvalidateCardToken(ctx, r.m.Merchant, r.m.Creds.CompanyToken, tok); err != nil {
+				t.Fatal(err)
+			}
+			wantCode(t, payWith(r.m, tok), paylink.CodeCardTokenInvalid)
+		})
+		t.Run("another merchant's", func(t *testing.T) {
+			tok := tokenize(t, true)
+			wantCode(t, payWith(r.env.Onboard(), tok), paylink.CodeCardTokenInvalid)
+		})
+	})
+}
