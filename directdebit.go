@@ -160,9 +160,7 @@ type DirectDebitRequest struct {
 func (r *DirectDebitRequest) validate() error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "purchase", r.Amount, r.Currency)
-	if len(r.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("purchase.invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "purchase.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
 	checkCustomer(f, r.Customer)
 	checkBankAccount(f, &r.Account)
 	if r.PreAuth {

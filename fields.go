@@ -37,6 +37,13 @@ func CheckText(s string, max int) error {
 	return nil
 }
 
+// checkField applies CheckText to one field, recording the problem.
+func checkField(f FieldErrors, field, value string, max int) {
+	if err := CheckText(value, max); err != nil {
+		f.Add(field, err.Error())
+	}
+}
+
 // errBadEmail is the one answer to an address CheckEmail refuses.
 var errBadEmail = errors.New("must be an email address")
 
@@ -77,9 +84,7 @@ func checkCustomerFields(f FieldErrors, prefix string, c Customer) {
 		{"user_agent", c.UserAgent, MaxUserAgentLength},
 	}
 	for _, t := range text {
-		if err := CheckText(t.value, t.max); err != nil {
-			f.Add(prefix+t.name, err.Error())
-		}
+		checkField(f, prefix+t.name, t.value, t.max)
 	}
 	if c.Email != "" {
 		if err := CheckEmail(c.Email); err != nil {

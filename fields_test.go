@@ -3,6 +3,7 @@ package paylink
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckText(t *testing.T) {
@@ -83,4 +84,49 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestServiceFieldHygiene: the Service applies CheckText itself, so that
+// every adapter (API, hosted page, CLI) gets the same answer.
+func TestServiceFieldHygiene(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	purchase := func(mutate func(*PurchaseRequest)) error {
+		r := PurchaseRequest{Amount: 100, Currency: "AUD", Customer: Customer{IPAddress: "192.0.2.1", Timezone: "UTC"},
+			Card: &CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: 2030}}
+		mutate(&r)
+		return r.validate(now)
+	}
+	link := func(mutate func(*NewLink)) error {
+		n := NewLink{Amount: 100, Currency: "AUD", MerchantReference: "ORDER-1"}
+		mutate(&n)
+		return n.validate(&Merchant{}, now)
+	}
+	tests := []struct {
+		name, wantField string
+		err             error
+	}{
+		{"purchase: valid", "", purchase(func(*PurchaseRequest) {})},
+		{"purchase: control character in a customer field", "customer.city", purchase(func(r *PurchaseRequest) { r.Customer.City = "Sydney\r\n" })},
+		{"purchase: long customer field", "customer.last_name", purchase(func(r *PurchaseRequest) { r.Customer.LastName = strings.Repeat("x", MaxFieldLength+1) })},
+		{"purchase: long user agent", "customer.user_agent", purchase(func(r *PurchaseRequest) { r.Customer.UserAgent = strings.Repeat("x", MaxUserAgentLength+1) })},
+		{"purchase: long invoice", "purchase.invoice_number", purchase(func(r *PurchaseRequest) { r.InvoiceNumber = strings.Repeat("9", MaxInvoiceLength+1) })},
+		{"purchase: control character in the holder name", "card.holder_name", purchase(func(r *PurchaseRequest) { r.Card.HolderName = "Jo\x00" })},
+		{"link: valid", "", link(func(*NewLink) {})},
+		{"link: long merchant reference", "merchantReference", link(func(n *NewLink) { n.MerchantReference = strings.Repeat("x", MaxFieldLength+1) })},
+		{"link: control character in a customer field", "customer.address", link(func(n *NewLink) { n.Customer.Address = "1 Main St\tUnit 2" })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fields map[string]string
+			if e, ok := tt.err.(*Error); ok {
+				fields = e.Fields
+			}
+			switch {
+			case tt.wantField == "" && tt.err != nil:
+				t.Errorf("got %v, want no error", tt.err)
+			case tt.wantField != "" && fields[tt.wantField] == "":
+				t.Errorf("got %v, want a problem for %s", tt.err, tt.wantField)
+			}
+		})
+	}
 }

@@ -110,6 +110,7 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 	if strings.TrimSpace(n.MerchantReference) == "" {
 		f.Add("merchantReference", "is required")
 	}
+	checkField(f, "merchantReference", n.MerchantReference, MaxFieldLength)
 	checkLinkCustomer(f, "customer.", n.Customer)
 	if !n.ExpiresAt.IsZero() && !n.ExpiresAt.After(now) {
 		f.Add("expires_at", "must be in the future")

@@ -67,9 +67,7 @@ func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 		return Internal("link payment", errors.New("no client IP address"))
 	}
 	checkLinkCustomer(f, "customer.", p.Customer)
-	if len(p.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "invoice_number", p.InvoiceNumber, MaxInvoiceLength)
 	if p.Card == nil {
 		f.Add("card.number", "is required")
 	} else {

@@ -137,12 +137,8 @@ func (n NewMerchant) Validate() error {
 	if strings.TrimSpace(n.TradingName) == "" {
 		f.Add("trading_name", "is required")
 	}
-	if err := CheckText(n.Name, MaxFieldLength); err != nil {
-		f.Add("name", err.Error())
-	}
-	if err := CheckText(n.TradingName, MaxFieldLength); err != nil {
-		f.Add("trading_name", err.Error())
-	}
+	checkField(f, "name", n.Name, MaxFieldLength)
+	checkField(f, "trading_name", n.TradingName, MaxFieldLength)
 	if len(n.Country) != 2 || strings.ToUpper(n.Country) != n.Country {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
