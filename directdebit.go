@@ -139,6 +139,7 @@ func checkBankAccount(f FieldErrors, a *BankAccount) {
 	if strings.TrimSpace(a.HolderName) == "" {
 		f.Add("bank_account.holder_name", "is required")
 	}
+	checkField(f, "bank_account.holder_name", a.HolderName, MaxFieldLength)
 }
 
 // DirectDebitRequest is a debit from an Australian bank account, as
