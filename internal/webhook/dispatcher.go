@@ -147,7 +147,7 @@ func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, er
 	w := job.Delivery
 	u, err := paylink.CheckWebhookURL(w.URL, job.Domains)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("webhook URL: %w", err)
 	}
 	req, err := http.NewRequestWithContext(withLiteral(ctx, u), http.MethodPost, u.String(), bytes.NewReader(w.Payload))
 	if err != nil {
