@@ -54,3 +54,26 @@ func TestNormalizeWhitelist(t *testing.T) {
 		t.Error("got no error for an ftp company webhook, want one")
 	}
 }
+
+// TestHostAllowedOnRawEntries: entries stored before onboarding
+// normalised them still match, and nothing matches an invalid entry.
+func TestHostAllowedOnRawEntries(t *testing.T) {
+	tests := []struct {
+		entry, host string
+		want        bool
+	}{
+		{" Hooks.Example.COM. ", "hooks.example.com", true},
+		{"hooks.example.com", "HOOKS.example.com.", true},
+		{"[2001:db8::1]", "2001:0db8::0001", true},
+		{"hooks.example.com:443", "hooks.example.com", false},
+		{"", "", false},
+		{"*.example.com", "hooks.example.com", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.entry+" "+tt.host, func(t *testing.T) {
+			if got := hostAllowed([]string{tt.entry}, tt.host); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
