@@ -61,7 +61,7 @@ func (b *body) metadata() map[string]string {
 
 // card reads card details, or nil when none were sent.
 func (b *body) card() *paylink.CardDetails {
-	number := b.str(23, "card.number")
+	number := b.str(paylink.MaxCardNumberInput, "card.number")
 	_, hasMonth := b.lookup("card.expiry_month")
 	_, hasYear := b.lookup("card.expiry_year")
 	if number == "" && !hasMonth && !hasYear {

@@ -83,7 +83,7 @@ func truncate(s string, n int) string {
 // readCard reads the card fields. The expiry is one field, MM/YY.
 func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
 	c := &paylink.CardDetails{
-		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), 32),
+		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), paylink.MaxCardNumberInput),
 		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
 		HolderName: truncate(strings.TrimSpace(r.PostFormValue("card_holder")), paylink.MaxFieldLength),
 	}
