@@ -8,25 +8,13 @@ package paylink_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
-	"github.com/paylink/paylink/internal/pgtest"
 )
-
-// pg is the package's throwaway PostgreSQL.
-var pg pgtest.Shared
-
-func TestMain(m *testing.M) {
-	pg.Start()
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
-}
 
 // engines runs fn against a fresh Service on SQLite and on PostgreSQL.
 func engines(t *testing.T, fn func(t *testing.T, r *rig)) {
