@@ -33,7 +33,7 @@ type MerchantSettings struct {
 // WebhookConfig is where and how a merchant's webhooks are delivered.
 type WebhookConfig struct {
 	URL     string   `json:"url,omitempty"`
-	Domains []string `json:"domains,omitempty"` // whitelisted host names or IP literals
+	Domains []string `json:"domains,omitempty"` // whitelisted host names or IP literals, normalised (whitelist.go)
 	// Legacy selects the older 16-field payload instead of the full one.
 	Legacy bool `json:"legacy,omitempty"`
 	// Retries enables automatic redelivery with exponential backoff.
