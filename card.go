@@ -81,6 +81,11 @@ func LuhnValid(number string) bool {
 	return len(number) > 0 && sum%10 == 0
 }
 
+// MaxCardNumberInput bounds a card number as typed or sent, before
+// NormalizePAN strips its spaces and dashes: 19 digits with room for
+// separators. The API and the hosted page both apply it.
+const MaxCardNumberInput = 32
+
 // NormalizePAN strips spaces and dashes and checks length and Luhn.
 func NormalizePAN(raw string) (string, error) {
 	pan := strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(raw))

@@ -139,6 +139,7 @@ func checkBankAccount(f FieldErrors, a *BankAccount) {
 	if strings.TrimSpace(a.HolderName) == "" {
 		f.Add("bank_account.holder_name", "is required")
 	}
+	checkField(f, "bank_account.holder_name", a.HolderName, MaxFieldLength)
 }
 
 // DirectDebitRequest is a debit from an Australian bank account, as
@@ -160,9 +161,7 @@ type DirectDebitRequest struct {
 func (r *DirectDebitRequest) validate() error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "purchase", r.Amount, r.Currency)
-	if len(r.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("purchase.invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "purchase.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
 	checkCustomer(f, r.Customer)
 	checkBankAccount(f, &r.Account)
 	if r.PreAuth {

@@ -10,9 +10,7 @@ import (
 func validateDebitRefund(r *RefundRequest) error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "refund", r.Amount, r.Currency)
-	if len(r.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("refund.invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "refund.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
 	checkCustomer(f, r.Customer)
 	return f.Err()
 }

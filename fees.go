@@ -32,10 +32,6 @@ const (
 	PricingICPlus  = "ic_plus"
 )
 
-// MicrosPerUnit is the number of fee micro-units in one major currency
-// unit: fee amounts are kept in millionths (six decimals), exactly.
-const MicrosPerUnit = 1_000_000
-
 // DefaultPricing is the pricing of a merchant onboarded without one
 // (Settings.Pricing nil): blended 1.75% + 0.30 for every brand but amex,
 // amex 2.9% + 0.30 plus 10% GST on the amex fee, every line DEDUCTED.
@@ -56,7 +52,8 @@ func PricingOf(m *Merchant) Pricing {
 	return *m.Settings.Pricing
 }
 
-// FeeLine is one fee of a transaction in micro-units of its currency.
+// FeeLine is one fee of a transaction in micro-units (millionths of a
+// major unit) of its currency.
 type FeeLine struct {
 	Code        string
 	Micros      int64

@@ -34,8 +34,8 @@ type IdempotencyKey struct {
 // was used with a different request.
 func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
 	if key == "" || len(key) > MaxIdempotencyKey {
-		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "Idempotency-Key must be 1 to 255 characters",
-			Fields: map[string]string{"Idempotency-Key": "must be 1 to 255 characters"}}
+		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters", MaxIdempotencyKey),
+			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters", MaxIdempotencyKey)}}
 	}
 	now := s.now()
 	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(IdempotencyLock)}

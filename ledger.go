@@ -137,7 +137,7 @@ func (p *Posting) MovesBalance() bool {
 // a time. This is the ledger's one rounding rule; the net of a posting is
 // the gross less the rounded fees, so a posting always balances.
 func FeeMinor(micros int64, cur Currency) int64 {
-	div := int64(MicrosPerUnit)
+	div := int64(1_000_000) // micro-units per major unit
 	for range cur.Exponent {
 		div /= 10
 	}

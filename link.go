@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -121,12 +121,13 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 	if strings.TrimSpace(n.MerchantReference) == "" {
 		f.Add("merchantReference", "is required")
 	}
+	checkField(f, "merchantReference", n.MerchantReference, MaxFieldLength)
 	checkLinkCustomer(f, "customer.", n.Customer)
 	if !n.ExpiresAt.IsZero() && !n.ExpiresAt.After(now) {
 		f.Add("expires_at", "must be in the future")
 	}
 	if n.ExpiresAt.Sub(now) > MaxLinkLifetime {
-		f.Add("expires_at", "must be within 366 days")
+		f.Add("expires_at", fmt.Sprintf("must be within %d days", int(MaxLinkLifetime.Hours()/24)))
 	}
 	if err := f.Err(); err != nil {
 		return err
@@ -137,34 +138,30 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 // checkLinkCustomer validates the optional customer details of a link or
 // of the hosted page's form.
 func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {
-	if c.Email != "" && (!strings.Contains(c.Email, "@") || strings.ContainsAny(c.Email, " <>")) {
-		f.Add(prefix+"email", "must be an email address")
-	}
+	checkCustomerFields(f, prefix, c)
 	if c.CountryCode != "" && (len(c.CountryCode) != 2 || strings.ToUpper(c.CountryCode) != c.CountryCode) {
 		f.Add(prefix+"country_code", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
 }
 
 // checkWebhookURL requires a dynamic webhook to be an absolute http(s)
-// address whose host is on the merchant's webhook whitelist.
+// address whose host is on the merchant's webhook whitelist, by the same
+// rule the dispatcher applies at delivery (CheckWebhookURL).
 func checkWebhookURL(m *Merchant, raw string) error {
 	if raw == "" {
 		return nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
-		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "webhook_url must be an absolute https:// address",
-			Fields: map[string]string{"webhook_url": "must be an absolute https:// address"}}
+	_, err := CheckWebhookURL(raw, m.Settings.Webhook.Domains)
+	switch {
+	case errors.Is(err, errNotWhitelisted):
+		return &Error{Kind: KindInvalid, Code: CodeWebhookNotWhitelisted,
+			Message: "the webhook_url's domain is not on this merchant's webhook whitelist: ask support to add it first",
+			Fields:  map[string]string{"webhook_url": "domain is not whitelisted"}}
+	case err != nil:
+		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "webhook_url " + err.Error(),
+			Fields: map[string]string{"webhook_url": err.Error()}}
 	}
-	host := strings.ToLower(u.Hostname())
-	for _, d := range m.Settings.Webhook.Domains {
-		if strings.EqualFold(strings.TrimSuffix(d, "."), host) {
-			return nil
-		}
-	}
-	return &Error{Kind: KindInvalid, Code: CodeWebhookNotWhitelisted,
-		Message: "the webhook_url's domain is not on this merchant's webhook whitelist: ask support to add it first",
-		Fields:  map[string]string{"webhook_url": "domain is not whitelisted"}}
+	return nil
 }
 
 // CreateLink creates a payment link and returns it with its two URLs.
@@ -312,7 +309,7 @@ var (
 	errLinkExpired   = Errorf(KindConflict, CodeLinkExpired, "this payment link has expired")
 	errLinkBusy      = Errorf(KindConflict, CodeLinkInProgress, "a payment on this link is already in progress")
 	errLinkRate      = Errorf(KindRateLimited, CodeRateLimited,
-		"too many payment attempts on this link: wait 15 minutes before trying again")
+		"too many payment attempts on this link: wait %d minutes before trying again", int(LinkAttemptWindow.Minutes()))
 )
 
 // claimLink starts the payment attempt of transaction ref on a link

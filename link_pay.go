@@ -67,9 +67,7 @@ func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 		return Internal("link payment", errors.New("no client IP address"))
 	}
 	checkLinkCustomer(f, "customer.", p.Customer)
-	if len(p.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "invoice_number", p.InvoiceNumber, MaxInvoiceLength)
 	if p.Card == nil {
 		f.Add("card.number", "is required")
 	} else {
@@ -193,7 +191,8 @@ func (s *Service) LinkSurcharge(ls *LinkSession, number string) (*SurchargeQuote
 }
 
 // LinkTransaction loads a transaction made on this link (the 3-D Secure
-// return and the result pages), NotFound for any other reference.
+// return and the result pages); any other reference is not found
+// (errNoSuchTransaction), so a page token reveals nothing else.
 func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref string) (*Transaction, error) {
 	var t *Transaction
 	err := s.store.View(ctx, func(tx Tx) error {

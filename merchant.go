@@ -34,7 +34,7 @@ type MerchantSettings struct {
 // WebhookConfig is where and how a merchant's webhooks are delivered.
 type WebhookConfig struct {
 	URL     string   `json:"url,omitempty"`
-	Domains []string `json:"domains,omitempty"` // whitelisted host names or IP literals
+	Domains []string `json:"domains,omitempty"` // whitelisted host names or IP literals, normalised (whitelist.go)
 	// Legacy selects the older 16-field payload instead of the full one.
 	Legacy bool `json:"legacy,omitempty"`
 	// Retries enables automatic redelivery with exponential backoff.
@@ -138,9 +138,8 @@ func (n NewMerchant) Validate() error {
 	if strings.TrimSpace(n.TradingName) == "" {
 		f.Add("trading_name", "is required")
 	}
-	if len(n.Name) > 128 || len(n.TradingName) > 128 {
-		f.Add("name", "must be at most 128 characters")
-	}
+	checkField(f, "name", n.Name, MaxFieldLength)
+	checkField(f, "trading_name", n.TradingName, MaxFieldLength)
 	if len(n.Country) != 2 || strings.ToUpper(n.Country) != n.Country {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
@@ -181,11 +180,17 @@ func (s *Service) newCredentials() (Credentials, error) {
 }
 
 // CreateMerchant onboards a merchant and returns its credentials, which
-// are not stored and cannot be shown again.
+// are not stored and cannot be shown again. The webhook whitelist is
+// stored normalised, with the company webhook's host added.
 func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant, Credentials, error) {
 	if err := n.Validate(); err != nil {
 		return nil, Credentials{}, err
 	}
+	domains, err := normalizeWhitelist(n.Settings.Webhook.URL, n.Settings.Webhook.Domains)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	n.Settings.Webhook.Domains = domains
 	creds, err := s.newCredentials()
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)
@@ -297,22 +302,4 @@ func (s *Service) ListMerchants(ctx context.Context) ([]*Merchant, error) {
 		return nil, fmt.Errorf("list merchants: %w", err)
 	}
 	return ms, nil
-}
-
-// MerchantByID loads a merchant by its mid, for operator tools; an
-// unknown mid is a not-found error.
-func (s *Service) MerchantByID(ctx context.Context, id string) (*Merchant, error) {
-	var m *Merchant
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		m, err = tx.Merchant(id)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return nil, Errorf(KindNotFound, CodeNotFound, "no merchant with mid %q", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load merchant: %w", err)
-	}
-	return m, nil
 }

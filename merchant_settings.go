@@ -16,7 +16,8 @@ type SettingsChange struct {
 	WebhookLegacy  *bool
 }
 
-// UpdateSettings applies c to merchant mid and audits what changed, in
+// UpdateSettings applies c to merchant mid (the whitelist normalised and
+// the company webhook's host kept on it, as at onboarding) and audits what changed, in
 // the same transaction: one settings row naming the changed settings
 // (never their values: a URL may carry a merchant's own secret), and a
 // whitelist row with the new host list when the whitelist changed.
@@ -29,6 +30,11 @@ func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChan
 		}
 		before := m.Settings.Webhook
 		c.apply(&m.Settings.Webhook)
+		// The whitelist follows onboarding's one rule: entries normalised,
+		// and the company webhook's host always on it.
+		if m.Settings.Webhook.Domains, err = normalizeWhitelist(m.Settings.Webhook.URL, m.Settings.Webhook.Domains); err != nil {
+			return err
+		}
 		changed := changedWebhookSettings(before, m.Settings.Webhook)
 		if len(changed) == 0 {
 			return nil
@@ -43,7 +49,7 @@ func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChan
 		return nil, Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
 	}
 	if err != nil {
-		return nil, Internal("update settings", err)
+		return nil, asServiceError("update settings", err)
 	}
 	return m, nil
 }

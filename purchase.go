@@ -40,9 +40,7 @@ const MaxInvoiceLength = 255
 func (r *PurchaseRequest) validate(now time.Time) error {
 	f := FieldErrors{}
 	checkMoney(f, "purchase", r.Amount, r.Currency)
-	if len(r.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("purchase.invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "purchase.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
 	checkCustomer(f, r.Customer)
 	switch {
 	case r.Card == nil && r.CardToken == "":
@@ -81,9 +79,7 @@ func checkCustomer(f FieldErrors, c Customer) {
 	if err := CheckTimezone(c.Timezone); err != nil {
 		f.Add("customer.timezone", err.Error())
 	}
-	if c.Email != "" && !strings.Contains(c.Email, "@") {
-		f.Add("customer.email", "must be an email address")
-	}
+	checkCustomerFields(f, "customer.", c)
 }
 
 // CheckTimezone accepts any IANA zone name, UTC included.
@@ -118,6 +114,7 @@ func checkCard(f FieldErrors, prefix string, c *CardDetails, now time.Time) {
 		f.Add(field, err.Error())
 	}
 	c.ExpiryYear = year
+	checkField(f, prefix+".holder_name", c.HolderName, MaxFieldLength)
 	if c.CVC != "" && (!allDigits(c.CVC) || len(c.CVC) < 3 || len(c.CVC) > 4) {
 		f.Add(prefix+".cvc", "must be 3 or 4 digits")
 	}

@@ -21,9 +21,7 @@ func (r *RefundRequest) validate() error {
 	f := FieldErrors{}
 	checkMoney(f, "refund", r.Amount, r.Currency)
 	checkCustomer(f, r.Customer)
-	if len(r.InvoiceNumber) > MaxInvoiceLength {
-		f.Add("refund.invoice_number", "must be at most 255 characters")
-	}
+	checkField(f, "refund.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
 	return f.Err()
 }
 

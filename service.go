@@ -27,13 +27,22 @@ type Vault interface {
 	KeyID() string
 }
 
+// Defaults of Config's durations, defined once: NewService applies them
+// to zero values and `paylink serve` shows them as its flags' defaults.
+const (
+	DefaultTransactionTokenTTL = 5 * time.Minute
+	DefaultPreAuthExpiry       = 7 * 24 * time.Hour
+	DefaultDirectDebitClearing = 72 * time.Hour
+)
+
 // Config holds the service's tunables.
 type Config struct {
 	BaseURL             string        // public address of this service, for page URLs
-	TransactionTokenTTL time.Duration // default 5 minutes
-	PreAuthExpiry       time.Duration // default 7 days
+	TransactionTokenTTL time.Duration // default DefaultTransactionTokenTTL
+	PreAuthExpiry       time.Duration // default DefaultPreAuthExpiry
 	// DirectDebitClearing is how long a direct debit stays PENDING before
-	// the clearing job asks the bank for its outcome; default 72 hours.
+	// the clearing job asks the bank for its outcome (default
+	// DefaultDirectDebitClearing).
 	DirectDebitClearing time.Duration
 	// SettlementCutoff is the time of day, since midnight UTC, of the
 	// daily settlement run; default midnight.
@@ -87,16 +96,16 @@ type Service struct {
 // NewService wires a Service, filling in defaults.
 func NewService(cfg Config, d Deps) *Service {
 	if cfg.TransactionTokenTTL <= 0 {
-		cfg.TransactionTokenTTL = 5 * time.Minute
+		cfg.TransactionTokenTTL = DefaultTransactionTokenTTL
 	}
 	if cfg.PreAuthExpiry <= 0 {
-		cfg.PreAuthExpiry = 7 * 24 * time.Hour
+		cfg.PreAuthExpiry = DefaultPreAuthExpiry
 	}
 	if cfg.AuthenticationTimeout <= 0 {
 		cfg.AuthenticationTimeout = DefaultAuthenticationTimeout
 	}
 	if cfg.DirectDebitClearing <= 0 {
-		cfg.DirectDebitClearing = 72 * time.Hour
+		cfg.DirectDebitClearing = DefaultDirectDebitClearing
 	}
 	if cfg.ProcessorTimeout <= 0 {
 		cfg.ProcessorTimeout = DefaultProcessorTimeout

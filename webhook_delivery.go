@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -98,19 +97,6 @@ func (s *Service) newWebhookSecret() (string, SealedSecret, error) {
 		return "", SealedSecret{}, fmt.Errorf("seal webhook secret: %w", err)
 	}
 	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(key), sealed, nil
-}
-
-// ParseWebhookSecret returns the key bytes of a "whsec_..." secret.
-func ParseWebhookSecret(secret string) ([]byte, error) {
-	b64, ok := strings.CutPrefix(secret, webhookSecretPrefix)
-	if !ok {
-		return nil, errors.New("webhook secret must start with " + webhookSecretPrefix)
-	}
-	key, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return nil, fmt.Errorf("webhook secret: %w", err)
-	}
-	return key, nil
 }
 
 // RotateWebhookSecret gives merchant mid a new signing secret and returns

@@ -119,7 +119,7 @@ func runReport(ctx context.Context, env environment, args []string) error {
 		return errors.New("report settlement: --merchant and --date are required")
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		m, err := svc.MerchantByID(ctx, *mid)
+		m, err := svc.Merchant(ctx, *mid)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
@@ -88,11 +87,7 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 		return err
 	}
 	n.Settings.Pricing = p
-	hosts, err := webhookDomains(n.Settings.Webhook.URL, domains)
-	if err != nil {
-		return err
-	}
-	n.Settings.Webhook.Domains = hosts
+	n.Settings.Webhook.Domains = domains
 	st, err := openStore(ctx, *dsn)
 	if err != nil {
 		return err
@@ -107,33 +102,6 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 		return fmt.Errorf("create merchant: %w", err)
 	}
 	return printCredentials(env, m, creds, *asJSON)
-}
-
-// webhookDomains validates the whitelist and adds the company webhook's host.
-func webhookDomains(webhookURL string, domains []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	add := func(h string) {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h != "" && !seen[h] {
-			seen[h] = true
-			out = append(out, h)
-		}
-	}
-	if webhookURL != "" {
-		u, err := url.Parse(webhookURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
-			return nil, fmt.Errorf("--webhook-url must be an absolute http(s) URL")
-		}
-		add(u.Hostname())
-	}
-	for _, d := range domains {
-		if strings.ContainsAny(d, "/:@ ") && !strings.Contains(d, "::") {
-			return nil, fmt.Errorf("--webhook-domain %q must be a host name or IP address, without scheme or port", d)
-		}
-		add(d)
-	}
-	return out, nil
 }
 
 func printCredentials(env environment, m *paylink.Merchant, c paylink.Credentials, asJSON bool) error {
@@ -208,12 +176,8 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 		c.WebhookLegacy = legacy
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		if set["webhook-url"] || set["webhook-domain"] {
-			hosts, err := updatedWhitelist(ctx, svc, *mid, c.WebhookURL, domains, set["webhook-domain"])
-			if err != nil {
-				return err
-			}
-			c.WebhookDomains = hosts
+		if set["webhook-domain"] {
+			c.WebhookDomains = domains // the Service normalises them and keeps the webhook URL's host
 		}
 		m, err := svc.UpdateSettings(ctx, *mid, c)
 		if err != nil {
@@ -224,22 +188,4 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 			m.ID, w.URL, strings.Join(w.Domains, ","), w.Retries, w.Legacy)
 		return nil
 	})
-}
-
-// updatedWhitelist is the whitelist after an update: the given domains
-// (or, without any, the current whitelist) plus the host of the company
-// webhook URL (the new one, or else the current one), as at onboarding.
-func updatedWhitelist(ctx context.Context, svc *paylink.Service, mid string, newURL *string, domains []string, replace bool) ([]string, error) {
-	m, err := svc.Merchant(ctx, mid)
-	if err != nil {
-		return nil, fmt.Errorf("merchant update: %w", err)
-	}
-	url := m.Settings.Webhook.URL
-	if newURL != nil {
-		url = *newURL
-	}
-	if !replace {
-		domains = m.Settings.Webhook.Domains
-	}
-	return webhookDomains(url, domains)
 }

@@ -55,8 +55,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	dsn := f.str("db", defaultDB, "database: a SQLite file path, sqlite:PATH, or postgres://...")
 	addr := f.str("addr", "127.0.0.1:8080", "listen address host:port")
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
-	ttl := f.duration("transaction-token-ttl", 5*time.Minute, "lifetime of a transaction token")
-	preauth := f.duration("preauth-expiry", 7*24*time.Hour, "holds not captured or cancelled within this are cancelled")
+	ttl := f.duration("transaction-token-ttl", paylink.DefaultTransactionTokenTTL, "lifetime of a transaction token")
+	preauth := f.duration("preauth-expiry", paylink.DefaultPreAuthExpiry, "holds not captured or cancelled within this are cancelled")
 	f.Float64Var(&cfg.rateLimit, "rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
 	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
@@ -67,8 +67,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		}
 	}
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
-	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
-	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
+	clearing := f.duration("direct-debit-clearing", paylink.DefaultDirectDebitClearing, "direct debits stay PENDING this long before the bank is asked whether they cleared")
+	whTimeout := f.duration("webhook-timeout", webhook.DefaultTimeout, "timeout of one webhook delivery attempt")
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
 	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
 		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")

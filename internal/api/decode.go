@@ -150,18 +150,12 @@ func (b *body) str(max int, paths ...string) string {
 		b.f.Add(path, "must be a string")
 		return ""
 	}
-	if len(s) > max {
-		b.f.Add(path, fmt.Sprintf("must be at most %d characters", max))
-		return ""
-	}
-	if strings.ContainsFunc(s, isControl) {
-		b.f.Add(path, "must not contain control characters")
+	if err := paylink.CheckText(s, max); err != nil {
+		b.f.Add(path, err.Error())
 		return ""
 	}
 	return s
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // need reads a required string.
 func (b *body) need(max int, paths ...string) string {

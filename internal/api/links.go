@@ -45,7 +45,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 		CompanyToken:      b.str(maxToken, "company_token", "token.company_token"),
 		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
 		Customer:          b.linkCustomer(),
-		WebhookURL:        b.str(2048, "webhook_url"),
+		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),
 		ExpiresAt:         b.timestamp("expires_at"),
 	}
 	if _, set := b.lookup("should_service_apply_surcharge"); set {

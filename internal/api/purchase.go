@@ -9,7 +9,7 @@ import (
 // Field length limits (spec section 8).
 const (
 	maxToken = paylink.TokenLength
-	maxField = 128
+	maxField = paylink.MaxFieldLength
 )
 
 // transactionToken: POST /v5/transaction_token (4.2).
@@ -39,7 +39,7 @@ func (b *body) customer() paylink.Customer {
 		Phone:         b.str(maxField, "customer.phone"),
 		IPAddress:     b.str(maxField, "customer.ip_address"),
 		Timezone:      b.str(maxField, "customer.timezone"),
-		UserAgent:     b.str(512, "customer.user_agent"),
+		UserAgent:     b.str(paylink.MaxUserAgentLength, "customer.user_agent"),
 		AcceptedTerms: b.boolean("customer.accepted_terms_conditions", "customer.accepted_terms_and_conditions"),
 	}
 }
@@ -61,7 +61,7 @@ func (b *body) metadata() map[string]string {
 
 // card reads card details, or nil when none were sent.
 func (b *body) card() *paylink.CardDetails {
-	number := b.str(23, "card.number")
+	number := b.str(paylink.MaxCardNumberInput, "card.number")
 	_, hasMonth := b.lookup("card.expiry_month")
 	_, hasYear := b.lookup("card.expiry_year")
 	if number == "" && !hasMonth && !hasYear {
@@ -89,7 +89,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 		Customer:         b.customer(),
 		StoreCard:        b.boolean("customer.store_card_permission", "customer.store_card_permisison"),
 		ThreeDS:          b.boolean("customer.should_service_apply_authentication"),
-		RedirectURL:      b.str(2048, "customer.authentication_redirect_url"),
+		RedirectURL:      b.str(paylink.MaxURLLength, "customer.authentication_redirect_url"),
 		CardToken:        b.str(maxToken, "card.token"),
 		Card:             b.card(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,15 +26,12 @@ func customerForm(c paylink.Customer) formValues {
 		CountryCode: c.CountryCode, CustomerReference: c.Reference}
 }
 
-// maxField is the longest accepted text field (spec: 128).
-const maxField = 128
-
 // readForm reads the customer part of a posted form; problems go to errs.
 func readForm(r *http.Request, errs map[string]string) formValues {
 	get := func(name string) string {
 		v := strings.TrimSpace(r.PostFormValue(name))
-		if len(v) > maxField || strings.ContainsFunc(v, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-			errs[name] = "Use at most 128 characters, without control characters."
+		if paylink.CheckText(v, paylink.MaxFieldLength) != nil {
+			errs[name] = fmt.Sprintf("Use at most %d characters, without control characters.", paylink.MaxFieldLength)
 			return ""
 		}
 		return v
@@ -52,7 +50,7 @@ func (f formValues) customer(r *http.Request) paylink.Customer {
 	return paylink.Customer{FirstName: f.FirstName, LastName: f.LastName, Email: f.Email, Phone: f.Phone,
 		Address: f.Address, Address2: f.Address2, City: f.City, State: f.State, Postcode: f.Postcode,
 		CountryCode: f.CountryCode, Reference: f.CustomerReference, IPAddress: clientIP(r), Timezone: f.Timezone,
-		UserAgent: truncate(r.UserAgent(), 512)}
+		UserAgent: truncate(r.UserAgent(), paylink.MaxUserAgentLength)}
 }
 
 // browserTimezone accepts the IANA zone the script read from the browser;
@@ -77,9 +75,9 @@ func truncate(s string, n int) string {
 // readCard reads the card fields. The expiry is one field, MM/YY.
 func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
 	c := &paylink.CardDetails{
-		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), 32),
+		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), paylink.MaxCardNumberInput),
 		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
-		HolderName: truncate(strings.TrimSpace(r.PostFormValue("card_holder")), maxField),
+		HolderName: truncate(strings.TrimSpace(r.PostFormValue("card_holder")), paylink.MaxFieldLength),
 	}
 	if c.Number == "" {
 		errs["card_number"] = "Enter the card number."

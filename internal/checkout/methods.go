@@ -65,7 +65,7 @@ func (w sandboxWallet) Offer(now time.Time) paylink.CardDetails {
 // Approve accepts the sheet's "Pay" button.
 func (w sandboxWallet) Approve(r *http.Request, now time.Time) (*paylink.CardDetails, error) {
 	c := w.Offer(now)
-	c.HolderName = truncate(strings.TrimSpace(r.PostFormValue("first_name")+" "+r.PostFormValue("last_name")), maxField)
+	c.HolderName = truncate(strings.TrimSpace(r.PostFormValue("first_name")+" "+r.PostFormValue("last_name")), paylink.MaxFieldLength)
 	return &c, nil
 }
 

@@ -8,18 +8,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 )
 
 // MaxResponseBytes bounds how much of a receiver's answer is read.
 const MaxResponseBytes = 64 << 10
-
-// ErrNotWhitelisted is returned for a URL whose host the merchant has not
-// whitelisted.
-var ErrNotWhitelisted = errors.New("host is not in the merchant's webhook whitelist")
 
 // ErrForbiddenAddress is returned when a host resolves to an address
 // webhooks may not reach (loopback, private, link-local, metadata...).
@@ -59,23 +53,6 @@ func PublicAddress(ip netip.Addr) bool {
 		}
 	}
 	return true
-}
-
-// checkURL validates a delivery URL against the whitelist: http or https,
-// and a host that is exactly one of the entries (case-insensitive).
-func checkURL(raw string, whitelist []string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return nil, fmt.Errorf("webhook URL is not an absolute http(s) URL")
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("webhook URL must not carry credentials")
-	}
-	host := strings.ToLower(u.Hostname())
-	if !slices.ContainsFunc(whitelist, func(w string) bool { return strings.EqualFold(strings.TrimSpace(w), host) }) {
-		return nil, fmt.Errorf("%s: %w", host, ErrNotWhitelisted)
-	}
-	return u, nil
 }
 
 // literalKey carries, in a request's context, the IP literal a request

@@ -14,9 +14,13 @@ import (
 	"github.com/paylink/paylink"
 )
 
+// DefaultTimeout bounds one delivery attempt unless Options.Timeout says
+// otherwise: the spec's 30 seconds.
+const DefaultTimeout = 30 * time.Second
+
 // Options tune a Dispatcher; zero values take the defaults.
 type Options struct {
-	// Timeout bounds one delivery attempt (default 30s, the spec's limit).
+	// Timeout bounds one delivery attempt (default DefaultTimeout).
 	Timeout time.Duration
 	// Concurrency bounds the attempts in flight (default 32): a receiver
 	// that hangs holds one slot until Timeout, never the others.
@@ -43,7 +47,7 @@ type Dispatcher struct {
 // New returns a dispatcher for svc's outbox.
 func New(svc *paylink.Service, opts Options) *Dispatcher {
 	if opts.Timeout <= 0 {
-		opts.Timeout = 30 * time.Second
+		opts.Timeout = DefaultTimeout
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 32
@@ -141,9 +145,9 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 // any connection is made.
 func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, error) {
 	w := job.Delivery
-	u, err := checkURL(w.URL, job.Domains)
+	u, err := paylink.CheckWebhookURL(w.URL, job.Domains)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("webhook URL: %w", err)
 	}
 	req, err := http.NewRequestWithContext(withLiteral(ctx, u), http.MethodPost, u.String(), bytes.NewReader(w.Payload))
 	if err != nil {

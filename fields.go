@@ -1,0 +1,94 @@
+package paylink
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Field limits, defined once: the API's decoder, the hosted page's form
+// and the Service all read them from here.
+const (
+	// MaxFieldLength bounds a free-text field (names, address lines,
+	// references, email): spec section 8.
+	MaxFieldLength = 128
+	// MaxURLLength bounds a URL a client sends (webhook_url,
+	// authentication_redirect_url).
+	MaxURLLength = 2048
+	// MaxUserAgentLength bounds a customer's User-Agent, which browsers
+	// make long; a longer one is refused by the API and cut by the page.
+	MaxUserAgentLength = 512
+)
+
+// CheckText is the one field-hygiene rule for text that paylink stores
+// and shows again: at most max characters (runes, so that non-Latin names
+// get the same room) and no control characters, which would corrupt logs,
+// CSV exports and the hosted page. The problem is phrased to follow a
+// field name ("customer.city must ...").
+func CheckText(s string, max int) error {
+	if utf8.RuneCountInString(s) > max {
+		return fmt.Errorf("must be at most %d characters", max)
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return errors.New("must not contain control characters")
+	}
+	return nil
+}
+
+// checkField applies CheckText to one field, recording the problem.
+func checkField(f FieldErrors, field, value string, max int) {
+	if err := CheckText(value, max); err != nil {
+		f.Add(field, err.Error())
+	}
+}
+
+// errBadEmail is the one answer to an address CheckEmail refuses.
+var errBadEmail = errors.New("must be an email address")
+
+// CheckEmail is the one customer-email rule (API, links, hosted page):
+// a non-empty local part, one '@' and a domain of non-empty dot-separated
+// labels, without spaces, angle brackets or list separators. It does not
+// try to be RFC 5322: a merchant's customer types this, and a mistyped
+// address only loses a receipt.
+func CheckEmail(s string) error {
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || domain == "" || strings.Contains(domain, "@") ||
+		strings.ContainsAny(s, " <>,;\"\\") || strings.ContainsFunc(s, unicode.IsSpace) {
+		return errBadEmail
+	}
+	for label := range strings.SplitSeq(domain, ".") {
+		if label == "" {
+			return errBadEmail
+		}
+	}
+	return nil
+}
+
+// checkCustomerFields applies CheckText and CheckEmail to the free-text
+// fields of a customer, whichever adapter sent them. prefix is the
+// field path ("customer.").
+func checkCustomerFields(f FieldErrors, prefix string, c Customer) {
+	text := []struct {
+		name, value string
+		max         int
+	}{
+		{"id", c.ID, MaxFieldLength}, {"reference", c.Reference, MaxFieldLength},
+		{"email", c.Email, MaxFieldLength}, {"first_name", c.FirstName, MaxFieldLength},
+		{"last_name", c.LastName, MaxFieldLength}, {"phone", c.Phone, MaxFieldLength},
+		{"address", c.Address, MaxFieldLength}, {"address2", c.Address2, MaxFieldLength},
+		{"city", c.City, MaxFieldLength}, {"state", c.State, MaxFieldLength},
+		{"postcode", c.Postcode, MaxFieldLength}, {"country_code", c.CountryCode, MaxFieldLength},
+		{"ip_address", c.IPAddress, MaxFieldLength}, {"timezone", c.Timezone, MaxFieldLength},
+		{"user_agent", c.UserAgent, MaxUserAgentLength},
+	}
+	for _, t := range text {
+		checkField(f, prefix+t.name, t.value, t.max)
+	}
+	if c.Email != "" {
+		if err := CheckEmail(c.Email); err != nil {
+			f.Add(prefix+"email", err.Error())
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package paylink
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckText(t *testing.T) {
+	tests := []struct {
+		name, in string
+		wantErr  string
+	}{
+		{name: "empty", in: ""},
+		{name: "at the limit", in: strings.Repeat("a", MaxFieldLength)},
+		{name: "non-Latin at the limit", in: strings.Repeat("é", MaxFieldLength)},
+		{name: "over the limit", in: strings.Repeat("a", MaxFieldLength+1), wantErr: "at most 128"},
+		{name: "newline", in: "12 Main St\nEvil: header", wantErr: "control"},
+		{name: "tab", in: "a\tb", wantErr: "control"},
+		{name: "NUL", in: "a\x00b", wantErr: "control"},
+		{name: "DEL", in: "a\x7fb", wantErr: "control"},
+		{name: "C1 control", in: "a\u0085b", wantErr: "control"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckText(tt.in, MaxFieldLength)
+			if got := errText(err); tt.wantErr == "" && err != nil || tt.wantErr != "" && !strings.Contains(got, tt.wantErr) {
+				t.Errorf("got %q, want error containing %q", got, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCheckEmail(t *testing.T) {
+	tests := []struct {
+		in     string
+		wantOK bool
+	}{
+		{"jo@example.com", true},
+		{"Jo.Bloggs+tag@mail.example.co.uk", true},
+		{"jo@localhost", true},
+		{"jo@example.com.", false},
+		{"jo", false},
+		{"@example.com", false},
+		{"jo@", false},
+		{"jo@@example.com", false},
+		{"jo@ex@ample.com", false},
+		{"jo @example.com", false},
+		{"<jo@example.com>", false},
+		{"jo@example.com, al@example.com", false},
+		{"jo@example..com", false},
+		{"jo@example.com\u00a0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if err := CheckEmail(tt.in); (err == nil) != tt.wantOK {
+				t.Errorf("got %v, want ok=%v", err, tt.wantOK)
+			}
+		})
+	}
+}
+
+// TestCustomerEmailOneRule: a direct payment's customer and a link's
+// customer are held to the same email and text rules.
+func TestCustomerEmailOneRule(t *testing.T) {
+	for _, email := range []string{"jo@example.com", "jo", "jo@", "jo @example.com", "<jo@example.com>"} {
+		t.Run(email, func(t *testing.T) {
+			c := Customer{Email: email, IPAddress: "192.0.2.1", Timezone: "UTC"}
+			direct, link := FieldErrors{}, FieldErrors{}
+			checkCustomer(direct, c)
+			checkLinkCustomer(link, "customer.", c)
+			if direct["customer.email"] != link["customer.email"] {
+				t.Errorf("got %q for a payment and %q for a link, want the same", direct["customer.email"], link["customer.email"])
+			}
+			if got, want := direct["customer.email"] == "", CheckEmail(email) == nil; got != want {
+				t.Errorf("got accepted=%v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestServiceFieldHygiene: the Service applies CheckText itself, so that
+// every adapter (API, hosted page, CLI) gets the same answer.
+func TestServiceFieldHygiene(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	purchase := func(mutate func(*PurchaseRequest)) error {
+		r := PurchaseRequest{Amount: 100, Currency: "AUD", Customer: Customer{IPAddress: "192.0.2.1", Timezone: "UTC"},
+			Card: &CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: 2030}}
+		mutate(&r)
+		return r.validate(now)
+	}
+	link := func(mutate func(*NewLink)) error {
+		n := NewLink{Amount: 100, Currency: "AUD", MerchantReference: "ORDER-1"}
+		mutate(&n)
+		return n.validate(&Merchant{}, now)
+	}
+	tests := []struct {
+		name, wantField string
+		err             error
+	}{
+		{"purchase: valid", "", purchase(func(*PurchaseRequest) {})},
+		{"purchase: control character in a customer field", "customer.city", purchase(func(r *PurchaseRequest) { r.Customer.City = "Sydney\r\n" })},
+		{"purchase: long customer field", "customer.last_name", purchase(func(r *PurchaseRequest) { r.Customer.LastName = strings.Repeat("x", MaxFieldLength+1) })},
+		{"purchase: long user agent", "customer.user_agent", purchase(func(r *PurchaseRequest) { r.Customer.UserAgent = strings.Repeat("x", MaxUserAgentLength+1) })},
+		{"purchase: long invoice", "purchase.invoice_number", purchase(func(r *PurchaseRequest) { r.InvoiceNumber = strings.Repeat("9", MaxInvoiceLength+1) })},
+		{"purchase: control character in the holder name", "card.holder_name", purchase(func(r *PurchaseRequest) { r.Card.HolderName = "Jo\x00" })},
+		{"link: valid", "", link(func(*NewLink) {})},
+		{"link: long merchant reference", "merchantReference", link(func(n *NewLink) { n.MerchantReference = strings.Repeat("x", MaxFieldLength+1) })},
+		{"link: control character in a customer field", "customer.address", link(func(n *NewLink) { n.Customer.Address = "1 Main St\tUnit 2" })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fields map[string]string
+			if e, ok := tt.err.(*Error); ok {
+				fields = e.Fields
+			}
+			switch {
+			case tt.wantField == "" && tt.err != nil:
+				t.Errorf("got %v, want no error", tt.err)
+			case tt.wantField != "" && fields[tt.wantField] == "":
+				t.Errorf("got %v, want a problem for %s", tt.err, tt.wantField)
+			}
+		})
+	}
+}

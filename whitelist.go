@@ -1,0 +1,152 @@
+package paylink
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// The webhook host whitelist is decided here and nowhere else: onboarding
+// (CreateMerchant) stores entries in normalizeWebhookHost's form, link
+// creation checks a dynamic webhook_url with CheckWebhookURL, and the
+// dispatcher (internal/webhook) calls CheckWebhookURL before every attempt. Before this one rule, each
+// of the three normalised hosts its own way and a trailing-dot entry was
+// accepted for a link but refused at delivery.
+
+// maxHostLength is the longest DNS name (RFC 1035), without its final dot.
+const maxHostLength = 253
+
+var (
+	// errNotWhitelisted is returned for a webhook URL whose host is not on
+	// the merchant's webhook whitelist.
+	errNotWhitelisted = errors.New("host is not in the merchant's webhook whitelist")
+	// errBadWebhookURL is returned for an address that is not absolute
+	// http(s) with a host and without credentials.
+	errBadWebhookURL = errors.New("must be an absolute http:// or https:// address without credentials")
+)
+
+// normalizeWebhookHost returns the canonical form of a whitelist entry or
+// of a URL's host, so that entries and hosts compare as plain strings:
+// trimmed, lower case, without the root's trailing dot, IPv6 literals
+// without brackets and in their shortest form (IPv4-mapped ones as IPv4).
+// It refuses what is not a bare host: a scheme, port, path, user, zone,
+// space or empty label.
+func normalizeWebhookHost(h string) (string, error) {
+	h = strings.ToLower(strings.TrimSpace(h))
+	if inner, ok := strings.CutPrefix(h, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+			return "", fmt.Errorf("%q is not a host name or IP address", h)
+		}
+		h = inner
+	}
+	h = strings.TrimSuffix(h, ".")
+	if ip, err := netip.ParseAddr(h); err == nil {
+		if ip.Zone() != "" {
+			return "", fmt.Errorf("%q: an IPv6 zone is not allowed", h)
+		}
+		return ip.Unmap().String(), nil
+	}
+	if h == "" || len(h) > maxHostLength || !validHostName(h) {
+		return "", fmt.Errorf("%q must be a host name or IP address, without scheme, port or path", h)
+	}
+	return h, nil
+}
+
+// validHostName accepts dot-separated labels of letters (any script, so
+// internationalised names work in either form), digits, '-' and '_'.
+func validHostName(h string) bool {
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if r != '-' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hostAllowed reports whether host (a URL's host name or IP literal) is
+// on whitelist. Both sides are normalised, so entries stored before
+// normalisation existed still match; a host matches only itself, never a
+// subdomain, and an invalid host or entry matches nothing.
+func hostAllowed(whitelist []string, host string) bool {
+	h, err := normalizeWebhookHost(host)
+	if err != nil {
+		return false
+	}
+	for _, entry := range whitelist {
+		if e, err := normalizeWebhookHost(entry); err == nil && e == h {
+			return true
+		}
+	}
+	return false
+}
+
+// parseWebhookURL checks the shape of a webhook address: absolute http or
+// https, a host, and no user information (which would leak in logs).
+func parseWebhookURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+		return nil, errBadWebhookURL
+	}
+	return u, nil
+}
+
+// CheckWebhookURL is the whole whitelist rule for one webhook address:
+// well formed (parseWebhookURL) and its host on whitelist (hostAllowed).
+// A host off the whitelist wraps errNotWhitelisted.
+func CheckWebhookURL(raw string, whitelist []string) (*url.URL, error) {
+	u, err := parseWebhookURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !hostAllowed(whitelist, u.Hostname()) {
+		return nil, fmt.Errorf("%s: %w", u.Hostname(), errNotWhitelisted)
+	}
+	return u, nil
+}
+
+// normalizeWhitelist is onboarding's rule for a merchant's whitelist:
+// every entry normalised, duplicates dropped, and the company webhook's
+// host added so that the company webhook is always deliverable. Problems
+// are reported per field.
+func normalizeWhitelist(companyURL string, entries []string) ([]string, error) {
+	f := FieldErrors{}
+	var out []string
+	add := func(h string) {
+		for _, e := range out {
+			if e == h {
+				return
+			}
+		}
+		out = append(out, h)
+	}
+	if companyURL != "" {
+		u, err := parseWebhookURL(companyURL)
+		if err != nil {
+			f.Add("webhook.url", err.Error())
+		} else if h, err := normalizeWebhookHost(u.Hostname()); err != nil {
+			f.Add("webhook.url", err.Error())
+		} else {
+			add(h)
+		}
+	}
+	for _, entry := range entries {
+		h, err := normalizeWebhookHost(entry)
+		if err != nil {
+			f.Add("webhook.domains", err.Error())
+			continue
+		}
+		add(h)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
