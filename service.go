@@ -45,7 +45,25 @@ type Deps struct {
 	Logger    *slog.Logger
 	Clock     func() time.Time
 	Random    io.Reader
+	// Observer, when set, is told of every committed payment outcome
+	// (metrics); nil observes nothing.
+	Observer Observer
 }
+
+// Observer is told what the Service decided once it is committed, so
+// that an adapter can count it (Prometheus in cmd/paylink) without the
+// domain knowing how. Calls come from request goroutines and jobs at
+// once, and must not block.
+type Observer interface {
+	// PaymentOutcome reports a transaction's new status, with its payment
+	// type (CARD, BANK_ACCOUNT, APPLE_PAY, ...).
+	PaymentOutcome(paymentType string, status Status)
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (nopObserver) PaymentOutcome(string, Status) {}
 
 // Service implements every operation of the API; it is where the business
 // rules live.
@@ -58,6 +76,7 @@ type Service struct {
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
+	observer  Observer
 	auth      *authCache // authenticated merchants, briefly
 	// webhookWake wakes this process's webhook dispatcher after outbox
 	// rows commit (webhook_delivery.go).
@@ -84,8 +103,11 @@ func NewService(cfg Config, d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
+	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache()}
+		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, webhookWake: make(chan struct{}, 1), auth: newAuthCache()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s
 }
@@ -194,5 +216,17 @@ func (s *Service) outcome(tx Tx, t *Transaction) error {
 	if err != nil {
 		return err
 	}
+	s.observeOutcome(tx, t.PaymentType, t.Status)
 	return s.enqueueWebhooks(tx, t)
+}
+
+// observeOutcome tells the observer of a new status once tx commits (an
+// outcome that rolls back was never decided).
+func (s *Service) observeOutcome(tx Tx, paymentType string, status Status) {
+	observe := func() { s.observer.PaymentOutcome(paymentType, status) }
+	if c, ok := tx.(interface{ afterCommit(func()) }); ok {
+		c.afterCommit(observe)
+		return
+	}
+	observe()
 }

@@ -123,6 +123,9 @@ type Tx interface {
 	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
 	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
 	CountDueWebhookDeliveries(now time.Time) (int, error)
+	// WebhookBacklog counts pending rows, due or not, and finds the
+	// creation time of the oldest.
+	WebhookBacklog() (WebhookBacklog, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

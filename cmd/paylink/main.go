@@ -31,6 +31,7 @@ commands:
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
+  version            print the version, commit and Go version of this binary
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMerchant(ctx, env, args[1:])
 	case "webhooks":
 		return runWebhooks(ctx, env, args[1:])
+	case "version":
+		return runVersion(env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/api"
 )
 
 //go:embed page.html style.css
@@ -46,13 +45,13 @@ type view struct {
 	Message   string
 }
 
-// Mount serves the challenge page at GET and POST
-// /acs/challenge/{capability} on the API's mux.
-func Mount(s *api.Server, svc *paylink.Service, log *slog.Logger) {
+// Register serves the challenge page at GET and POST
+// /acs/challenge/{capability} on the site's mux.
+func Register(mux *http.ServeMux, svc *paylink.Service, log *slog.Logger) {
 	p := newPage(svc, log)
 	pattern := paylink.ChallengePath + "{capability}"
-	s.Handle("GET "+pattern, http.HandlerFunc(p.show))
-	s.Handle("POST "+pattern, http.HandlerFunc(p.answer))
+	mux.HandleFunc("GET "+pattern, p.show)
+	mux.HandleFunc("POST "+pattern, p.answer)
 }
 
 func newPage(svc *paylink.Service, log *slog.Logger) *page {
@@ -74,7 +73,7 @@ func (p *page) show(w http.ResponseWriter, r *http.Request) {
 	capability := r.PathValue("capability")
 	c, err := p.svc.Challenge(r.Context(), capability)
 	if err != nil {
-		p.fail(w, err)
+		p.fail(w, r, err)
 		return
 	}
 	p.render(w, http.StatusOK, view{Title: "Confirm your payment", Challenge: c,
@@ -101,7 +100,7 @@ func (p *page) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	back, err := p.svc.CompleteChallenge(r.Context(), r.PathValue("capability"), outcome == "success")
 	if err != nil {
-		p.fail(w, err)
+		p.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
@@ -138,8 +137,9 @@ func plainOrigin(s string) bool {
 	})
 }
 
-// fail renders a service error: unknown page 404, used or expired 410.
-func (p *page) fail(w http.ResponseWriter, err error) {
+// fail renders a service error: unknown page 404, used or expired 410,
+// database unreachable 503 (the customer may simply try again).
+func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := paylink.AsError(err)
 	switch e.Kind {
 	case paylink.KindNotFound:
@@ -147,8 +147,13 @@ func (p *page) fail(w http.ResponseWriter, err error) {
 	case paylink.KindConflict:
 		p.render(w, http.StatusGone, view{Title: "Page no longer available",
 			Message: e.Message + ". Return to the merchant's site to continue."}, "")
+	case paylink.KindUnavailable:
+		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
+		w.Header().Set("Retry-After", "1")
+		p.render(w, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
+			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:
-		p.log.Error("challenge page", "err", e.Error())
+		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
 		p.render(w, http.StatusInternalServerError, view{Title: "Something went wrong",
 			Message: "The authentication could not be processed. Please try again."}, "")
 	}

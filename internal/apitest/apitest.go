@@ -18,10 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/httpx"
+	"github.com/paylink/paylink/internal/metrics"
 	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/site"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
 	"github.com/paylink/paylink/internal/webhook"
@@ -66,10 +70,11 @@ type Env struct {
 type Options struct {
 	DSN    string // default: a fresh SQLite file in t.TempDir()
 	Config paylink.Config
-	// Mount, when set, adds handlers (hosted pages) to the API mux.
-	Mount func(s *api.Server, svc *paylink.Service)
-	// API options (rate limits, metrics).
+	// API options (rate limits).
 	API []api.Option
+	// Registry, when set, receives the metrics a serving instance
+	// registers (HTTP, payments, webhooks, outbox, database).
+	Registry *prometheus.Registry
 	// Bank replaces the sandbox direct-entry bank (an outer edge), for
 	// tests of an unreachable bank.
 	Bank paylink.BankProcessor
@@ -101,7 +106,7 @@ func Start(t testing.TB, opts Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(lockedWriter{w: e.Logs, mu: e.logMu}, nil))
+	log := slog.New(httpx.LogHandler{Handler: slog.NewJSONHandler(lockedWriter{w: e.Logs, mu: e.logMu}, nil)})
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
@@ -109,11 +114,21 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Bank != nil {
 		bank = opts.Bank
 	}
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
-	h := api.New(e.Service, log, opts.API...)
-	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
-	if opts.Mount != nil {
-		opts.Mount(h, e.Service)
+	deps := paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now}
+	so := site.Options{Logger: log, API: opts.API}
+	var whMetrics *webhook.Metrics
+	if opts.Registry != nil {
+		so.Registry = opts.Registry
+		deps.Observer = metrics.NewPayments(opts.Registry)
+		whMetrics = webhook.NewMetrics(opts.Registry)
+	}
+	e.Service = paylink.NewService(cfg, deps)
+	if opts.Registry != nil {
+		metrics.RegisterStore(opts.Registry, e.Service, st)
+	}
+	h, err := site.Handler(e.Service, so)
+	if err != nil {
+		t.Fatal(err)
 	}
 	e.Server.Config.Handler = h
 	e.Server.Start()
@@ -121,7 +136,7 @@ func Start(t testing.TB, opts Options) *Env {
 	dispatcherDone := make(chan struct{})
 	go func() {
 		defer close(dispatcherDone)
-		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log}).Run(dctx)
+		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log, Metrics: whMetrics}).Run(dctx)
 	}()
 	t.Cleanup(func() {
 		e.Server.Close()

@@ -55,7 +55,7 @@ func challengePay(t *testing.T, env *apitest.Env, m *apitest.Merchant, outcome s
 }
 
 func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	c := challengePay(t, env, m, "success")
 	ref := c.link.Str("transaction_reference")
@@ -70,7 +70,7 @@ func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {
 }
 
 func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	c := challengePay(t, env, m, "failure")
 	if c.link.Str("status") != "unpaid" || !strings.Contains(c.page, "Payment not completed") {
@@ -88,7 +88,7 @@ func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
 // audits the challenge page, authenticates and sees success.
 func TestBrowserThreeDSChallenge(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
