@@ -218,7 +218,7 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 func (s *Service) settleHold(ctx context.Context, t *Transaction, op string, call func() (OpResult, error), apply func(*Transaction)) (*Transaction, error) {
 	res, perr := call()
 	if perr != nil {
-		s.log.Error("processor error", "op", op, "reference", t.Reference, "err", perr)
+		s.log.ErrorContext(ctx, "processor error", "op", op, "reference", t.Reference, "err", perr)
 		t.Status, t.UpdatedAt = StatusPreAuthorised, t.ProcessedAt
 	} else {
 		apply(t)

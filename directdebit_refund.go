@@ -112,7 +112,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) erro
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
 		DebitAcquirerID: t.Details.AcquirerTransID})
 	if err != nil {
-		s.log.Error("bank error on refund", "reference", r.Reference, "err", err)
+		s.log.ErrorContext(ctx, "bank error on refund", "reference", r.Reference, "err", err)
 		res = BankRefundResult{Reason: &Decline{ProcessorMessage: "the bank could not be reached"}}
 	}
 	r.Status, r.Details.Message = StatusApproved, "The refund was accepted by the bank"

@@ -146,7 +146,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	}
 	res, err := charge(ctx, t)
 	if err != nil {
-		s.log.Error("payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
+		s.log.ErrorContext(ctx, "payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment provider could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, false)

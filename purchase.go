@@ -314,7 +314,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
 	res, err := s.processor.Authorize(ctx, ar)
 	if err != nil {
-		s.log.Error("processor error", "reference", t.Reference, "err", err)
+		s.log.ErrorContext(ctx, "processor error", "reference", t.Reference, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, ar.Hold)

@@ -56,7 +56,7 @@ type Deps struct {
 // once, and must not block.
 type Observer interface {
 	// PaymentOutcome reports a transaction's new status, with its payment
-	// type (CARD, BANK_ACCOUNT, APPLE_PAY, ...).
+	// type (CreditCard, BankAccount, ApplePay, ...).
 	PaymentOutcome(paymentType string, status Status)
 }
 

@@ -235,7 +235,7 @@ func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookA
 			return err
 		}
 		if err := tx.FinishWebhookAttempt(&d, job.LeaseToken); errors.Is(err, ErrConflict) {
-			s.log.Warn("webhook lease lost before the attempt was recorded", "delivery", d.ID)
+			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", d.ID)
 			return nil
 		} else if err != nil {
 			return err

@@ -253,6 +253,13 @@ func (r Response) Str(path string) string {
 // marshal.
 func (e *Env) Do(method, path string, m *Merchant, body any) Response {
 	e.T.Helper()
+	return e.DoWith(method, path, m, body, nil)
+}
+
+// DoWith is Do that also hands the raw response (headers) to inspect,
+// when set.
+func (e *Env) DoWith(method, path string, m *Merchant, body any, inspect func(*http.Response)) Response {
+	e.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -280,6 +287,9 @@ func (e *Env) Do(method, path string, m *Merchant, body any) Response {
 		e.T.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
+	if inspect != nil {
+		inspect(res)
+	}
 	raw, _ := io.ReadAll(res.Body)
 	out := Response{Status: res.StatusCode, Raw: string(raw)}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -245,7 +245,7 @@ func (h *Handler) render(rq *request, status int, v *view) error {
 	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rq.w.WriteHeader(status)
 	if err := h.tmpl.ExecuteTemplate(rq.w, "page", v); err != nil {
-		h.log.Error("render checkout page", "route", rq.r.Pattern, "err", err)
+		h.log.ErrorContext(rq.r.Context(), "render checkout page", "route", rq.r.Pattern, "err", err)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ type Payments struct {
 func NewPayments(reg prometheus.Registerer) *Payments {
 	p := &Payments{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paylink_payments_total",
-		Help: "Payment outcomes by payment type (CARD, BANK_ACCOUNT, APPLE_PAY, ...) and status (APPROVED, DECLINED, FAILED, ...).",
+		Help: "Payment outcomes by payment type (CreditCard, BankAccount, ApplePay, GooglePay, Zip) and status (APPROVED, DECLINED, FAILED, ...).",
 	}, []string{"method", "status"})}
 	reg.MustRegister(p.outcomes)
 	for _, st := range []paylink.Status{paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed} {
