@@ -28,3 +28,26 @@ func TestAsErrorMapsAnUnreachableDatabaseTo503(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceErrorsKeepUnavailability: a store error inside one of our
+// own errors (fn returned Internal, the store marked it unavailable) is
+// still a 503 after asServiceError unwraps it.
+func TestServiceErrorsKeepUnavailability(t *testing.T) {
+	inner := Internal("consume transaction token", errors.New("read tcp: connection reset by peer"))
+	tests := []struct {
+		name string
+		err  error
+		want Kind
+	}{
+		{"marked unavailable by the store", fmt.Errorf("%w: %w", ErrUnavailable, inner), KindUnavailable},
+		{"not marked", inner, KindInternal},
+		{"a client error", Errorf(KindConflict, CodeTransactionTokenUsed, "used"), KindConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := AsError(asServiceError("purchase", tt.err)).Kind; got != tt.want {
+				t.Errorf("got kind %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -89,8 +89,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestPostgresRestartUnderLoad is the outage drill: purchases from
 // several clients while PostgreSQL stops at once and comes back 1.5 s
 // later. Clients see only 200 or 503 with Retry-After (never a 500), every
-// approved purchase is kept and gets its webhook, /readyz reports the
-// outage, and service resumes by itself.
+// approved purchase is kept and gets its webhook, /readyz and the hosted
+// page report the outage, and service resumes by itself.
 func TestPostgresRestartUnderLoad(t *testing.T) {
 	srv, err := pgtest.StartDurable()
 	if err != nil {
@@ -115,6 +115,12 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
 	})
 
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "10.50", "currency": "AUD", "merchantReference": "ORDER-1",
+		"customer": map[string]any{"first_name": "Jo", "last_name": "Citizen", "email": "jo@example.com"}})
+	if link.Status != http.StatusOK {
+		t.Fatalf("create link: got %d %s", link.Status, link.Raw)
+	}
+
 	o := &outcomes{status: map[int]int{}}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -133,6 +139,11 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 	before := o.approvals()
 	ready, readyRetry := get(t, env, "/readyz")
+	page, err := env.Server.Client().Get(link.Str("url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
 	time.Sleep(1500 * time.Millisecond)
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
@@ -144,11 +155,23 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	if ready.Status != http.StatusServiceUnavailable || readyRetry == "" || ready.Str("status") != "unavailable" {
 		t.Errorf("/readyz during the outage: got %d %s (Retry-After %q), want 503 unavailable with Retry-After", ready.Status, ready.Raw, readyRetry)
 	}
+	if page.StatusCode != http.StatusServiceUnavailable || page.Header.Get("Retry-After") == "" ||
+		!strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("hosted page during the outage: got %d %q (Retry-After %q), want a 503 page with Retry-After",
+			page.StatusCode, page.Header.Get("Content-Type"), page.Header.Get("Retry-After"))
+	}
 	if o.status[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("got statuses %v, want some 503s: the drill did not meet the outage", o.status)
 	}
 	for _, b := range o.bad {
 		t.Errorf("got a response outside the contract (only 200, or 503 with Retry-After): %s", b)
+	}
+	if len(o.bad) > 0 {
+		for _, l := range strings.Split(env.LogText(), "\n") {
+			if strings.Contains(l, `"err":`) && !strings.Contains(l, paylink.CodeServiceUnavailable) {
+				t.Log("server log: ", l) // the unclassified error, to classify it
+			}
+		}
 	}
 	// A delivery leased just before the outage whose attempt could not be
 	// recorded is sent again once its lease runs out (at least once).
