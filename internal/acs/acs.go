@@ -76,25 +76,25 @@ func (p *page) show(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err)
 		return
 	}
-	p.render(w, http.StatusOK, view{Title: "Confirm your payment", Challenge: c,
+	p.render(w, r, http.StatusOK, view{Title: "Confirm your payment", Challenge: c,
 		Action: paylink.ChallengePath + url.PathEscape(capability), Expires: c.ExpiresAt.Format("15:04")}, c.ReturnOrigin)
 }
 
 // answer: POST outcome=success|failure, then 303 to the merchant.
 func (p *page) answer(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
-		p.render(w, http.StatusForbidden, view{Title: "Request refused",
+		p.render(w, r, http.StatusForbidden, view{Title: "Request refused",
 			Message: "This form can only be submitted from its own page."}, "")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		p.render(w, http.StatusBadRequest, view{Title: "Request refused", Message: "The form could not be read."}, "")
+		p.render(w, r, http.StatusBadRequest, view{Title: "Request refused", Message: "The form could not be read."}, "")
 		return
 	}
 	outcome := r.PostForm.Get("outcome")
 	if outcome != "success" && outcome != "failure" {
-		p.render(w, http.StatusBadRequest, view{Title: "Request refused",
+		p.render(w, r, http.StatusBadRequest, view{Title: "Request refused",
 			Message: "Choose whether to authenticate the payment or fail the authentication."}, "")
 		return
 	}
@@ -143,25 +143,25 @@ func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := paylink.AsError(err)
 	switch e.Kind {
 	case paylink.KindNotFound:
-		p.render(w, http.StatusNotFound, view{Title: "Page not found", Message: "This authentication page does not exist."}, "")
+		p.render(w, r, http.StatusNotFound, view{Title: "Page not found", Message: "This authentication page does not exist."}, "")
 	case paylink.KindConflict:
-		p.render(w, http.StatusGone, view{Title: "Page no longer available",
+		p.render(w, r, http.StatusGone, view{Title: "Page no longer available",
 			Message: e.Message + ". Return to the merchant's site to continue."}, "")
 	case paylink.KindUnavailable:
 		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
 		w.Header().Set("Retry-After", "1")
-		p.render(w, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
+		p.render(w, r, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
 			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:
 		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
-		p.render(w, http.StatusInternalServerError, view{Title: "Something went wrong",
+		p.render(w, r, http.StatusInternalServerError, view{Title: "Something went wrong",
 			Message: "The authentication could not be processed. Please try again."}, "")
 	}
 }
 
 // render writes the page with its security headers. returnOrigin, when
 // set, is allowed as a form target because the form's 303 leads there.
-func (p *page) render(w http.ResponseWriter, status int, v view, returnOrigin string) {
+func (p *page) render(w http.ResponseWriter, r *http.Request, status int, v view, returnOrigin string) {
 	v.Style = p.style
 	formAction := "'self'"
 	if plainOrigin(returnOrigin) {
@@ -174,6 +174,6 @@ func (p *page) render(w http.ResponseWriter, status int, v view, returnOrigin st
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.Execute(w, v); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
-		p.log.Error("render challenge page", "err", err)
+		p.log.ErrorContext(r.Context(), "render challenge page", "err", err)
 	}
 }
