@@ -51,7 +51,7 @@ type Deps struct {
 }
 
 // Observer is told what the Service decided once it is committed, so
-// that an adapter can count it (Prometheus in cmd/paylink) without the
+// that an adapter can count it (Prometheus, internal/metrics) without the
 // domain knowing how. Calls come from request goroutines and jobs at
 // once, and must not block.
 type Observer interface {
