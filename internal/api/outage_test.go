@@ -205,7 +205,7 @@ func get(t *testing.T, env *apitest.Env, path string) (apitest.Response, string)
 func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	other, err := sql.Open("sqlite", "file:"+env.DBPath)
+	other, err := sql.Open("sqlite", "file:"+env.DBPath+"?_pragma=busy_timeout(10000)") // waits for paylink's own writes
 	if err != nil {
 		t.Fatal(err)
 	}
