@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/pgtest"
@@ -110,7 +112,8 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		hookMu.Unlock()
 	}))
 	defer receiver.Close()
-	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Registry: reg})
 	m := env.Onboard(func(n *paylink.NewMerchant) {
 		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
 	})
@@ -160,6 +163,9 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		t.Errorf("hosted page during the outage: got %d %q (Retry-After %q), want a 503 page with Retry-After",
 			page.StatusCode, page.Header.Get("Content-Type"), page.Header.Get("Retry-After"))
 	}
+	if n := unavailableCount(t, reg); n == 0 {
+		t.Error("paylink_database_unavailable_total: got 0 after the outage, want the outage counted")
+	}
 	if o.status[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("got statuses %v, want some 503s: the drill did not meet the outage", o.status)
 	}
@@ -189,6 +195,22 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("statuses %v, %d approvals", o.status, len(o.approved))
+}
+
+// unavailableCount reads paylink_database_unavailable_total.
+func unavailableCount(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "paylink_database_unavailable_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("paylink_database_unavailable_total is not registered")
+	return 0
 }
 
 // get is a GET that also returns Retry-After.
