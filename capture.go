@@ -221,7 +221,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction,
 		s.applyHoldOp(t, res.AcquirerTransID)
 		return s.recordOutcome(ctx, t, StatusProcessing, op)
 	}
-	s.log.Error("processor error", "op", op, "reference", t.Reference, "err", perr)
+	s.log.ErrorContext(ctx, "processor error", "op", op, "reference", t.Reference, "err", perr)
 	restoreHold(t)
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.save(tx, t, StatusProcessing); err != nil {

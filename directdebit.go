@@ -252,7 +252,7 @@ func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount
 	now := s.now()
 	t.UpdatedAt, t.ProcessedAt = now, now
 	if err != nil {
-		s.log.Error("bank error on debit submission", "reference", t.Reference, "err", err)
+		s.log.ErrorContext(ctx, "bank error on debit submission", "reference", t.Reference, "err", err)
 		t.Status = StatusFailed
 		t.Details.Message = "The direct debit could not be lodged with the bank; no money was taken, please try again"
 	} else {

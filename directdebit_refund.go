@@ -117,7 +117,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		return r, nil
 	}
 	if err != nil {
-		s.log.Error("bank error on refund", "reference", r.Reference, "err", err)
+		s.log.ErrorContext(ctx, "bank error on refund", "reference", r.Reference, "err", err)
 		res = BankRefundResult{Reason: &Decline{ProcessorMessage: "the bank could not be reached"}}
 	}
 	applyBankRefund(r, res)

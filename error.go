@@ -21,7 +21,7 @@ const (
 	KindConflict                 // 409: the resource is not in a state that allows this
 	KindTooLarge                 // 413: request body too large
 	KindRateLimited              // 429: too many requests
-	KindUnavailable              // 503: an upstream (the acquirer, the bank) could not be reached
+	KindUnavailable              // 503: the database, the acquirer or the bank could not be reached; retry later
 )
 
 // Stable response codes. docs/errors.md lists each with its meaning; a
@@ -46,6 +46,7 @@ const (
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"
+	CodeServiceUnavailable      = "service_unavailable"
 
 	// Card lifecycle.
 	CodeAlreadyCaptured        = "already_captured"
@@ -106,12 +107,19 @@ func Internal(op string, err error) *Error {
 }
 
 // AsError returns err as an *Error, wrapping unknown errors as internal.
+// An error that is, or wraps, ErrUnavailable is unavailable even where
+// the Service wrapped it as internal: an unreachable database is not a
+// bug, and the client may retry.
 func AsError(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
-		return e
+	if !errors.As(err, &e) {
+		e = Internal("", err)
 	}
-	return Internal("", err)
+	if e.Kind == KindInternal && errors.Is(err, ErrUnavailable) {
+		return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable, Op: e.Op, Err: err,
+			Message: "the service is briefly unavailable (its database cannot be reached); retry with the same Idempotency-Key"}
+	}
+	return e
 }
 
 // FieldErrors collects validation problems, one per field path.
@@ -144,6 +152,13 @@ func (f FieldErrors) Err() error {
 
 // ErrNotFound is the store's error for a missing row.
 var ErrNotFound = errors.New("not found")
+
+// ErrUnavailable marks a store error that says the database cannot be
+// reached right now (refused connection, server restarting or shutting
+// down, SQLite busy beyond its timeout), as opposed to a bug. Stores wrap
+// such errors with it; nothing was committed, so the operation may be
+// retried.
+var ErrUnavailable = errors.New("database unavailable")
 
 // ErrConflict is the store's error for a failed compare-and-set.
 var ErrConflict = errors.New("conflict")

@@ -149,7 +149,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 		return s.awaitInquiry(t, "alternative payment", err), nil
 	}
 	if err != nil {
-		s.log.Error("payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
+		s.log.ErrorContext(ctx, "payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment provider could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, false)

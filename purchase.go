@@ -182,10 +182,12 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	return s.authorize(ctx, t, card, req.Card, AuthRequest{Hold: req.PreAuth, ThreeDS: req.ThreeDS})
 }
 
-// asServiceError passes *Error through and wraps anything else as internal.
+// asServiceError passes *Error through and wraps anything else as
+// internal. An unreachable database stays recognisable (AsError answers
+// it 503) even where the store error is inside one of our own errors.
 func asServiceError(op string, err error) error {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && !errors.Is(err, ErrUnavailable) {
 		return e
 	}
 	return Internal(op, err)
@@ -315,7 +317,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 		return s.awaitInquiry(t, "authorize", err), nil
 	}
 	if err != nil {
-		s.log.Error("processor error", "reference", t.Reference, "err", err)
+		s.log.ErrorContext(ctx, "processor error", "reference", t.Reference, "err", err)
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, ar.Hold)

@@ -117,7 +117,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 	}
 	r.Status, r.Details.Message = StatusApproved, "Refund processed successfully"
 	if perr != nil {
-		s.log.Error("processor error", "op", "refund", "reference", r.Reference, "err", perr)
+		s.log.ErrorContext(ctx, "processor error", "op", "refund", "reference", r.Reference, "err", perr)
 		r.Status, r.Details.Message = StatusFailed, "The refund could not be processed because the payment processor could not be reached; nothing was refunded, try again"
 	}
 	err := s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, StatusProcessing) })

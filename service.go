@@ -71,7 +71,25 @@ type Deps struct {
 	Logger    *slog.Logger
 	Clock     func() time.Time
 	Random    io.Reader
+	// Observer, when set, is told of every committed payment outcome
+	// (metrics); nil observes nothing.
+	Observer Observer
 }
+
+// Observer is told what the Service decided once it is committed, so
+// that an adapter can count it (Prometheus, internal/metrics) without the
+// domain knowing how. Calls come from request goroutines and jobs at
+// once, and must not block.
+type Observer interface {
+	// PaymentOutcome reports a transaction's new status, with its payment
+	// type (CreditCard, BankAccount, ApplePay, ...).
+	PaymentOutcome(paymentType string, status Status)
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (nopObserver) PaymentOutcome(string, Status) {}
 
 // Service implements every operation of the API; it is where the business
 // rules live.
@@ -84,6 +102,7 @@ type Service struct {
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
+	observer  Observer
 	auth      *authCache // authenticated merchants, briefly
 	// authFailures bounds the audit rows written for failed
 	// authentications (audit.go).
@@ -120,8 +139,11 @@ func NewService(cfg Config, d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
+	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
+		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
 		authFailures: newAuthFailureLimiter()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s
@@ -236,5 +258,17 @@ func (s *Service) outcome(tx Tx, t *Transaction) error {
 	if err != nil {
 		return err
 	}
+	s.observeOutcome(tx, t.PaymentType, t.Status)
 	return s.enqueueWebhooks(tx, t)
+}
+
+// observeOutcome tells the observer of a new status once tx commits (an
+// outcome that rolls back was never decided).
+func (s *Service) observeOutcome(tx Tx, paymentType string, status Status) {
+	observe := func() { s.observer.PaymentOutcome(paymentType, status) }
+	if c, ok := tx.(interface{ afterCommit(func()) }); ok {
+		c.afterCommit(observe)
+		return
+	}
+	observe()
 }

@@ -203,6 +203,9 @@ type Tx interface {
 	AcquirerPostings(start, end time.Time) ([]*Posting, error)
 	// CreateReconciliation stores a reconciliation run and its variances.
 	CreateReconciliation(r *Reconciliation) error
+	// WebhookBacklog counts pending rows, due or not, and finds the
+	// creation time of the oldest.
+	WebhookBacklog() (WebhookBacklog, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

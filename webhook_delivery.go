@@ -38,11 +38,16 @@ type WebhookJob struct {
 }
 
 // markingTx notes whether an Update wrote outbox rows, so that the
-// dispatcher is woken once they are committed.
+// dispatcher is woken once they are committed, and holds what is to be
+// observed once the Update commits (outcomes counted by an Observer).
 type markingTx struct {
 	Tx
-	wrote bool
+	wrote     bool
+	committed []func()
 }
+
+// afterCommit runs fn once the Update has committed; never if it fails.
+func (m *markingTx) afterCommit(fn func()) { m.committed = append(m.committed, fn) }
 
 func (m *markingTx) CreateWebhookDelivery(d *WebhookDelivery) error {
 	m.wrote = true
@@ -64,13 +69,19 @@ type wakingStore struct {
 func (w wakingStore) Update(ctx context.Context, fn func(Tx) error) error {
 	mt := &markingTx{}
 	err := w.Store.Update(ctx, func(tx Tx) error {
-		mt.Tx, mt.wrote = tx, false
+		mt.Tx, mt.wrote, mt.committed = tx, false, nil
 		return fn(mt)
 	})
-	if err == nil && mt.wrote {
+	if err != nil {
+		return err
+	}
+	if mt.wrote {
 		w.wake()
 	}
-	return err
+	for _, f := range mt.committed {
+		f()
+	}
+	return nil
 }
 
 // WakeWebhooks asks the dispatcher to look for due deliveries now.
@@ -214,7 +225,7 @@ func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookA
 			return err
 		}
 		if err := tx.FinishWebhookAttempt(&d, job.LeaseToken); errors.Is(err, ErrConflict) {
-			s.log.Warn("webhook lease lost before the attempt was recorded", "delivery", d.ID)
+			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", d.ID)
 			return nil
 		} else if err != nil {
 			return err
@@ -295,4 +306,26 @@ func (s *Service) DueWebhooks(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count due webhooks: %w", err)
 	}
 	return n, nil
+}
+
+// WebhookBacklog is the webhook outbox as an on-call engineer watches it:
+// rows not yet delivered or given up, and how long the oldest has waited.
+type WebhookBacklog struct {
+	Pending int
+	Oldest  time.Time // creation time of the oldest pending row; zero when none
+}
+
+// WebhookBacklog reads the outbox's depth and oldest pending row, for
+// the metrics scrape.
+func (s *Service) WebhookBacklog(ctx context.Context) (WebhookBacklog, error) {
+	var b WebhookBacklog
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		b, err = tx.WebhookBacklog()
+		return err
+	})
+	if err != nil {
+		return WebhookBacklog{}, fmt.Errorf("webhook backlog: %w", err)
+	}
+	return b, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -133,18 +134,26 @@ func previousKeys(env environment) ([][]byte, error) {
 
 // newService wires the service from an open store.
 func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger) (*paylink.Service, error) {
+	return newObservedService(env, st, dsn, cfg, log, nil)
+}
+
+// newObservedService is newService with an Observer of payment outcomes
+// (the metrics of a serving instance); obs may be nil.
+func newObservedService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger, obs paylink.Observer) (*paylink.Service, error) {
 	v, err := openVault(env, dsn)
 	if err != nil {
 		return nil, err
 	}
-	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}, Bank: &processor.Bank{}, Logger: log}), nil
+	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}, Bank: &processor.Bank{},
+		Logger: log, Observer: obs}), nil
 }
 
 func newLogger(w io.Writer) *slog.Logger {
 	return newLoggerAt(w, slog.LevelInfo)
 }
 
-// newLoggerAt logs JSON lines at level and above.
+// newLoggerAt logs JSON lines at level and above; a line logged with a
+// request's context names the request id.
 func newLoggerAt(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(httpx.LogHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
 }

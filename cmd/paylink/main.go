@@ -43,6 +43,7 @@ commands:
   keys rotate        re-encrypt stored secrets under the current master key
   audit export       print the audit log as JSON lines (--since 24h|RFC 3339)
   review             list payments and refunds whose outcome the processor has not confirmed (UNKNOWN)
+  version            print the version, commit and Go version of this binary
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAudit(ctx, env, args[1:])
 	case "review":
 		return runReview(ctx, env, args[1:])
+	case "version":
+		return runVersion(env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

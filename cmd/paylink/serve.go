@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
-	"github.com/paylink/paylink/internal/checkout"
 	"github.com/paylink/paylink/internal/jobs"
+	"github.com/paylink/paylink/internal/metrics"
+	"github.com/paylink/paylink/internal/site"
 	"github.com/paylink/paylink/internal/webhook"
 )
 
@@ -115,19 +115,19 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	if cfg.service.BaseURL == "" {
 		cfg.service.BaseURL = "http://" + ln.Addr().String()
 	}
-	svc, err := newService(env, st, cfg.dsn, cfg.service, log)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	svc, err := newObservedService(env, st, cfg.dsn, cfg.service, log, metrics.NewPayments(reg))
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(st.DB(), string(st.Engine())))
-	handler := api.New(svc, log, api.WithRateLimit(cfg.rateLimit, cfg.rateBurst), api.WithMetrics(reg))
-	acs.Mount(handler, svc, log)                              // the sandbox 3-D Secure challenge page
-	if err := checkout.Mount(handler, svc, log); err != nil { // payment link pages
+	metrics.RegisterStore(reg, svc, st)
+	handler, err := site.Handler(svc, site.Options{Logger: log, Registry: reg,
+		API: []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)}})
+	if err != nil {
 		ln.Close()
-		return fmt.Errorf("payment pages: %w", err)
+		return err
 	}
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, reg, log)
@@ -146,21 +146,22 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		MaxHeaderBytes:    32 << 10,
 	}
 	log.Info("paylink listening", "addr", ln.Addr().String(), "base_url", cfg.service.BaseURL, "engine", st.Engine())
-	return runUntilDone(ctx, log, srv, ln, svc, cfg)
+	return runUntilDone(ctx, log, srv, ln, svc, reg, cfg)
 }
 
 // runUntilDone serves and runs jobs, then shuts both down.
-func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service, cfg serveConfig) error {
+func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service,
+	reg prometheus.Registerer, cfg serveConfig) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		jobs.NewRunner(log, backgroundTasks(svc)...).Run(jobCtx)
+		jobs.NewRunner(log, jobs.NewMetrics(reg), backgroundTasks(svc)...).Run(jobCtx)
 	}()
 	go func() {
 		defer wg.Done()
-		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Logger: log}).Run(jobCtx)
+		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Logger: log, Metrics: webhook.NewMetrics(reg)}).Run(jobCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

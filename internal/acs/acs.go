@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/api"
 )
 
 //go:embed page.html style.css
@@ -46,13 +45,13 @@ type view struct {
 	Message   string
 }
 
-// Mount serves the challenge page at GET and POST
-// /acs/challenge/{capability} on the API's mux.
-func Mount(s *api.Server, svc *paylink.Service, log *slog.Logger) {
+// Register serves the challenge page at GET and POST
+// /acs/challenge/{capability} on the site's mux.
+func Register(mux *http.ServeMux, svc *paylink.Service, log *slog.Logger) {
 	p := newPage(svc, log)
 	pattern := paylink.ChallengePath + "{capability}"
-	s.Handle("GET "+pattern, http.HandlerFunc(p.show))
-	s.Handle("POST "+pattern, http.HandlerFunc(p.answer))
+	mux.HandleFunc("GET "+pattern, p.show)
+	mux.HandleFunc("POST "+pattern, p.answer)
 }
 
 func newPage(svc *paylink.Service, log *slog.Logger) *page {
@@ -74,34 +73,34 @@ func (p *page) show(w http.ResponseWriter, r *http.Request) {
 	capability := r.PathValue("capability")
 	c, err := p.svc.Challenge(r.Context(), capability)
 	if err != nil {
-		p.fail(w, err)
+		p.fail(w, r, err)
 		return
 	}
-	p.render(w, http.StatusOK, view{Title: "Confirm your payment", Challenge: c,
+	p.render(w, r, http.StatusOK, view{Title: "Confirm your payment", Challenge: c,
 		Action: paylink.ChallengePath + url.PathEscape(capability), Expires: c.ExpiresAt.Format("15:04")}, c.ReturnOrigin)
 }
 
 // answer: POST outcome=success|failure, then 303 to the merchant.
 func (p *page) answer(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
-		p.render(w, http.StatusForbidden, view{Title: "Request refused",
+		p.render(w, r, http.StatusForbidden, view{Title: "Request refused",
 			Message: "This form can only be submitted from its own page."}, "")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		p.render(w, http.StatusBadRequest, view{Title: "Request refused", Message: "The form could not be read."}, "")
+		p.render(w, r, http.StatusBadRequest, view{Title: "Request refused", Message: "The form could not be read."}, "")
 		return
 	}
 	outcome := r.PostForm.Get("outcome")
 	if outcome != "success" && outcome != "failure" {
-		p.render(w, http.StatusBadRequest, view{Title: "Request refused",
+		p.render(w, r, http.StatusBadRequest, view{Title: "Request refused",
 			Message: "Choose whether to authenticate the payment or fail the authentication."}, "")
 		return
 	}
 	back, err := p.svc.CompleteChallenge(r.Context(), r.PathValue("capability"), outcome == "success")
 	if err != nil {
-		p.fail(w, err)
+		p.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
@@ -138,25 +137,31 @@ func plainOrigin(s string) bool {
 	})
 }
 
-// fail renders a service error: unknown page 404, used or expired 410.
-func (p *page) fail(w http.ResponseWriter, err error) {
+// fail renders a service error: unknown page 404, used or expired 410,
+// database unreachable 503 (the customer may simply try again).
+func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := paylink.AsError(err)
 	switch e.Kind {
 	case paylink.KindNotFound:
-		p.render(w, http.StatusNotFound, view{Title: "Page not found", Message: "This authentication page does not exist."}, "")
+		p.render(w, r, http.StatusNotFound, view{Title: "Page not found", Message: "This authentication page does not exist."}, "")
 	case paylink.KindConflict:
-		p.render(w, http.StatusGone, view{Title: "Page no longer available",
+		p.render(w, r, http.StatusGone, view{Title: "Page no longer available",
 			Message: e.Message + ". Return to the merchant's site to continue."}, "")
+	case paylink.KindUnavailable:
+		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
+		w.Header().Set("Retry-After", "1")
+		p.render(w, r, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
+			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:
-		p.log.Error("challenge page", "err", e.Error())
-		p.render(w, http.StatusInternalServerError, view{Title: "Something went wrong",
+		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
+		p.render(w, r, http.StatusInternalServerError, view{Title: "Something went wrong",
 			Message: "The authentication could not be processed. Please try again."}, "")
 	}
 }
 
 // render writes the page with its security headers. returnOrigin, when
 // set, is allowed as a form target because the form's 303 leads there.
-func (p *page) render(w http.ResponseWriter, status int, v view, returnOrigin string) {
+func (p *page) render(w http.ResponseWriter, r *http.Request, status int, v view, returnOrigin string) {
 	v.Style = p.style
 	formAction := "'self'"
 	if plainOrigin(returnOrigin) {
@@ -169,6 +174,6 @@ func (p *page) render(w http.ResponseWriter, status int, v view, returnOrigin st
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.Execute(w, v); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
-		p.log.Error("render challenge page", "err", err)
+		p.log.ErrorContext(r.Context(), "render challenge page", "err", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // idempotent runs a request at most once per Idempotency-Key: a retry
@@ -24,7 +25,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	}
 	status, body := s.run(w, r, m, raw, h)
 	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), m, key, status, body); err != nil {
-		s.log.Error("idempotency key not recorded", "route", routeOf(r), "err", err)
+		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body
 }

@@ -135,7 +135,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 
 func TestMetricsCountRequestsByRoute(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	env := apitest.Start(t, apitest.Options{API: []api.Option{api.WithMetrics(reg)}})
+	env := apitest.Start(t, apitest.Options{Registry: reg})
 	m := env.Onboard()
 	env.TransactionToken(m)
 	env.Post("/v5/purchase/pr_secret_reference", m, map[string]any{"company_token": m.Creds.CompanyToken})

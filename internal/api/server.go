@@ -10,18 +10,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/buildinfo"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
-// Server is the /v5 API handler.
+// Server holds the /v5 API handlers; Register puts them on the site's
+// mux, where the shared middleware (internal/httpx) wraps them.
 type Server struct {
-	svc     *paylink.Service
-	log     *slog.Logger
-	mux     *http.ServeMux
-	limits  *limiter
-	metrics *metrics
+	svc    *paylink.Service
+	log    *slog.Logger
+	limits *limiter
+	spec   []byte // the OpenAPI description as JSON
 }
 
 // Option configures a Server.
@@ -33,60 +33,18 @@ func WithRateLimit(perSecond float64, burst int) Option {
 	return func(s *Server) { s.limits = newLimiter(perSecond, burst) }
 }
 
-// WithMetrics records request metrics in reg.
-func WithMetrics(reg prometheus.Registerer) Option {
-	return func(s *Server) { s.metrics = newMetrics(reg) }
-}
-
-// New builds the API handler; routes.go lists every endpoint.
-func New(svc *paylink.Service, log *slog.Logger, opts ...Option) *Server {
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+// New builds the API handlers; routes.go lists every endpoint. It fails
+// only if the embedded OpenAPI description does not load.
+func New(svc *paylink.Service, log *slog.Logger, opts ...Option) (*Server, error) {
+	spec, err := openAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svc: svc, log: log, spec: spec}
 	for _, o := range opts {
 		o(s)
 	}
-	s.routes()
-	return s
-}
-
-// Handle registers an extra handler (hosted pages) on the same mux.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
-
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.Error("panic", "method", r.Method, "route", routeOf(r), "panic", v)
-			s.writeError(rec, r, paylink.Internal("panic", nil))
-		}
-		s.log.Info("request", "method", r.Method, "route", routeOf(r), "status", rec.status,
-			"duration_ms", time.Since(start).Milliseconds())
-		s.metrics.observe(routeOf(r), rec.status, time.Since(start))
-	}()
-	h := rec.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	s.mux.ServeHTTP(rec, r)
-}
-
-// routeOf is the matched route pattern, never the raw path, so that
-// references and page tokens in paths stay out of logs.
-func routeOf(r *http.Request) string {
-	if r.Pattern != "" {
-		return r.Pattern
-	}
-	return "unmatched"
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
+	return s, nil
 }
 
 // merchantHandler is a handler for an authenticated merchant.
@@ -204,39 +162,57 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeRaw(w, status, body)
 }
 
+// retryAfterSeconds is the Retry-After of a 503: a database restart or
+// fail-over takes seconds, and a retry with the same Idempotency-Key is
+// safe.
+const retryAfterSeconds = "1"
+
 // errorResponse renders an error as its status and body, logging
 // internal detail.
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
 	e := paylink.AsError(err)
 	status := statusOf[e.Kind]
-	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
-		s.log.Error("internal error", "route", routeOf(r), "err", e.Error())
-	}
-	if e.Kind == paylink.KindUnauthorized {
+	switch e.Kind {
+	case paylink.KindInternal, paylink.KindUnavailable:
+		s.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())
+	case paylink.KindUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
+	}
+	if e.Kind == paylink.KindUnavailable {
+		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: e.Message,
 		ErrorCode: e.Code, ErrorMessage: e.Message, Fields: e.Fields})
 }
 
-// health answers liveness.
+// health answers liveness, with the running version.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": buildinfo.Read().Version})
 }
 
-// ready answers readiness: the database is reachable.
+// ready answers readiness: the database is reachable. An unreachable
+// database is a 503 with Retry-After, as for every other call.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.svc.Ping(ctx); err != nil {
-		s.log.Error("readiness check failed", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		s.log.ErrorContext(r.Context(), "readiness check failed", "err", err)
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"reason": "the database cannot be reached or is restarting"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// notFound answers unknown routes with the error body.
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+// openAPI serves the OpenAPI description as JSON.
+func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeRaw(w, http.StatusOK, s.spec)
+}
+
+// NotFound answers routes no package registered, with the API's error
+// body; the site registers it as its catch-all.
+func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: every call is POST /v5/..."))
 }

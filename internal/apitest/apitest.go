@@ -18,10 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/httpx"
+	"github.com/paylink/paylink/internal/metrics"
 	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/site"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
 	"github.com/paylink/paylink/internal/webhook"
@@ -70,10 +74,11 @@ type Env struct {
 type Options struct {
 	DSN    string // default: a fresh SQLite file in t.TempDir()
 	Config paylink.Config
-	// Mount, when set, adds handlers (hosted pages) to the API mux.
-	Mount func(s *api.Server, svc *paylink.Service)
-	// API options (rate limits, metrics).
+	// API options (rate limits).
 	API []api.Option
+	// Registry, when set, receives the metrics a serving instance
+	// registers (HTTP, payments, webhooks, outbox, database).
+	Registry *prometheus.Registry
 	// Bank replaces the sandbox direct-entry bank (an outer edge), for
 	// tests of an unreachable bank.
 	Bank paylink.BankProcessor
@@ -108,7 +113,7 @@ func Start(t testing.TB, opts Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(lockedWriter{w: e.Logs, mu: e.logMu}, nil))
+	log := slog.New(httpx.LogHandler{Handler: slog.NewJSONHandler(lockedWriter{w: e.Logs, mu: e.logMu}, nil)})
 	e.Server = httptest.NewUnstartedServer(nil)
 	cfg := opts.Config
 	cfg.BaseURL = "http://" + e.Server.Listener.Addr().String()
@@ -121,11 +126,21 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Processor != nil {
 		proc = opts.Processor
 	}
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: proc, Bank: bank, Logger: log, Clock: e.Clock.Now})
-	h := api.New(e.Service, log, opts.API...)
-	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
-	if opts.Mount != nil {
-		opts.Mount(h, e.Service)
+	deps := paylink.Deps{Store: st, Vault: v, Processor: proc, Bank: bank, Logger: log, Clock: e.Clock.Now}
+	so := site.Options{Logger: log, API: opts.API}
+	var whMetrics *webhook.Metrics
+	if opts.Registry != nil {
+		so.Registry = opts.Registry
+		deps.Observer = metrics.NewPayments(opts.Registry)
+		whMetrics = webhook.NewMetrics(opts.Registry)
+	}
+	e.Service = paylink.NewService(cfg, deps)
+	if opts.Registry != nil {
+		metrics.RegisterStore(opts.Registry, e.Service, st)
+	}
+	h, err := site.Handler(e.Service, so)
+	if err != nil {
+		t.Fatal(err)
 	}
 	e.Server.Config.Handler = h
 	e.Server.Start()
@@ -133,7 +148,7 @@ func Start(t testing.TB, opts Options) *Env {
 	dispatcherDone := make(chan struct{})
 	go func() {
 		defer close(dispatcherDone)
-		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log}).Run(dctx)
+		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log, Metrics: whMetrics}).Run(dctx)
 	}()
 	t.Cleanup(func() {
 		e.Server.Close()
@@ -250,6 +265,13 @@ func (r Response) Str(path string) string {
 // marshal.
 func (e *Env) Do(method, path string, m *Merchant, body any) Response {
 	e.T.Helper()
+	return e.DoWith(method, path, m, body, nil)
+}
+
+// DoWith is Do that also hands the raw response (headers) to inspect,
+// when set.
+func (e *Env) DoWith(method, path string, m *Merchant, body any, inspect func(*http.Response)) Response {
+	e.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -277,6 +299,9 @@ func (e *Env) Do(method, path string, m *Merchant, body any) Response {
 		e.T.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
+	if inspect != nil {
+		inspect(res)
+	}
 	raw, _ := io.ReadAll(res.Body)
 	out := Response{Status: res.StatusCode, Raw: string(raw)}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -57,7 +57,7 @@ func blockReturns(t *testing.T, ctx context.Context) (unblock func()) {
 // transaction and one approval webhook at most for the link.
 func TestBrowserLateThreeDSReturn(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	hooks := newHookReceiver(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) {
 		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = hooks.URL+"/hooks", []string{"127.0.0.1"}

@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
-	"errors"
 	"html/template"
 	"io"
 	"log/slog"
@@ -27,7 +26,7 @@ var assets embed.FS
 // maxForm bounds a page's request body.
 const maxForm = 16 << 10
 
-// Mux is where the pages are mounted (the API server's mux).
+// Mux is where the pages are registered (the site's one mux).
 type Mux interface {
 	Handle(pattern string, h http.Handler)
 }
@@ -182,7 +181,7 @@ func (h *Handler) randomString(n int) (string, error) {
 
 // fail answers an unexpected error with a generic page; detail is logged.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.log.Error("checkout page error", "route", r.Pattern, "err", err)
+	h.log.ErrorContext(r.Context(), "checkout page error", "route", r.Pattern, "err", err)
 	http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
 }
 
@@ -211,6 +210,8 @@ func statusFor(e *paylink.Error) int {
 		return http.StatusTooManyRequests
 	case paylink.KindForbidden:
 		return http.StatusForbidden
+	case paylink.KindUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -219,12 +220,3 @@ var errBadCSRF = paylink.Errorf(paylink.KindForbidden, "csrf_invalid",
 	"This form has expired or was not sent from the payment page. Reload the page and try again.")
 
 var errUnknownMethod = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "That payment method is not available.")
-
-// asPageError classifies err for rendering.
-func asPageError(err error) *paylink.Error {
-	var e *paylink.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return paylink.Internal("checkout", err)
-}

@@ -40,7 +40,7 @@ func transaction(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string
 }
 
 func TestPagesRenderSafely(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = `Bob's <b>Bikes</b> & "Co"` })
 	r := link(t, env, m, "10.50", map[string]any{"merchantReference": `<img src=x onerror=alert(1)>`,
 		"customer": map[string]any{"first_name": `"><script>alert(1)</script>`, "email": "jo@example.com"}})
@@ -103,7 +103,7 @@ func TestPagesRenderSafely(t *testing.T) {
 }
 
 func TestCardPaymentDeclineThenApprove(t *testing.T) {
-	env, pageLogs := start(t)
+	env := start(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) { n.Settings.Webhook.Domains = []string{"hooks.example.com"} })
 	r := link(t, env, m, "10.50", map[string]any{"webhook_url": "https://hooks.example.com/pay"})
 	hpp, _ := pageURLs(r)
@@ -145,7 +145,7 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 	if again.status != http.StatusConflict || !strings.Contains(again.body, "already been paid") || !strings.Contains(again.body, ref) {
 		t.Errorf("second payment: got %d, want 409 showing the link paid", again.status)
 	}
-	logs := env.LogText() + pageLogs.String()
+	logs := env.LogText()
 	tok := strings.TrimPrefix(hpp, env.Server.URL+"/pay/")
 	for _, secret := range []string{cardOK, cardDecline, tok, "card_cvc"} {
 		if strings.Contains(logs, secret) {
@@ -155,7 +155,7 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 }
 
 func TestFormErrorsKeepDetails(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
 	b := newBrowser(t, env)
@@ -179,7 +179,7 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 }
 
 func TestCSRFRejected(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	hpp, vt := pageURLs(r)
@@ -217,7 +217,7 @@ func TestCSRFRejected(t *testing.T) {
 }
 
 func TestAttemptRateLimit(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
 	b := newBrowser(t, env)
@@ -242,11 +242,11 @@ func TestAttemptRateLimit(t *testing.T) {
 func TestTwoTabsPayAtOnce(t *testing.T) {
 	engines := []struct {
 		name  string
-		start func(testing.TB) (*apitest.Env, *logBuffer)
+		start func(testing.TB) *apitest.Env
 	}{{"sqlite", start}, {"postgres", startPostgres}}
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			env, _ := e.start(t)
+			env := e.start(t)
 			racePayments(t, env)
 		})
 	}
@@ -290,7 +290,7 @@ func racePayments(t *testing.T, env *apitest.Env) {
 }
 
 func TestWalletsAndZip(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	tests := []struct {
 		name, path, paymentType string
@@ -333,7 +333,7 @@ func TestWalletsAndZip(t *testing.T) {
 }
 
 func TestVirtualTerminal(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	_, vt := pageURLs(r)
@@ -357,7 +357,7 @@ func TestVirtualTerminal(t *testing.T) {
 }
 
 func TestSurchargeQuote(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
 	noSurcharge, _ := pageURLs(link(t, env, m, "10.50", map[string]any{"should_service_apply_surcharge": false}))
@@ -389,7 +389,7 @@ func TestSurchargeQuote(t *testing.T) {
 }
 
 func TestCancelledAndExpiredLinks(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	cancelled := link(t, env, m, "10.50", nil)
 	env.Post("/v5/payment-links/"+cancelled.Str("id")+"/cancel", m, nil)
@@ -408,7 +408,7 @@ func TestCancelledAndExpiredLinks(t *testing.T) {
 // TestAttemptInProgress: a claimed link refuses another attempt until the
 // claim times out (a crashed instance or an abandoned 3-D Secure challenge).
 func TestAttemptInProgress(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	hpp, _ := pageURLs(r)
@@ -446,7 +446,7 @@ func TestAttemptInProgress(t *testing.T) {
 // the page's own return address, the virtual terminal's do not, and the
 // return address only accepts this link's transactions.
 func TestThreeDSHandOff(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	r, other := link(t, env, m, "10.50", nil), link(t, env, m, "10.50", nil)
 	hpp, _ := pageURLs(r)

@@ -20,7 +20,7 @@ var jsModes = []struct {
 // a tab opened before the payment then cannot pay again.
 func TestBrowserCardDeclineThenApprove(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestBrowserCardDeclineThenApprove(t *testing.T) {
 // TestBrowserWalletsAndZip pays with each simulated method.
 func TestBrowserWalletsAndZip(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	tests := []struct {
 		name, button, paid string
@@ -94,7 +94,7 @@ func TestBrowserWalletsAndZip(t *testing.T) {
 // customer reference and invoice number.
 func TestBrowserVirtualTerminal(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 // through the fields' live regions, and keeps focus on the first problem.
 func TestBrowserLiveValidation(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	ctx := tab(t, true)

@@ -25,7 +25,7 @@ func FuzzPagesNeverAnswer5xx(f *testing.F) {
 	} {
 		f.Add(uint8(i), seed, i%2 == 0, i%3 == 0)
 	}
-	env, _ := start(f)
+	env := start(f)
 	m := env.Onboard()
 	f.Fuzz(func(t *testing.T, action uint8, form string, withCSRF, terminal bool) {
 		env := env.For(t)

@@ -1,65 +1,27 @@
 package checkout_test
 
 import (
-	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/apitest"
-	"github.com/paylink/paylink/internal/checkout"
 )
 
-// logBuffer collects the pages' logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// start runs the API with the payment pages mounted; pageLogs collects
-// what the pages log.
-func start(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
+// start runs the site (API and payment pages) on a fresh SQLite file.
+func start(t testing.TB) *apitest.Env {
 	t.Helper()
-	return startOn(t, "")
+	return apitest.Start(t, apitest.Options{})
 }
 
 // startPostgres is start on a fresh PostgreSQL database.
-func startPostgres(t testing.TB) (env *apitest.Env, pageLogs *logBuffer) {
+func startPostgres(t testing.TB) *apitest.Env {
 	t.Helper()
-	dsn := pg.Database(t)
-	return startOn(t, dsn)
-}
-
-// startOn is start on a store DSN ("" for a fresh SQLite file).
-func startOn(t testing.TB, dsn string) (env *apitest.Env, pageLogs *logBuffer) {
-	t.Helper()
-	pageLogs = &logBuffer{}
-	env = apitest.Start(t, apitest.Options{DSN: dsn, Mount: func(s *api.Server, svc *paylink.Service) {
-		if err := checkout.Mount(s, svc, slog.New(slog.NewJSONHandler(pageLogs, nil))); err != nil {
-			t.Fatal(err)
-		}
-	}})
-	return env, pageLogs
+	return apitest.Start(t, apitest.Options{DSN: pg.Database(t)})
 }
 
 // link creates a payment link of AUD amount and returns its response.

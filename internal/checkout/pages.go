@@ -75,7 +75,7 @@ func (h *Handler) payCard(rq *request) error {
 // the form on the page itself.
 func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error) error {
 	if err != nil {
-		return h.attemptError(rq, v, asPageError(err))
+		return h.attemptError(rq, v, paylink.AsError(err))
 	}
 	switch t.Status {
 	case paylink.StatusApproved:
@@ -257,17 +257,24 @@ func (h *Handler) render(rq *request, status int, v *view) error {
 	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rq.w.WriteHeader(status)
 	if err := h.tmpl.ExecuteTemplate(rq.w, "page", v); err != nil {
-		h.log.Error("render checkout page", "route", rq.r.Pattern, "err", err)
+		h.log.ErrorContext(rq.r.Context(), "render checkout page", "route", rq.r.Pattern, "err", err)
 	}
 	return nil
 }
 
 // renderError shows an error as a page, or as JSON to the script.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
-	e := asPageError(err)
-	if e.Kind == paylink.KindInternal {
-		h.log.Error("checkout page error", "route", r.Pattern, "err", e.Error())
+	e := paylink.AsError(err)
+	switch e.Kind {
+	case paylink.KindInternal:
+		h.log.ErrorContext(r.Context(), "checkout page error", "route", r.Pattern, "err", e.Error())
 		e.Message = "Something went wrong on our side. No money was taken. Please try again."
+	case paylink.KindUnavailable:
+		h.log.ErrorContext(r.Context(), "checkout page unavailable", "route", r.Pattern, "err", e.Error())
+		w.Header().Set("Retry-After", "1")
+		if e.Code == paylink.CodeServiceUnavailable {
+			e.Message = "The payment service is briefly unavailable. Please try again in a moment."
+		}
 	}
 	status := statusFor(e)
 	if strings.HasSuffix(r.Pattern, "/surcharge") {
@@ -280,6 +287,6 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 	w.WriteHeader(status)
 	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"}
 	if err := h.tmpl.ExecuteTemplate(w, "page", v); err != nil {
-		h.log.Error("render checkout error page", "route", r.Pattern, "err", err)
+		h.log.ErrorContext(r.Context(), "render checkout error page", "route", r.Pattern, "err", err)
 	}
 }

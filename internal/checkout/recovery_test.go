@@ -1,27 +1,19 @@
 package checkout_test
 
 import (
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
-	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/apitest"
-	"github.com/paylink/paylink/internal/checkout"
 )
 
 // A payment whose processor answer is lost is not shown as failed ("no
 // money was taken" would be a guess): the customer is told it is not
 // confirmed yet and not to pay again.
 func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond},
-		Mount: func(s *api.Server, svc *paylink.Service) {
-			if err := checkout.Mount(s, svc, slog.New(slog.DiscardHandler)); err != nil {
-				t.Fatal(err)
-			}
-		}})
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
 	m := env.Onboard()
 	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
 	b := newBrowser(t, env)

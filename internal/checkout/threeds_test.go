@@ -56,7 +56,7 @@ func challengePay(t *testing.T, env *apitest.Env, m *apitest.Merchant, outcome s
 }
 
 func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	c := challengePay(t, env, m, "success")
 	ref := c.link.Str("transaction_reference")
@@ -71,7 +71,7 @@ func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {
 }
 
 func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	c := challengePay(t, env, m, "failure")
 	if c.link.Str("status") != "unpaid" || !strings.Contains(c.page, "Payment not completed") {
@@ -89,7 +89,7 @@ func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
 // audits the challenge page, authenticates and sees success.
 func TestBrowserThreeDSChallenge(t *testing.T) {
 	needBrowser(t)
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestBrowserThreeDSChallenge(t *testing.T) {
 // customer's return address shows why their payment did not complete and
 // the link's payment, not the card form.
 func TestReturnAfterTheJobEndedTheAttempt(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	m := env.Onboard()
 	pageURL, _, first := answeredLinkAttempt(t, env, m)
 	env.Clock.Advance(paylink.DefaultAuthenticationTimeout)

@@ -71,7 +71,7 @@ func payMethod(path string) pay {
 // company and the link's dynamic webhook each get the outcome once, with
 // the link's fields.
 func TestLinkWebhooksOfEachMode(t *testing.T) {
-	env, _ := start(t)
+	env := start(t)
 	company, dynamic := newHookReceiver(t), newHookReceiver(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) {
 		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = company.URL+"/hooks", []string{"127.0.0.1"}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/paylink/paylink"
 )
 
@@ -23,13 +25,14 @@ type Task struct {
 
 // Runner owns the goroutines of a set of tasks.
 type Runner struct {
-	tasks []Task
-	log   *slog.Logger
+	tasks   []Task
+	log     *slog.Logger
+	metrics *Metrics
 }
 
-// NewRunner returns a runner for tasks.
-func NewRunner(log *slog.Logger, tasks ...Task) *Runner {
-	return &Runner{tasks: tasks, log: log}
+// NewRunner returns a runner for tasks; metrics may be nil.
+func NewRunner(log *slog.Logger, metrics *Metrics, tasks ...Task) *Runner {
+	return &Runner{tasks: tasks, log: log, metrics: metrics}
 }
 
 // Run runs every task once at start and then every period, until ctx is
@@ -37,6 +40,7 @@ func NewRunner(log *slog.Logger, tasks ...Task) *Runner {
 func (r *Runner) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, t := range r.tasks {
+		r.metrics.declare(t.Name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -53,13 +57,74 @@ func (r *Runner) loop(ctx context.Context, t Task) {
 	ticker := time.NewTicker(t.Every)
 	defer ticker.Stop()
 	for {
-		if err := t.Run(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("background job failed", "job", t.Name, "err", err)
-		}
+		r.runOnce(ctx, t)
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
 	}
+}
+
+// runOnce runs t once, logging and counting a failure; a run cut short
+// by shutdown is neither.
+func (r *Runner) runOnce(ctx context.Context, t Task) {
+	start := time.Now()
+	err := t.Run(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		r.log.Error("background job failed", "job", t.Name, "err", err)
+	}
+	r.metrics.observe(t.Name, err, time.Since(start))
+}
+
+// Metrics are the job series: runs, failures and duration per job, so
+// that a job failing every minute (an unreachable bank, a bug) pages
+// someone instead of filling a log.
+type Metrics struct {
+	runs     *prometheus.CounterVec
+	failures *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics registers the job series in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paylink_job_runs_total", Help: "Background job runs by job.",
+		}, []string{"job"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paylink_job_failures_total", Help: "Background job runs that returned an error, by job.",
+		}, []string{"job"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "paylink_job_duration_seconds", Help: "Background job run time by job.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"job"}),
+	}
+	reg.MustRegister(m.runs, m.failures, m.duration)
+	return m
+}
+
+// declare makes a job's series exist before its first run, so that a
+// rate over them is 0 rather than absent.
+func (m *Metrics) declare(job string) {
+	if m == nil {
+		return
+	}
+	m.runs.WithLabelValues(job)
+	m.failures.WithLabelValues(job)
+}
+
+// observe records one finished run; a nil receiver records nothing.
+func (m *Metrics) observe(job string, err error, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.runs.WithLabelValues(job).Inc()
+	if err != nil {
+		m.failures.WithLabelValues(job).Inc()
+	}
+	m.duration.WithLabelValues(job).Observe(d.Seconds())
 }

@@ -1,14 +1,71 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/jobs"
 )
+
+// TestRunsAndFailuresAreCounted runs a task that succeeds and one that
+// fails once each (at start; their period is far away) and checks the
+// series and the log.
+func TestRunsAndFailuresAreCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var logs bytes.Buffer
+	done := make(chan string, 2)
+	tasks := []jobs.Task{
+		{Name: "ok-job", Every: time.Hour, Run: func(context.Context) error { done <- "ok-job"; return nil }},
+		{Name: "bad-job", Every: time.Hour, Run: func(context.Context) error { done <- "bad-job"; return errors.New("bank unreachable") }},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		jobs.NewRunner(slog.New(slog.NewJSONHandler(&logs, nil)), jobs.NewMetrics(reg), tasks...).Run(ctx)
+	}()
+	<-done
+	<-done
+	// The runs have returned; wait until both are recorded (a task's run
+	// is recorded right after it returns), then stop the runner.
+	want := `
+# HELP paylink_job_failures_total Background job runs that returned an error, by job.
+# TYPE paylink_job_failures_total counter
+paylink_job_failures_total{job="bad-job"} 1
+paylink_job_failures_total{job="ok-job"} 0
+# HELP paylink_job_runs_total Background job runs by job.
+# TYPE paylink_job_runs_total counter
+paylink_job_runs_total{job="bad-job"} 1
+paylink_job_runs_total{job="ok-job"} 1
+`
+	var err error
+	for range 500 {
+		if err = testutil.GatherAndCompare(reg, strings.NewReader(want), "paylink_job_runs_total", "paylink_job_failures_total"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-stopped
+	if err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "paylink_job_duration_seconds"); n != 2 {
+		t.Errorf("duration series: got %d, want one per job", n)
+	}
+	if !strings.Contains(logs.String(), `"job":"bad-job"`) || strings.Contains(logs.String(), `"job":"ok-job"`) {
+		t.Errorf("log: got %s, want the failing job logged and only it", logs.String())
+	}
+}
 
 // TestJobsRunAsTheSystemActor checks that what a job changes is audited
 // as that job's work: its context carries the system actor named after it.
@@ -23,7 +80,7 @@ func TestJobsRunAsTheSystemActor(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() {
-		jobs.NewRunner(slog.New(slog.DiscardHandler), run("preauth-expiry"), run("spent-card-wipe")).Run(ctx)
+		jobs.NewRunner(slog.New(slog.DiscardHandler), nil, run("preauth-expiry"), run("spent-card-wipe")).Run(ctx)
 		close(done)
 	}()
 	seen := map[string]paylink.ActorKind{}

@@ -30,6 +30,9 @@ type Server struct {
 	bin    string
 	asUser string // run binaries as this user (PostgreSQL refuses root)
 	seq    atomic.Int64
+	// durable keeps synchronous_commit on, so that a commit survives an
+	// immediate stop (crash drills); off otherwise, for speed.
+	durable bool
 }
 
 // Required reports whether missing dependencies must fail tests.
@@ -65,8 +68,17 @@ func isExec(p string) bool {
 }
 
 // Start starts a server in a fresh directory. Call Stop when done
-// (TestMain). It returns an error rather than skipping; use Skip.
-func Start() (*Server, error) {
+// (TestMain). It returns an error rather than skipping; use Skip. Its
+// commits are asynchronous (fast, but an immediate stop loses the last
+// ones); crash drills use StartDurable.
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable is Start with synchronous commits: a commit that returned
+// survives Halt, as on a production server. Drills that stop the server
+// under load use it.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
 	bin, err := FindBinDir()
 	if err != nil {
 		return nil, err
@@ -75,7 +87,7 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, bin: bin}
+	s := &Server{dir: dir, bin: bin, durable: durable}
 	if os.Geteuid() == 0 {
 		s.asUser = "postgres"
 		if _, err := user.Lookup("postgres"); err != nil {
@@ -141,9 +153,21 @@ func (s *Server) start() error {
 		return err
 	}
 	s.port = port
+	return s.launch()
+}
+
+// launch starts postgres on s.port and waits until it answers.
+func (s *Server) launch() error {
+	port := s.port
 	logf := filepath.Join(s.dir, "log")
+	commit := "off"
+	if s.durable {
+		commit = "on"
+	}
+	// fsync stays off even when durable: a stopped server loses nothing
+	// the operating system already holds; only a machine crash would.
 	cmd := s.command("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-l", logf, "-w", "-t", "30", "start",
-		"-o", fmt.Sprintf("-p %d -k %s -h 127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, s.dir))
+		"-o", fmt.Sprintf("-p %d -k %s -h 127.0.0.1 -c fsync=off -c synchronous_commit=%s -c full_page_writes=off -c max_connections=200", port, s.dir, commit))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		logText, _ := os.ReadFile(logf)
 		return fmt.Errorf("pg_ctl start: %v: %s %s", err, out, logText)
@@ -187,6 +211,22 @@ func (s *Server) NewDatabase(ctx context.Context) (string, error) {
 	}
 	return s.dsn(name), nil
 }
+
+// Halt stops the server at once, as a crash or a fail-over would
+// (immediate mode: clients are cut off, no checkpoint), keeping its data
+// for Resume. Outage drills use it on a server of their own.
+func (s *Server) Halt() error {
+	out, err := s.command("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a halted server again on the same port, so that clients
+// holding its address reconnect by themselves; it returns once the
+// server answers (after crash recovery).
+func (s *Server) Resume() error { return s.launch() }
 
 // Stop stops the server and removes its directory.
 func (s *Server) Stop() {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
@@ -71,6 +72,8 @@ type Store struct {
 	db     *sql.DB // PostgreSQL: everything; SQLite: readers
 	reads  querier // db, through a statement cache on SQLite
 	writer *writer // SQLite only: the single, batching writer
+	// unavailable counts errors classified as an unreachable database.
+	unavailable atomic.Int64
 }
 
 // Open connects, applies pending migrations and returns the store.
@@ -179,13 +182,18 @@ func (s *Store) WriterStats() (batches, updates int64) {
 // Engine reports the store's engine.
 func (s *Store) Engine() Engine { return s.engine }
 
-// View runs fn on a read-only view.
+// View runs fn on a read-only view. An unreachable database is
+// reported as paylink.ErrUnavailable, here and in Update and Ping.
 func (s *Store) View(ctx context.Context, fn func(paylink.Tx) error) error {
-	return fn(&tx{ctx: ctx, q: s.reads, postgres: s.engine == Postgres})
+	return s.classify(fn(&tx{ctx: ctx, q: s.reads, postgres: s.engine == Postgres}))
 }
 
 // Update runs fn in a durable write transaction.
 func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
+	return s.classify(s.update(ctx, fn))
+}
+
+func (s *Store) update(ctx context.Context, fn func(paylink.Tx) error) error {
 	if s.writer != nil {
 		return s.writer.do(ctx, fn)
 	}
@@ -207,7 +215,7 @@ func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("ping: %w", err)
+		return s.classify(fmt.Errorf("ping: %w", err))
 	}
 	return nil
 }

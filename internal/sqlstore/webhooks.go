@@ -179,3 +179,16 @@ func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// WebhookBacklog counts pending rows and finds the oldest one's creation.
+func (t *tx) WebhookBacklog() (paylink.WebhookBacklog, error) {
+	var b paylink.WebhookBacklog
+	var oldest sql.NullInt64
+	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE state = $1`,
+		paylink.DeliveryPending).Scan(&b.Pending, &oldest)
+	if err != nil {
+		return paylink.WebhookBacklog{}, fmt.Errorf("webhook backlog: %w", err)
+	}
+	b.Oldest = fromMicros(oldest)
+	return b, nil
+}

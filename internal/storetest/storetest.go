@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		// Webhooks
 		"WebhookClaimRace": testWebhookClaimRace,
 		"WebhookLease":     testWebhookLease,
+		"WebhookBacklog":   testWebhookBacklog,
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,

@@ -158,3 +158,53 @@ func testWebhookLease(t *testing.T, s paylink.Store) {
 		t.Errorf("claim after resend: got %d rows, want the resent row and the other merchant's", got)
 	}
 }
+
+// testWebhookBacklog: the backlog counts pending rows, due or not, and
+// names the oldest; delivered and failed rows leave it.
+func testWebhookBacklog(t *testing.T, s paylink.Store) {
+	backlog := func() paylink.WebhookBacklog {
+		var b paylink.WebhookBacklog
+		view(t, s, func(tx paylink.Tx) error {
+			var err error
+			b, err = tx.WebhookBacklog()
+			return err
+		})
+		return b
+	}
+	if got := backlog(); got != (paylink.WebhookBacklog{}) {
+		t.Errorf("empty outbox: got %+v, want zero", got)
+	}
+	m := NewMerchant(t, s)
+	rows := []*paylink.WebhookDelivery{newDelivery(m, "msg_a", t0), newDelivery(m, "msg_b", t0.Add(time.Hour)), newDelivery(m, "msg_c", t0)}
+	rows[0].CreatedAt, rows[1].CreatedAt, rows[2].CreatedAt = t0.Add(time.Minute), t0.Add(2*time.Minute), t0
+	update(t, s, func(tx paylink.Tx) error {
+		for _, d := range rows {
+			if err := tx.CreateWebhookDelivery(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 3, Oldest: t0}); got != want {
+		t.Errorf("three pending: got %+v, want %+v", got, want)
+	}
+	update(t, s, func(tx paylink.Tx) error {
+		ds, err := tx.ClaimWebhookDeliveries(t0, t0.Add(time.Minute), "lease", 5)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.ID != "msg_c" {
+				continue
+			}
+			d.State, d.Attempts, d.DeliveredAt = paylink.DeliveryDelivered, 1, t0.Add(time.Second)
+			if err := tx.FinishWebhookAttempt(d, "lease"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 2, Oldest: t0.Add(time.Minute)}); got != want {
+		t.Errorf("after delivering the oldest: got %+v, want %+v (a leased row is still pending)", got, want)
+	}
+}

@@ -29,6 +29,8 @@ type Options struct {
 	// left leased by a crashed instance and scheduled retries (default 5s).
 	Sweep  time.Duration
 	Logger *slog.Logger
+	// Metrics, when set, records every attempt.
+	Metrics *Metrics
 }
 
 // Dispatcher drains the webhook outbox. Several dispatchers (one per
@@ -123,6 +125,7 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 	start := time.Now()
 	status, err := d.send(ctx, job)
 	a.Latency, a.StatusCode = time.Since(start), status
+	d.opts.Metrics.observe(status, err, a.Latency)
 	switch {
 	case err != nil:
 		a.Error = err.Error()

@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"strconv"
@@ -7,15 +7,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the API's Prometheus series, labelled by route pattern
-// (never the raw path, which holds references).
-type metrics struct {
+// Metrics are the site's HTTP series, labelled by route pattern (never
+// the raw path, which holds references and page tokens).
+type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
+// NewMetrics registers the HTTP series in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paylink_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 		}, []string{"route", "code"}),
@@ -29,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 // observe records one request; a nil receiver records nothing.
-func (m *metrics) observe(route string, status int, d time.Duration) {
+func (m *Metrics) observe(route string, status int, d time.Duration) {
 	if m == nil {
 		return
 	}

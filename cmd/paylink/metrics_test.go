@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/oasdiff/yaml"
+)
+
+// metricName finds series names in PromQL.
+var metricName = regexp.MustCompile(`\b(?:paylink|go_sql)_[a-z_]+\b`)
+
+// histogramSuffix is what PromQL appends to a histogram family's name.
+var histogramSuffix = regexp.MustCompile(`_(bucket|sum|count)$`)
+
+// alertExprs returns the expressions of every rule in the alert file.
+func alertExprs(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/prometheus-alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatalf("docs/prometheus-alerts.yml is not YAML: %v", err)
+	}
+	var file struct {
+		Groups []struct {
+			Name  string
+			Rules []struct{ Alert, Expr, For string }
+		}
+	}
+	if err := json.Unmarshal(js, &file); err != nil {
+		t.Fatalf("docs/prometheus-alerts.yml is not a rules file: %v", err)
+	}
+	var out []string
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" || strings.TrimSpace(r.Expr) == "" {
+				t.Errorf("group %s: got a rule %+v, want an alert name and an expression", g.Name, r)
+			}
+			out = append(out, r.Expr)
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("got %d alert rules, want the backlog, error rate, job and database alerts", len(out))
+	}
+	return out
+}
+
+// dashboardExprs returns every target expression of the Grafana dashboard.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("docs/grafana-dashboard.json: %v", err)
+	}
+	var out []string
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			out = append(out, tg.Expr)
+		}
+	}
+	return out
+}
+
+// scrapeNames returns the metric family names a running instance exports.
+func scrapeNames(t *testing.T, url string) map[string]bool {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "#" && f[1] == "TYPE" {
+			names[f[2]] = true
+		}
+	}
+	return names
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestAlertsAndDashboardNameRealMetrics scrapes a serving instance after
+// a payment and checks that every series the alert rules and the
+// dashboard query exists.
+func TestAlertsAndDashboardNameRealMetrics(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "metrics.db")
+	c := createMerchant(t, db)
+	metricsAddr := freeAddr(t)
+	s := startServe(t, db, "--metrics-addr", metricsAddr)
+	s.purchase(c, testCard("4111111111111111"), "10.00", nil)
+	have := scrapeNames(t, "http://"+metricsAddr+"/metrics")
+	exprs := append(alertExprs(t), dashboardExprs(t)...)
+	named := map[string]bool{}
+	for _, e := range exprs {
+		for _, n := range metricName.FindAllString(e, -1) {
+			named[n] = true
+		}
+	}
+	var missing []string
+	for n := range named {
+		family := histogramSuffix.ReplaceAllString(n, "")
+		if !have[n] && !have[family] {
+			missing = append(missing, n)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("alert rules or dashboard name metrics that /metrics does not export: got missing %v", missing)
+	}
+	for _, want := range []string{"paylink_payments_total", "paylink_http_requests_total", "paylink_webhook_outbox_pending",
+		"paylink_job_runs_total", "go_sql_in_use_connections", "paylink_database_unavailable_total"} {
+		if !named[want] {
+			t.Errorf("got no alert or panel on %s, want one", want)
+		}
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		t.Fatalf("paylink version: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "paylink ") || !strings.HasPrefix(lines[1], "commit ") || !strings.HasPrefix(lines[2], "go1.") {
+		t.Errorf("got %q, want three lines: paylink VERSION, commit REV, goVERSION", out)
+	}
+}

@@ -1,0 +1,153 @@
+// Package httpx is the middleware every paylink HTTP response passes
+// through, applied once around the site's one mux (internal/site): a
+// request id, panic recovery, an access log line, a body size cap, the
+// security headers every response shares, and the request metrics. It
+// knows nothing of the packages that register routes, so none of them is
+// the router for the others.
+package httpx
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// RequestIDHeader carries the request id in both directions.
+const RequestIDHeader = "X-Request-Id"
+
+// MaxBodyBytes caps every request body of the site. The API (64 KiB) and
+// the pages (16 KiB) keep their own smaller limits; this is the outer
+// bound for any route that forgets one.
+const MaxBodyBytes = 1 << 20
+
+// Options configure the middleware.
+type Options struct {
+	Logger  *slog.Logger
+	Metrics *Metrics // nil records nothing
+}
+
+// Wrap applies the shared middleware around next (the site's mux).
+func Wrap(next http.Handler, o Options) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := RequestID(r.Header.Get(RequestIDHeader))
+		r = r.WithContext(paylink.WithRequestID(r.Context(), id))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h := rec.Header()
+		h.Set(RequestIDHeader, id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
+		defer func() {
+			if v := recover(); v != nil {
+				o.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "route", Route(r), "panic", v)
+				if !rec.wrote {
+					writeInternalError(rec)
+				}
+			}
+			o.Logger.InfoContext(r.Context(), "request", "method", r.Method, "route", Route(r), "status", rec.status,
+				"duration_ms", time.Since(start).Milliseconds())
+			o.Metrics.observe(Route(r), rec.status, time.Since(start))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// writeInternalError answers a panic with the API's error body shape; a
+// panic is a bug, and the body says nothing about it.
+func writeInternalError(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	w.Write([]byte(`{"response_code":"internal_error","response_message":"internal error","error_code":"internal_error","error_message":"internal error"}` + "\n"))
+}
+
+// Route is the matched route pattern, never the raw path, so that
+// references and page tokens in paths stay out of logs and metric labels.
+// The mux sets it on the request it was given, which is the one the
+// middleware holds.
+func Route(r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	return "unmatched"
+}
+
+// maxRequestID bounds an inbound request id that is kept.
+const maxRequestID = 128
+
+// RequestID keeps an inbound id of sane form (1 to 128 characters of
+// [A-Za-z0-9._-]), so that a caller can follow its own id through our
+// logs, and otherwise returns a new random one: anything else could
+// forge log lines or carry personal data.
+func RequestID(inbound string) string {
+	if saneID(inbound) {
+		return inbound
+	}
+	b := make([]byte, 16)
+	rand.Read(b) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b)
+}
+
+func saneID(s string) bool {
+	if s == "" || len(s) > maxRequestID {
+		return false
+	}
+	for _, c := range []byte(s) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// statusRecorder remembers the status code and whether a response began.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// LogHandler adds the request id in the context to every record, so that
+// every line logged with a request's context (slog's ...Context methods)
+// names its request.
+type LogHandler struct{ slog.Handler }
+
+// Handle adds request_id when the context has one.
+func (h LogHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if id := paylink.RequestIDFrom(ctx); id != "" {
+		rec.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+// WithAttrs keeps the wrapper around the derived handler.
+func (h LogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return LogHandler{h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup keeps the wrapper around the derived handler.
+func (h LogHandler) WithGroup(name string) slog.Handler {
+	return LogHandler{h.Handler.WithGroup(name)}
+}

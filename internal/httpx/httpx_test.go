@@ -1,0 +1,131 @@
+package httpx_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
+)
+
+// serve runs one request through the middleware around h and returns the
+// response and the log lines.
+func serve(t *testing.T, h http.HandlerFunc, req *http.Request) (*httptest.ResponseRecorder, []map[string]any) {
+	t.Helper()
+	var logs bytes.Buffer
+	log := slog.New(httpx.LogHandler{Handler: slog.NewJSONHandler(&logs, nil)})
+	mux := http.NewServeMux()
+	mux.Handle("POST /things/{id}", h)
+	rec := httptest.NewRecorder()
+	httpx.Wrap(mux, httpx.Options{Logger: log}).ServeHTTP(rec, req)
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	return rec, lines
+}
+
+var generated = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func TestRequestIDIsKeptOrMade(t *testing.T) {
+	tests := []struct {
+		name, inbound string
+		kept          bool
+	}{
+		{"sane id kept", "req-42_a.B", true},
+		{"128 characters kept", strings.Repeat("a", 128), true},
+		{"none", "", false},
+		{"129 characters", strings.Repeat("a", 129), false},
+		{"space", "req 42", false},
+		{"log injection", "x\",\"admin\":\"yes", false},
+		{"non-ASCII", "réq", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inHandler string
+			h := func(w http.ResponseWriter, r *http.Request) {
+				inHandler = paylink.RequestIDFrom(r.Context())
+				slog.New(httpx.LogHandler{Handler: slog.DiscardHandler}).InfoContext(r.Context(), "x")
+			}
+			req := httptest.NewRequest(http.MethodPost, "/things/secret-ref", nil)
+			if tt.inbound != "" {
+				req.Header.Set(httpx.RequestIDHeader, tt.inbound)
+			}
+			rec, lines := serve(t, h, req)
+			got := rec.Header().Get(httpx.RequestIDHeader)
+			if tt.kept && got != tt.inbound {
+				t.Errorf("got id %q, want the inbound %q kept", got, tt.inbound)
+			}
+			if !tt.kept && !generated.MatchString(got) {
+				t.Errorf("got id %q, want a new random one (32 hex digits)", got)
+			}
+			if inHandler != got {
+				t.Errorf("context id: got %q, want %q (the response's)", inHandler, got)
+			}
+			if len(lines) != 1 || lines[0]["request_id"] != got || lines[0]["route"] != "POST /things/{id}" {
+				t.Errorf("access log: got %v, want one line with request_id %q and the route pattern, not the path", lines, got)
+			}
+		})
+	}
+}
+
+func TestEveryLineOfARequestNamesIt(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(httpx.LogHandler{Handler: slog.NewJSONHandler(&logs, nil)}).With("component", "test")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) {
+		log.WarnContext(r.Context(), "inside the handler")
+	})
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Header.Set(httpx.RequestIDHeader, "trace-7")
+	httpx.Wrap(mux, httpx.Options{Logger: log}).ServeHTTP(httptest.NewRecorder(), req)
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d log lines, want 2: %s", len(lines), logs.String())
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, `"request_id":"trace-7"`) || !strings.Contains(l, `"component":"test"`) {
+			t.Errorf("got line %s, want request_id trace-7 and the logger's own attributes", l)
+		}
+	}
+}
+
+func TestPanicIsA500WithTheErrorBody(t *testing.T) {
+	rec, lines := serve(t, func(http.ResponseWriter, *http.Request) { panic("boom") },
+		httptest.NewRequest(http.MethodPost, "/things/1", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `"response_code":"internal_error"`) {
+		t.Errorf("got %d %s, want 500 internal_error", rec.Code, rec.Body)
+	}
+	if len(lines) != 2 || lines[0]["msg"] != "panic" || lines[1]["status"] != float64(500) {
+		t.Errorf("got log %v, want the panic and then the access line with status 500", lines)
+	}
+}
+
+func TestSharedHeadersAndBodyCap(t *testing.T) {
+	var readErr error
+	h := func(w http.ResponseWriter, r *http.Request) {
+		_, readErr = new(bytes.Buffer).ReadFrom(r.Body)
+		w.Header().Set("Cache-Control", "public, max-age=60") // a handler may override a default
+	}
+	rec, _ := serve(t, h, httptest.NewRequest(http.MethodPost, "/things/1", bytes.NewReader(make([]byte, httpx.MaxBodyBytes+1))))
+	var tooBig *http.MaxBytesError
+	if !errors.As(readErr, &tooBig) {
+		t.Errorf("reading a body over the cap: got %v, want *http.MaxBytesError", readErr)
+	}
+	for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "public, max-age=60"} {
+		if got := rec.Header().Get(name); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package site_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/docs"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/buildinfo"
+	"github.com/paylink/paylink/internal/processor"
+)
+
+// get sends a GET with an optional request id and returns the response
+// with its body read.
+func get(t *testing.T, env *apitest.Env, path, requestID string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, env.Server.URL+path, nil)
+	if requestID != "" {
+		req.Header.Set("X-Request-Id", requestID)
+	}
+	res, err := env.Server.Client().Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, string(body)
+}
+
+// TestEveryPartSharesTheMiddleware: the API, the payment pages, the
+// challenge page and the catch-all all answer through the one middleware.
+func TestEveryPartSharesTheMiddleware(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	tests := []struct {
+		name, path string
+		status     int
+		route      string
+	}{
+		{"api", "/healthz", 200, "GET /healthz"},
+		{"payment page", "/pay/no-such-token", 404, "GET /pay/{token}"},
+		{"challenge page", "/acs/challenge/no-such-capability", 404, "GET /acs/challenge/{capability}"},
+		{"catch-all", "/nothing/here", 404, "/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "site-test-" + strings.ReplaceAll(tt.name, " ", "-")
+			res, _ := get(t, env, tt.path, id)
+			if res.StatusCode != tt.status || res.Header.Get("X-Request-Id") != id || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("got %d, X-Request-Id %q, nosniff %q; want %d, %q, nosniff", res.StatusCode,
+					res.Header.Get("X-Request-Id"), res.Header.Get("X-Content-Type-Options"), tt.status, id)
+			}
+			want := `"route":"` + tt.route + `"`
+			if !logHas(env.LogText(), id, want) {
+				t.Errorf("logs: got %s, want an access line with request_id %s and %s", env.LogText(), id, want)
+			}
+		})
+	}
+}
+
+// logHas reports whether one log line has every fragment.
+func logHas(logs, id string, fragments ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		ok := strings.Contains(line, `"request_id":"`+id+`"`)
+		for _, f := range fragments {
+			ok = ok && strings.Contains(line, f)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHealthzReportsTheVersion(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	_, body := get(t, env, "/healthz", "")
+	var got map[string]string
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got["status"] != "ok" || got["version"] != buildinfo.Read().Version {
+		t.Errorf("got %s (%v), want status ok and version %q", body, err, buildinfo.Read().Version)
+	}
+}
+
+// TestOpenAPIJSONIsTheYAML: the served description is docs/openapi.yaml,
+// converted, with every path and operation.
+func TestOpenAPIJSONIsTheYAML(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	res, body := get(t, env, "/v5/openapi.json", "")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("got %d %s, want 200 JSON", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	served, err := openapi3.NewLoader().LoadFromData([]byte(body))
+	if err != nil {
+		t.Fatalf("served description does not load: %v", err)
+	}
+	want, err := openapi3.NewLoader().LoadFromData(docs.OpenAPIYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, _ := json.Marshal(served)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("served description differs from docs/openapi.yaml (%d vs %d bytes)", len(gotJSON), len(wantJSON))
+	}
+	if served.Paths.Find("/v5/openapi.json") == nil || len(served.Paths.Map()) < 15 {
+		t.Errorf("got %d paths, want the whole surface including /v5/openapi.json", len(served.Paths.Map()))
+	}
+}
+
+// TestPaymentAndWebhookMetrics: committed outcomes are counted by method
+// and status, webhook attempts by outcome, and the outbox drains to zero.
+func TestPaymentAndWebhookMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{Registry: reg})
+	var hooks atomic.Int64
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hooks.Add(1) }))
+	defer receiver.Close()
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
+	})
+	for _, card := range []string{"4111111111111111", "5555555555554444", processor.CardDecline} {
+		if r := env.Post("/v5/purchase", m, env.CardPurchase(m, card, "12.00")); r.Status != 200 {
+			t.Fatalf("purchase: got %d %s", r.Status, r.Raw)
+		}
+	}
+	env.WaitWebhooks()
+	tests := []struct {
+		name   string
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"approved card payments", "paylink_payments_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "APPROVED"}, 2},
+		{"declined card payments", "paylink_payments_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "DECLINED"}, 1},
+		{"delivered webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "delivered"}, 3},
+		{"rejected webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "rejected"}, 0},
+		{"outbox after delivery", "paylink_webhook_outbox_pending", nil, 0},
+		{"outbox readable", "paylink_webhook_outbox_scrape_ok", nil, 1},
+		{"HTTP purchases", "paylink_http_requests_total", map[string]string{"route": "POST /v5/purchase", "code": "200"}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := value(t, reg, tt.metric, tt.labels); got != tt.want {
+				t.Errorf("%s%v: got %v, want %v", tt.metric, tt.labels, got, tt.want)
+			}
+		})
+	}
+	if hooks.Load() != 3 {
+		t.Errorf("receiver got %d webhooks, want 3", hooks.Load())
+	}
+}
+
+// value gathers reg and returns the sample of name whose labels include
+// labels (counters and gauges); it fails the test when there is none.
+func value(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			match := true
+			for k, v := range labels {
+				match = match && have[k] == v
+			}
+			if !match {
+				continue
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no sample %s%v", name, labels)
+	return 0
+}
