@@ -196,7 +196,7 @@ func TestMerchantUpdate(t *testing.T) {
 			url: "https://new.example.com/hook", domains: []string{"new.example.com", "a.example.com"}, retries: true},
 		{name: "no merchant", flags: []string{"--merchant", ""}, wantErr: "--merchant is required"},
 		{name: "unknown merchant", flags: []string{"--merchant", "MNOPE", "--webhook-retries"}, wantErr: "no merchant MNOPE"},
-		{name: "bad URL", flags: []string{"--webhook-url", "ftp://x"}, wantErr: "absolute http(s) URL"},
+		{name: "bad URL", flags: []string{"--webhook-url", "ftp://x"}, wantErr: "must be an absolute http:// or https:// address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
