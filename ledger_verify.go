@@ -18,7 +18,8 @@ const verifyPage = 500
 
 // VerifyLedger checks the whole journal: every posting balances; every
 // approved payment, cleared or dishonoured debit and approved refund has
-// exactly its postings, for its amount, and nothing else is posted; and
+// exactly its postings, for its amount; every settlement batch and payout
+// has its posting for its amount; nothing else is posted; and
 // for every merchant and currency the balance transactions' net sums to
 // pending plus available. It returns every discrepancy found, none when
 // the ledger is sound.
@@ -31,6 +32,9 @@ func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 		return nil, err
 	}
 	if err := s.scanRefunds(ctx, v.checkRefund); err != nil {
+		return nil, err
+	}
+	if err := s.scanSettlements(ctx, v.checkBatch, v.checkPayout); err != nil {
 		return nil, err
 	}
 	v.checkLeftovers()
@@ -117,15 +121,51 @@ func (v *verifier) checkRefund(r *Refund) {
 	v.report(r.Reference, "no refund posting")
 }
 
-// checkLeftovers reports postings of payments that no payment accounts
-// for (settlements and payouts are accounted for by their batches).
+// checkBatch accounts for a batch's settlement posting, which must move
+// exactly the batch's net from pending to available.
+func (v *verifier) checkBatch(b *SettlementBatch) {
+	key := string(PostingSettlement) + ":" + b.ID
+	p, ok := v.postings[key]
+	if !ok {
+		v.report(b.ID, "settlement batch has no settlement posting")
+		return
+	}
+	delete(v.postings, key)
+	if got := -lineSum(p, AccountMerchantAvailable); got != b.Net {
+		v.report(b.ID, "settlement posting makes %d available, the batch's net is %d", got, b.Net)
+	}
+}
+
+// checkPayout accounts for a payout's posting, for the payout's amount.
+func (v *verifier) checkPayout(po *Payout) {
+	key := string(PostingPayout) + ":" + po.ID
+	p, ok := v.postings[key]
+	if !ok {
+		v.report(po.ID, "payout has no payout posting")
+		return
+	}
+	delete(v.postings, key)
+	if got := lineSum(p, AccountMerchantAvailable); got != po.Amount {
+		v.report(po.ID, "payout posting takes %d from available, the payout is %d", got, po.Amount)
+	}
+}
+
+// lineSum is the sum of a posting's lines on one account.
+func lineSum(p *Posting, a LedgerAccount) int64 {
+	var sum int64
+	for _, l := range p.Lines {
+		if l.Account == a {
+			sum += l.Amount
+		}
+	}
+	return sum
+}
+
+// checkLeftovers reports postings that no payment, refund, batch or
+// payout accounts for.
 func (v *verifier) checkLeftovers() {
 	for _, p := range v.postings {
-		switch p.Kind {
-		case PostingSettlement, PostingPayout:
-		default:
-			v.report(p.Reference, "%s posting %s has no payment in that state", p.Kind, p.Key)
-		}
+		v.report(p.Reference, "%s posting %s has nothing in that state behind it", p.Kind, p.Key)
 	}
 }
 
@@ -176,6 +216,28 @@ func (s *Service) scanRefunds(ctx context.Context, fn func(*Refund)) error {
 			after = r.Reference
 		}
 		return after, len(rs), err
+	})
+}
+
+func (s *Service) scanSettlements(ctx context.Context, batch func(*SettlementBatch), payout func(*Payout)) error {
+	err := scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+		bs, err := tx.ScanSettlementBatches(after, verifyPage)
+		for _, b := range bs {
+			batch(b)
+			after = b.ID
+		}
+		return after, len(bs), err
+	})
+	if err != nil {
+		return err
+	}
+	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+		ps, err := tx.ScanPayouts(after, verifyPage)
+		for _, p := range ps {
+			payout(p)
+			after = p.ID
+		}
+		return after, len(ps), err
 	})
 }
 

@@ -29,7 +29,10 @@ type Payout struct {
 	Currency   string
 	Amount     int64
 	BatchIDs   []string
-	CreatedAt  time.Time
+	// BalanceTransactionIDs are the balance transactions the batches
+	// covered: what this payout paid out (filled by Service.Payouts).
+	BalanceTransactionIDs []string
+	CreatedAt             time.Time
 }
 
 // MerchantCurrency names one merchant's balance in one currency.
@@ -180,8 +183,21 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 	var out []*Payout
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		out, err = tx.Payouts(m.ID, startingAfter, limit)
-		return err
+		if out, err = tx.Payouts(m.ID, startingAfter, limit); err != nil {
+			return err
+		}
+		for _, p := range out {
+			for _, b := range p.BatchIDs {
+				ps, err := tx.BatchPostings(b)
+				if err != nil {
+					return err
+				}
+				for _, bt := range ps {
+					p.BalanceTransactionIDs = append(p.BalanceTransactionIDs, bt.ID)
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, Internal("payouts", err)

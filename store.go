@@ -192,6 +192,10 @@ type Tx interface {
 	// BatchPostings lists the balance transactions a batch covers, with
 	// their lines, oldest first.
 	BatchPostings(batchID string) ([]*Posting, error)
+	// ScanSettlementBatches and ScanPayouts page through every batch and
+	// payout in id order after the given id (ledger verification).
+	ScanSettlementBatches(after string, limit int) ([]*SettlementBatch, error)
+	ScanPayouts(after string, limit int) ([]*Payout, error)
 
 	// Reconciliation (reconcile.go).
 

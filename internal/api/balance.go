@@ -100,6 +100,7 @@ type payoutJSON struct {
 	Currency  string   `json:"currency"`
 	Amount    string   `json:"amount"`
 	Batches   []string `json:"settlement_batches"`
+	Covers    []string `json:"balance_transactions"`
 	CreatedAt string   `json:"created_at"`
 }
 
@@ -119,7 +120,7 @@ func (s *Server) payouts(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	for _, p := range ps {
 		cur, _ := paylink.LookupCurrency(p.Currency)
 		out = append(out, payoutJSON{ID: p.ID, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
-			Batches: p.BatchIDs, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
+			Batches: p.BatchIDs, Covers: p.BalanceTransactionIDs, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
 	}
 	return map[string]any{"data": out, "has_more": more, "response_code": "success", "response_message": msgSuccess}, nil
 }

@@ -50,7 +50,8 @@ func TestLedgerAPI(t *testing.T) {
 		t.Errorf("balance after settlement: got %s", b.Raw)
 	}
 	p := c.call(http.MethodGet, "/v5/payouts", nil, http.StatusOK)
-	if payouts, _ := p.Get("data").([]any); len(payouts) != 1 || payouts[0].(map[string]any)["amount"] != "24.37" {
+	if payouts, _ := p.Get("data").([]any); len(payouts) != 1 || payouts[0].(map[string]any)["amount"] != "24.37" ||
+		len(payouts[0].(map[string]any)["balance_transactions"].([]any)) != 3 {
 		t.Errorf("payouts: got %s", p.Raw)
 	}
 	all := c.call(http.MethodGet, "/v5/balance_transactions", nil, http.StatusOK)

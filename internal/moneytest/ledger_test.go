@@ -161,7 +161,8 @@ func TestMovementsArePosted(t *testing.T) {
 }
 
 // Verification finds a posting that does not balance, a posting with no
-// payment behind it, and a payment whose posting is for the wrong amount.
+// payment behind it, balance transactions that disagree with the
+// balances, and a payout without its posting.
 func TestVerifyFindsDiscrepancies(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		f := newFlow(t, dsn)
@@ -180,12 +181,16 @@ func TestVerifyFindsDiscrepancies(t *testing.T) {
 			Amount: 500, Net: 500, Lines: []paylink.LedgerLine{{Account: paylink.AccountAcquirerReceivable, Amount: 500}, {Account: paylink.AccountMerchantPending, Amount: -500}}})
 		post(&paylink.Posting{ID: "bt_x2", Key: "refund:rf_x", Kind: paylink.PostingRefund, Reference: approved.Reference, RefundReference: "rf_x",
 			Lines: []paylink.LedgerLine{{Account: paylink.AccountMerchantPending, Amount: 100}}})
+		orphan := &paylink.Payout{ID: "po_orphan", MerchantID: f.m.ID, Currency: "AUD", Amount: 100, CreatedAt: f.e.Clock.Now()}
+		if err := f.e.Store.Update(f.ctx, func(tx paylink.Tx) error { return tx.CreatePayout(orphan) }); err != nil {
+			t.Fatal(err)
+		}
 		found := map[string]int{}
 		for _, d := range f.verify() {
 			found[d.Reference]++
 		}
-		if found[declined.Reference] != 1 || found[approved.Reference] != 2 || found[f.m.ID+"/AUD"] != 1 {
-			t.Errorf("got discrepancies %v, want the orphan charge, the unbalanced orphan refund twice, and the balance", found)
+		if found[declined.Reference] != 1 || found[approved.Reference] != 2 || found[f.m.ID+"/AUD"] != 1 || found["po_orphan"] != 1 {
+			t.Errorf("got discrepancies %v, want the orphan charge, the unbalanced orphan refund twice, the balance and the payout without a posting", found)
 		}
 	})
 }

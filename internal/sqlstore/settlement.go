@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -138,20 +139,9 @@ func (t *tx) Payouts(merchantID, before string, limit int) ([]*paylink.Payout, e
 	if err != nil {
 		return nil, fmt.Errorf("payouts: %w", err)
 	}
-	var out []*paylink.Payout
-	for rows.Next() {
-		var p paylink.Payout
-		var created int64
-		if err := rows.Scan(&p.ID, &p.MerchantID, &p.Currency, &p.Amount, &created); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("payouts: %w", err)
-		}
-		p.CreatedAt = time.UnixMicro(created).UTC()
-		out = append(out, &p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("payouts: %w", err)
+	out, err := scanPayouts(rows)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range out {
 		bs, err := t.batches(`WHERE pb.payout_id = $1 ORDER BY b.created_at, b.id`, p.ID)
@@ -163,6 +153,21 @@ func (t *tx) Payouts(merchantID, before string, limit int) ([]*paylink.Payout, e
 		}
 	}
 	return out, nil
+}
+
+// ScanSettlementBatches lists up to limit batches with ids above after.
+func (t *tx) ScanSettlementBatches(after string, limit int) ([]*paylink.SettlementBatch, error) {
+	return t.batches(`WHERE b.id > $1 ORDER BY b.id LIMIT $2`, after, limit)
+}
+
+// ScanPayouts lists up to limit payouts with ids above after.
+func (t *tx) ScanPayouts(after string, limit int) ([]*paylink.Payout, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT id, merchant_id, currency, amount, created_at FROM payouts
+		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan payouts: %w", err)
+	}
+	return scanPayouts(rows)
 }
 
 // BatchPostings lists the balance transactions a batch covers.
@@ -182,4 +187,19 @@ func (t *tx) BatchPostings(batchID string) ([]*paylink.Posting, error) {
 		}
 	}
 	return ps, nil
+}
+
+func scanPayouts(rows *sql.Rows) ([]*paylink.Payout, error) {
+	defer rows.Close()
+	var out []*paylink.Payout
+	for rows.Next() {
+		var p paylink.Payout
+		var created int64
+		if err := rows.Scan(&p.ID, &p.MerchantID, &p.Currency, &p.Amount, &created); err != nil {
+			return nil, fmt.Errorf("payouts: %w", err)
+		}
+		p.CreatedAt = time.UnixMicro(created).UTC()
+		out = append(out, &p)
+	}
+	return out, rows.Err()
 }
