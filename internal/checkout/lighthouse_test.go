@@ -106,12 +106,12 @@ func lighthouseCmd(t *testing.T, tools lighthouseTools, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args = append([]string{tools.cli, "--only-categories=performance,accessibility,best-practices",
+	args = append([]string{tools.node, tools.cli, "--only-categories=performance,accessibility,best-practices",
 		"--no-enable-error-reporting", "--quiet"}, args...)
-	cmd := exec.CommandContext(ctx, tools.node, args...)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "CHROME_PATH="+tools.chrome)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("lighthouse %s: %v\n%s", strings.Join(args[1:], " "), err, msg)
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, msg)
 	}
 }
 
