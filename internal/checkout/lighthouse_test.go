@@ -102,8 +102,7 @@ func (r *lighthouseReport) String() string {
 }
 
 // lighthouseCmd runs the Lighthouse CLI with the flags every run shares.
-func lighthouseCmd(t *testing.T, tools lighthouseTools, args ...string) {
-	t.Helper()
+func lighthouseCmd(tools lighthouseTools, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	args = append([]string{tools.node, tools.cli, "--only-categories=performance,accessibility,best-practices",
@@ -111,16 +110,16 @@ func lighthouseCmd(t *testing.T, tools lighthouseTools, args ...string) {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "CHROME_PATH="+tools.chrome)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, msg)
+		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, msg)
 	}
+	return nil
 }
 
 // lighthouseGather loads url once in a fresh Chromium profile and saves what
 // Lighthouse recorded (trace, network log, page artifacts and the host's
 // benchmark index) in dir; lighthouseAudit then scores it.
-func lighthouseGather(t *testing.T, tools lighthouseTools, url, dir string) {
-	t.Helper()
-	lighthouseCmd(t, tools, url, "--gather-mode="+filepath.Join(dir, "artifacts"),
+func lighthouseGather(tools lighthouseTools, url, dir string) error {
+	return lighthouseCmd(tools, url, "--gather-mode="+filepath.Join(dir, "artifacts"),
 		"--chrome-flags="+chromeFlags+" --user-data-dir="+filepath.Join(dir, "profile"))
 }
 
@@ -151,12 +150,14 @@ const defaultMultiplier = 4
 // slowdown. Lighthouse audits only with the settings it gathered with;
 // with simulated throttling the gathering is unthrottled and the slowdown
 // only enters the simulation, so the saved setting is set to match first.
-func lighthouseAudit(t *testing.T, tools lighthouseTools, dir string, multiplier float64) *lighthouseReport {
+func lighthouseAudit(t *testing.T, tools lighthouseTools, dir string, multiplier float64) (*lighthouseReport, error) {
 	t.Helper()
 	setMultiplier(t, filepath.Join(dir, "artifacts", "artifacts.json"), multiplier)
 	out := filepath.Join(dir, fmt.Sprintf("report-%.2f.json", multiplier))
-	lighthouseCmd(t, tools, "--audit-mode="+filepath.Join(dir, "artifacts"),
-		fmt.Sprintf("--throttling.cpuSlowdownMultiplier=%.2f", multiplier), "--output=json", "--output-path="+out)
+	if err := lighthouseCmd(tools, "--audit-mode="+filepath.Join(dir, "artifacts"),
+		fmt.Sprintf("--throttling.cpuSlowdownMultiplier=%.2f", multiplier), "--output=json", "--output-path="+out); err != nil {
+		return nil, err
+	}
 	raw, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("read the Lighthouse report: %v", err)
@@ -166,10 +167,34 @@ func lighthouseAudit(t *testing.T, tools lighthouseTools, dir string, multiplier
 		t.Fatalf("decode the Lighthouse report: %v", err)
 	}
 	if r.RuntimeError != nil && r.RuntimeError.Code != "" {
-		t.Fatalf("lighthouse: got runtime error %s (%s), want none", r.RuntimeError.Code, r.RuntimeError.Message)
+		return nil, fmt.Errorf("lighthouse runtime error %s: %s", r.RuntimeError.Code, r.RuntimeError.Message)
 	}
-	return &r
+	return &r, nil
 }
+
+// lighthouseRun gathers and scores one run: the default mobile profile's
+// report, and the report that decides performance (the same one on a
+// host as fast as Lighthouse's reference, else the calibrated one).
+func lighthouseRun(t *testing.T, tools lighthouseTools, url string) (byDefault, forPerformance *lighthouseReport, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := lighthouseGather(tools, url, dir); err != nil {
+		return nil, nil, err
+	}
+	if byDefault, err = lighthouseAudit(t, tools, dir, defaultMultiplier); err != nil {
+		return nil, nil, err
+	}
+	forPerformance = byDefault
+	if m := cpuMultiplier(byDefault.Environment.BenchmarkIndex); m < defaultMultiplier {
+		forPerformance, err = lighthouseAudit(t, tools, dir, m)
+	}
+	return byDefault, forPerformance, err
+}
+
+// lighthouseAttempts bounds how often one run is tried. On a loaded
+// machine Lighthouse now and then fails to record the trace (NO_NAVSTART,
+// "Please run Lighthouse again"); that says nothing about the page.
+const lighthouseAttempts = 3
 
 // setMultiplier rewrites the CPU slowdown saved in Lighthouse's artifacts,
 // keeping every other value as it was (numbers included, digit for digit).
@@ -229,20 +254,24 @@ func TestBrowserLighthouse(t *testing.T) {
 	url := link(t, env, env.Onboard(), "10.50", nil).Str("url")
 	var perf []float64
 	for run := 1; run <= lighthouseRuns; run++ {
-		dir := t.TempDir()
-		lighthouseGather(t, tools, url, dir)
-		r := lighthouseAudit(t, tools, dir, defaultMultiplier)
-		t.Logf("run %d, default mobile profile (4x): %s", run, r)
+		byDefault, forPerformance, err := lighthouseRun(t, tools, url)
+		for attempt := 2; err != nil && attempt <= lighthouseAttempts; attempt++ {
+			t.Logf("run %d: %v; trying again", run, err)
+			byDefault, forPerformance, err = lighthouseRun(t, tools, url)
+		}
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		t.Logf("run %d, default mobile profile (4x): %s", run, byDefault)
 		for _, category := range []string{"accessibility", "best-practices"} {
-			if got := r.score(category); got < minScore {
+			if got := byDefault.score(category); got < minScore {
 				t.Errorf("run %d: %s score: got %.2f, want at least %.2f", run, category, got, minScore)
 			}
 		}
-		if m := cpuMultiplier(r.Environment.BenchmarkIndex); m < defaultMultiplier {
-			r = lighthouseAudit(t, tools, dir, m)
-			t.Logf("run %d, calibrated to the host (%.2fx): %s", run, m, r)
+		if forPerformance != byDefault {
+			t.Logf("run %d, calibrated to the host (%.2fx): %s", run, cpuMultiplier(byDefault.Environment.BenchmarkIndex), forPerformance)
 		}
-		perf = append(perf, r.score("performance"))
+		perf = append(perf, forPerformance.score("performance"))
 	}
 	slices.Sort(perf)
 	if got := perf[len(perf)/2]; got < minScore {
