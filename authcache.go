@@ -29,25 +29,32 @@ type authEntry struct {
 
 func newAuthCache() *authCache { return &authCache{entries: map[string]authEntry{}} }
 
-// get returns the cached merchant for a key hash, if fresh at now.
+// get returns the cached merchant for a key hash, if fresh at now: an
+// entry ends at its expiry instant, like a key.
 func (c *authCache) get(hash []byte, now time.Time) *Merchant {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[hex.EncodeToString(hash)]
-	if !ok || now.After(e.expires) {
+	if !ok || !now.Before(e.expires) {
 		return nil
 	}
 	return e.m
 }
 
-// put remembers a merchant until now + AuthCacheTTL.
-func (c *authCache) put(hash []byte, m *Merchant, now time.Time) {
+// put remembers a merchant until now + AuthCacheTTL, or until the key
+// stops working (keyEnd, zero for a current key) if that is sooner: the
+// cache must not extend a rolled key's life beyond its overlap.
+func (c *authCache) put(hash []byte, m *Merchant, now, keyEnd time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= authCacheSize {
 		clear(c.entries)
 	}
-	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: now.Add(AuthCacheTTL)}
+	expires := now.Add(AuthCacheTTL)
+	if !keyEnd.IsZero() && keyEnd.Before(expires) {
+		expires = keyEnd
+	}
+	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: expires}
 }
 
 // forget drops every entry, after this instance changed a merchant.

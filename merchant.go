@@ -12,10 +12,13 @@ import (
 
 // Merchant is an onboarded company. Its secrets are stored only as hashes.
 type Merchant struct {
-	ID               string // the mid
-	Name             string
-	TradingName      string
-	Country          string
+	ID          string // the mid
+	Name        string
+	TradingName string
+	Country     string
+	// APIKeyHash is the hash of the current API key (api_keys holds the
+	// previous ones of a roll); on a merchant from Authenticate, the key
+	// that was presented.
 	APIKeyHash       []byte
 	CompanyTokenHash []byte
 	Settings         MerchantSettings
@@ -213,7 +216,11 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 	return m, creds, nil
 }
 
-// Authenticate finds the merchant whose API key this is.
+// Authenticate finds the merchant whose API key this is. The key may be
+// the current one or a previous one still inside its roll's overlap; the
+// returned merchant's APIKeyHash is the key presented, so that its
+// APIKeyID names the actor. A previous key past its end is refused, and
+// the cache never keeps a key beyond its end.
 func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, error) {
 	if apiKey == "" {
 		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "missing"})
@@ -224,13 +231,18 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 		return nil, errUnauthorized
 	}
 	hash := HashSecret(apiKey)
-	if m := s.auth.get(hash, s.now()); m != nil {
+	now := s.now()
+	if m := s.auth.get(hash, now); m != nil {
 		return m, nil
 	}
 	var m *Merchant
+	var key *APIKey
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		m, err = tx.MerchantByAPIKeyHash(hash)
+		if key, err = tx.APIKeyByHash(hash); err != nil {
+			return err
+		}
+		m, err = tx.Merchant(key.MerchantID)
 		return err
 	})
 	if err == ErrNotFound {
@@ -240,7 +252,13 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	if err != nil {
 		return nil, Internal("authenticate", err)
 	}
-	s.auth.put(hash, m, s.now())
+	if !key.ActiveAt(now) {
+		s.auditDenied(ctx, AuditEvent{MerchantID: key.MerchantID, Action: AuditAuthenticate, ObjectType: ObjectAPIKey,
+			ObjectID: key.ID, Detail: "expired"})
+		return nil, errUnauthorized
+	}
+	m.APIKeyHash = key.Hash
+	s.auth.put(hash, m, now, key.ExpiresAt)
 	return m, nil
 }
 
