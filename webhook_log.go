@@ -27,20 +27,18 @@ const (
 // ResponseExcerptBytes of valid UTF-8, cut at a character boundary, with
 // control characters other than newline and tab shown as U+FFFD.
 func ResponseExcerpt(body []byte) string {
-	if len(body) > ResponseExcerptBytes {
-		body = body[:ResponseExcerptBytes]
-	}
-	s := strings.ToValidUTF8(string(body), "\uFFFD")
-	for len(s) > ResponseExcerptBytes {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	return strings.Map(func(r rune) rune {
+	s := strings.ToValidUTF8(string(body[:min(len(body), ResponseExcerptBytes)]), "\uFFFD")
+	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return '\uFFFD'
 		}
 		return r
 	}, s)
+	for len(s) > ResponseExcerptBytes { // replacements are wider than what they replaced
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 // WebhookLogFilter selects a page of a merchant's delivery log.
