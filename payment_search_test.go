@@ -111,6 +111,24 @@ func TestListPayments(t *testing.T) {
 			})
 		}
 
+		t.Run("a payment matching twice is listed once", func(t *testing.T) {
+			m3 := env.Onboard()
+			x := pay(t, env, m3, payment{"4111111111111111", "dup@example.com", "DUP@example.com", "", 100, "AUD"})
+			y := pay(t, env, m3, payment{"4111111111111111", "", x.Reference, "", 100, "AUD"})
+			for q, want := range map[string][]string{
+				"dup@example.com": {x.Reference},
+				x.Reference:       {y.Reference, x.Reference},
+			} {
+				page, err := env.Service.ListPayments(ctx, m3.Merchant, paylink.PaymentFilter{Q: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := refs(page.Payments); !slices.Equal(got, want) {
+					t.Errorf("q %s: got %v, want %v", q, got, want)
+				}
+			}
+		})
+
 		t.Run("pages", func(t *testing.T) {
 			var got []string
 			f := paylink.PaymentFilter{Limit: 2}

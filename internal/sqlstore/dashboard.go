@@ -153,24 +153,27 @@ func (t *tx) Events(merchantID string, references []string) ([]*paylink.Event, e
 	return out, rows.Err()
 }
 
-// SearchTransactions runs a payment list query. A search becomes a
-// subquery of indexed lookups (reference, invoice number, email, last
-// four), so that neither engine has to scan the merchant's payments for
-// it; the page itself walks transactions_merchant_created backwards from
-// the cursor.
+// SearchTransactions runs a payment list query. Without a search the
+// page walks transactions_merchant_created backwards from the cursor,
+// filtering as it goes. A search is a union of indexed lookups (the
+// primary key, transactions_invoice, transactions_customer_email,
+// transactions_card_last4) joined to the table by primary key, so that
+// neither engine walks the merchant's payments to find a few.
 func (t *tx) SearchTransactions(q paylink.PaymentQuery) ([]*paylink.Transaction, error) {
 	var c conds
-	c.add("merchant_id = ?", q.MerchantID)
+	from := ` FROM transactions`
 	if q.Search != "" {
-		lookups := `SELECT ? UNION ALL SELECT reference FROM transactions WHERE merchant_id = ? AND invoice_number = ?
-			UNION ALL SELECT reference FROM transactions WHERE merchant_id = ? AND customer_email = ?`
-		args := []any{q.Search, q.MerchantID, q.Search, q.MerchantID, q.SearchEmail}
+		var l conds
+		lookups := `SELECT CAST(` + l.arg(q.Search) + ` AS TEXT) AS ref
+			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND invoice_number = ` + l.arg(q.Search) + `
+			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND customer_email = ` + l.arg(q.SearchEmail)
 		if q.SearchLast4 != "" {
-			lookups += ` UNION ALL SELECT reference FROM transactions WHERE merchant_id = ? AND card_last4 = ?`
-			args = append(args, q.MerchantID, q.SearchLast4)
+			lookups += ` UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND card_last4 = ` + l.arg(q.SearchLast4)
 		}
-		c.add("reference IN ("+lookups+")", args...)
+		from = ` FROM (` + lookups + `) found JOIN transactions ON transactions.reference = found.ref`
+		c.args = l.args
 	}
+	c.add("merchant_id = ?", q.MerchantID)
 	in(&c, "status", q.Statuses)
 	in(&c, "payment_type", q.Methods)
 	if !q.From.IsZero() {
@@ -191,7 +194,7 @@ func (t *tx) SearchTransactions(q paylink.PaymentQuery) ([]*paylink.Transaction,
 	if !q.BeforeCreated.IsZero() {
 		c.add("(created_at < ? OR (created_at = ? AND reference < ?))", q.BeforeCreated.UnixMicro(), q.BeforeCreated.UnixMicro(), q.BeforeReference)
 	}
-	query := `SELECT ` + transactionColumns + ` FROM transactions` + c.where() +
+	query := `SELECT ` + transactionColumns + from + c.where() +
 		` ORDER BY created_at DESC, reference DESC LIMIT ` + c.arg(q.Limit)
 	rows, err := t.q.QueryContext(t.ctx, query, c.args...)
 	if err != nil {

@@ -131,9 +131,9 @@ func (t *tx) WebhookDelivery(id string) (*paylink.WebhookDelivery, error) {
 
 // ListWebhookDeliveries lists deliveries newest first. Only the given
 // filters become conditions, so each query can use its index:
-// webhook_deliveries_reference for a payment's deliveries,
-// webhook_deliveries_merchant_state for a merchant's failed ones and
-// webhook_deliveries_merchant for all of a merchant's.
+// webhook_deliveries_merchant_created for a merchant's deliveries,
+// webhook_deliveries_merchant_state for its failed ones and
+// webhook_deliveries_merchant_reference for a payment's.
 func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookDelivery, error) {
 	limit := f.Limit
 	if limit <= 0 {

@@ -31,9 +31,14 @@ CREATE INDEX transactions_card_last4 ON transactions(merchant_id, card_last4, cr
 -- The payment timeline: audit rows about a payment or its refunds.
 CREATE INDEX audit_log_object ON audit_log(merchant_id, object_id, id);
 
--- The merchant's webhook delivery log (all, or failed only), newest first,
--- with a bounded excerpt of each attempt's response body.
+-- The merchant's webhook delivery log (all, or failed only) and a
+-- payment's deliveries, newest first (created time, then id), with a
+-- bounded excerpt of each attempt's response body. The first index
+-- replaces webhook_deliveries_merchant, of which it is an extension.
+DROP INDEX webhook_deliveries_merchant;
+CREATE INDEX webhook_deliveries_merchant_created ON webhook_deliveries(merchant_id, created_at, id);
 CREATE INDEX webhook_deliveries_merchant_state ON webhook_deliveries(merchant_id, state, created_at, id);
+CREATE INDEX webhook_deliveries_merchant_reference ON webhook_deliveries(merchant_id, reference, created_at, id);
 ALTER TABLE webhook_attempts ADD COLUMN response_excerpt TEXT NOT NULL DEFAULT '';
 
 -- The operator's list of reconciliation runs, newest first.
