@@ -73,7 +73,8 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap tim
 	return secret, nil
 }
 
-// APIKeys lists the merchant's API keys, newest first, with when each
+// APIKeys lists the merchant's API keys, the current one first, then
+// the previous ones newest first, with when each
 // stops working, for the dashboard's developers page. Keys that expired
 // are listed too: their ids name actors in the audit log.
 func (s *Service) APIKeys(ctx context.Context, m *Merchant) ([]*APIKey, error) {

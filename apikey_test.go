@@ -3,6 +3,7 @@ package paylink_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +168,44 @@ func TestRollAPIKeyOnAnotherInstance(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pg.Database(t)
 		test(t, apitest.Start(t, apitest.Options{DSN: dsn}), dsn)
+	})
+}
+
+// TestRollAPIKeyWhileAuthenticating: requests authenticating the old key
+// while a roll without overlap commits may read it before the commit, but
+// none of them leaves it cached: once the roll returns, the old key is
+// refused. Run with -race.
+func TestRollAPIKeyWhileAuthenticating(t *testing.T) {
+	onEngines(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						env.Service.Authenticate(context.Background(), m.Creds.APIKey)
+					}
+				}
+			}()
+		}
+		newKey, err := env.Service.RollAPIKey(context.Background(), m.ID, 0)
+		for range 50 {
+			if ok, _ := authenticates(t, env.Service, m.Creds.APIKey); ok {
+				t.Error("the old key authenticated after a roll without overlap returned")
+				break
+			}
+		}
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAuth(t, env.Service, "new key", newKey, true)
 	})
 }

@@ -232,20 +232,12 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	}
 	hash := HashSecret(apiKey)
 	now := s.now()
-	if m := s.auth.get(hash, now); m != nil {
-		return m, nil
+	cached, gen := s.auth.get(hash, now)
+	if cached != nil {
+		return cached, nil
 	}
-	var m *Merchant
-	var key *APIKey
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		if key, err = tx.APIKeyByHash(hash); err != nil {
-			return err
-		}
-		m, err = tx.Merchant(key.MerchantID)
-		return err
-	})
-	if err == ErrNotFound {
+	key, m, err := s.loadAPIKey(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
 		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "unknown"})
 		return nil, errUnauthorized
 	}
@@ -258,8 +250,20 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 		return nil, errUnauthorized
 	}
 	m.APIKeyHash = key.Hash
-	s.auth.put(hash, m, now, key.ExpiresAt)
+	s.auth.put(hash, m, now, key.ExpiresAt, gen)
 	return m, nil
+}
+
+// loadAPIKey reads the key with hash and its merchant.
+func (s *Service) loadAPIKey(ctx context.Context, hash []byte) (key *APIKey, m *Merchant, err error) {
+	err = s.store.View(ctx, func(tx Tx) error {
+		if key, err = tx.APIKeyByHash(hash); err != nil {
+			return err
+		}
+		m, err = tx.Merchant(key.MerchantID)
+		return err
+	})
+	return key, m, err
 }
 
 var errUnauthorized = Errorf(KindUnauthorized, CodeUnauthorized, "missing or invalid API key: send Authorization: Bearer <API_KEY>")

@@ -36,7 +36,8 @@ type Tx interface {
 	// APIKeyByHash loads the key with that hash, whether or not it has
 	// expired (the Service decides).
 	APIKeyByHash(hash []byte) (*APIKey, error)
-	// APIKeys lists a merchant's keys, newest first.
+	// APIKeys lists a merchant's keys, the current one first, then the
+	// previous ones newest first.
 	APIKeys(merchantID string) ([]*APIKey, error)
 	// RollAPIKey stores k as its merchant's current key and ends every
 	// other key of the merchant at oldUntil, unless it ends sooner;

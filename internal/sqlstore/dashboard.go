@@ -84,10 +84,12 @@ func scanAPIKey(row interface{ Scan(...any) error }) (*paylink.APIKey, error) {
 	return &k, nil
 }
 
-// APIKeys lists a merchant's API keys, newest first.
+// APIKeys lists a merchant's API keys, the current one first, then the
+// previous ones newest first (a roll may share a microsecond with the
+// onboarding it follows, so created_at alone cannot tell).
 func (t *tx) APIKeys(merchantID string) ([]*paylink.APIKey, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = $1
-		ORDER BY created_at DESC, id DESC`, merchantID)
+		ORDER BY expires_at IS NULL DESC, created_at DESC, expires_at DESC, id`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
