@@ -52,6 +52,10 @@ func Run(t *testing.T, open Opener) {
 		// Audit log.
 		"AuditLog":       testAuditLog,
 		"AuditRollsBack": testAuditRollsBack,
+		// The merchant dashboard.
+		"APIKeyRoll":    testAPIKeyRoll,
+		"SearchColumns": testSearchColumns,
+		"ScopedHistory": testScopedHistory,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
