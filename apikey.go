@@ -43,11 +43,10 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap tim
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be between 0 and 168h",
 			Fields: map[string]string{"overlap": "must be between 0 and 168h"}}
 	}
-	secret, err := s.token(40)
+	secret, err := s.newAPIKey()
 	if err != nil {
 		return "", Internal("roll api key", err)
 	}
-	secret = apiKeyPrefix + secret
 	now := s.now()
 	k := &APIKey{MerchantID: merchantID, Hash: HashSecret(secret), CreatedAt: now}
 	k.ID = APIKeyID(k.Hash)

@@ -172,7 +172,7 @@ func (s *Service) newCredentials() (Credentials, error) {
 	if err != nil {
 		return Credentials{}, err
 	}
-	key, err := s.token(40)
+	key, err := s.newAPIKey()
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -180,7 +180,17 @@ func (s *Service) newCredentials() (Credentials, error) {
 	if err != nil {
 		return Credentials{}, err
 	}
-	return Credentials{MID: "M" + strings.ToUpper(mid), APIKey: apiKeyPrefix + key, CompanyToken: company}, nil
+	return Credentials{MID: "M" + strings.ToUpper(mid), APIKey: key, CompanyToken: company}, nil
+}
+
+// newAPIKey returns a fresh API key: the prefix and 40 random characters
+// (238 bits).
+func (s *Service) newAPIKey() (string, error) {
+	key, err := s.token(40)
+	if err != nil {
+		return "", err
+	}
+	return apiKeyPrefix + key, nil
 }
 
 // CreateMerchant onboards a merchant and returns its credentials, which
