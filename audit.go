@@ -56,6 +56,7 @@ const (
 const (
 	AuditMerchantOnboard     = "merchant.onboard"
 	AuditAPIKeyCreate        = "api_key.create"
+	AuditAPIKeyRotate        = "api_key.rotate"
 	AuditWebhookSecretCreate = "webhook_secret.create"
 	AuditWebhookSecretRotate = "webhook_secret.rotate"
 	AuditAuthenticate        = "auth.api_key"       // an API key was presented
@@ -68,6 +69,7 @@ const (
 	AuditLinkCancel          = "payment_link.cancel"
 	AuditSettingsUpdate      = "merchant.settings.update"
 	AuditWhitelistUpdate     = "merchant.whitelist.update"
+	AuditWebhookResend       = "webhook_delivery.resend"
 )
 
 // Audited object types.
@@ -79,6 +81,7 @@ const (
 	ObjectTransaction   = "transaction"
 	ObjectRefund        = "refund"
 	ObjectPaymentLink   = "payment_link"
+	ObjectWebhook       = "webhook_delivery"
 )
 
 // AuditFilter selects audit rows for an export, oldest first.

@@ -20,6 +20,9 @@ const authCacheSize = 10000
 type authCache struct {
 	mu      sync.Mutex
 	entries map[string]authEntry
+	// gen counts forget calls: a merchant read before a change committed
+	// must not be cached after forget ran for that change.
+	gen uint64
 }
 
 type authEntry struct {
@@ -29,25 +32,38 @@ type authEntry struct {
 
 func newAuthCache() *authCache { return &authCache{entries: map[string]authEntry{}} }
 
-// get returns the cached merchant for a key hash, if fresh at now.
-func (c *authCache) get(hash []byte, now time.Time) *Merchant {
+// get returns the cached merchant for a key hash, if fresh at now (an
+// entry ends at its expiry instant, like a key), and the generation to
+// pass to put after reading the merchant from the store on a miss.
+func (c *authCache) get(hash []byte, now time.Time) (*Merchant, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[hex.EncodeToString(hash)]
-	if !ok || now.After(e.expires) {
-		return nil
+	if !ok || !now.Before(e.expires) {
+		return nil, c.gen
 	}
-	return e.m
+	return e.m, c.gen
 }
 
-// put remembers a merchant until now + AuthCacheTTL.
-func (c *authCache) put(hash []byte, m *Merchant, now time.Time) {
+// put remembers a merchant until now + AuthCacheTTL, or until the key
+// stops working (keyEnd, zero for a current key) if that is sooner: the
+// cache must not extend a rolled key's life beyond its overlap. gen is
+// get's generation: if forget ran since, m may predate the change it was
+// called for, and is not cached.
+func (c *authCache) put(hash []byte, m *Merchant, now, keyEnd time.Time, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if len(c.entries) >= authCacheSize {
 		clear(c.entries)
 	}
-	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: now.Add(AuthCacheTTL)}
+	expires := now.Add(AuthCacheTTL)
+	if !keyEnd.IsZero() && keyEnd.Before(expires) {
+		expires = keyEnd
+	}
+	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: expires}
 }
 
 // forget drops every entry, after this instance changed a merchant.
@@ -55,4 +71,5 @@ func (c *authCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.entries)
+	c.gen++
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,10 +12,13 @@ import (
 
 // Merchant is an onboarded company. Its secrets are stored only as hashes.
 type Merchant struct {
-	ID               string // the mid
-	Name             string
-	TradingName      string
-	Country          string
+	ID          string // the mid
+	Name        string
+	TradingName string
+	Country     string
+	// APIKeyHash is the hash of the current API key (api_keys holds the
+	// previous ones of a roll); on a merchant from Authenticate, the key
+	// that was presented.
 	APIKeyHash       []byte
 	CompanyTokenHash []byte
 	Settings         MerchantSettings
@@ -167,7 +171,7 @@ func (s *Service) newCredentials() (Credentials, error) {
 	if err != nil {
 		return Credentials{}, err
 	}
-	key, err := s.token(40)
+	key, err := s.newAPIKey()
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -175,7 +179,17 @@ func (s *Service) newCredentials() (Credentials, error) {
 	if err != nil {
 		return Credentials{}, err
 	}
-	return Credentials{MID: "M" + strings.ToUpper(mid), APIKey: apiKeyPrefix + key, CompanyToken: company}, nil
+	return Credentials{MID: "M" + strings.ToUpper(mid), APIKey: key, CompanyToken: company}, nil
+}
+
+// newAPIKey returns a fresh API key: the prefix and 40 random characters
+// (238 bits).
+func (s *Service) newAPIKey() (string, error) {
+	key, err := s.token(40)
+	if err != nil {
+		return "", err
+	}
+	return apiKeyPrefix + key, nil
 }
 
 // CreateMerchant onboards a merchant and returns its credentials, which
@@ -217,7 +231,11 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 	return m, creds, nil
 }
 
-// Authenticate finds the merchant whose API key this is.
+// Authenticate finds the merchant whose API key this is. The key may be
+// the current one or a previous one still inside its roll's overlap; the
+// returned merchant's APIKeyHash is the key presented, so that its
+// APIKeyID names the actor. A previous key past its end is refused, and
+// the cache never keeps a key beyond its end.
 func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, error) {
 	if apiKey == "" {
 		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "missing"})
@@ -228,24 +246,39 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 		return nil, errUnauthorized
 	}
 	hash := HashSecret(apiKey)
-	if m := s.auth.get(hash, s.now()); m != nil {
-		return m, nil
+	now := s.now()
+	cached, gen := s.auth.get(hash, now)
+	if cached != nil {
+		return cached, nil
 	}
-	var m *Merchant
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		m, err = tx.MerchantByAPIKeyHash(hash)
-		return err
-	})
-	if err == ErrNotFound {
+	key, m, err := s.loadAPIKey(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
 		s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: "unknown"})
 		return nil, errUnauthorized
 	}
 	if err != nil {
 		return nil, Internal("authenticate", err)
 	}
-	s.auth.put(hash, m, s.now())
+	if !key.ActiveAt(now) {
+		s.auditDenied(ctx, AuditEvent{MerchantID: key.MerchantID, Action: AuditAuthenticate, ObjectType: ObjectAPIKey,
+			ObjectID: key.ID, Detail: "expired"})
+		return nil, errUnauthorized
+	}
+	m.APIKeyHash = key.Hash
+	s.auth.put(hash, m, now, key.ExpiresAt, gen)
 	return m, nil
+}
+
+// loadAPIKey reads the key with hash and its merchant.
+func (s *Service) loadAPIKey(ctx context.Context, hash []byte) (key *APIKey, m *Merchant, err error) {
+	err = s.store.View(ctx, func(tx Tx) error {
+		if key, err = tx.APIKeyByHash(hash); err != nil {
+			return err
+		}
+		m, err = tx.Merchant(key.MerchantID)
+		return err
+	})
+	return key, m, err
 }
 
 var errUnauthorized = Errorf(KindUnauthorized, CodeUnauthorized, "missing or invalid API key: send Authorization: Bearer <API_KEY>")

@@ -245,3 +245,29 @@ func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Po
 	slices.SortFunc(missing, func(a, b Variance) int { return strings.Compare(a.Reference, b.Reference) })
 	rec.Variances = append(rec.Variances, missing...)
 }
+
+// Page sizes of the reconciliation list.
+const (
+	DefaultReconciliations = 20
+	MaxReconciliations     = 200
+)
+
+// Reconciliations lists the latest reconciliation runs, newest first,
+// each with every variance it found, for the operator's review. limit is
+// 1 to MaxReconciliations, 0 for DefaultReconciliations.
+func (s *Service) Reconciliations(ctx context.Context, limit int) ([]*Reconciliation, error) {
+	fe := FieldErrors{}
+	if limit = pageSize(limit, DefaultReconciliations, MaxReconciliations, fe); fe.Err() != nil {
+		return nil, fe.Err()
+	}
+	var out []*Reconciliation
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.Reconciliations(limit)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("list reconciliations", err)
+	}
+	return out, nil
+}

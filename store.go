@@ -25,11 +25,24 @@ type Store interface {
 // return ErrNotFound for a missing row; guarded writes return ErrConflict
 // when their guard does not hold.
 type Tx interface {
+	// CreateMerchant inserts m and its first API key (m.APIKeyHash).
 	CreateMerchant(m *Merchant) error
 	Merchant(id string) (*Merchant, error)
-	MerchantByAPIKeyHash(hash []byte) (*Merchant, error)
 	ListMerchants() ([]*Merchant, error)
 	UpdateMerchantSettings(id string, s MerchantSettings) error
+
+	// API keys (apikey.go).
+
+	// APIKeyByHash loads the key with that hash, whether or not it has
+	// expired (the Service decides).
+	APIKeyByHash(hash []byte) (*APIKey, error)
+	// APIKeys lists a merchant's keys, the current one first, then the
+	// previous ones newest first.
+	APIKeys(merchantID string) ([]*APIKey, error)
+	// RollAPIKey stores k as its merchant's current key and ends every
+	// other key of the merchant at oldUntil, unless it ends sooner;
+	// ErrNotFound for an unknown merchant.
+	RollAPIKey(k *APIKey, oldUntil time.Time) error
 
 	CreateTransactionToken(t *TransactionToken) error
 	// ConsumeTransactionToken marks the token used if it is the merchant's,
@@ -101,6 +114,18 @@ type Tx interface {
 
 	// AddEvent appends to the state history of a transaction or refund.
 	AddEvent(e *Event) error
+	// Events lists the merchant's history events of the references, in
+	// the order they were added.
+	Events(merchantID string, references []string) ([]*Event, error)
+
+	// The dashboard's payment list (payment_search.go) and timeline
+	// (timeline.go).
+
+	// SearchTransactions lists the transactions matching q, newest first
+	// (created time, then reference), at most q.Limit.
+	SearchTransactions(q PaymentQuery) ([]*Transaction, error)
+	// RefundsOf lists the merchant's refunds of a transaction, oldest first.
+	RefundsOf(merchantID, transactionReference string) ([]*Refund, error)
 
 	// The audit log (audit.go): append-only, so there is no update or
 	// delete.
@@ -109,6 +134,9 @@ type Tx interface {
 	AddAuditEvent(e *AuditEvent) error
 	// AuditEvents lists the rows matching f in id order.
 	AuditEvents(f AuditFilter) ([]*AuditEvent, error)
+	// AuditEventsAbout lists the merchant's rows whose object is one of
+	// objectIDs, in id order.
+	AuditEventsAbout(merchantID string, objectIDs []string) ([]*AuditEvent, error)
 
 	// Idempotency keys.
 	// ClaimIdempotencyKey inserts k, or takes over an unfinished key whose
@@ -143,10 +171,11 @@ type Tx interface {
 	// due at now; ErrConflict when it is pending already.
 	ResendWebhookDelivery(id string, now time.Time) error
 	WebhookDelivery(id string) (*WebhookDelivery, error)
-	// ListWebhookDeliveries lists deliveries newest first.
+	// ListWebhookDeliveries lists deliveries matching f newest first
+	// (created time, then id).
 	ListWebhookDeliveries(f WebhookFilter) ([]*WebhookDelivery, error)
-	// WebhookAttempts lists a delivery's attempts, oldest first.
-	WebhookAttempts(deliveryID string) ([]*WebhookAttempt, error)
+	// WebhookAttempts lists the attempts of the deliveries, oldest first.
+	WebhookAttempts(deliveryIDs ...string) ([]*WebhookAttempt, error)
 	// CountDueWebhookDeliveries counts pending rows due at now, leased or not.
 	CountDueWebhookDeliveries(now time.Time) (int, error)
 	// Ledger (ledger.go): postings are appended, never changed.
@@ -210,6 +239,9 @@ type Tx interface {
 	// WebhookBacklog counts pending rows, due or not, and finds the
 	// creation time of the oldest.
 	WebhookBacklog() (WebhookBacklog, error)
+	// Reconciliations lists up to limit runs, newest first, with their
+	// variances.
+	Reconciliations(limit int) ([]*Reconciliation, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

@@ -54,13 +54,23 @@ type WebhookAttempt struct {
 	Latency    time.Duration
 	Error      string
 	StartedAt  time.Time
+	// ResponseExcerpt is the start of the receiver's response body, at
+	// most ResponseExcerptBytes, as text (ResponseExcerpt): enough to see
+	// why a receiver refused a webhook.
+	ResponseExcerpt string
 }
 
-// WebhookFilter selects deliveries for the operator's list.
+// WebhookFilter selects deliveries for the operator's list, the
+// merchant's delivery log and a payment's timeline.
 type WebhookFilter struct {
 	MerchantID string // "" for all merchants
+	Reference  string // only deliveries about this transaction, when set
 	FailedOnly bool
-	Limit      int
+	// BeforeCreated and BeforeID keep deliveries older than this
+	// position (keyset paging); zero for the newest.
+	BeforeCreated time.Time
+	BeforeID      string
+	Limit         int
 }
 
 // emitsWebhook reports whether a transaction in status s notifies the

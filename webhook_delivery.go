@@ -211,6 +211,7 @@ func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookA
 	now := s.now()
 	d.Attempts++
 	a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
+	a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
 	d.LastStatusCode, d.LastError, d.UpdatedAt = a.StatusCode, a.Error, now
 	switch next, retry := nextRetry(d.Attempts, d.CreatedAt, now); {
 	case a.StatusCode == 200 && a.Error == "":
@@ -251,9 +252,29 @@ func nextRetry(attempts int, created, now time.Time) (time.Time, bool) {
 }
 
 // ResendWebhook queues a delivered or failed delivery again (manual
-// redelivery); it keeps its webhook-id and payload.
+// redelivery, by an operator); it keeps its webhook-id and payload.
 func (s *Service) ResendWebhook(ctx context.Context, id string) error {
-	err := s.store.Update(ctx, func(tx Tx) error { return tx.ResendWebhookDelivery(id, s.now()) })
+	return s.resendWebhook(ctx, "", id)
+}
+
+// resendWebhook makes delivery id due again and audits it, refusing a
+// delivery of another merchant than merchantID ("" for an operator) as
+// not found.
+func (s *Service) resendWebhook(ctx context.Context, merchantID, id string) error {
+	err := s.store.Update(ctx, func(tx Tx) error {
+		d, err := tx.WebhookDelivery(id)
+		if err != nil {
+			return err
+		}
+		if merchantID != "" && d.MerchantID != merchantID {
+			return ErrNotFound
+		}
+		if err := tx.ResendWebhookDelivery(id, s.now()); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: d.MerchantID, Action: AuditWebhookResend, ObjectType: ObjectWebhook,
+			ObjectID: id, Outcome: OutcomeSuccess, Detail: d.Reference})
+	})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return Errorf(KindNotFound, CodeNotFound, "no webhook delivery %s", id)
@@ -279,7 +300,7 @@ func (s *Service) ListWebhooks(ctx context.Context, f WebhookFilter) ([]*Webhook
 	return out, nil
 }
 
-// WebhookAttempts returns a delivery's log, oldest first.
+// WebhookAttempts returns a delivery's log, oldest first (operators).
 func (s *Service) WebhookAttempts(ctx context.Context, id string) ([]*WebhookAttempt, error) {
 	var out []*WebhookAttempt
 	err := s.store.View(ctx, func(tx Tx) error {

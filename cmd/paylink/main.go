@@ -33,6 +33,7 @@ commands:
   merchant list      list merchants
   merchant update    change a merchant's webhook URL, whitelist, retries or payload
   merchant rotate-webhook-secret   give a merchant a new webhook signing secret
+  merchant roll-api-key   give a merchant a new API key; the old one works for --overlap
   webhooks list      show the webhook delivery log
   webhooks resend    queue a webhook delivery again
   ledger verify      check that the journal balances and matches every payment

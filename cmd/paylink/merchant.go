@@ -14,7 +14,7 @@ import (
 
 func runMerchant(ctx context.Context, env environment, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("merchant: want a subcommand: create, list, update or rotate-webhook-secret")
+		return fmt.Errorf("merchant: want a subcommand: create, list, update, rotate-webhook-secret or roll-api-key")
 	}
 	switch args[0] {
 	case "create":
@@ -23,6 +23,8 @@ func runMerchant(ctx context.Context, env environment, args []string) error {
 		return runMerchantList(ctx, env, args[1:])
 	case "rotate-webhook-secret":
 		return runRotateWebhookSecret(ctx, env, args[1:])
+	case "roll-api-key":
+		return runRollAPIKey(ctx, env, args[1:])
 	case "update":
 		return runMerchantUpdate(ctx, env, args[1:])
 	}

@@ -250,7 +250,7 @@ func TestCPUMultiplier(t *testing.T) {
 // default profile's score of every run beside it.
 func TestBrowserLighthouse(t *testing.T) {
 	tools := findLighthouse(t)
-	env, _ := start(t)
+	env := start(t)
 	url := link(t, env, env.Onboard(), "10.50", nil).Str("url")
 	var perf []float64
 	for run := 1; run <= lighthouseRuns; run++ {

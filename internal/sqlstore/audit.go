@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -33,6 +34,11 @@ func (t *tx) AuditEvents(f paylink.AuditFilter) ([]*paylink.AuditEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list audit events: %w", err)
 	}
+	return scanAuditEvents(rows)
+}
+
+// scanAuditEvents reads every row of an audit query.
+func scanAuditEvents(rows *sql.Rows) ([]*paylink.AuditEvent, error) {
 	defer rows.Close()
 	var out []*paylink.AuditEvent
 	for rows.Next() {

@@ -32,7 +32,8 @@ func scanTransaction(row interface{ Scan(...any) error }) (*paylink.Transaction,
 	return &t, nil
 }
 
-// CreateTransaction inserts a transaction at version 1.
+// CreateTransaction inserts a transaction at version 1, with its
+// customer email and card last four copied out of details for search.
 func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 	details, err := toJSON(tr.Details)
 	if err != nil {
@@ -41,11 +42,12 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 	tr.Version = 1
 	_, err = t.exec(`INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
 		amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
-		created_at, updated_at, processed_at, secret_key_id, secret_sealed, details)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+		created_at, updated_at, processed_at, secret_key_id, secret_sealed, details, customer_email, card_last4)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 		tr.Reference, tr.MerchantID, tr.InvoiceNumber, tr.PaymentType, tr.Channel, string(tr.Status), tr.Version, tr.Currency,
 		tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuth, tr.PreAuthAmount, tr.Refunded, tr.CardToken, tr.PaymentLinkID,
-		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), tr.Secret.KeyID, tr.Secret.Ciphertext, details)
+		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), tr.Secret.KeyID, tr.Secret.Ciphertext, details,
+		paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4())
 	if err != nil {
 		return fmt.Errorf("insert transaction: %w", err)
 	}
@@ -80,10 +82,11 @@ func (t *tx) UpdateTransaction(tr *paylink.Transaction) error {
 		return err
 	}
 	err = t.execOne("update transaction", `UPDATE transactions SET status = $1, version = version + 1, amount = $2, surcharge = $3,
-		fee = $4, total = $5, pre_auth_amount = $6, updated_at = $7, processed_at = $8, details = $9
-		WHERE reference = $10 AND version = $11`,
+		fee = $4, total = $5, pre_auth_amount = $6, updated_at = $7, processed_at = $8, details = $9,
+		customer_email = $10, card_last4 = $11
+		WHERE reference = $12 AND version = $13`,
 		string(tr.Status), tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuthAmount, tr.UpdatedAt.UnixMicro(),
-		micros(tr.ProcessedAt), details, tr.Reference, tr.Version)
+		micros(tr.ProcessedAt), details, paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4(), tr.Reference, tr.Version)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func notFound(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// CreateMerchant inserts a merchant.
+// CreateMerchant inserts a merchant and its first API key.
 func (t *tx) CreateMerchant(m *paylink.Merchant) error {
 	settings, err := toJSON(m.Settings)
 	if err != nil {
@@ -91,7 +91,7 @@ func (t *tx) CreateMerchant(m *paylink.Merchant) error {
 	if err != nil {
 		return fmt.Errorf("insert merchant: %w", err)
 	}
-	return nil
+	return t.insertAPIKey(&paylink.APIKey{ID: paylink.APIKeyID(m.APIKeyHash), MerchantID: m.ID, Hash: m.APIKeyHash, CreatedAt: m.CreatedAt})
 }
 
 const merchantColumns = `id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at`
@@ -115,15 +115,6 @@ func (t *tx) Merchant(id string) (*paylink.Merchant, error) {
 	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
 	if err != nil {
 		return nil, notFound("load merchant", err)
-	}
-	return m, nil
-}
-
-// MerchantByAPIKeyHash loads the merchant owning an API key.
-func (t *tx) MerchantByAPIKeyHash(hash []byte) (*paylink.Merchant, error) {
-	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE api_key_hash = $1`, hash))
-	if err != nil {
-		return nil, notFound("load merchant by key", err)
 	}
 	return m, nil
 }

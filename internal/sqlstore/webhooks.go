@@ -98,9 +98,9 @@ func (t *tx) FinishWebhookAttempt(d *paylink.WebhookDelivery, token string) erro
 
 // AddWebhookAttempt appends to the delivery log.
 func (t *tx) AddWebhookAttempt(a *paylink.WebhookAttempt) error {
-	_, err := t.exec(`INSERT INTO webhook_attempts (delivery_id, attempt, url, status_code, latency_us, error, started_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.DeliveryID, a.Attempt, a.URL, a.StatusCode, a.Latency.Microseconds(), a.Error, a.StartedAt.UnixMicro())
+	_, err := t.exec(`INSERT INTO webhook_attempts (`+attemptColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.DeliveryID, a.Attempt, a.URL, a.StatusCode, a.Latency.Microseconds(), a.Error, a.StartedAt.UnixMicro(), a.ResponseExcerpt)
 	if err != nil {
 		return fmt.Errorf("insert webhook attempt: %w", err)
 	}
@@ -129,29 +129,47 @@ func (t *tx) WebhookDelivery(id string) (*paylink.WebhookDelivery, error) {
 	return d, nil
 }
 
-// ListWebhookDeliveries lists deliveries newest first.
+// ListWebhookDeliveries lists deliveries newest first. Only the given
+// filters become conditions, so each query can use its index:
+// webhook_deliveries_merchant_created for a merchant's deliveries,
+// webhook_deliveries_merchant_state for its failed ones and
+// webhook_deliveries_merchant_reference for a payment's.
 func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookDelivery, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	state := ""
-	if f.FailedOnly {
-		state = paylink.DeliveryFailed
+	var c conds
+	if f.MerchantID != "" {
+		c.add("merchant_id = ?", f.MerchantID)
 	}
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE ($1 = '' OR merchant_id = $2) AND ($3 = '' OR state = $4)
-		ORDER BY created_at DESC, id DESC LIMIT $5`, f.MerchantID, f.MerchantID, state, state, limit)
+	if f.Reference != "" {
+		c.add("reference = ?", f.Reference)
+	}
+	if f.FailedOnly {
+		c.add("state = ?", paylink.DeliveryFailed)
+	}
+	if !f.BeforeCreated.IsZero() {
+		c.add("(created_at < ? OR (created_at = ? AND id < ?))", f.BeforeCreated.UnixMicro(), f.BeforeCreated.UnixMicro(), f.BeforeID)
+	}
+	query := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries` + c.where() + ` ORDER BY created_at DESC, id DESC LIMIT ` + c.arg(limit)
+	rows, err := t.q.QueryContext(t.ctx, query, c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
 	return scanDeliveries(rows, "list webhook deliveries")
 }
 
-// WebhookAttempts lists a delivery's attempts, oldest first.
-func (t *tx) WebhookAttempts(deliveryID string) ([]*paylink.WebhookAttempt, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT delivery_id, attempt, url, status_code, latency_us, error, started_at
-		FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`, deliveryID)
+const attemptColumns = `delivery_id, attempt, url, status_code, latency_us, error, started_at, response_excerpt`
+
+// WebhookAttempts lists the deliveries' attempts, oldest first.
+func (t *tx) WebhookAttempts(deliveryIDs ...string) ([]*paylink.WebhookAttempt, error) {
+	if len(deliveryIDs) == 0 {
+		return nil, nil
+	}
+	var c conds
+	in(&c, "delivery_id", deliveryIDs)
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+attemptColumns+` FROM webhook_attempts`+c.where()+` ORDER BY id`, c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("webhook attempts: %w", err)
 	}
@@ -160,7 +178,7 @@ func (t *tx) WebhookAttempts(deliveryID string) ([]*paylink.WebhookAttempt, erro
 	for rows.Next() {
 		var a paylink.WebhookAttempt
 		var latency, started int64
-		if err := rows.Scan(&a.DeliveryID, &a.Attempt, &a.URL, &a.StatusCode, &latency, &a.Error, &started); err != nil {
+		if err := rows.Scan(&a.DeliveryID, &a.Attempt, &a.URL, &a.StatusCode, &latency, &a.Error, &started, &a.ResponseExcerpt); err != nil {
 			return nil, fmt.Errorf("webhook attempts: %w", err)
 		}
 		a.Latency, a.StartedAt = time.Duration(latency)*time.Microsecond, time.UnixMicro(started).UTC()

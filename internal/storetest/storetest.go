@@ -55,6 +55,10 @@ func Run(t *testing.T, open Opener) {
 		"AuditRollsBack": testAuditRollsBack,
 		// Recovery.
 		"CountInStatus": testCountInStatus,
+		// The merchant dashboard.
+		"APIKeyRoll":    testAPIKeyRoll,
+		"SearchColumns": testSearchColumns,
+		"ScopedHistory": testScopedHistory,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -100,7 +104,14 @@ func NewMerchant(t *testing.T, s paylink.Store) *paylink.Merchant {
 func testMerchants(t *testing.T, s paylink.Store) {
 	m := NewMerchant(t, s)
 	view(t, s, func(tx paylink.Tx) error {
-		got, err := tx.MerchantByAPIKeyHash(m.APIKeyHash)
+		key, err := tx.APIKeyByHash(m.APIKeyHash)
+		if err != nil {
+			return err
+		}
+		if key.MerchantID != m.ID || key.ID != m.APIKeyID() || !key.ExpiresAt.IsZero() {
+			t.Errorf("got first api key %+v, want %s of %s without an end", key, m.APIKeyID(), m.ID)
+		}
+		got, err := tx.Merchant(m.ID)
 		if err != nil {
 			return err
 		}
@@ -110,7 +121,7 @@ func testMerchants(t *testing.T, s paylink.Store) {
 		if got.Settings.Surcharge != paylink.DefaultSurchargeRates() {
 			t.Errorf("got settings %+v, want default surcharge rates", got.Settings)
 		}
-		if _, err := tx.MerchantByAPIKeyHash(paylink.HashSecret("nope")); !errors.Is(err, paylink.ErrNotFound) {
+		if _, err := tx.APIKeyByHash(paylink.HashSecret("nope")); !errors.Is(err, paylink.ErrNotFound) {
 			t.Errorf("unknown key: got %v, want ErrNotFound", err)
 		}
 		return nil

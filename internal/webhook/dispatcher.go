@@ -123,8 +123,8 @@ func (d *Dispatcher) dispatch(ctx context.Context) {
 func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 	a := paylink.WebhookAttempt{StartedAt: d.svc.Now()}
 	start := time.Now()
-	status, err := d.send(ctx, job)
-	a.Latency, a.StatusCode = time.Since(start), status
+	status, excerpt, err := d.send(ctx, job)
+	a.Latency, a.StatusCode, a.ResponseExcerpt = time.Since(start), status, excerpt
 	d.opts.Metrics.observe(status, err, a.Latency)
 	switch {
 	case err != nil:
@@ -144,28 +144,31 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 }
 
 // send POSTs the payload with its signature headers and returns the
-// receiver's status code. It refuses hosts outside the whitelist before
-// any connection is made.
-func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, error) {
+// receiver's status code and the start of its response body (the
+// Service bounds and cleans it: paylink.ResponseExcerpt). It refuses
+// hosts outside the whitelist before any connection is made.
+func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, string, error) {
 	w := job.Delivery
 	u, err := paylink.CheckWebhookURL(w.URL, job.Domains)
 	if err != nil {
-		return 0, fmt.Errorf("webhook URL: %w", err)
+		return 0, "", fmt.Errorf("webhook URL: %w", err)
 	}
 	req, err := http.NewRequestWithContext(withLiteral(ctx, u), http.MethodPost, u.String(), bytes.NewReader(w.Payload))
 	if err != nil {
-		return 0, fmt.Errorf("build request: %w", err)
+		return 0, "", fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "paylink-webhooks/1")
 	setHeaders(req.Header, job.Keys, w.ID, d.svc.Now(), w.Payload)
 	res, err := d.client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer res.Body.Close()
-	// Only the status counts; read a bounded part of the body so that the
-	// connection can be reused, and ignore what it says.
+	// Only the status counts; the start of the body is kept for the
+	// delivery log, and a bounded rest is read so that the connection
+	// can be reused.
+	head, _ := io.ReadAll(io.LimitReader(res.Body, paylink.ResponseExcerptBytes))
 	io.Copy(io.Discard, io.LimitReader(res.Body, MaxResponseBytes))
-	return res.StatusCode, nil
+	return res.StatusCode, string(head), nil
 }

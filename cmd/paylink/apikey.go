@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// runRollAPIKey gives a merchant a new API key, printed once, and keeps
+// the previous one working for the overlap so that the merchant can
+// deploy the new key first (0 revokes it at once, for a leaked key).
+func runRollAPIKey(ctx context.Context, env environment, args []string) error {
+	f := newFlags("merchant roll-api-key", env)
+	dsn := f.str("db", defaultDB, "database DSN")
+	mid := f.String("merchant", "", "mid of the merchant (required)")
+	overlap := f.Duration("overlap", 24*time.Hour, "how long the previous key keeps working (0 revokes it at once; at most 168h)")
+	if err := f.parse(args); err != nil {
+		return ignoreHelp(err)
+	}
+	if *mid == "" {
+		return errors.New("merchant roll-api-key: --merchant is required")
+	}
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		key, err := svc.RollAPIKey(ctx, *mid, *overlap)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "New API key for %s (shown once; store it now):\n\napi_key: %s\nkey_id:  %s\n\n", *mid, key,
+			paylink.APIKeyID(paylink.HashSecret(key)))
+		if *overlap == 0 {
+			fmt.Fprintln(env.stdout, "Every previous key was revoked at once.")
+			return nil
+		}
+		fmt.Fprintf(env.stdout, "Previous keys keep working until %s (for %s), then stop.\n",
+			svc.Now().Add(*overlap).Format(time.RFC3339), *overlap)
+		return nil
+	})
+}
