@@ -109,10 +109,14 @@ func openPostgres(url string) (*Store, error) {
 }
 
 // sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable
-// commits, a busy timeout, and foreign keys on.
+// commits, a busy timeout, foreign keys on, and temporary storage in
+// memory: the group-commit writer gives every caller a savepoint, whose
+// statement journal otherwise goes to a temporary file, one pwrite per
+// page first touched (a third of the writer's CPU in a profile). It holds
+// nothing that must survive a crash; the WAL does.
 func sqliteURL(path string, readOnly bool) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)", "temp_store(MEMORY)"} {
 		q.Add("_pragma", p)
 	}
 	if readOnly {
