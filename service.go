@@ -53,6 +53,9 @@ type Deps struct {
 	Logger    *slog.Logger
 	Clock     func() time.Time
 	Random    io.Reader
+	// Passwords hashes dashboard users' passwords (internal/passwords);
+	// without it the user operations answer an internal error.
+	Passwords PasswordHasher
 }
 
 // Service implements every operation of the API; it is where the business
@@ -66,6 +69,7 @@ type Service struct {
 	log       *slog.Logger
 	clock     func() time.Time
 	random    io.Reader
+	passwords PasswordHasher
 	auth      *authCache // authenticated merchants, briefly
 	// authFailures bounds the audit rows written for failed
 	// authentications (audit.go).
@@ -96,7 +100,7 @@ func NewService(cfg Config, d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
+		log: d.Logger, clock: d.Clock, random: d.Random, passwords: d.Passwords, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
 		authFailures: newAuthFailureLimiter()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s

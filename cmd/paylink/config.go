@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/passwords"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -137,7 +138,8 @@ func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Con
 	if err != nil {
 		return nil, err
 	}
-	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{}, Logger: log}), nil
+	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: processor.Bank{},
+		Logger: log, Passwords: passwords.New()}), nil
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -20,6 +20,7 @@ import (
 	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/checkout"
+	"github.com/paylink/paylink/internal/dashboard"
 	"github.com/paylink/paylink/internal/jobs"
 	"github.com/paylink/paylink/internal/webhook"
 )
@@ -36,6 +37,8 @@ type serveConfig struct {
 	logLevel    slog.Level // info logs every request; warn keeps only problems
 	// webhookTimeout bounds one webhook delivery attempt.
 	webhookTimeout time.Duration
+	// dashboardIdle ends dashboard sessions unused for this long.
+	dashboardIdle time.Duration
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -61,11 +64,13 @@ func runServe(ctx context.Context, env environment, args []string) error {
 	clearing := f.duration("direct-debit-clearing", 72*time.Hour, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", 30*time.Second, "timeout of one webhook delivery attempt")
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
+	dashIdle := f.duration("dashboard-idle", paylink.SessionIdleDefault, "dashboard sessions unused for this long end")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
+	cfg.dashboardIdle = *dashIdle
 	cutoffAt, err := parseTimeOfDay(*cutoff)
 	if err != nil {
 		return fmt.Errorf("--settlement-cutoff: %w", err)
@@ -113,6 +118,12 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		ln.Close()
 		return fmt.Errorf("payment pages: %w", err)
 	}
+	dash, err := dashboard.New(svc, dashboard.WithLogger(log), dashboard.WithIdleTimeout(cfg.dashboardIdle))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	dash.Register(handler) // the merchant dashboard at /dashboard/
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, reg, log)
 		if err != nil {

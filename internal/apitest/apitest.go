@@ -21,6 +21,8 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/dashboard"
+	"github.com/paylink/paylink/internal/passwords"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -48,6 +50,12 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// Passwords is argon2id with parameters cheap enough for tests that
+// sign in many times; the hashing code is the production one.
+func Passwords() passwords.Argon2id {
+	return passwords.Argon2id{P: passwords.Params{Time: 1, Memory: 1024, Threads: 1}}
 }
 
 // Env is a running API with its parts exposed to the test.
@@ -78,6 +86,8 @@ type Options struct {
 	// Clock, when set, is shared with another Env (two instances on one
 	// database); default: a new clock at the current time.
 	Clock *Clock
+	// Dashboard adjusts the merchant dashboard mounted at /dashboard/.
+	Dashboard []dashboard.Option
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
@@ -109,9 +119,15 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Bank != nil {
 		bank = opts.Bank
 	}
-	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log, Clock: e.Clock.Now})
+	e.Service = paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: processor.Sandbox{}, Bank: bank, Logger: log,
+		Clock: e.Clock.Now, Passwords: Passwords()})
 	h := api.New(e.Service, log, opts.API...)
 	acs.Mount(h, e.Service, log) // the sandbox 3-D Secure challenge page
+	dash, err := dashboard.New(e.Service, append([]dashboard.Option{dashboard.WithLogger(log)}, opts.Dashboard...)...)
+	if err != nil {
+		t.Fatalf("dashboard: %v", err)
+	}
+	dash.Register(h)
 	if opts.Mount != nil {
 		opts.Mount(h, e.Service)
 	}
