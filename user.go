@@ -196,10 +196,17 @@ func CheckPassword(password, email string) error {
 		return weakPassword("use at most %d characters", MaxPasswordLength)
 	case commonPassword(password):
 		return weakPassword("this password is among the most commonly used; choose another")
-	case email != "" && strings.Contains(strings.ToLower(password), strings.ToLower(strings.SplitN(email, "@", 2)[0])) && len(email) > 3:
+	case containsLocalPart(password, email):
 		return weakPassword("do not use your email address in your password")
 	}
 	return nil
+}
+
+// containsLocalPart reports whether password contains the part of email
+// before the @, when that part is long enough to mean something.
+func containsLocalPart(password, email string) bool {
+	local, _, _ := strings.Cut(strings.ToLower(email), "@")
+	return len(local) >= 4 && strings.Contains(strings.ToLower(password), local)
 }
 
 func weakPassword(format string, args ...any) error {

@@ -140,14 +140,16 @@ func (h *Handler) style(w http.ResponseWriter, _ *http.Request) {
 }
 
 // securityHeaders are sent with every page: no script may run, nothing
-// may frame the page, nothing is cached and no referrer leaks a path
-// (invite links carry their token).
+// may frame the page, nothing is cached, and no other site sees a
+// referrer (invite links carry their token). same-origin rather than
+// no-referrer: with no-referrer browsers send "Origin: null" on form
+// posts, which the Origin check must refuse.
 func securityHeaders(w http.ResponseWriter) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
 		"frame-ancestors 'none'; base-uri 'none'")
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
 }
@@ -155,14 +157,14 @@ func securityHeaders(w http.ResponseWriter) {
 // templateFuncs are the templates' helpers.
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
-	"money": func(minor int64, currency string) string {
-		cur, ok := paylink.LookupCurrency(currency)
-		if !ok {
-			return fmt.Sprintf("%d %s", minor, currency)
-		}
-		return currency + " " + paylink.FormatAmount(minor, cur)
-	},
-	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"money": func(minor int64, currency string) string {
+			cur, ok := paylink.LookupCurrency(currency)
+			if !ok {
+				return fmt.Sprintf("%d %s", minor, currency)
+			}
+			return currency + " " + paylink.FormatAmount(minor, cur)
+		},
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"roles": paylink.Roles,
 	}
 }
