@@ -390,7 +390,7 @@ func TestDailyVolume(t *testing.T) {
 			t.Fatal(err)
 		}
 		tests := []struct {
-			days                          int
+			days                         int
 			count, approved, gross, rate int64
 		}{{1, 2, 1, 1000, 50}, {7, 3, 2, 1250, 66}}
 		for _, tt := range tests {
