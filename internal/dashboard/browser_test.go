@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/base32"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,4 +110,52 @@ func TestBrowserSignInInviteSignOut(t *testing.T) {
 	browsertest.WantText(t, ctx, "signed out", "You are signed out.")
 	browsertest.Navigate(t, ctx, base+"/dashboard/team")
 	browsertest.WantText(t, ctx, "team after sign-out", "Sign in")
+}
+
+func TestBrowserTwoFactor(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "owner@example.com", paylink.RoleAdmin)
+	base := env.Server.URL
+	ctx := chromium.Tab(t)
+	signInBrowser(t, ctx, base, "owner@example.com")
+
+	browsertest.Navigate(t, ctx, base+"/dashboard/account")
+	browsertest.Submit(t, ctx, "totp-begin")
+	browsertest.WantText(t, ctx, "set-up", "Secret key", "No QR code")
+	auditPage(t, ctx, "two-factor set-up")
+	key, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("totp-secret")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(key)
+	if err != nil {
+		t.Fatalf("secret %q: %v", key, err)
+	}
+	browsertest.Run(t, ctx, "type the code", chromedp.SendKeys(chromedp.ID("totp-code"), paylink.TOTPCode(secret, env.Clock.Now())))
+	browsertest.Submit(t, ctx, "totp-confirm")
+	browsertest.WantText(t, ctx, "recovery codes", "Two-factor sign-in is on.", "Recovery codes")
+	auditPage(t, ctx, "recovery codes")
+	browsertest.Submit(t, ctx, "sign-out")
+
+	signInBrowser(t, ctx, base, "owner@example.com")
+	browsertest.WantText(t, ctx, "code page", "Code from your authenticator app")
+	auditPage(t, ctx, "code page")
+	browsertest.Run(t, ctx, "type the code", chromedp.SendKeys(chromedp.ID("code"), paylink.TOTPCode(secret, env.Clock.Now())))
+	browsertest.Submit(t, ctx, "verify")
+	browsertest.WantText(t, ctx, "home after the code", "Balances")
+
+	browsertest.Navigate(t, ctx, base+"/dashboard/no-such-page")
+	browsertest.WantText(t, ctx, "error page", "there is no such page")
+	auditPage(t, ctx, "error page")
+}
+
+// signInBrowser signs in through the form.
+func signInBrowser(t *testing.T, ctx context.Context, base, email string) {
+	t.Helper()
+	browsertest.Navigate(t, ctx, base+"/dashboard/login")
+	browsertest.Run(t, ctx, "type credentials",
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), password))
+	browsertest.Submit(t, ctx, "sign-in")
 }
