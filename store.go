@@ -242,6 +242,9 @@ type Tx interface {
 	AddSignInFailure(email string, at, pruneBefore time.Time) error
 	// CountSignInFailures counts email's failures at or after since.
 	CountSignInFailures(email string, since time.Time) (int, error)
+	// DeleteExpiredSessions deletes sessions past their absolute end at
+	// now, and sign-in failures from before failuresBefore (clean-up job).
+	DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error)
 	// DailyVolume sums a merchant's transactions created at or after
 	// since by UTC day and currency, oldest first.
 	DailyVolume(merchantID string, since time.Time) ([]DailyVolume, error)

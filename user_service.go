@@ -281,6 +281,24 @@ func (s *Service) StaffSession(ctx context.Context, token string, idle time.Dura
 	return &out, nil
 }
 
+// CleanupSessions deletes sessions past their absolute end and sign-in
+// failures older than the throttle window (a background job). A session
+// that ended by idleness is refused when presented and deleted then, or
+// here once its absolute end passes.
+func (s *Service) CleanupSessions(ctx context.Context) (int64, error) {
+	now := s.now()
+	var n int64
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		n, err = tx.DeleteExpiredSessions(now, now.Add(-SignInFailureWindow))
+		return err
+	})
+	if err != nil {
+		return 0, Internal("clean up sessions", err)
+	}
+	return n, nil
+}
+
 // SignOut ends a session.
 func (s *Service) SignOut(ctx context.Context, ss *StaffSession) error {
 	ctx = staffActor(ctx, ss.User)

@@ -401,3 +401,58 @@ func TestDailyVolume(t *testing.T) {
 		}
 	})
 }
+
+func TestCleanupSessions(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		old, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		env.Clock.Advance(paylink.SessionMaxAge - time.Hour)
+		fresh, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		env.Clock.Advance(time.Hour)
+		n, err := env.Service.CleanupSessions(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("clean-up: got %d, %v, want 1 session deleted", n, err)
+		}
+		if _, err := env.Service.StaffSession(ctx, old.Token, paylink.SessionMaxAge); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("old session: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		if _, err := env.Service.StaffSession(ctx, fresh.Token, paylink.SessionMaxAge); err != nil {
+			t.Errorf("fresh session: %v", err)
+		}
+	})
+}
+
+func TestInviteAcceptedOnceUnderRace(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		token, _, err := env.Service.CreateInvite(ctx, admin, "new@example.com", paylink.RoleStaff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := env.Service.AcceptInvite(ctx, token, staffPassword)
+				errs <- err
+			}()
+		}
+		ok := 0
+		for range n {
+			switch err := <-errs; code(err) {
+			case "":
+				ok++
+			case paylink.CodeInviteInvalid, paylink.CodeEmailTaken:
+			default:
+				t.Errorf("accept: got %v, want success or %s", err, paylink.CodeInviteInvalid)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("accepted %d times, want once", ok)
+		}
+	})
+}

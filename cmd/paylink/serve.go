@@ -213,6 +213,10 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 			_, err := svc.WipeSpentCards(ctx)
 			return err
 		}},
+		{Name: "dashboard-session-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.CleanupSessions(ctx)
+			return err
+		}},
 		{Name: "idempotency-key-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupIdempotencyKeys(ctx)
 			return err

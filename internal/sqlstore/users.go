@@ -215,6 +215,22 @@ func (t *tx) CountSignInFailures(email string, since time.Time) (int, error) {
 	return n, nil
 }
 
+// DeleteExpiredSessions deletes ended sessions and old sign-in failures.
+func (t *tx) DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error) {
+	res, err := t.exec(`DELETE FROM user_sessions WHERE expires_at <= $1`, now.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	if _, err := t.exec(`DELETE FROM signin_failures WHERE at < $1`, failuresBefore.UnixMicro()); err != nil {
+		return 0, fmt.Errorf("delete old sign-in failures: %w", err)
+	}
+	return n, nil
+}
+
 // DailyVolume sums a merchant's transactions by UTC day and currency.
 func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVolume, error) {
 	const day = int64(24 * time.Hour / time.Microsecond)
