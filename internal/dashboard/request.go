@@ -34,9 +34,11 @@ type request struct {
 // pageFunc handles one page or action.
 type pageFunc func(rq *request) error
 
-// errForbidden is the 403 of a failed CSRF or Origin check.
-var errForbidden = paylink.Errorf(paylink.KindForbidden, "csrf_failed",
-	"this form is out of date or came from another site; reload the page and try again")
+// errCSRF is the 403 of a failed CSRF or Origin check.
+func errCSRF() error {
+	return paylink.Errorf(paylink.KindForbidden, "csrf_failed",
+		"this form is out of date or came from another site; reload the page and try again")
+}
 
 // actor puts the staff actor (no user yet) with the request's source
 // address in the request's context.
@@ -173,11 +175,11 @@ func (h *Handler) public(fn pageFunc) http.Handler {
 func (rq *request) checkPost() error {
 	rq.r.Body = http.MaxBytesReader(rq.w, rq.r.Body, maxForm)
 	if o := rq.r.Header.Get("Origin"); o != "" && o != rq.h.origin && o != "http://"+rq.r.Host && o != "https://"+rq.r.Host {
-		return errForbidden
+		return errCSRF()
 	}
 	got := rq.r.PostFormValue("csrf")
 	if rq.csrf == "" || !hmac.Equal([]byte(got), []byte(rq.csrf)) {
-		return errForbidden
+		return errCSRF()
 	}
 	return nil
 }
