@@ -14,7 +14,8 @@ import (
 type accountData struct {
 	// Secret and URI are shown while two-factor set-up is unconfirmed.
 	Secret string
-	URI    template.URL // otpauth:, which html/template would otherwise refuse
+	URI    template.URL  // otpauth:, which html/template would otherwise refuse
+	QR     template.HTML // the URI as an inline SVG QR code
 	// RecoveryCodes are shown once, right after set-up.
 	RecoveryCodes []string
 	Required      bool
@@ -32,7 +33,11 @@ func (h *Handler) renderAccount(rq *request, status int, v view, d accountData) 
 		return err
 	}
 	if secret != nil {
-		d.Secret, d.URI = paylink.TOTPSecretText(secret), template.URL(paylink.TOTPURI(secret, "paylink", rq.ss.User.Email))
+		uri := paylink.TOTPURI(secret, "paylink", rq.ss.User.Email)
+		d.Secret, d.URI = paylink.TOTPSecretText(secret), template.URL(uri)
+		if d.QR, err = qrSVG(uri, "QR code of the set-up link for your authenticator app"); err != nil {
+			return err
+		}
 	}
 	d.Required = rq.ss.Merchant.Settings.Dashboard.RequireTOTP && !rq.ss.User.TOTPEnabled
 	v.Title, v.Data = "Account", d

@@ -122,8 +122,9 @@ func TestBrowserTwoFactor(t *testing.T) {
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/account")
 	browsertest.Submit(t, ctx, "totp-begin")
-	browsertest.WantText(t, ctx, "set-up", "Secret key", "No QR code")
+	browsertest.WantText(t, ctx, "set-up", "Secret key", "scan the QR code")
 	auditPage(t, ctx, "two-factor set-up")
+	shot(t, ctx, "dashboard-two-factor")
 	key, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("totp-secret")))
 	if err != nil {
 		t.Fatal(err)

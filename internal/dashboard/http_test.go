@@ -430,6 +430,9 @@ func TestTwoFactorSignIn(t *testing.T) {
 	b := newBrowser(t, env)
 	b.mustSignIn("admin@example.com")
 	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
+	if !strings.Contains(p.body, `<svg class="qr"`) {
+		t.Errorf("set-up page has no QR code")
+	}
 	sm := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(p.body)
 	if sm == nil {
 		t.Fatalf("set-up page shows no secret: %s", p.body)
