@@ -90,6 +90,12 @@ type AuditFilter struct {
 	MerchantID string    // only this merchant's rows, when set
 	AfterID    int64     // rows with a greater id (paging)
 	Limit      int       // at most this many rows
+	ActorID    string    // only this actor's rows, when set (the dashboard's filter)
+	Action     string    // only rows of this action, when set
+	// NewestFirst lists in descending id order, below BeforeID when set
+	// (the dashboard shows the latest rows first).
+	NewestFirst bool
+	BeforeID    int64
 }
 
 // APIKeyID is the stable, non-secret id of a merchant's API key: the

@@ -16,12 +16,13 @@ func TestDependenciesPointInward(t *testing.T) {
 	}
 	const mod = "github.com/paylink/paylink"
 	forbidden := map[string][]string{
-		mod + "/internal/sqlstore": {"/internal/api", "/internal/checkout", "/internal/acs", "/internal/webhook"},
-		mod + "/internal/api":      {"/internal/sqlstore", "/internal/checkout", "/internal/webhook"},
-		mod + "/internal/checkout": {"/internal/sqlstore"},
-		mod + "/internal/acs":      {"/internal/sqlstore"},
-		mod + "/internal/webhook":  {"/internal/sqlstore", "/internal/api"},
-		mod + "/client":            {"/internal/"},
+		mod + "/internal/sqlstore":  {"/internal/api", "/internal/checkout", "/internal/acs", "/internal/webhook", "/internal/dashboard"},
+		mod + "/internal/dashboard": {"/internal/sqlstore", "/internal/api", "/internal/checkout"},
+		mod + "/internal/api":       {"/internal/sqlstore", "/internal/checkout", "/internal/webhook"},
+		mod + "/internal/checkout":  {"/internal/sqlstore"},
+		mod + "/internal/acs":       {"/internal/sqlstore"},
+		mod + "/internal/webhook":   {"/internal/sqlstore", "/internal/api"},
+		mod + "/client":             {"/internal/"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

@@ -32,6 +32,14 @@ type MerchantSettings struct {
 	Webhook     WebhookConfig         `json:"webhook"`
 	Pricing     *Pricing              `json:"pricing,omitempty"`
 	DirectDebit *DirectDebitFeeConfig `json:"direct_debit,omitempty"`
+	Dashboard   DashboardSettings     `json:"dashboard,omitzero"`
+}
+
+// DashboardSettings are a merchant's security settings for its staff.
+type DashboardSettings struct {
+	// RequireTOTP makes every staff user set up two-factor sign-in before
+	// any page but the set-up page opens.
+	RequireTOTP bool `json:"require_totp,omitempty"`
 }
 
 // WebhookConfig is where and how a merchant's webhooks are delivered.

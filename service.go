@@ -74,6 +74,9 @@ type Deps struct {
 	// Observer, when set, is told of every committed payment outcome
 	// (metrics); nil observes nothing.
 	Observer Observer
+	// Passwords hashes dashboard users' passwords (internal/passwords);
+	// without it the user operations answer an internal error.
+	Passwords PasswordHasher
 }
 
 // Observer is told what the Service decided once it is committed, so
@@ -103,6 +106,7 @@ type Service struct {
 	clock     func() time.Time
 	random    io.Reader
 	observer  Observer
+	passwords PasswordHasher
 	auth      *authCache // authenticated merchants, briefly
 	// authFailures bounds the audit rows written for failed
 	// authentications (audit.go).
@@ -143,7 +147,8 @@ func NewService(cfg Config, d Deps) *Service {
 		d.Observer = nopObserver{}
 	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
-		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
+		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
+		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
 		authFailures: newAuthFailureLimiter()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
 	return s

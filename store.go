@@ -252,6 +252,44 @@ type Tx interface {
 	// UpdatePaymentLink writes l's mutable fields if its stored version is
 	// still l.Version, and increments l.Version.
 	UpdatePaymentLink(l *PaymentLink) error
+
+	// Dashboard users, sessions and invites (user.go).
+
+	// CreateUser inserts u; ErrConflict when its email is taken.
+	CreateUser(u *User) error
+	// User loads a user of the merchant by id.
+	User(merchantID, id string) (*User, error)
+	// UserByEmail loads the user with that (normalised) email.
+	UserByEmail(email string) (*User, error)
+	// Users lists a merchant's users by email.
+	Users(merchantID string) ([]*User, error)
+	// UpdateUser writes u's role, password hash, TOTP and recovery codes.
+	UpdateUser(u *User) error
+	// DeleteUser deletes a user of the merchant and its sessions.
+	DeleteUser(merchantID, id string) error
+	CreateSession(s *Session) error
+	Session(idHash []byte) (*Session, error)
+	// TouchSession sets a session's last use and pending second factor.
+	TouchSession(idHash []byte, lastSeen time.Time, pendingTOTP bool) error
+	DeleteSession(idHash []byte) error
+	// DeleteUserSessions revokes every session of a user.
+	DeleteUserSessions(userID string) error
+	CreateInvite(i *Invite) error
+	Invite(tokenHash []byte) (*Invite, error)
+	// UseInvite marks an unused invite used at now if it has not expired;
+	// otherwise ErrConflict.
+	UseInvite(tokenHash []byte, now time.Time) error
+	// AddSignInFailure records a failed sign-in for email at, and deletes
+	// that email's failures from before pruneBefore.
+	AddSignInFailure(email string, at, pruneBefore time.Time) error
+	// CountSignInFailures counts email's failures at or after since.
+	CountSignInFailures(email string, since time.Time) (int, error)
+	// DeleteExpiredSessions deletes sessions past their absolute end at
+	// now, and sign-in failures from before failuresBefore (clean-up job).
+	DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error)
+	// DailyVolume sums a merchant's transactions created at or after
+	// since by UTC day and currency, oldest first.
+	DailyVolume(merchantID string, since time.Time) ([]DailyVolume, error)
 }
 
 // TransactionToken is a single-use token authorising one operation.

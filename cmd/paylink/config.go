@@ -12,6 +12,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
+	"github.com/paylink/paylink/internal/passwords"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -145,7 +146,7 @@ func newObservedService(env environment, st *sqlstore.Store, dsn string, cfg pay
 		return nil, err
 	}
 	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}, Bank: &processor.Bank{},
-		Logger: log, Observer: obs}), nil
+		Logger: log, Observer: obs, Passwords: passwords.New()}), nil
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ func runDemo(ctx context.Context, env environment, args []string) error {
 			return err
 		}
 		printDemo(env, baseURL, creds)
+		if err := printDemoUser(ctx, env, svc, baseURL, creds.MID, d.Path+".demo-user"); err != nil {
+			return err
+		}
 		return printDemoLink(ctx, env, svc, creds)
 	}
 	return serve(ctx, env, cfg)
@@ -131,5 +135,38 @@ Create your own:
 curl -s -X POST $BASE/v5/payment-links -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
   -d '{"amount": 49.50, "currency": "AUD", "merchantReference": "ORDER-1", "customer": {"first_name": "Jo", "email": "jo@example.com"}}'
 `, urls.Page, urls.VirtualTerminal)
+	return nil
+}
+
+// demoUserEmail is the demo merchant's dashboard admin.
+const demoUserEmail = "demo@example.com"
+
+// printDemoUser creates the demo merchant's dashboard admin on first run,
+// with a random password kept (mode 0600, like the demo keys) beside the
+// database, and prints how to sign in.
+func printDemoUser(ctx context.Context, env environment, svc *paylink.Service, baseURL, mid, path string) error {
+	password := ""
+	if b, err := os.ReadFile(path); err == nil {
+		password = string(b)
+	} else {
+		p, err := paylink.RandomToken(rand.Reader, 20)
+		if err != nil {
+			return err
+		}
+		_, err = svc.CreateUser(ctx, paylink.NewUser{MerchantID: mid, Email: demoUserEmail, Role: paylink.RoleAdmin, Password: p})
+		if err != nil {
+			return fmt.Errorf("demo dashboard user: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(p), 0o600); err != nil {
+			return fmt.Errorf("save demo dashboard user: %w", err)
+		}
+		password = p
+	}
+	fmt.Fprintf(env.stdout, `
+Dashboard (open in a browser):
+  %s/dashboard/login
+  email:     %s
+  password:  %s
+`, baseURL, demoUserEmail, password)
 	return nil
 }

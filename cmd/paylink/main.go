@@ -17,7 +17,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := runIO(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "paylink:", err)
 		os.Exit(1)
 	}
@@ -45,18 +45,25 @@ commands:
   audit export       print the audit log as JSON lines (--since 24h|RFC 3339)
   review             list payments and refunds whose outcome the processor has not confirmed (UNKNOWN)
   version            print the version, commit and Go version of this binary
+  user create        add a dashboard user to a merchant (password read from stdin)
 
 Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
 `
 
-// run is the whole program, with its environment passed in for tests.
+// run is the whole program, with its environment passed in for tests,
+// reading nothing from standard input.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runIO(ctx, args, getenv, strings.NewReader(""), stdout, stderr)
+}
+
+// runIO is run with standard input (`user create --password-stdin`).
+func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("no command")
 	}
-	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	env := environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	ctx = paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorCLI, ID: commandName(args)})
 	switch args[0] {
 	case "serve":
@@ -87,6 +94,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runReview(ctx, env, args[1:])
 	case "version":
 		return runVersion(env, args[1:])
+	case "user":
+		return runUser(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -107,6 +116,7 @@ func commandName(args []string) string {
 // environment is what a subcommand may touch of the outside world.
 type environment struct {
 	getenv func(string) string
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/dashboard"
 	"github.com/paylink/paylink/internal/jobs"
 	"github.com/paylink/paylink/internal/metrics"
 	"github.com/paylink/paylink/internal/site"
@@ -36,6 +37,8 @@ type serveConfig struct {
 	logLevel    slog.Level // info logs every request; warn keeps only problems
 	// webhookTimeout bounds one webhook delivery attempt.
 	webhookTimeout time.Duration
+	// dashboardIdle ends dashboard sessions unused for this long.
+	dashboardIdle time.Duration
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -74,11 +77,13 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
 	procTimeout := f.duration("processor-timeout", paylink.DefaultProcessorTimeout,
 		"deadline of every acquirer and bank call; at most "+paylink.MaxProcessorTimeout.String()+" (half the recovery threshold)")
+	dashIdle := f.duration("dashboard-idle", paylink.SessionIdleDefault, "dashboard sessions unused for this long end")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
+	cfg.dashboardIdle = *dashIdle
 	cutoffAt, err := parseTimeOfDay(*cutoff)
 	if err != nil {
 		return cfg, fmt.Errorf("--settlement-cutoff: %w", err)
@@ -124,7 +129,8 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	}
 	metrics.RegisterStore(reg, svc, st)
 	handler, err := site.Handler(svc, site.Options{Logger: log, Registry: reg,
-		API: []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)}})
+		API:       []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)},
+		Dashboard: []dashboard.Option{dashboard.WithIdleTimeout(cfg.dashboardIdle)}})
 	if err != nil {
 		ln.Close()
 		return err
@@ -217,6 +223,10 @@ func backgroundTasks(svc *paylink.Service) []jobs.Task {
 		}},
 		{Name: "spent-card-wipe", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.WipeSpentCards(ctx)
+			return err
+		}},
+		{Name: "dashboard-session-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.CleanupSessions(ctx)
 			return err
 		}},
 		{Name: "idempotency-key-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {

@@ -22,8 +22,10 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/api"
+	"github.com/paylink/paylink/internal/dashboard"
 	"github.com/paylink/paylink/internal/httpx"
 	"github.com/paylink/paylink/internal/metrics"
+	"github.com/paylink/paylink/internal/passwords"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/site"
 	"github.com/paylink/paylink/internal/sqlstore"
@@ -52,6 +54,12 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// Passwords is argon2id with parameters cheap enough for tests that
+// sign in many times; the hashing code is the production one.
+func Passwords() passwords.Argon2id {
+	return passwords.Argon2id{P: passwords.Params{Time: 1, Memory: 1024, Threads: 1}}
 }
 
 // Env is a running API with its parts exposed to the test.
@@ -90,6 +98,8 @@ type Options struct {
 	// Clock, when set, is shared with another Env (two instances on one
 	// database); default: a new clock at the current time.
 	Clock *Clock
+	// Dashboard adjusts the merchant dashboard mounted at /dashboard/.
+	Dashboard []dashboard.Option
 }
 
 // Start runs an API for the test; it is stopped by t.Cleanup.
@@ -126,8 +136,8 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Processor != nil {
 		proc = opts.Processor
 	}
-	deps := paylink.Deps{Store: st, Vault: v, Processor: proc, Bank: bank, Logger: log, Clock: e.Clock.Now}
-	so := site.Options{Logger: log, API: opts.API}
+	deps := paylink.Deps{Store: st, Vault: v, Processor: proc, Bank: bank, Logger: log, Clock: e.Clock.Now, Passwords: Passwords()}
+	so := site.Options{Logger: log, API: opts.API, Dashboard: opts.Dashboard}
 	var whMetrics *webhook.Metrics
 	if opts.Registry != nil {
 		so.Registry = opts.Registry

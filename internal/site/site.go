@@ -17,6 +17,7 @@ import (
 	"github.com/paylink/paylink/internal/acs"
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/checkout"
+	"github.com/paylink/paylink/internal/dashboard"
 	"github.com/paylink/paylink/internal/httpx"
 )
 
@@ -29,6 +30,8 @@ type Options struct {
 	Registry prometheus.Registerer
 	// API options (rate limits).
 	API []api.Option
+	// Dashboard options (session idle timeout); the logger is Logger.
+	Dashboard []dashboard.Option
 }
 
 // Handler builds the site's handler around svc.
@@ -43,6 +46,11 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 	if err := checkout.Mount(mux, svc, o.Logger); err != nil {
 		return nil, fmt.Errorf("payment pages: %w", err)
 	}
+	dash, err := dashboard.New(svc, append([]dashboard.Option{dashboard.WithLogger(o.Logger)}, o.Dashboard...)...)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	dash.Register(mux) // the merchant dashboard at /dashboard/
 	mux.HandleFunc("/", a.NotFound)
 	var m *httpx.Metrics
 	if o.Registry != nil {

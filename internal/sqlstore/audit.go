@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -26,11 +27,20 @@ func (t *tx) AddAuditEvent(e *paylink.AuditEvent) error {
 }
 
 // AuditEvents lists audit rows at or after f.Since with an id above
-// f.AfterID, of f.MerchantID when set, in id order.
+// f.AfterID, of f.MerchantID, f.ActorID and f.Action when set, in id
+// order (descending and below f.BeforeID with f.NewestFirst).
 func (t *tx) AuditEvents(f paylink.AuditFilter) ([]*paylink.AuditEvent, error) {
+	order, before := "id", int64(math.MaxInt64)
+	if f.NewestFirst {
+		order = "id DESC"
+		if f.BeforeID > 0 {
+			before = f.BeforeID
+		}
+	}
 	rows, err := t.q.QueryContext(t.ctx, `SELECT id, `+auditColumns+` FROM audit_log
-		WHERE at >= $1 AND id > $2 AND ($3 = '' OR merchant_id = $4) ORDER BY id LIMIT $5`,
-		f.Since.UnixMicro(), f.AfterID, f.MerchantID, f.MerchantID, f.Limit)
+		WHERE at >= $1 AND id > $2 AND id < $3 AND ($4 = '' OR merchant_id = $5) AND ($6 = '' OR actor_id = $7)
+		AND ($8 = '' OR action = $9) ORDER BY `+order+` LIMIT $10`,
+		f.Since.UnixMicro(), f.AfterID, before, f.MerchantID, f.MerchantID, f.ActorID, f.ActorID, f.Action, f.Action, f.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("list audit events: %w", err)
 	}

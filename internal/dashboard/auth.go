@@ -1,0 +1,112 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/paylink/paylink"
+)
+
+// Sign-in, the second factor, sign-out and accepting an invite.
+
+// loginPage shows the sign-in form.
+func (h *Handler) loginPage(rq *request) error {
+	rq.render(http.StatusOK, "login", view{Title: "Sign in", Notice: notice(rq.r.URL.Query().Get("done"))})
+	return nil
+}
+
+// notice is the message of a finished action named in a redirect.
+func notice(done string) string {
+	switch done {
+	case "signed-out":
+		return "You are signed out."
+	case "password":
+		return "Your password is changed. Sign in with the new one."
+	case "invite":
+		return "Your account is ready. Sign in with your email and new password."
+	}
+	return ""
+}
+
+// login checks the email and password. An unknown email and a wrong
+// password get the same status and page; too many failures get 429.
+func (h *Handler) login(rq *request) error {
+	email := rq.r.PostFormValue("email")
+	in, err := h.svc.SignIn(rq.r.Context(), email, rq.r.PostFormValue("password"))
+	if err != nil {
+		e := paylink.AsError(err)
+		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
+			return err
+		}
+		rq.render(statusOf(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: email})
+		return nil
+	}
+	h.setCookie(rq.w, sessionCookie, in.Token, 0)
+	h.clearCookie(rq.w, loginCookie)
+	if in.Session.PendingTOTP {
+		return rq.redirect(loginPath + "/totp")
+	}
+	return rq.redirect("/dashboard/")
+}
+
+// totpPage asks for the second factor.
+func (h *Handler) totpPage(rq *request) error {
+	rq.render(http.StatusOK, "totp", view{Title: "Two-factor sign-in"})
+	return nil
+}
+
+// totpVerify checks the code and completes the sign-in.
+func (h *Handler) totpVerify(rq *request) error {
+	err := h.svc.VerifySecondFactor(rq.r.Context(), rq.ss, rq.r.PostFormValue("code"))
+	if err != nil {
+		e := paylink.AsError(err)
+		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
+			return err
+		}
+		rq.render(statusOf(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message})
+		return nil
+	}
+	return rq.redirect("/dashboard/")
+}
+
+// logout ends the session.
+func (h *Handler) logout(rq *request) error {
+	if err := h.svc.SignOut(rq.r.Context(), rq.ss); err != nil {
+		return err
+	}
+	h.clearCookie(rq.w, sessionCookie)
+	return rq.redirect(loginPath + "?done=signed-out")
+}
+
+// invitePage shows the form that sets the invited user's password.
+func (h *Handler) invitePage(rq *request) error {
+	inv, err := h.svc.InviteByToken(rq.r.Context(), rq.r.PathValue("token"))
+	if err != nil {
+		return err
+	}
+	rq.render(http.StatusOK, "invite", view{Title: "Join your team", Data: inv})
+	return nil
+}
+
+// acceptInvite creates the user and sends them to sign in.
+func (h *Handler) acceptInvite(rq *request) error {
+	token := rq.r.PathValue("token")
+	inv, err := h.svc.InviteByToken(rq.r.Context(), token)
+	if err != nil {
+		return err
+	}
+	if rq.r.PostFormValue("password") != rq.r.PostFormValue("confirm") {
+		rq.render(http.StatusBadRequest, "invite", view{Title: "Join your team", Data: inv,
+			Error: "The two passwords differ.", Fields: map[string]string{"confirm": "does not match the password"}})
+		return nil
+	}
+	if _, err := h.svc.AcceptInvite(rq.r.Context(), token, rq.r.PostFormValue("password")); err != nil {
+		return rq.formError("invite", view{Title: "Join your team", Data: inv}, err)
+	}
+	h.clearCookie(rq.w, loginCookie)
+	return rq.redirect(loginPath + "?done=invite")
+}
+
+// notFound answers any other path under /dashboard/.
+func (h *Handler) notFound(rq *request) error {
+	return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "there is no such page")
+}

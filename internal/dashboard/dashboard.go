@@ -1,0 +1,170 @@
+// Package dashboard serves the merchant dashboard at /dashboard/: pages
+// for a merchant's staff, server-rendered with html/template from
+// embedded templates and one embedded style sheet. It needs no
+// JavaScript and sends none, so its Content-Security-Policy allows no
+// script at all. Every state-changing request is a POST carrying the
+// session's CSRF token and passing an Origin check; every page needs a
+// signed-in user whose role allows it.
+//
+// Adding a page: one handler (a pageFunc registered in routes with the
+// permission it needs) and one template file defining "title" and
+// "content"; the shared layout adds the navigation, the sign-out form
+// and the security headers. Forms embed {{template "csrf" .}}.
+package dashboard
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// maxForm bounds a form's request body.
+const maxForm = 16 << 10
+
+// Mux is where the dashboard registers its routes: an *http.ServeMux, or
+// the API server while it is still the site's router.
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Handler serves the dashboard.
+type Handler struct {
+	svc    *paylink.Service
+	log    *slog.Logger
+	idle   time.Duration
+	secure bool   // cookies Secure: the base URL is https
+	origin string // scheme://host of the base URL, for the Origin check
+	pages  map[string]*template.Template
+	css    []byte
+}
+
+// Option adjusts a Handler.
+type Option func(*Handler)
+
+// WithLogger logs errors to l (default: discarded).
+func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.log = l } }
+
+// WithIdleTimeout ends sessions unused for d (default 15 minutes).
+func WithIdleTimeout(d time.Duration) Option {
+	return func(h *Handler) {
+		if d > 0 {
+			h.idle = d
+		}
+	}
+}
+
+// New builds the dashboard for svc; the base URL of svc's config decides
+// the Secure cookie flag and the accepted Origin.
+func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
+	base := strings.TrimRight(svc.Config().BaseURL, "/")
+	h := &Handler{svc: svc, log: slog.New(slog.DiscardHandler), idle: paylink.SessionIdleDefault,
+		secure: strings.HasPrefix(base, "https://"), origin: originOf(base), pages: map[string]*template.Template{}}
+	for _, o := range opts {
+		o(h)
+	}
+	css, err := assets.ReadFile("static/app.css")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard style: %w", err)
+	}
+	h.css = css
+	entries, err := assets.ReadDir("templates")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard templates: %w", err)
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New(name).Funcs(templateFuncs()).ParseFS(assets, "templates/layout.html", "templates/"+e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("dashboard template %s: %w", name, err)
+		}
+		h.pages[name] = t
+	}
+	return h, nil
+}
+
+// originOf is the scheme://host[:port] of a URL.
+func originOf(base string) string {
+	scheme, rest, ok := strings.Cut(base, "://")
+	if !ok {
+		return ""
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return scheme + "://" + host
+}
+
+// Register adds every dashboard route to mux. Each page names the
+// permission it needs (paylink.Role.Can is the table).
+func (h *Handler) Register(mux Mux) {
+	mux.Handle("GET /dashboard/static/app.css", http.HandlerFunc(h.style))
+	mux.Handle("GET /dashboard/login", h.public(h.loginPage))
+	mux.Handle("POST /dashboard/login", h.public(h.login))
+	mux.Handle("GET /dashboard/invite/{token}", h.public(h.invitePage))
+	mux.Handle("POST /dashboard/invite/{token}", h.public(h.acceptInvite))
+	mux.Handle("GET /dashboard/login/totp", h.pending(h.totpPage))
+	mux.Handle("POST /dashboard/login/totp", h.pending(h.totpVerify))
+
+	mux.Handle("POST /dashboard/logout", h.page(paylink.PermView, h.logout))
+	mux.Handle("GET /dashboard/{$}", h.page(paylink.PermView, h.home))
+	mux.Handle("GET /dashboard/account", h.page(paylink.PermView, h.account))
+	mux.Handle("POST /dashboard/account/password", h.page(paylink.PermView, h.changePassword))
+	mux.Handle("POST /dashboard/account/totp", h.page(paylink.PermView, h.beginTOTP))
+	mux.Handle("POST /dashboard/account/totp/confirm", h.page(paylink.PermView, h.confirmTOTP))
+	mux.Handle("POST /dashboard/account/totp/disable", h.page(paylink.PermView, h.disableTOTP))
+	mux.Handle("GET /dashboard/team", h.page(paylink.PermTeam, h.team))
+	mux.Handle("POST /dashboard/team/invite", h.page(paylink.PermTeam, h.invite))
+	mux.Handle("POST /dashboard/team/{id}/role", h.page(paylink.PermTeam, h.changeRole))
+	mux.Handle("POST /dashboard/team/{id}/remove", h.page(paylink.PermTeam, h.removeUser))
+	mux.Handle("POST /dashboard/team/security", h.page(paylink.PermTeam, h.setTOTPRequired))
+	mux.Handle("GET /dashboard/audit", h.page(paylink.PermAudit, h.audit))
+	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound))
+}
+
+// style serves the one style sheet; it is public and cacheable.
+func (h *Handler) style(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(h.css)
+}
+
+// securityHeaders are sent with every page: no script may run, nothing
+// may frame the page, nothing is cached, and no other site sees a
+// referrer (invite links carry their token). same-origin rather than
+// no-referrer: with no-referrer browsers send "Origin: null" on form
+// posts, which the Origin check must refuse.
+func securityHeaders(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
+		"frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+}
+
+// templateFuncs are the templates' helpers.
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"money": func(minor int64, currency string) string {
+			cur, ok := paylink.LookupCurrency(currency)
+			if !ok {
+				return fmt.Sprintf("%d %s", minor, currency)
+			}
+			return currency + " " + paylink.FormatAmount(minor, cur)
+		},
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"roles": paylink.Roles,
+	}
+}

@@ -1,0 +1,513 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base32"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/dashboard"
+	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/sqlstore"
+	"github.com/paylink/paylink/internal/vault"
+)
+
+// The dashboard's HTTP contract: sessions, redirects, CSRF, roles,
+// isolation between merchants, throttling and headers.
+
+func TestWithoutSessionRedirectsToSignIn(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	b := newBrowser(t, env)
+	for _, path := range []string{"/dashboard/", "/dashboard/team", "/dashboard/audit", "/dashboard/account", "/dashboard/payments", "/dashboard/nowhere"} {
+		t.Run(path, func(t *testing.T) {
+			p := b.get(path)
+			if p.status != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/login" {
+				t.Errorf("got %d to %q, want 303 to /dashboard/login", p.status, p.header.Get("Location"))
+			}
+		})
+	}
+	t.Run("POST logout", func(t *testing.T) {
+		p := b.post("/dashboard/logout", url.Values{})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/login" {
+			t.Errorf("got %d to %q, want 303 to /dashboard/login", p.status, p.header.Get("Location"))
+		}
+	})
+}
+
+func TestSecurityHeadersOnEveryPage(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, env)
+	login := b.get("/dashboard/login")
+	b.mustSignIn("admin@example.com")
+	pages := map[string]page{"login": login}
+	for _, path := range []string{"/dashboard/", "/dashboard/team", "/dashboard/audit", "/dashboard/account", "/dashboard/nowhere"} {
+		pages[path] = b.get(path)
+	}
+	for name, p := range pages {
+		t.Run(name, func(t *testing.T) {
+			csp := p.header.Get("Content-Security-Policy")
+			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "form-action 'self'"} {
+				if !strings.Contains(csp, want) {
+					t.Errorf("CSP %q lacks %q", csp, want)
+				}
+			}
+			if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
+				t.Errorf("CSP %q allows scripts, want none", csp)
+			}
+			if got := p.header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control: got %q, want no-store", got)
+			}
+			if got := p.header.Get("Referrer-Policy"); got != "same-origin" {
+				t.Errorf("Referrer-Policy: got %q, want same-origin", got)
+			}
+		})
+	}
+	if p := pages["/dashboard/nowhere"]; p.status != http.StatusNotFound {
+		t.Errorf("unknown page: got %d, want 404", p.status)
+	}
+}
+
+func TestSignInDoesNotRevealEmails(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "known@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	wrong := b.signIn("known@example.com", "not the password at all")
+	unknown := b.signIn("nobody@example.com", "not the password at all")
+	if wrong.status != http.StatusUnauthorized || unknown.status != wrong.status {
+		t.Errorf("status: got %d (wrong password) and %d (unknown email), want 401 for both", wrong.status, unknown.status)
+	}
+	a := strings.ReplaceAll(wrong.body, "known@example.com", "EMAIL")
+	u := strings.ReplaceAll(unknown.body, "nobody@example.com", "EMAIL")
+	if a != u {
+		t.Errorf("pages differ:\nwrong password: %s\nunknown email:  %s", a, u)
+	}
+}
+
+func TestSignInThrottle(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		b := newBrowser(t, env)
+		for i := range paylink.SignInFailureLimit {
+			if p := b.signIn("staff@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
+				t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
+			}
+		}
+		if p := b.signIn("staff@example.com", password); p.status != http.StatusTooManyRequests {
+			t.Fatalf("right password after %d failures: got %d, want 429", paylink.SignInFailureLimit, p.status)
+		}
+		if p := b.signIn("other@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
+			t.Errorf("another email: got %d, want 401 (the throttle is per email)", p.status)
+		}
+		env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
+		b.mustSignIn("staff@example.com")
+	})
+}
+
+func TestCookieFlags(t *testing.T) {
+	tests := []struct {
+		name       string
+		base       string
+		wantSecure bool
+	}{
+		{"http base URL", "http://127.0.0.1", false},
+		{"https base URL", "https://pay.example.com", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, svc, m := startWithBase(t, tt.base)
+			if _, err := svc.CreateUser(context.Background(), paylink.NewUser{MerchantID: m.ID, Email: "a@example.com",
+				Role: paylink.RoleAdmin, Password: password}); err != nil {
+				t.Fatal(err)
+			}
+			b := &browser{t: t, c: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, base: srv.URL}
+			login := b.get("/dashboard/login")
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/dashboard/login", strings.NewReader(url.Values{
+				"csrf": {login.csrf()}, "email": {"a@example.com"}, "password": {password}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for _, c := range (&http.Response{Header: login.header}).Cookies() {
+				req.AddCookie(c)
+			}
+			res := b.do(req)
+			if res.status != http.StatusSeeOther {
+				t.Fatalf("sign in: got %d, want 303 (%s)", res.status, res.body)
+			}
+			var got *http.Cookie
+			for _, c := range (&http.Response{Header: res.header}).Cookies() {
+				if c.Name == "paylink_dashboard" {
+					got = c
+				}
+			}
+			if got == nil || got.Value == "" {
+				t.Fatalf("no session cookie in %v", res.header["Set-Cookie"])
+			}
+			if !got.HttpOnly || got.SameSite != http.SameSiteLaxMode || got.Secure != tt.wantSecure || got.Path != "/dashboard" {
+				t.Errorf("cookie: got HttpOnly=%v SameSite=%v Secure=%v Path=%q, want true Lax %v /dashboard",
+					got.HttpOnly, got.SameSite, got.Secure, got.Path, tt.wantSecure)
+			}
+		})
+	}
+}
+
+// startWithBase serves the dashboard of a Service whose base URL is base
+// (apitest always uses the loopback URL) and onboards a merchant.
+func startWithBase(t *testing.T, base string) (*httptest.Server, *paylink.Service, *paylink.Merchant) {
+	t.Helper()
+	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "paylink.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := paylink.NewService(paylink.Config{BaseURL: base}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{},
+		Passwords: apitest.Passwords(), Logger: slog.New(slog.DiscardHandler)})
+	h, err := dashboard.New(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	m, _, err := svc.CreateMerchant(context.Background(), paylink.NewMerchant{Name: "Acme Pty Ltd", TradingName: "Acme", Country: "AU",
+		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, svc, m
+}
+
+func TestCSRFRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	tok := b.token()
+	before := auditActions(t, env, m.ID)
+	tests := []struct {
+		name   string
+		origin string
+		path   string
+		form   url.Values
+	}{
+		{"invite without token", env.Server.URL, "/dashboard/team/invite", url.Values{"email": {"x@example.com"}, "role": {"staff"}}},
+		{"invite with a wrong token", env.Server.URL, "/dashboard/team/invite", url.Values{"csrf": {tok + "x"}, "email": {"x@example.com"}, "role": {"staff"}}},
+		{"invite from another origin", "https://evil.example", "/dashboard/team/invite", url.Values{"csrf": {tok}, "email": {"x@example.com"}, "role": {"staff"}}},
+		{"require two-factor without token", "", "/dashboard/team/security", url.Values{"require": {"on"}}},
+		{"sign out without token", env.Server.URL, "/dashboard/logout", url.Values{}},
+		{"sign in without token", env.Server.URL, "/dashboard/login", url.Values{"email": {"admin@example.com"}, "password": {password}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if p := b.postFrom(tt.origin, tt.path, tt.form); p.status != http.StatusForbidden {
+				t.Errorf("got %d, want 403", p.status)
+			}
+		})
+	}
+	if after := auditActions(t, env, m.ID); len(after) != len(before) {
+		t.Errorf("audit rows: got %v after refused posts, want unchanged %v", after, before)
+	}
+	if p := b.get("/dashboard/"); p.status != http.StatusOK {
+		t.Errorf("session after a refused sign-out: got %d, want 200 (still signed in)", p.status)
+	}
+	mm, err := env.Service.Merchant(context.Background(), m.ID)
+	if err != nil || mm.Settings.Dashboard.RequireTOTP {
+		t.Errorf("two-factor requirement: got %v (%v), want unchanged false", mm.Settings.Dashboard.RequireTOTP, err)
+	}
+	if p := b.post("/dashboard/team/invite", url.Values{"csrf": {tok}, "email": {"x@example.com"}, "role": {"staff"}}); p.status != http.StatusOK {
+		t.Errorf("invite with the token: got %d, want 200", p.status)
+	}
+}
+
+func TestRoleLimits(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	admin := addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	tests := []struct {
+		email string
+		get   map[string]int
+		posts []string // actions it may not do
+	}{
+		{"admin@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 200, "/dashboard/audit": 200}, nil},
+		{"staff@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 403, "/dashboard/audit": 403},
+			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/role", "/dashboard/team/" + admin.ID + "/remove", "/dashboard/team/security"}},
+		{"viewer@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 403, "/dashboard/audit": 403},
+			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/remove"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.email, func(t *testing.T) {
+			b := newBrowser(t, env)
+			b.mustSignIn(tt.email)
+			for path, want := range tt.get {
+				if p := b.get(path); p.status != want {
+					t.Errorf("GET %s: got %d, want %d", path, p.status, want)
+				}
+			}
+			tok := b.token()
+			before := auditActions(t, env, m.ID)
+			for _, path := range tt.posts {
+				form := url.Values{"csrf": {tok}, "email": {"new@example.com"}, "role": {"viewer"}, "require": {"on"}}
+				if p := b.post(path, form); p.status != http.StatusForbidden {
+					t.Errorf("POST %s: got %d, want 403", path, p.status)
+				}
+			}
+			if after := auditActions(t, env, m.ID); len(after) != len(before) {
+				t.Errorf("audit rows after refused actions: got %v, want %v", after, before)
+			}
+		})
+	}
+	u, err := env.Service.Team(context.Background(), admin)
+	if err != nil || len(u) != 3 || u[0].Role != paylink.RoleAdmin {
+		t.Errorf("team after refused actions: got %d users (%v), want 3 with the admin still admin", len(u), err)
+	}
+}
+
+func TestMerchantsAreIsolated(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	a, other := env.Onboard(), env.Onboard()
+	addUser(t, env, a, "admin@a.example", paylink.RoleAdmin)
+	victim := addUser(t, env, other, "admin@other.example", paylink.RoleAdmin)
+	addUser(t, env, other, "second@other.example", paylink.RoleAdmin)
+	ob := newBrowser(t, env)
+	ob.mustSignIn("admin@other.example") // leaves audit rows of the other merchant
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@a.example")
+	tok := b.token()
+	for _, path := range []string{"/dashboard/team/" + victim.ID + "/role", "/dashboard/team/" + victim.ID + "/remove"} {
+		if p := b.post(path, url.Values{"csrf": {tok}, "role": {"viewer"}}); p.status != http.StatusNotFound {
+			t.Errorf("POST %s for another merchant's user: got %d, want 404", path, p.status)
+		}
+	}
+	if ob.get("/dashboard/").status != http.StatusOK {
+		t.Error("the other merchant's admin lost the session")
+	}
+	for _, path := range []string{"/dashboard/team", "/dashboard/audit"} {
+		if p := b.get(path); strings.Contains(p.body, "other.example") || strings.Contains(p.body, victim.ID) {
+			t.Errorf("%s shows the other merchant's users or rows", path)
+		}
+	}
+	if p := b.get("/dashboard/audit?actor=" + victim.ID); !strings.Contains(p.body, "No audit rows match.") {
+		t.Errorf("audit rows of the other merchant's admin: got rows, want none")
+	}
+}
+
+func TestIdleAndAbsoluteExpiry(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Dashboard: []dashboard.Option{dashboard.WithIdleTimeout(15 * time.Minute)}})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	t.Run("idle", func(t *testing.T) {
+		b := newBrowser(t, env)
+		b.mustSignIn("staff@example.com")
+		env.Clock.Advance(14 * time.Minute)
+		if p := b.get("/dashboard/"); p.status != http.StatusOK {
+			t.Fatalf("after 14 idle minutes: got %d, want 200", p.status)
+		}
+		env.Clock.Advance(14 * time.Minute)
+		if p := b.get("/dashboard/"); p.status != http.StatusOK {
+			t.Fatalf("14 minutes after the last use: got %d, want 200 (idle time restarts)", p.status)
+		}
+		env.Clock.Advance(15*time.Minute + time.Second)
+		if p := b.get("/dashboard/"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/login" {
+			t.Errorf("after 15 idle minutes: got %d to %q, want 303 to the sign-in page", p.status, p.header.Get("Location"))
+		}
+	})
+	t.Run("absolute", func(t *testing.T) {
+		b := newBrowser(t, env)
+		b.mustSignIn("staff@example.com")
+		for elapsed := time.Duration(0); elapsed < paylink.SessionMaxAge-10*time.Minute; elapsed += 10 * time.Minute {
+			env.Clock.Advance(10 * time.Minute)
+			if p := b.get("/dashboard/"); p.status != http.StatusOK {
+				t.Fatalf("after %v of use: got %d, want 200", elapsed+10*time.Minute, p.status)
+			}
+		}
+		env.Clock.Advance(10 * time.Minute)
+		if p := b.get("/dashboard/"); p.status != http.StatusSeeOther {
+			t.Errorf("after 12 hours: got %d, want 303 to the sign-in page", p.status)
+		}
+	})
+}
+
+func TestSignOutAndPasswordChangeRevoke(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	one, two := newBrowser(t, env), newBrowser(t, env)
+	one.mustSignIn("staff@example.com")
+	two.mustSignIn("staff@example.com")
+	stolen := two.sessionCookie()
+	if p := two.post("/dashboard/logout", url.Values{"csrf": {two.token()}}); p.status != http.StatusSeeOther {
+		t.Fatalf("sign out: got %d, want 303", p.status)
+	}
+	replay := newBrowser(t, env)
+	u, _ := url.Parse(env.Server.URL + "/dashboard/")
+	replay.c.Jar.SetCookies(u, []*http.Cookie{stolen})
+	if p := replay.get("/dashboard/"); p.status != http.StatusSeeOther {
+		t.Errorf("signed-out session cookie: got %d, want 303 to the sign-in page", p.status)
+	}
+	if p := one.get("/dashboard/"); p.status != http.StatusOK {
+		t.Fatalf("the other session after one signed out: got %d, want 200", p.status)
+	}
+	three := newBrowser(t, env)
+	three.mustSignIn("staff@example.com")
+	p := one.post("/dashboard/account/password", url.Values{"csrf": {one.token()}, "current_password": {password},
+		"new_password": {"a brand new long passphrase"}, "confirm": {"a brand new long passphrase"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("change password: got %d, want 303 (%s)", p.status, p.body)
+	}
+	for name, b := range map[string]*browser{"this session": one, "another session": three} {
+		if p := b.get("/dashboard/"); p.status != http.StatusSeeOther {
+			t.Errorf("%s after the password change: got %d, want 303 to the sign-in page", name, p.status)
+		}
+	}
+	acts := auditActions(t, env, m.ID)
+	for _, want := range []string{paylink.AuditSignIn, paylink.AuditSignOut, paylink.AuditPasswordChange} {
+		if count(acts, want) == 0 {
+			t.Errorf("audit actions %v lack %s", acts, want)
+		}
+	}
+}
+
+func TestInviteFlow(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	admin := newBrowser(t, env)
+	admin.mustSignIn("admin@example.com")
+	p := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}})
+	link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || link == nil {
+		t.Fatalf("invite: got %d without an invite link (%s)", p.status, p.body)
+	}
+	path := strings.TrimPrefix(link[1], env.Server.URL)
+	guest := newBrowser(t, env)
+	form := guest.get(path)
+	if form.status != http.StatusOK || !strings.Contains(form.body, "new@example.com") {
+		t.Fatalf("invite page: got %d (%s)", form.status, form.body)
+	}
+	weak := guest.post(path, url.Values{"csrf": {form.csrf()}, "password": {"password1234"}, "confirm": {"password1234"}})
+	if weak.status != http.StatusBadRequest {
+		t.Errorf("common password: got %d, want 400", weak.status)
+	}
+	done := guest.post(path, url.Values{"csrf": {form.csrf()}, "password": {password}, "confirm": {password}})
+	if done.status != http.StatusSeeOther {
+		t.Fatalf("accept: got %d, want 303 (%s)", done.status, done.body)
+	}
+	again := newBrowser(t, env)
+	if p := again.get(path); p.status != http.StatusNotFound {
+		t.Errorf("used invite: got %d, want 404", p.status)
+	}
+	guest.mustSignIn("new@example.com")
+	if p := guest.get("/dashboard/team"); p.status != http.StatusForbidden {
+		t.Errorf("invited viewer on the team page: got %d, want 403", p.status)
+	}
+}
+
+func TestTwoFactorSignIn(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
+	if !strings.Contains(p.body, `<svg class="qr"`) {
+		t.Errorf("set-up page has no QR code")
+	}
+	sm := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(p.body)
+	if sm == nil {
+		t.Fatalf("set-up page shows no secret: %s", p.body)
+	}
+	secret, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(sm[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = b.post("/dashboard/account/totp/confirm", url.Values{"csrf": {b.token()}, "code": {paylink.TOTPCode(secret, env.Clock.Now())}})
+	codes := regexp.MustCompile(`<code>([a-z0-9]{5}-[a-z0-9]{5})</code>`).FindAllStringSubmatch(p.body, -1)
+	if p.status != http.StatusOK || len(codes) != 10 {
+		t.Fatalf("confirm: got %d with %d recovery codes, want 200 with 10", p.status, len(codes))
+	}
+	b.post("/dashboard/logout", url.Values{"csrf": {b.token()}})
+
+	b2 := newBrowser(t, env)
+	if p := b2.signIn("admin@example.com", password); p.header.Get("Location") != "/dashboard/login/totp" {
+		t.Fatalf("sign in with two-factor: got %d to %q, want the code page", p.status, p.header.Get("Location"))
+	}
+	if p := b2.get("/dashboard/"); p.header.Get("Location") != "/dashboard/login/totp" {
+		t.Errorf("home before the code: got %d to %q, want the code page", p.status, p.header.Get("Location"))
+	}
+	codePage := b2.get("/dashboard/login/totp")
+	if p := b2.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {"000000"}}); p.status != http.StatusUnauthorized {
+		t.Errorf("wrong code: got %d, want 401", p.status)
+	}
+	if p := b2.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0][1]}}); p.status != http.StatusSeeOther {
+		t.Fatalf("recovery code: got %d, want 303 (%s)", p.status, p.body)
+	}
+	b2.token()
+
+	b3 := newBrowser(t, env)
+	b3.signIn("admin@example.com", password)
+	codePage = b3.get("/dashboard/login/totp")
+	if p := b3.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0][1]}}); p.status != http.StatusUnauthorized {
+		t.Errorf("spent recovery code: got %d, want 401", p.status)
+	}
+
+	// The admin requires two-factor sign-in: staff without it see only the account page.
+	if p := b2.post("/dashboard/team/security", url.Values{"csrf": {b2.token()}, "require": {"on"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("require two-factor: got %d, want 303", p.status)
+	}
+	s := newBrowser(t, env)
+	s.mustSignIn("staff@example.com")
+	if p := s.get("/dashboard/"); p.header.Get("Location") != "/dashboard/account" {
+		t.Errorf("staff without two-factor: got %d to %q, want the account page", p.status, p.header.Get("Location"))
+	}
+	acts := auditActions(t, env, m.ID)
+	for _, want := range []string{paylink.AuditTOTPEnable, paylink.AuditSignInFailed, paylink.AuditTOTPRequirement} {
+		if count(acts, want) == 0 {
+			t.Errorf("audit actions %v lack %s", acts, want)
+		}
+	}
+}
+
+func TestSessionsAcrossInstances(t *testing.T) {
+	dsn := pg.Database(t)
+	one := apitest.Start(t, apitest.Options{DSN: dsn})
+	two := apitest.Start(t, apitest.Options{DSN: dsn, Clock: one.Clock})
+	m := one.Onboard()
+	addUser(t, one, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, one)
+	b.mustSignIn("admin@example.com")
+	c := b.sessionCookie()
+	other := newBrowser(t, two)
+	u, _ := url.Parse(two.Server.URL + "/dashboard/")
+	other.c.Jar.SetCookies(u, []*http.Cookie{c})
+	p := other.get("/dashboard/team")
+	if p.status != http.StatusOK || !strings.Contains(p.body, "admin@example.com") {
+		t.Fatalf("the session on the second instance: got %d, want 200 with the team", p.status)
+	}
+	if p := other.post("/dashboard/logout", url.Values{"csrf": {p.csrf()}}); p.status != http.StatusSeeOther {
+		t.Fatalf("sign out on the second instance: got %d, want 303", p.status)
+	}
+	if p := b.get("/dashboard/"); p.status != http.StatusSeeOther {
+		t.Errorf("the first instance after sign-out on the second: got %d, want 303", p.status)
+	}
+}

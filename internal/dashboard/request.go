@@ -1,0 +1,309 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// Cookies. The session cookie holds the session's secret id (the store
+// keeps only its hash); the login cookie is a random value that the
+// sign-in and invite forms must echo (double submit), so another site
+// cannot sign a browser in to an account of its choosing.
+const (
+	sessionCookie = "paylink_dashboard"
+	loginCookie   = "paylink_dashboard_login"
+	loginPath     = "/dashboard/login"
+)
+
+// request is one dashboard request: the signed-in user (nil on public
+// pages) and the CSRF token its forms carry.
+type request struct {
+	h    *Handler
+	w    http.ResponseWriter
+	r    *http.Request
+	ss   *paylink.StaffSession
+	csrf string
+}
+
+// pageFunc handles one page or action.
+type pageFunc func(rq *request) error
+
+// errCSRF is the 403 of a failed CSRF or Origin check.
+func errCSRF() error {
+	return paylink.Errorf(paylink.KindForbidden, "csrf_failed",
+		"this form is out of date or came from another site; reload the page and try again")
+}
+
+// actor puts the staff actor (no user yet) with the request's source
+// address in the request's context.
+func actor(r *http.Request) *http.Request {
+	a := paylink.Actor{Kind: paylink.ActorStaff, IP: paylink.SourceIP(r.RemoteAddr), RequestID: paylink.RequestIDFrom(r.Context())}
+	return r.WithContext(paylink.WithActor(r.Context(), a))
+}
+
+// page serves a page of a signed-in user whose role has permission p.
+// Without a valid session it redirects to the sign-in page; a session
+// pending its second factor goes to the code page; when the merchant
+// requires two-factor sign-in and the user has none, only the account
+// page opens. A POST must pass the Origin and CSRF checks before
+// anything else happens.
+func (h *Handler) page(p paylink.Permission, fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w)
+		r = actor(r)
+		rq := &request{h: h, w: w, r: r}
+		ss, ok := h.session(rq)
+		if !ok {
+			return
+		}
+		rq.ss, rq.csrf = ss, ss.Session.CSRF
+		if ss.Session.PendingTOTP {
+			http.Redirect(w, r, loginPath+"/totp", http.StatusSeeOther)
+			return
+		}
+		if ss.Merchant.Settings.Dashboard.RequireTOTP && !ss.User.TOTPEnabled &&
+			!strings.HasPrefix(r.URL.Path, "/dashboard/account") && r.URL.Path != "/dashboard/logout" {
+			http.Redirect(w, r, "/dashboard/account", http.StatusSeeOther)
+			return
+		}
+		h.serve(rq, p, fn)
+	})
+}
+
+// pending serves the second-factor page of a session pending it.
+func (h *Handler) pending(fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w)
+		r = actor(r)
+		rq := &request{h: h, w: w, r: r}
+		ss, ok := h.session(rq)
+		if !ok {
+			return
+		}
+		rq.ss, rq.csrf = ss, ss.Session.CSRF
+		if !ss.Session.PendingTOTP {
+			http.Redirect(w, r, "/dashboard/", http.StatusSeeOther)
+			return
+		}
+		h.serve(rq, paylink.PermView, fn)
+	})
+}
+
+// session loads the request's session, redirecting to the sign-in page
+// (and clearing the cookie) when there is none.
+func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
+	c, err := rq.r.Cookie(sessionCookie)
+	if err == nil {
+		ss, err := h.svc.StaffSession(rq.r.Context(), c.Value, h.idle)
+		if err == nil {
+			rq.r = rq.r.WithContext(paylink.WithActor(rq.r.Context(), staff(rq.r, ss.User)))
+			return ss, true
+		}
+		if paylink.AsError(err).Kind != paylink.KindUnauthorized {
+			rq.fail(err)
+			return nil, false
+		}
+		h.clearCookie(rq.w, sessionCookie)
+	}
+	http.Redirect(rq.w, rq.r, loginPath, http.StatusSeeOther)
+	return nil, false
+}
+
+// staff is the actor of a signed-in user's request.
+func staff(r *http.Request, u *paylink.User) paylink.Actor {
+	a := paylink.ActorFrom(r.Context())
+	a.Kind, a.ID = paylink.ActorStaff, u.ID
+	return a
+}
+
+// serve checks a POST's origin and token, then the role, then runs fn.
+func (h *Handler) serve(rq *request, p paylink.Permission, fn pageFunc) {
+	if rq.r.Method == http.MethodPost {
+		if err := rq.checkPost(); err != nil {
+			rq.fail(err)
+			return
+		}
+	}
+	if !rq.ss.User.Role.Can(p) {
+		rq.fail(paylink.Errorf(paylink.KindForbidden, paylink.CodePermissionDenied, "your role may not open this page"))
+		return
+	}
+	if err := fn(rq); err != nil {
+		rq.fail(err)
+	}
+}
+
+// public serves a page without a session (sign-in, invite): its forms
+// are protected by the login cookie instead.
+func (h *Handler) public(fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w)
+		rq := &request{h: h, w: w, r: actor(r)}
+		c, err := r.Cookie(loginCookie)
+		if err == nil && len(c.Value) == 32 {
+			rq.csrf = c.Value
+		} else if rq.r.Method == http.MethodGet {
+			b := make([]byte, 24)
+			if _, err := rand.Read(b); err != nil {
+				rq.fail(paylink.Internal("login cookie", err))
+				return
+			}
+			rq.csrf = base64.RawURLEncoding.EncodeToString(b)
+			h.setCookie(w, loginCookie, rq.csrf, 0)
+		}
+		if rq.r.Method == http.MethodPost {
+			if err := rq.checkPost(); err != nil {
+				rq.fail(err)
+				return
+			}
+		}
+		if err := fn(rq); err != nil {
+			rq.fail(err)
+		}
+	})
+}
+
+// checkPost refuses a POST from another origin or without this
+// session's (or sign-in cookie's) token. Browsers send Origin with every
+// POST; a request without one must still carry the token.
+func (rq *request) checkPost() error {
+	rq.r.Body = http.MaxBytesReader(rq.w, rq.r.Body, maxForm)
+	if o := rq.r.Header.Get("Origin"); o != "" && o != rq.h.origin && o != "http://"+rq.r.Host && o != "https://"+rq.r.Host {
+		return errCSRF()
+	}
+	got := rq.r.PostFormValue("csrf")
+	if rq.csrf == "" || !hmac.Equal([]byte(got), []byte(rq.csrf)) {
+		return errCSRF()
+	}
+	return nil
+}
+
+// setCookie sets an HttpOnly, SameSite=Lax cookie for the dashboard's
+// path, Secure when the service is served over https; maxAge 0 makes it
+// last for the browser session.
+func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/dashboard", MaxAge: maxAge, HttpOnly: true,
+		Secure: h.secure, SameSite: http.SameSiteLaxMode})
+}
+
+func (h *Handler) clearCookie(w http.ResponseWriter, name string) { h.setCookie(w, name, "", -1) }
+
+// statusOf maps an error kind to the page's status.
+func statusOf(k paylink.Kind) int {
+	switch k {
+	case paylink.KindInvalid:
+		return http.StatusBadRequest
+	case paylink.KindUnauthorized:
+		return http.StatusUnauthorized
+	case paylink.KindForbidden:
+		return http.StatusForbidden
+	case paylink.KindNotFound:
+		return http.StatusNotFound
+	case paylink.KindConflict:
+		return http.StatusConflict
+	case paylink.KindRateLimited:
+		return http.StatusTooManyRequests
+	case paylink.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// fail renders an error page; internal detail is logged, never shown.
+func (rq *request) fail(err error) {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		err = paylink.Errorf(paylink.KindTooLarge, paylink.CodeBodyTooLarge, "the form is too large")
+	}
+	e := paylink.AsError(err)
+	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
+		rq.h.log.Error("dashboard error", "route", rq.r.Pattern, "err", e.Error())
+	}
+	rq.render(statusOf(e.Kind), "error", view{Title: "Something went wrong", Error: e.Message})
+}
+
+// view is what every template gets: the page's data and the layout's.
+type view struct {
+	Title  string
+	User   *paylink.User
+	Merch  *paylink.Merchant
+	CSRF   string
+	Path   string
+	Error  string
+	Notice string
+	Fields map[string]string
+	Data   any
+}
+
+// Nav is the layout's navigation, filtered by the user's role.
+func (v view) Nav() []navItem {
+	var out []navItem
+	for _, n := range navItems() {
+		if v.User != nil && v.User.Role.Can(n.Perm) {
+			n.Current = v.Path == n.Path
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// navItem is one link of the navigation.
+type navItem struct {
+	Path, Label string
+	Perm        paylink.Permission
+	Current     bool
+}
+
+// navItems lists the pages in the navigation; a new page adds a line.
+func navItems() []navItem {
+	return []navItem{
+		{Path: "/dashboard/", Label: "Home", Perm: paylink.PermView},
+		{Path: "/dashboard/team", Label: "Team", Perm: paylink.PermTeam},
+		{Path: "/dashboard/audit", Label: "Audit log", Perm: paylink.PermAudit},
+		{Path: "/dashboard/account", Label: "Account", Perm: paylink.PermView},
+	}
+}
+
+// render writes a page with status, filling in the layout's fields.
+func (rq *request) render(status int, name string, v view) {
+	t, ok := rq.h.pages[name]
+	if !ok {
+		rq.h.log.Error("dashboard: no template", "name", name)
+		http.Error(rq.w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if rq.ss != nil && !rq.ss.Session.PendingTOTP {
+		v.User, v.Merch = rq.ss.User, rq.ss.Merchant
+	}
+	v.CSRF, v.Path = rq.csrf, rq.r.URL.Path
+	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rq.w.WriteHeader(status)
+	if err := t.ExecuteTemplate(rq.w, "layout", v); err != nil {
+		rq.h.log.Error("dashboard render", "page", name, "err", err)
+	}
+}
+
+// formError renders a form page again with the error's message and
+// field problems, or fails for errors that are not the user's input.
+func (rq *request) formError(name string, v view, err error) error {
+	e := paylink.AsError(err)
+	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
+		return err
+	}
+	v.Error, v.Fields = e.Message, e.Fields
+	rq.render(statusOf(e.Kind), name, v)
+	return nil
+}
+
+// redirect answers a successful POST with 303 to a page (post, redirect,
+// get), so reloading does not repeat the action.
+func (rq *request) redirect(path string) error {
+	http.Redirect(rq.w, rq.r, path, http.StatusSeeOther)
+	return nil
+}

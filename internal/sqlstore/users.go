@@ -1,0 +1,260 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// Dashboard users, sessions, invites and sign-in failures (migration 0015).
+
+const userColumns = `id, merchant_id, email, role, password_hash, totp_key_id, totp_sealed, totp_enabled, recovery_codes,
+	created_at, updated_at`
+
+func scanUser(row interface{ Scan(...any) error }) (*paylink.User, error) {
+	var u paylink.User
+	var role, codes string
+	var created, updated int64
+	err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &role, &u.PasswordHash, &u.TOTP.KeyID, &u.TOTP.Ciphertext,
+		&u.TOTPEnabled, &codes, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(codes), &u.RecoveryCodes); err != nil {
+		return nil, fmt.Errorf("user %s recovery codes: %w", u.ID, err)
+	}
+	u.Role = paylink.Role(role)
+	u.CreatedAt, u.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return &u, nil
+}
+
+// recoveryJSON encodes recovery code hashes, [] for none.
+func recoveryJSON(codes []string) (string, error) {
+	if codes == nil {
+		codes = []string{}
+	}
+	return toJSON(codes)
+}
+
+// CreateUser inserts a user; ErrConflict when the email is taken.
+func (t *tx) CreateUser(u *paylink.User) error {
+	codes, err := recoveryJSON(u.RecoveryCodes)
+	if err != nil {
+		return err
+	}
+	return t.execOne("insert user", `INSERT INTO users (`+userColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (email) DO NOTHING`,
+		u.ID, u.MerchantID, u.Email, string(u.Role), u.PasswordHash, u.TOTP.KeyID, u.TOTP.Ciphertext, u.TOTPEnabled,
+		codes, u.CreatedAt.UnixMicro(), u.UpdatedAt.UnixMicro())
+}
+
+// User loads a user of the merchant.
+func (t *tx) User(merchantID, id string) (*paylink.User, error) {
+	u, err := scanUser(t.q.QueryRowContext(t.ctx, `SELECT `+userColumns+` FROM users WHERE id = $1 AND merchant_id = $2`,
+		id, merchantID))
+	if err != nil {
+		return nil, notFound("load user", err)
+	}
+	return u, nil
+}
+
+// UserByEmail loads the user with the email.
+func (t *tx) UserByEmail(email string) (*paylink.User, error) {
+	u, err := scanUser(t.q.QueryRowContext(t.ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
+	if err != nil {
+		return nil, notFound("load user by email", err)
+	}
+	return u, nil
+}
+
+// Users lists a merchant's users by email.
+func (t *tx) Users(merchantID string) ([]*paylink.User, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 ORDER BY email`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateUser writes a user's mutable fields.
+func (t *tx) UpdateUser(u *paylink.User) error {
+	codes, err := recoveryJSON(u.RecoveryCodes)
+	if err != nil {
+		return err
+	}
+	return t.execOne("update user", `UPDATE users SET role = $1, password_hash = $2, totp_key_id = $3, totp_sealed = $4,
+		totp_enabled = $5, recovery_codes = $6, updated_at = $7 WHERE id = $8 AND merchant_id = $9`,
+		string(u.Role), u.PasswordHash, u.TOTP.KeyID, u.TOTP.Ciphertext, u.TOTPEnabled, codes, u.UpdatedAt.UnixMicro(),
+		u.ID, u.MerchantID)
+}
+
+// DeleteUser deletes a user of the merchant with its sessions.
+func (t *tx) DeleteUser(merchantID, id string) error {
+	if _, err := t.exec(`DELETE FROM user_sessions WHERE user_id = $1 AND merchant_id = $2`, id, merchantID); err != nil {
+		return fmt.Errorf("delete user sessions: %w", err)
+	}
+	return t.execOne("delete user", `DELETE FROM users WHERE id = $1 AND merchant_id = $2`, id, merchantID)
+}
+
+const sessionColumns = `id_hash, user_id, merchant_id, csrf, pending_totp, created_at, last_seen_at, expires_at`
+
+// CreateSession inserts a session.
+func (t *tx) CreateSession(s *paylink.Session) error {
+	_, err := t.exec(`INSERT INTO user_sessions (`+sessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		s.IDHash, s.UserID, s.MerchantID, s.CSRF, s.PendingTOTP, s.CreatedAt.UnixMicro(), s.LastSeenAt.UnixMicro(),
+		s.ExpiresAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert session: %w", err)
+	}
+	return nil
+}
+
+// Session loads a session by the hash of its id.
+func (t *tx) Session(idHash []byte) (*paylink.Session, error) {
+	var s paylink.Session
+	var created, seen, expires int64
+	err := t.q.QueryRowContext(t.ctx, `SELECT `+sessionColumns+` FROM user_sessions WHERE id_hash = $1`, idHash).Scan(
+		&s.IDHash, &s.UserID, &s.MerchantID, &s.CSRF, &s.PendingTOTP, &created, &seen, &expires)
+	if err != nil {
+		return nil, notFound("load session", err)
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = time.UnixMicro(created).UTC(), time.UnixMicro(seen).UTC(), time.UnixMicro(expires).UTC()
+	return &s, nil
+}
+
+// TouchSession records a session's last use and second-factor state.
+func (t *tx) TouchSession(idHash []byte, lastSeen time.Time, pendingTOTP bool) error {
+	return t.execOne("touch session", `UPDATE user_sessions SET last_seen_at = $1, pending_totp = $2 WHERE id_hash = $3`,
+		lastSeen.UnixMicro(), pendingTOTP, idHash)
+}
+
+// DeleteSession deletes a session; deleting a missing one is not an error.
+func (t *tx) DeleteSession(idHash []byte) error {
+	if _, err := t.exec(`DELETE FROM user_sessions WHERE id_hash = $1`, idHash); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// DeleteUserSessions deletes every session of a user.
+func (t *tx) DeleteUserSessions(userID string) error {
+	if _, err := t.exec(`DELETE FROM user_sessions WHERE user_id = $1`, userID); err != nil {
+		return fmt.Errorf("delete user sessions: %w", err)
+	}
+	return nil
+}
+
+// CreateInvite inserts an invite.
+func (t *tx) CreateInvite(i *paylink.Invite) error {
+	_, err := t.exec(`INSERT INTO user_invites (token_hash, merchant_id, email, role, created_by, created_at, expires_at, used_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, i.TokenHash, i.MerchantID, i.Email, string(i.Role), i.CreatedBy,
+		i.CreatedAt.UnixMicro(), i.ExpiresAt.UnixMicro(), micros(i.UsedAt))
+	if err != nil {
+		return fmt.Errorf("insert invite: %w", err)
+	}
+	return nil
+}
+
+// Invite loads an invite by the hash of its token.
+func (t *tx) Invite(tokenHash []byte) (*paylink.Invite, error) {
+	var i paylink.Invite
+	var role string
+	var created, expires int64
+	var used sql.NullInt64
+	err := t.q.QueryRowContext(t.ctx, `SELECT token_hash, merchant_id, email, role, created_by, created_at, expires_at, used_at
+		FROM user_invites WHERE token_hash = $1`, tokenHash).Scan(&i.TokenHash, &i.MerchantID, &i.Email, &role, &i.CreatedBy,
+		&created, &expires, &used)
+	if err != nil {
+		return nil, notFound("load invite", err)
+	}
+	i.Role = paylink.Role(role)
+	i.CreatedAt, i.ExpiresAt, i.UsedAt = time.UnixMicro(created).UTC(), time.UnixMicro(expires).UTC(), fromMicros(used)
+	return &i, nil
+}
+
+// UseInvite marks an unused, unexpired invite used.
+func (t *tx) UseInvite(tokenHash []byte, now time.Time) error {
+	return t.execOne("use invite", `UPDATE user_invites SET used_at = $1
+		WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $3`, now.UnixMicro(), tokenHash, now.UnixMicro())
+}
+
+// AddSignInFailure records a failure and prunes the email's old ones.
+func (t *tx) AddSignInFailure(email string, at, pruneBefore time.Time) error {
+	if _, err := t.exec(`DELETE FROM signin_failures WHERE email = $1 AND at < $2`, email, pruneBefore.UnixMicro()); err != nil {
+		return fmt.Errorf("prune sign-in failures: %w", err)
+	}
+	if _, err := t.exec(`INSERT INTO signin_failures (email, at) VALUES ($1, $2)`, email, at.UnixMicro()); err != nil {
+		return fmt.Errorf("insert sign-in failure: %w", err)
+	}
+	return nil
+}
+
+// CountSignInFailures counts an email's failures since a time.
+func (t *tx) CountSignInFailures(email string, since time.Time) (int, error) {
+	var n int
+	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM signin_failures WHERE email = $1 AND at >= $2`,
+		email, since.UnixMicro()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count sign-in failures: %w", err)
+	}
+	return n, nil
+}
+
+// DeleteExpiredSessions deletes ended sessions and old sign-in failures.
+func (t *tx) DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error) {
+	res, err := t.exec(`DELETE FROM user_sessions WHERE expires_at <= $1`, now.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	if _, err := t.exec(`DELETE FROM signin_failures WHERE at < $1`, failuresBefore.UnixMicro()); err != nil {
+		return 0, fmt.Errorf("delete old sign-in failures: %w", err)
+	}
+	return n, nil
+}
+
+// DailyVolume sums a merchant's transactions by UTC day and currency.
+func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVolume, error) {
+	const day = int64(24 * time.Hour / time.Microsecond)
+	rows, err := t.q.QueryContext(t.ctx, `SELECT created_at / $1 AS day, currency, COUNT(*),
+		CAST(SUM(CASE WHEN status = $2 THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = $3 THEN total ELSE 0 END) AS BIGINT), CAST(SUM(refunded) AS BIGINT)
+		FROM transactions WHERE merchant_id = $4 AND created_at >= $5 GROUP BY day, currency ORDER BY day, currency`,
+		day, string(paylink.StatusApproved), string(paylink.StatusApproved), merchantID, since.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("daily volume: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.DailyVolume
+	for rows.Next() {
+		var v paylink.DailyVolume
+		var d int64
+		if err := rows.Scan(&d, &v.Currency, &v.Count, &v.Approved, &v.Gross, &v.Refunded); err != nil {
+			return nil, fmt.Errorf("daily volume: %w", err)
+		}
+		v.Day = time.UnixMicro(d * day).UTC()
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("daily volume: %w", err)
+	}
+	return out, nil
+}

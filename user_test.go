@@ -1,0 +1,458 @@
+package paylink_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// Dashboard users, sessions, invites and throttling at the Service level,
+// on both engines.
+
+const staffPassword = "correct staple battery horse"
+
+// usersEngine runs fn on SQLite and on the package's PostgreSQL.
+func usersEngine(t *testing.T, fn func(t *testing.T, env *apitest.Env)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, apitest.Start(t, apitest.Options{})) })
+	t.Run("postgres", func(t *testing.T) { fn(t, apitest.Start(t, apitest.Options{DSN: pg.Database(t)})) })
+}
+
+// code is the response code of err, "" for nil.
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return paylink.AsError(err).Code
+}
+
+func newStaff(t *testing.T, env *apitest.Env, m *apitest.Merchant, email string, role paylink.Role) *paylink.User {
+	t.Helper()
+	u, err := env.Service.CreateUser(context.Background(), paylink.NewUser{MerchantID: m.ID, Email: email, Role: role, Password: staffPassword})
+	if err != nil {
+		t.Fatalf("create %s: %v", email, err)
+	}
+	return u
+}
+
+// current signs email in and returns the user as stored now (a role
+// change takes effect on the next request).
+func current(t *testing.T, env *apitest.Env, email string) *paylink.User {
+	t.Helper()
+	in, err := env.Service.SignIn(context.Background(), email, staffPassword)
+	if err != nil {
+		t.Fatalf("sign in %s: %v", email, err)
+	}
+	return in.User
+}
+
+func TestRolePermissionTable(t *testing.T) {
+	all := []paylink.Permission{paylink.PermView, paylink.PermRefund, paylink.PermCapture, paylink.PermCancel, paylink.PermLinks,
+		paylink.PermVirtualTerminal, paylink.PermTeam, paylink.PermAPIKeys, paylink.PermWebhooks, paylink.PermAudit}
+	want := map[paylink.Role][]paylink.Permission{
+		paylink.RoleAdmin: all,
+		paylink.RoleStaff: {paylink.PermView, paylink.PermRefund, paylink.PermCapture, paylink.PermCancel, paylink.PermLinks,
+			paylink.PermVirtualTerminal},
+		paylink.RoleViewer: {paylink.PermView},
+		"owner":            nil,
+	}
+	for role, allowed := range want {
+		t.Run(string(role), func(t *testing.T) {
+			for _, p := range all {
+				if got := role.Can(p); got != slices.Contains(allowed, p) {
+					t.Errorf("%s can %s: got %v, want %v", role, p, got, !got)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckPassword(t *testing.T) {
+	tests := []struct {
+		password string
+		wantCode string
+	}{
+		{"short", paylink.CodeWeakPassword},
+		{"elevenchars", paylink.CodeWeakPassword},
+		{"password1234", paylink.CodeWeakPassword},
+		{"Password123456!", paylink.CodeWeakPassword},
+		{"qwertyuiop123", paylink.CodeWeakPassword},
+		{"aaaaaaaaaaaaaaa", paylink.CodeWeakPassword},
+		{"jo.citizen-2026!", paylink.CodeWeakPassword}, // contains the email's local part
+		{staffPassword, ""},
+		{"Tr1cky-but-fine", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.password, func(t *testing.T) {
+			if got := code(paylink.CheckPassword(tt.password, "jo.citizen@example.com")); got != tt.wantCode {
+				t.Errorf("got %q, want %q", got, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestCreateUser(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		newStaff(t, env, m, "Taken@Example.com", paylink.RoleAdmin)
+		tests := []struct {
+			name     string
+			in       paylink.NewUser
+			wantCode string
+		}{
+			{"ok", paylink.NewUser{MerchantID: m.ID, Email: "new@example.com", Role: paylink.RoleStaff, Password: staffPassword}, ""},
+			{"email taken, any case", paylink.NewUser{MerchantID: m.ID, Email: "taken@example.COM", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeEmailTaken},
+			{"bad email", paylink.NewUser{MerchantID: m.ID, Email: "not an email", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
+			{"bad role", paylink.NewUser{MerchantID: m.ID, Email: "r@example.com", Role: "owner", Password: staffPassword}, paylink.CodeInvalidRequest},
+			{"weak password", paylink.NewUser{MerchantID: m.ID, Email: "w@example.com", Role: paylink.RoleStaff, Password: "letmein12345"}, paylink.CodeWeakPassword},
+			{"unknown merchant", paylink.NewUser{MerchantID: "nope", Email: "u@example.com", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeNotFound},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := env.Service.CreateUser(context.Background(), tt.in)
+				if got := code(err); got != tt.wantCode {
+					t.Errorf("got %q (%v), want %q", got, err, tt.wantCode)
+				}
+			})
+		}
+	})
+}
+
+func TestSignInAndSessions(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		u := newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		if _, err := env.Service.SignIn(ctx, "staff@example.com", "wrong password!!"); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("wrong password: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+		if _, err := env.Service.SignIn(ctx, "nobody@example.com", staffPassword); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("unknown email: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+		in, err := env.Service.SignIn(ctx, " STAFF@example.com ", staffPassword)
+		if err != nil {
+			t.Fatalf("sign in: %v", err)
+		}
+		if in.Session.PendingTOTP || in.User.ID != u.ID || len(in.Token) < 40 {
+			t.Fatalf("session: got %+v, want a full session of %s", in.Session, u.ID)
+		}
+		ss, err := env.Service.StaffSession(ctx, in.Token, 15*time.Minute)
+		if err != nil || ss.User.ID != u.ID || ss.Merchant.ID != m.ID {
+			t.Fatalf("load session: got %v, want the user's", err)
+		}
+		if _, err := env.Service.StaffSession(ctx, in.Token+"x", 15*time.Minute); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("wrong token: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		env.Clock.Advance(15*time.Minute + time.Second)
+		if _, err := env.Service.StaffSession(ctx, in.Token, 15*time.Minute); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("idle session: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		in2, err := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss2, err := env.Service.StaffSession(ctx, in2.Token, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Service.SignOut(ctx, ss2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.StaffSession(ctx, in2.Token, time.Hour); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("signed-out session: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{MerchantID: m.ID, ActorID: u.ID, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			if r.ActorKind != paylink.ActorStaff {
+				t.Errorf("row %s: actor kind %s, want staff", r.Action, r.ActorKind)
+			}
+			got = append(got, r.Action)
+		}
+		want := []string{paylink.AuditSignInFailed, paylink.AuditSignIn, paylink.AuditSignIn, paylink.AuditSignOut}
+		if !slices.Equal(got, want) {
+			t.Errorf("audit rows: got %v, want %v", got, want)
+		}
+	})
+}
+
+func TestSignInThrottlePerEmail(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		for range paylink.SignInFailureLimit - 1 {
+			env.Service.SignIn(ctx, "staff@example.com", "wrong password!!")
+		}
+		env.Clock.Advance(10 * time.Minute)
+		env.Service.SignIn(ctx, "staff@example.com", "wrong password!!")
+		if _, err := env.Service.SignIn(ctx, "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+			t.Fatalf("right password after %d failures: got %v, want %s", paylink.SignInFailureLimit, err, paylink.CodeSignInThrottled)
+		}
+		env.Clock.Advance(paylink.SignInFailureWindow - 10*time.Minute + time.Second) // the first nine left the window
+		if _, err := env.Service.SignIn(ctx, "staff@example.com", staffPassword); err != nil {
+			t.Errorf("after the window: got %v, want a session", err)
+		}
+	})
+}
+
+func TestPasswordChangeRevokesSessions(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		a, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		b, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		ss, err := env.Service.StaffSession(ctx, a.Token, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Service.ChangePassword(ctx, ss, "wrong current pw", "a new long passphrase"); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("wrong current password: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+		if err := env.Service.ChangePassword(ctx, ss, staffPassword, "a new long passphrase"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range []string{a.Token, b.Token} {
+			if _, err := env.Service.StaffSession(ctx, tok, time.Hour); code(err) != paylink.CodeSessionExpired {
+				t.Errorf("session after the password change: got %v, want %s", err, paylink.CodeSessionExpired)
+			}
+		}
+		if _, err := env.Service.SignIn(ctx, "staff@example.com", "a new long passphrase"); err != nil {
+			t.Errorf("new password: %v", err)
+		}
+	})
+}
+
+func TestInvitesAndTeam(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m, other := env.Onboard(), env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		staff := newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		stranger := newStaff(t, env, other, "admin@other.example", paylink.RoleAdmin)
+
+		if _, _, err := env.Service.CreateInvite(ctx, staff, "x@example.com", paylink.RoleViewer); code(err) != paylink.CodePermissionDenied {
+			t.Errorf("staff invites: got %v, want %s", err, paylink.CodePermissionDenied)
+		}
+		if _, _, err := env.Service.CreateInvite(ctx, admin, "staff@example.com", paylink.RoleViewer); code(err) != paylink.CodeEmailTaken {
+			t.Errorf("invite an existing user: got %v, want %s", err, paylink.CodeEmailTaken)
+		}
+		token, _, err := env.Service.CreateInvite(ctx, admin, "new@example.com", paylink.RoleViewer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.AcceptInvite(ctx, token, "password12345"); code(err) != paylink.CodeWeakPassword {
+			t.Errorf("weak password: got %v, want %s", err, paylink.CodeWeakPassword)
+		}
+		u, err := env.Service.AcceptInvite(ctx, token, staffPassword)
+		if err != nil || u.Role != paylink.RoleViewer || u.MerchantID != m.ID {
+			t.Fatalf("accept: got %+v, %v", u, err)
+		}
+		if _, err := env.Service.AcceptInvite(ctx, token, staffPassword); code(err) != paylink.CodeInviteInvalid {
+			t.Errorf("second use: got %v, want %s", err, paylink.CodeInviteInvalid)
+		}
+		late, _, _ := env.Service.CreateInvite(ctx, admin, "late@example.com", paylink.RoleStaff)
+		env.Clock.Advance(paylink.InviteTTL + time.Second)
+		if _, err := env.Service.AcceptInvite(ctx, late, staffPassword); code(err) != paylink.CodeInviteInvalid {
+			t.Errorf("expired invite: got %v, want %s", err, paylink.CodeInviteInvalid)
+		}
+
+		tests := []struct {
+			name     string
+			do       func() error
+			wantCode string
+		}{
+			{"staff changes a role", func() error { return env.Service.ChangeRole(ctx, staff, u.ID, paylink.RoleAdmin) }, paylink.CodePermissionDenied},
+			{"another merchant's user", func() error { return env.Service.ChangeRole(ctx, admin, stranger.ID, paylink.RoleViewer) }, paylink.CodeNotFound},
+			{"remove another merchant's user", func() error { return env.Service.RemoveUser(ctx, admin, stranger.ID) }, paylink.CodeNotFound},
+			{"demote the last admin", func() error { return env.Service.ChangeRole(ctx, admin, admin.ID, paylink.RoleStaff) }, paylink.CodeLastAdmin},
+			{"remove the last admin", func() error { return env.Service.RemoveUser(ctx, admin, admin.ID) }, paylink.CodeLastAdmin},
+			{"unknown role", func() error { return env.Service.ChangeRole(ctx, admin, staff.ID, "owner") }, paylink.CodeInvalidRequest},
+			{"promote", func() error { return env.Service.ChangeRole(ctx, admin, staff.ID, paylink.RoleAdmin) }, ""},
+			{"demote an admin when another is left", func() error { return env.Service.ChangeRole(ctx, admin, admin.ID, paylink.RoleViewer) }, ""},
+			{"remove, as the promoted user", func() error { return env.Service.RemoveUser(ctx, current(t, env, "staff@example.com"), u.ID) }, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if got := code(tt.do()); got != tt.wantCode {
+					t.Errorf("got %q, want %q", got, tt.wantCode)
+				}
+			})
+		}
+		team, err := env.Service.Team(ctx, current(t, env, "staff@example.com")) // an admin now
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range team {
+			got = append(got, x.Email+":"+string(x.Role))
+		}
+		if want := []string{"admin@example.com:viewer", "staff@example.com:admin"}; !slices.Equal(got, want) {
+			t.Errorf("team: got %v, want %v", got, want)
+		}
+		if theirs, _ := env.Service.Team(ctx, stranger); len(theirs) != 1 {
+			t.Errorf("other merchant's team: got %d users, want 1", len(theirs))
+		}
+		if _, err := env.Service.SignIn(ctx, "new@example.com", staffPassword); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("removed user signs in: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+	})
+}
+
+func TestTwoFactor(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		in, _ := env.Service.SignIn(ctx, "admin@example.com", staffPassword)
+		ss, err := env.Service.StaffSession(ctx, in.Token, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := env.Service.BeginTOTP(ctx, ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.ConfirmTOTP(ctx, ss, "123456"); code(err) != paylink.CodeTOTPInvalid && paylink.TOTPCode(secret, env.Clock.Now()) != "123456" {
+			t.Errorf("wrong code: got %v, want %s", err, paylink.CodeTOTPInvalid)
+		}
+		codes, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()))
+		if err != nil || len(codes) != 10 {
+			t.Fatalf("confirm: got %d codes, %v", len(codes), err)
+		}
+		pending, err := env.Service.SignIn(ctx, "admin@example.com", staffPassword)
+		if err != nil || !pending.Session.PendingTOTP {
+			t.Fatalf("sign in with two-factor: got %+v, %v, want a pending session", pending, err)
+		}
+		pss, _ := env.Service.StaffSession(ctx, pending.Token, time.Hour)
+		env.Clock.Advance(30 * time.Second)
+		if err := env.Service.VerifySecondFactor(ctx, pss, paylink.TOTPCode(secret, env.Clock.Now())); err != nil {
+			t.Fatalf("code: %v", err)
+		}
+		again, _ := env.Service.StaffSession(ctx, pending.Token, time.Hour)
+		if again.Session.PendingTOTP {
+			t.Error("session still pending after a right code")
+		}
+		if err := env.Service.SetTOTPRequired(ctx, again.User, true); err != nil {
+			t.Fatal(err)
+		}
+		again, _ = env.Service.StaffSession(ctx, pending.Token, time.Hour)
+		if err := env.Service.DisableTOTP(ctx, again, staffPassword); code(err) != paylink.CodeTOTPRequired {
+			t.Errorf("disable while required: got %v, want %s", err, paylink.CodeTOTPRequired)
+		}
+		if err := env.Service.SetTOTPRequired(ctx, again.User, false); err != nil {
+			t.Fatal(err)
+		}
+		again, _ = env.Service.StaffSession(ctx, pending.Token, time.Hour)
+		if err := env.Service.DisableTOTP(ctx, again, staffPassword); err != nil {
+			t.Errorf("disable: %v", err)
+		}
+		if in, err := env.Service.SignIn(ctx, "admin@example.com", staffPassword); err != nil || in.Session.PendingTOTP {
+			t.Errorf("sign in after disabling: got %v, pending %v, want a full session", err, in != nil && in.Session.PendingTOTP)
+		}
+	})
+}
+
+func TestTOTPCodeRFC6238(t *testing.T) {
+	// RFC 6238 appendix B, SHA-1, truncated to 6 digits.
+	secret := []byte("12345678901234567890")
+	tests := []struct {
+		unix int64
+		want string
+	}{{59, "287082"}, {1111111109, "081804"}, {1234567890, "005924"}, {2000000000, "279037"}}
+	for _, tt := range tests {
+		if got := paylink.TOTPCode(secret, time.Unix(tt.unix, 0)); got != tt.want {
+			t.Errorf("at %d: got %s, want %s", tt.unix, got, tt.want)
+		}
+	}
+}
+
+func TestDailyVolume(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		for _, c := range []struct{ card, amount string }{{"4111111111111111", "10.00"}, {"4000000000000002", "5.00"}} {
+			env.Post("/v5/purchase", m, env.CardPurchase(m, c.card, c.amount))
+		}
+		env.Clock.Advance(-48 * time.Hour)
+		env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "2.50"))
+		env.Clock.Advance(48 * time.Hour)
+		other := env.Onboard()
+		env.Post("/v5/purchase", other, env.CardPurchase(other, "4111111111111111", "99.00"))
+		daily, err := env.Service.DailyVolume(context.Background(), m.Merchant, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			days                         int
+			count, approved, gross, rate int64
+		}{{1, 2, 1, 1000, 50}, {7, 3, 2, 1250, 66}}
+		for _, tt := range tests {
+			p := paylink.SumVolume(daily, env.Clock.Now(), tt.days)
+			if len(p) != 1 || p[0].Count != tt.count || p[0].Approved != tt.approved || p[0].Gross != tt.gross || p[0].ApprovalRate() != tt.rate {
+				t.Errorf("%d days: got %+v, want count %d approved %d gross %d rate %d", tt.days, p, tt.count, tt.approved, tt.gross, tt.rate)
+			}
+		}
+	})
+}
+
+func TestCleanupSessions(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		old, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		env.Clock.Advance(paylink.SessionMaxAge - time.Hour)
+		fresh, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		env.Clock.Advance(time.Hour)
+		n, err := env.Service.CleanupSessions(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("clean-up: got %d, %v, want 1 session deleted", n, err)
+		}
+		if _, err := env.Service.StaffSession(ctx, old.Token, paylink.SessionMaxAge); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("old session: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		if _, err := env.Service.StaffSession(ctx, fresh.Token, paylink.SessionMaxAge); err != nil {
+			t.Errorf("fresh session: %v", err)
+		}
+	})
+}
+
+func TestInviteAcceptedOnceUnderRace(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		token, _, err := env.Service.CreateInvite(ctx, admin, "new@example.com", paylink.RoleStaff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				_, err := env.Service.AcceptInvite(ctx, token, staffPassword)
+				errs <- err
+			}()
+		}
+		ok := 0
+		for range n {
+			switch err := <-errs; code(err) {
+			case "":
+				ok++
+			case paylink.CodeInviteInvalid, paylink.CodeEmailTaken:
+			default:
+				t.Errorf("accept: got %v, want success or %s", err, paylink.CodeInviteInvalid)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("accepted %d times, want once", ok)
+		}
+	})
+}

@@ -1,0 +1,74 @@
+package paylink
+
+import (
+	"context"
+	"time"
+)
+
+// DailyVolume is one UTC day of a merchant's transactions in one
+// currency: the dashboard's home figures and chart.
+type DailyVolume struct {
+	Day      time.Time // midnight UTC
+	Currency string
+	Count    int64 // transactions created
+	Approved int64 // of which approved
+	Gross    int64 // total of the approved ones, minor units
+	Refunded int64 // refunded of those created that day
+}
+
+// PeriodVolume sums DailyVolume over the last Days days, per currency.
+type PeriodVolume struct {
+	Days     int
+	Currency string
+	Count    int64
+	Approved int64
+	Gross    int64
+	Refunded int64
+}
+
+// ApprovalRate is the share of approved transactions in percent, 0
+// without transactions.
+func (p PeriodVolume) ApprovalRate() int64 {
+	if p.Count == 0 {
+		return 0
+	}
+	return p.Approved * 100 / p.Count
+}
+
+// DailyVolume returns m's last days days (today included) by day and
+// currency, oldest first.
+func (s *Service) DailyVolume(ctx context.Context, m *Merchant, days int) ([]DailyVolume, error) {
+	since := s.now().Truncate(24*time.Hour).AddDate(0, 0, 1-days)
+	var out []DailyVolume
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.DailyVolume(m.ID, since)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("daily volume", err)
+	}
+	return out, nil
+}
+
+// SumVolume adds up the days of daily at or after today minus days-1,
+// per currency in order of first appearance.
+func SumVolume(daily []DailyVolume, today time.Time, days int) []PeriodVolume {
+	since := today.Truncate(24*time.Hour).AddDate(0, 0, 1-days)
+	var out []PeriodVolume
+	idx := map[string]int{}
+	for _, d := range daily {
+		if d.Day.Before(since) {
+			continue
+		}
+		i, ok := idx[d.Currency]
+		if !ok {
+			i = len(out)
+			idx[d.Currency] = i
+			out = append(out, PeriodVolume{Days: days, Currency: d.Currency})
+		}
+		p := &out[i]
+		p.Count, p.Approved, p.Gross, p.Refunded = p.Count+d.Count, p.Approved+d.Approved, p.Gross+d.Gross, p.Refunded+d.Refunded
+	}
+	return out
+}
