@@ -47,5 +47,6 @@ CREATE TABLE signin_failures (
 );
 CREATE INDEX signin_failures_email ON signin_failures(email, at);
 
--- The dashboard's home sums a merchant's recent transactions by day.
-CREATE INDEX transactions_merchant_created ON transactions(merchant_id, created_at);
+-- The dashboard's home sums a merchant's recent transactions by day with
+-- the index transactions_merchant_created (merchant_id, created_at,
+-- reference) of migration 0016.
