@@ -92,6 +92,9 @@ func TestDirectDebitWebhooks(t *testing.T) {
 			m := onboard(env, hook.URL+"/hook", nil)
 			ref := debit(t, env, m, tt.account, "PENDING")
 			waitHit(t, hook)
+			// The PENDING delivery must be recorded before the clock jumps
+			// 73 hours, or its lease expires and it is claimed again.
+			env.WaitWebhooks()
 			env.Clock.Advance(73 * time.Hour)
 			if n, err := env.Service.ClearDirectDebits(context.Background()); err != nil || n != 1 {
 				t.Fatalf("clearing: moved %d, %v; want 1", n, err)
