@@ -60,10 +60,7 @@ func (s *Service) clearDebit(ctx context.Context, t *Transaction) (bool, error) 
 	}
 	applyClearing(t, res, s.now())
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, StatusPending); err != nil {
-			return err
-		}
-		return s.outcome(tx, t)
+		return s.saveOutcome(tx, t, StatusPending)
 	})
 	if errors.Is(err, ErrConflict) {
 		return false, nil

@@ -11,8 +11,8 @@ import (
 // money moves without its posting and no posting outlives a rollback.
 
 // postTransaction appends the posting of t's move from one status to
-// another, if the move takes or gives money.
-func (s *Service) postTransaction(tx Tx, t *Transaction, from Status) error {
+// another, if the move takes or gives money; m gives the merchant's pricing.
+func (s *Service) postTransaction(tx Tx, t *Transaction, from Status, m *outcomeMerchant) error {
 	switch t.Status {
 	case StatusApproved, StatusPending, StatusDeclined:
 	default:
@@ -21,11 +21,11 @@ func (s *Service) postTransaction(tx Tx, t *Transaction, from Status) error {
 	if t.Status == from {
 		return nil
 	}
-	m, err := tx.Merchant(t.MerchantID)
+	merchant, err := m.get()
 	if err != nil {
 		return fmt.Errorf("posting %s: %w", t.Reference, err)
 	}
-	p, err := TransactionPosting(t, from, PricingOf(m))
+	p, err := TransactionPosting(t, from, PricingOf(merchant))
 	if err != nil || p == nil {
 		return err
 	}

@@ -335,13 +335,14 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 // first: see lateTransaction.
 func (s *Service) recordOutcome(ctx context.Context, t *Transaction, from Status, op string) (*Transaction, error) {
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, from); err != nil {
+		m := newOutcomeMerchant(tx, t)
+		if err := s.write(tx, t, from, m); err != nil {
 			return err
 		}
 		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil {
 			return err
 		}
-		return s.outcome(tx, t)
+		return s.outcome(tx, t, m)
 	})
 	if errors.Is(err, ErrConflict) {
 		return s.lateTransaction(ctx, t, op)

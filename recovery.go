@@ -182,10 +182,7 @@ func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Trans
 		s.applyAuth(t, res.Auth, t.PreAuth)
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.save(tx, t, from); err != nil {
-			return err
-		}
-		return s.outcome(tx, t)
+		return s.saveOutcome(tx, t, from)
 	})
 	return recovered(err, "recover "+t.Reference)
 }
@@ -203,10 +200,7 @@ func (s *Service) neverHappened(ctx context.Context, t *Transaction, from Status
 		}
 		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
 		t.Details.Message = "The payment was interrupted before the processor received it; no money was taken. Please try again."
-		if err := s.save(tx, t, from); err != nil {
-			return err
-		}
-		return s.outcome(tx, t)
+		return s.saveOutcome(tx, t, from)
 	})
 	return recovered(err, "recover "+t.Reference)
 }

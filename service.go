@@ -232,13 +232,56 @@ func timeOrdered(t time.Time) string {
 // the same database transaction. A status move the state machine does
 // not allow is refused as a bug: every transition passes this one check.
 func (s *Service) save(tx Tx, t *Transaction, from Status) error {
+	return s.write(tx, t, from, newOutcomeMerchant(tx, t))
+}
+
+// saveOutcome saves t (as save) and records its outcome (as outcome),
+// reading t's merchant once for both.
+func (s *Service) saveOutcome(tx Tx, t *Transaction, from Status) error {
+	m := newOutcomeMerchant(tx, t)
+	if err := s.write(tx, t, from, m); err != nil {
+		return err
+	}
+	return s.outcome(tx, t, m)
+}
+
+// outcomeMerchant reads the merchant of one transaction at most once
+// within one function given to Store.Update: a status change's posting
+// needs its pricing and its webhooks its URLs and secret. It is made
+// afresh in every such function, so it never outlives the database
+// transaction it was read in.
+type outcomeMerchant struct {
+	tx Tx
+	id string
+	m  *Merchant
+}
+
+func newOutcomeMerchant(tx Tx, t *Transaction) *outcomeMerchant {
+	return &outcomeMerchant{tx: tx, id: t.MerchantID}
+}
+
+// get reads the merchant on first use.
+func (o *outcomeMerchant) get() (*Merchant, error) {
+	if o.m != nil {
+		return o.m, nil
+	}
+	m, err := o.tx.Merchant(o.id)
+	if err != nil {
+		return nil, err
+	}
+	o.m = m
+	return m, nil
+}
+
+// write is save with the merchant read through m.
+func (s *Service) write(tx Tx, t *Transaction, from Status, m *outcomeMerchant) error {
 	if t.Status != from && !CanTransition(from, t.Status) {
 		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
 	}
 	if err := tx.UpdateTransaction(t); err != nil {
 		return err
 	}
-	return s.postTransaction(tx, t, from)
+	return s.postTransaction(tx, t, from, m)
 }
 
 // recordEvent appends a step to the state history of a transaction or
@@ -252,8 +295,9 @@ func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) erro
 }
 
 // outcome records a transaction's new state: its history event and its
-// webhook outbox rows, in the same tx.
-func (s *Service) outcome(tx Tx, t *Transaction) error {
+// webhook outbox rows, in the same tx. m is the merchant as read by the
+// write of that state.
+func (s *Service) outcome(tx Tx, t *Transaction, m *outcomeMerchant) error {
 	if err := s.linkOutcome(tx, t); err != nil {
 		return err
 	}
@@ -264,7 +308,7 @@ func (s *Service) outcome(tx Tx, t *Transaction) error {
 		return err
 	}
 	s.observeOutcome(tx, t.PaymentType, t.Status)
-	return s.enqueueWebhooks(tx, t)
+	return s.enqueueWebhooks(tx, t, m)
 }
 
 // observeOutcome tells the observer of a new status once tx commits (an

@@ -331,12 +331,13 @@ func (s *Service) failAttempt(tx Tx, t *Transaction, why *Error) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusFailed, now, now
 	t.Details.Message = sentenceCase(why.Message)
-	if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
+	m := newOutcomeMerchant(tx, t)
+	if err := s.write(tx, t, StatusRequiresAuthentication, m); errors.Is(err, ErrConflict) {
 		return errInProgress
 	} else if err != nil {
 		return err
 	}
-	return s.outcome(tx, t)
+	return s.outcome(tx, t, m)
 }
 
 // sentenceCase capitalises the first letter of an error message.
@@ -372,12 +373,13 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusDeclined, now, now
 	t.Details.Message = "The customer did not pass 3-D Secure authentication with their card issuer; no money was taken"
-	if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
+	m := newOutcomeMerchant(tx, t)
+	if err := s.write(tx, t, StatusRequiresAuthentication, m); errors.Is(err, ErrConflict) {
 		return errInProgress
 	} else if err != nil {
 		return err
 	}
-	return s.outcome(tx, t)
+	return s.outcome(tx, t, m)
 }
 
 // ExpireChallenges ends 3-D Secure attempts that can no longer complete,

@@ -94,11 +94,11 @@ func emitsWebhook(s Status) bool {
 // one for the company webhook and one for the dynamic webhook, the same
 // URL only once. It is called from outcome, so the rows commit with the
 // status change or not at all.
-func (s *Service) enqueueWebhooks(tx Tx, t *Transaction) error {
+func (s *Service) enqueueWebhooks(tx Tx, t *Transaction, om *outcomeMerchant) error {
 	if !emitsWebhook(t.Status) {
 		return nil
 	}
-	m, err := tx.Merchant(t.MerchantID)
+	m, err := om.get()
 	if err != nil {
 		return fmt.Errorf("webhook merchant: %w", err)
 	}

@@ -36,10 +36,14 @@ func (t *tx) AddPosting(p *paylink.Posting) error {
 	return nil
 }
 
-// LedgerBalances sums a merchant's lines by account and currency.
+// LedgerBalances sums a merchant's lines by account and currency. The
+// lines are reached through the merchant's postings (index
+// ledger_postings_balance) and the lines' primary key: a line carries no
+// index of its own, so writing it is one B-tree insert (migration 0017).
 func (t *tx) LedgerBalances(merchantID string) ([]paylink.AccountBalance, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT account, currency, SUM(amount) FROM ledger_lines
-		WHERE merchant_id = $1 GROUP BY account, currency ORDER BY currency, account`, merchantID)
+	rows, err := t.q.QueryContext(t.ctx, `SELECT l.account, l.currency, SUM(l.amount)
+		FROM ledger_postings p JOIN ledger_lines l ON l.posting_id = p.id
+		WHERE p.merchant_id = $1 GROUP BY l.account, l.currency ORDER BY l.currency, l.account`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("ledger balances: %w", err)
 	}

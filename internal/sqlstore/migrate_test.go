@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/paylink/paylink"
@@ -16,13 +17,19 @@ import (
 // merchant's key gets the id Go computes (paylink.APIKeyID), and the
 // transaction's email (lower case) and card last four become searchable.
 func TestDashboardMigrationFillsExistingRows(t *testing.T) {
+	onBothEngines(t, testUpgrade)
+}
+
+// onBothEngines runs test on a fresh, unmigrated SQLite store and a
+// fresh, unmigrated PostgreSQL store, with each store's raw database.
+func onBothEngines(t *testing.T, test func(t *testing.T, s *Store, db *sql.DB)) {
 	t.Run("sqlite", func(t *testing.T) {
 		s, err := openSQLite(filepath.Join(t.TempDir(), "old.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		testUpgrade(t, s, s.writer.db)
+		test(t, s, s.writer.db)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		srv, err := pgtest.Start()
@@ -39,7 +46,7 @@ func TestDashboardMigrationFillsExistingRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		testUpgrade(t, s, s.db)
+		test(t, s, s.db)
 	})
 }
 
@@ -94,5 +101,69 @@ func testUpgrade(t *testing.T, s *Store, db *sql.DB) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLedgerLinesMigrationKeepsLines upgrades a database holding a
+// posting and its lines from the schema before 17 to 17, on both
+// engines: the lines are all still there, balances sum them, and the
+// schema still refuses to change or delete a line.
+func TestLedgerLinesMigrationKeepsLines(t *testing.T) {
+	onBothEngines(t, testLedgerUpgrade)
+}
+
+func testLedgerUpgrade(t *testing.T, s *Store, db *sql.DB) {
+	ctx := context.Background()
+	ms, err := loadMigrations(s.engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := slices.IndexFunc(ms, func(m migration) bool { return m.version >= 17 })
+	if err := s.migrateOn(ctx, db, ms[:before]); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO merchants (id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at)
+			VALUES ('MOLD', 'Old', 'Old', 'AU', 'k', 'c', '{}', 1)`,
+		`INSERT INTO ledger_postings (id, posting_key, kind, merchant_id, currency, reference, amount, fee, net, moves_balance, created_at)
+			VALUES ('bt_1', 'charge:pr_old', 'charge', 'MOLD', 'AUD', 'pr_old', 1000, 30, 970, TRUE, 1)`,
+		`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code) VALUES
+			('bt_1', 0, 'MOLD', 'acquirer_receivable', 'AUD', 1000, ''),
+			('bt_1', 1, 'MOLD', 'merchant_pending', 'AUD', -970, ''),
+			('bt_1', 2, 'MOLD', 'fee_revenue', 'AUD', -30, 'card')`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.migrateOn(ctx, db, ms); err != nil {
+		t.Fatal(err)
+	}
+	err = s.View(ctx, func(tx paylink.Tx) error {
+		ps, err := tx.PostingsOf("pr_old")
+		if err != nil {
+			return err
+		}
+		if len(ps) != 1 || len(ps[0].Lines) != 3 || ps[0].Lines[2].FeeCode != "card" {
+			t.Errorf("got postings %+v, want bt_1 with its 3 lines", ps)
+		}
+		got, err := tx.LedgerBalances("MOLD")
+		if err != nil {
+			return err
+		}
+		want := []paylink.AccountBalance{{Account: "acquirer_receivable", Currency: "AUD", Amount: 1000},
+			{Account: "fee_revenue", Currency: "AUD", Amount: -30}, {Account: "merchant_pending", Currency: "AUD", Amount: -970}}
+		if !slices.Equal(got, want) {
+			t.Errorf("got balances %+v, want %+v", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`UPDATE ledger_lines SET amount = 0`, `DELETE FROM ledger_lines`} {
+		if _, err := db.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: got %v, want the append-only refusal", stmt, err)
+		}
 	}
 }
