@@ -28,7 +28,6 @@ type action struct {
 	h    *Handler
 	ctx  context.Context
 	t    *paylink.Transaction
-	perm paylink.Permission
 	done string // the notice's key on the payment page
 }
 
@@ -47,7 +46,7 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 	if t.Reference != ref {
 		return errNoPayment()
 	}
-	return fn(action{rq: rq, h: h, ctx: ctx, t: t, perm: p, done: done})
+	return fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
 }
 
 // run does op once per the form's idempotency key. A replay answers as

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,4 +419,43 @@ func TestDirectDebitPages(t *testing.T) {
 			t.Errorf("refunded: got %d, want 1500 (once)", got)
 		}
 	})
+}
+
+func TestRefundSubmittedConcurrentlyRefundsOnce(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "25.00", false)
+	b := newBrowser(t, env)
+	b.mustSignIn("staff@example.com")
+	form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
+	form.Set("amount", "5.00")
+	const clicks = 4
+	statuses := make(chan int, clicks)
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, b.base+"/dashboard/payments/"+ref+"/refund", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusSeeOther && s != http.StatusConflict {
+			t.Errorf("a click: got %d, want 303 (acted or replayed) or 409 (the first still running)", s)
+		}
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 500 {
+		t.Errorf("refunded: got %d, want 500 (once)", got)
+	}
 }
