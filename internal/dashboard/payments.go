@@ -63,31 +63,26 @@ func (h *Handler) list(rq *request, d listData, title string) error {
 	}
 	d.Payments = pg.Payments
 	if pg.Next != "" {
-		d.NextURL = withParam(q, "cursor", pg.Next, d.Base)
+		d.NextURL = linkWith(q, d.Base, map[string]string{"cursor": pg.Next})
 	}
-	csv := withParam(q, "format", "csv", d.Base)
-	d.CSVURL = withParam(mustQuery(csv), "cursor", "", d.Base)
+	d.CSVURL = linkWith(q, d.Base, map[string]string{"format": "csv", "cursor": ""})
 	rq.render(http.StatusOK, "payments", v)
 	return nil
 }
 
-// mustQuery is the query of a URL this package built.
-func mustQuery(u string) url.Values {
-	_, raw, _ := strings.Cut(u, "?")
-	q, _ := url.ParseQuery(raw)
-	return q
-}
-
-// withParam is base with q, name set to value (removed when empty).
-func withParam(q url.Values, name, value, base string) string {
+// linkWith is base with q's parameters, each of set set to its value (or
+// removed when the value is empty).
+func linkWith(q url.Values, base string, set map[string]string) string {
 	c := url.Values{}
 	for k, vs := range q {
 		c[k] = append([]string(nil), vs...)
 	}
-	if value == "" {
-		c.Del(name)
-	} else {
-		c.Set(name, value)
+	for name, value := range set {
+		if value == "" {
+			c.Del(name)
+		} else {
+			c.Set(name, value)
+		}
 	}
 	if len(c) == 0 {
 		return base
