@@ -141,8 +141,8 @@ func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// claimHold, in one database transaction, spends the transaction token,
-// loads the merchant's hold, runs check on it and claims it (see claim).
+// claimHold, in one database transaction, spends the transaction token
+// (a dashboard action's staff authority for p stands in for it), loads the merchant's hold, runs check on it and claims it (see claim).
 // A failed check or claim rolls everything back, the token included.
 func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op string, p Permission, check func(*Transaction) error) (*Transaction, error) {
 	var t *Transaction

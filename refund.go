@@ -29,7 +29,8 @@ func (r *RefundRequest) validate() error {
 // refunds are allowed; their sum never exceeds the captured total, which
 // the store enforces with a guarded update, so concurrent refunds cannot
 // overdraw it. The refund is reserved before the processor is asked and
-// released again if the processor cannot be reached.
+// released again if the processor cannot be reached. A dashboard refund
+// carries staff authority (StaffContext) in place of the two tokens.
 func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
 	if err := s.checkCaller(ctx, m, req.CompanyToken, PermRefund); err != nil {
 		return nil, nil, err
