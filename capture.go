@@ -32,7 +32,7 @@ var errInProgress = Errorf(KindConflict, CodeOperationInProgress,
 // Capture settles a PRE_AUTHORISED hold for an amount up to the held
 // amount; the rest of the hold is released. Only one capture per hold.
 func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req CaptureRequest) (*Transaction, error) {
-	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
+	if err := s.checkCaller(ctx, m, req.CompanyToken, PermCapture); err != nil {
 		return nil, err
 	}
 	f := FieldErrors{}
@@ -40,7 +40,7 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", func(t *Transaction) error {
+	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", PermCapture, func(t *Transaction) error {
 		plan, err := planCapture(m, t, req)
 		if err != nil {
 			return err
@@ -95,10 +95,10 @@ func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, 
 
 // Cancel releases a PRE_AUTHORISED hold: status PRE_AUTHORISED_REVERSED.
 func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req CancelRequest) (*Transaction, error) {
-	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
+	if err := s.checkCaller(ctx, m, req.CompanyToken, PermCancel); err != nil {
 		return nil, err
 	}
-	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, opCancel, func(t *Transaction) error {
+	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, opCancel, PermCancel, func(t *Transaction) error {
 		addMetadata(t, req.Metadata)
 		t.Details.Pending = &PendingOp{Op: opCancel, Message: "The hold was cancelled and the funds released; no money was taken"}
 		return nil
@@ -141,13 +141,13 @@ func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// claimHold, in one database transaction, spends the transaction token,
-// loads the merchant's hold, runs check on it and claims it (see claim).
+// claimHold, in one database transaction, spends the transaction token
+// (a dashboard action's staff authority for p stands in for it), loads the merchant's hold, runs check on it and claims it (see claim).
 // A failed check or claim rolls everything back, the token included.
-func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op string, check func(*Transaction) error) (*Transaction, error) {
+func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op string, p Permission, check func(*Transaction) error) (*Transaction, error) {
 	var t *Transaction
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.consumeToken(tx, m, token); err != nil {
+		if err := s.spendToken(ctx, tx, m, token, p); err != nil {
 			return err
 		}
 		var err error

@@ -26,7 +26,7 @@ var errNoSuchDirectDebit = Errorf(KindNotFound, CodeNotFound,
 // (refund status FAILED), not an error. It returns the refund and the
 // debit it refunds.
 func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
-	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
+	if err := s.checkCaller(ctx, m, req.CompanyToken, PermRefund); err != nil {
 		return nil, nil, err
 	}
 	if err := validateDebitRefund(&req); err != nil {
@@ -43,7 +43,7 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 	}
 	var t *Transaction
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund); err != nil {
 			return err
 		}
 		var err error

@@ -29,9 +29,10 @@ func (r *RefundRequest) validate() error {
 // refunds are allowed; their sum never exceeds the captured total, which
 // the store enforces with a guarded update, so concurrent refunds cannot
 // overdraw it. The refund is reserved before the processor is asked and
-// released again if the processor cannot be reached.
+// released again if the processor cannot be reached. A dashboard refund
+// carries staff authority (StaffContext) in place of the two tokens.
 func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req RefundRequest) (*Refund, *Transaction, error) {
-	if err := s.CheckCompanyToken(ctx, m, req.CompanyToken); err != nil {
+	if err := s.checkCaller(ctx, m, req.CompanyToken, PermRefund); err != nil {
 		return nil, nil, err
 	}
 	if err := req.validate(); err != nil {
@@ -46,7 +47,7 @@ func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req Refun
 		Details: RefundDetails{Customer: req.Customer, Metadata: req.Metadata}}
 	var t *Transaction
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund); err != nil {
 			return err
 		}
 		var err error

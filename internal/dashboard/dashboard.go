@@ -128,6 +128,14 @@ func (h *Handler) Register(mux Mux) {
 	mux.Handle("POST /dashboard/team/{id}/remove", h.page(paylink.PermTeam, h.removeUser))
 	mux.Handle("POST /dashboard/team/security", h.page(paylink.PermTeam, h.setTOTPRequired))
 	mux.Handle("GET /dashboard/audit", h.page(paylink.PermAudit, h.audit))
+	mux.Handle("GET /dashboard/payments", h.page(paylink.PermView, h.payments))
+	mux.Handle("GET /dashboard/payments/{ref}", h.page(paylink.PermView, h.payment))
+	mux.Handle("POST /dashboard/payments/{ref}/capture", h.page(paylink.PermCapture, h.capture))
+	mux.Handle("POST /dashboard/payments/{ref}/cancel", h.page(paylink.PermCancel, h.cancel))
+	mux.Handle("POST /dashboard/payments/{ref}/refund", h.page(paylink.PermRefund, h.refund))
+	mux.Handle("GET /dashboard/direct-debits", h.page(paylink.PermView, h.directDebits))
+	mux.Handle("GET /dashboard/direct-debits/{ref}", h.page(paylink.PermView, h.directDebit))
+	mux.Handle("POST /dashboard/direct-debits/{ref}/refund", h.page(paylink.PermRefund, h.refundDebit))
 	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound))
 }
 
@@ -164,7 +172,13 @@ func templateFuncs() template.FuncMap {
 			}
 			return currency + " " + paylink.FormatAmount(minor, cur)
 		},
-		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"roles": paylink.Roles,
+		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		// amount is minor units as a form's decimal value, without the code.
+		"amount": func(minor int64, currency string) string {
+			cur, _ := paylink.LookupCurrency(currency)
+			return paylink.FormatAmount(minor, cur)
+		},
+		"micros": paylink.FormatMicros,
+		"roles":  paylink.Roles,
 	}
 }

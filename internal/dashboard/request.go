@@ -264,6 +264,8 @@ type navItem struct {
 func navItems() []navItem {
 	return []navItem{
 		{Path: "/dashboard/", Label: "Home", Perm: paylink.PermView},
+		{Path: "/dashboard/payments", Label: "Payments", Perm: paylink.PermView},
+		{Path: debitsBase, Label: "Direct debits", Perm: paylink.PermView},
 		{Path: "/dashboard/team", Label: "Team", Perm: paylink.PermTeam},
 		{Path: "/dashboard/audit", Label: "Audit log", Perm: paylink.PermAudit},
 		{Path: "/dashboard/account", Label: "Account", Perm: paylink.PermView},

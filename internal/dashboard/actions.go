@@ -1,0 +1,113 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// Payment actions (capture, cancel, refund) call the same Service methods
+// as the API, with the staff authority of paylink.StaffContext in place
+// of the API's tokens. Each runs at most once per idempotency key: the
+// payment page puts a fresh key in a hidden field of its forms, so a
+// double click or a resubmitted form replays the first outcome instead of
+// acting twice. The Service writes the audit row, with the signed-in user
+// as the actor.
+
+// keyPrefix keeps the dashboard's idempotency keys apart from those a
+// merchant's API client chooses.
+const keyPrefix = "dashboard:"
+
+// action is one payment action under way.
+type action struct {
+	rq   *request
+	h    *Handler
+	ctx  context.Context
+	t    *paylink.Transaction
+	done string // the notice's key on the payment page
+}
+
+// act loads the path's payment and runs fn as a staff action with
+// permission p.
+func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(action) error) error {
+	ctx, err := h.svc.StaffContext(rq.r.Context(), rq.ss, p)
+	if err != nil {
+		return err
+	}
+	ref := rq.r.PathValue("ref")
+	t, err := h.svc.TransactionStatus(ctx, rq.ss.Merchant, ref)
+	if err != nil {
+		return err
+	}
+	if t.Reference != ref {
+		return errNoPayment()
+	}
+	return fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
+}
+
+// run does op once per the form's idempotency key. A replay answers as
+// the first request did; a refusal is stored too, so a replay shows it
+// again; a failure of ours (5xx) releases the key for a retry.
+func (a action) run(op func() error, amount int64) error {
+	rq, m := a.rq, a.rq.ss.Merchant
+	key := keyPrefix + rq.r.PostFormValue("idempotency_key")
+	if key == keyPrefix {
+		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "the form has no idempotency key; reload the page and try again")
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%d %s", rq.r.URL.Path, rq.ss.User.ID, amount, a.t.Currency))
+	replay, err := a.h.svc.BeginIdempotent(a.ctx, m, key, h[:])
+	if err != nil {
+		return err
+	}
+	if replay != nil {
+		return replayed(rq, replay)
+	}
+	target := pageOf(a.t) + "?done=" + a.done
+	status, body := http.StatusSeeOther, target
+	err = op()
+	if err != nil {
+		e := paylink.AsError(err)
+		status, body = statusOf(e.Kind), e.Message
+	}
+	if ferr := a.h.svc.FinishIdempotent(context.WithoutCancel(a.ctx), m, key, status, []byte(body)); ferr != nil {
+		a.h.log.Error("dashboard: idempotency key not recorded", "err", ferr)
+	}
+	if err != nil {
+		return err
+	}
+	return rq.redirect(target)
+}
+
+// replayed answers a repeated form as the first one was answered.
+func replayed(rq *request, k *paylink.IdempotencyKey) error {
+	if k.Status == http.StatusSeeOther && strings.HasPrefix(string(k.Response), "/dashboard/") {
+		return rq.redirect(string(k.Response))
+	}
+	rq.render(k.Status, "error", view{Title: "Something went wrong", Error: string(k.Response)})
+	return nil
+}
+
+// pageOf is the dashboard page of a payment.
+func pageOf(t *paylink.Transaction) string {
+	if t.PaymentType == paylink.PaymentTypeBankAccount {
+		return debitsBase + "/" + t.Reference
+	}
+	return "/dashboard/payments/" + t.Reference
+}
+
+// actionNotice is the notice after a payment action.
+func actionNotice(done string) string {
+	switch done {
+	case "captured":
+		return "The hold was captured."
+	case "cancelled":
+		return "The hold was cancelled and the funds released."
+	case "refunded":
+		return "The refund was made."
+	}
+	return ""
+}

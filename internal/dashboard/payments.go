@@ -1,0 +1,267 @@
+package dashboard
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
+
+// The payments pages: the merchant's transactions (filtered, searched,
+// keyset-paginated, exported as CSV) and one payment with its money,
+// card, customer, 3-D Secure result, timeline and the actions the role
+// allows. Direct debits (directdebits.go) share the list and the page.
+
+// listData is a payments or direct debits list.
+type listData struct {
+	Base     string // the list's path
+	Debits   bool   // the direct debits list: no method filter, no export
+	Query    url.Values
+	Payments []*paylink.Transaction
+	NextURL  string
+	CSVURL   string
+	Statuses []paylink.Status
+	Methods  []string
+}
+
+// listStatuses are the statuses the filter offers.
+var listStatuses = []paylink.Status{paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed,
+	paylink.StatusRequiresAuthentication, paylink.StatusPreAuthorised, paylink.StatusPreAuthorisedReversed, paylink.StatusPending}
+
+// listMethods are the methods the filter offers.
+var listMethods = []string{paylink.PaymentTypeCard, paylink.PaymentTypeApplePay, paylink.PaymentTypeGooglePay,
+	paylink.PaymentTypeBankAccount, paylink.PaymentTypeZip}
+
+// payments lists the merchant's payments, or exports them as CSV with
+// format=csv.
+func (h *Handler) payments(rq *request) error {
+	return h.list(rq, listData{Base: "/dashboard/payments"}, "Payments")
+}
+
+// list renders a list of d.Base with the request's filter.
+func (h *Handler) list(rq *request, d listData, title string) error {
+	q := rq.r.URL.Query()
+	d.Query, d.Statuses, d.Methods = q, listStatuses, listMethods
+	v := view{Title: title, Data: &d}
+	f, err := paylink.ParsePaymentFilter(q)
+	if err != nil {
+		return rq.formError("payments", v, err)
+	}
+	if d.Debits {
+		f.Methods = []string{paylink.PaymentTypeBankAccount}
+	}
+	if q.Get("format") == "csv" && !d.Debits {
+		return h.exportCSV(rq, v, f)
+	}
+	pg, err := h.svc.ListPayments(rq.r.Context(), rq.ss.Merchant, f)
+	if err != nil {
+		return rq.formError("payments", v, err)
+	}
+	d.Payments = pg.Payments
+	if pg.Next != "" {
+		d.NextURL = linkWith(q, d.Base, map[string]string{"cursor": pg.Next})
+	}
+	d.CSVURL = linkWith(q, d.Base, map[string]string{"format": "csv", "cursor": ""})
+	rq.render(http.StatusOK, "payments", v)
+	return nil
+}
+
+// linkWith is base with q's parameters, each of set set to its value (or
+// removed when the value is empty).
+func linkWith(q url.Values, base string, set map[string]string) string {
+	c := url.Values{}
+	for k, vs := range q {
+		c[k] = append([]string(nil), vs...)
+	}
+	for name, value := range set {
+		if value == "" {
+			c.Del(name)
+		} else {
+			c.Set(name, value)
+		}
+	}
+	if len(c) == 0 {
+		return base
+	}
+	return base + "?" + c.Encode()
+}
+
+// exportCSV writes every payment matching f as CSV. The filter is
+// checked before the first byte, so a bad one still gets its page.
+func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error {
+	probe := f
+	probe.Cursor, probe.Limit = "", 1
+	if _, err := h.svc.ListPayments(rq.r.Context(), rq.ss.Merchant, probe); err != nil {
+		return rq.formError("payments", v, err)
+	}
+	w := rq.w
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="payments.csv"`)
+	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil {
+		h.log.Error("dashboard: payments export", "err", err)
+	}
+	return nil
+}
+
+// paymentData is the payment page.
+type paymentData struct {
+	Base       string
+	T          *paylink.Transaction
+	Timeline   *paylink.Timeline
+	Fees       []paylink.FeeLine
+	FeesTotal  string
+	Net        string
+	CanCapture bool
+	CanCancel  bool
+	CanRefund  bool
+	Refundable int64
+	// Key is the idempotency key of this rendering's forms: submitting a
+	// form twice (a double click, a reload) acts once.
+	Key string
+}
+
+// payment shows one payment of the merchant; another merchant's
+// reference is not found.
+func (h *Handler) payment(rq *request) error {
+	return h.renderPayment(rq, "/dashboard/payments", http.StatusOK, view{Notice: actionNotice(rq.r.URL.Query().Get("done"))})
+}
+
+// renderPayment renders the payment of the path's ref under base.
+func (h *Handler) renderPayment(rq *request, base string, status int, v view) error {
+	tl, err := h.svc.PaymentTimeline(rq.r.Context(), rq.ss.Merchant, rq.r.PathValue("ref"))
+	if err != nil {
+		return err
+	}
+	t := tl.Transaction
+	if base == debitsBase && t.PaymentType != paylink.PaymentTypeBankAccount {
+		return errNoPayment()
+	}
+	if t.PaymentType == paylink.PaymentTypeBankAccount {
+		base = debitsBase
+	}
+	key, err := newKey()
+	if err != nil {
+		return err
+	}
+	role := rq.ss.User.Role
+	d := paymentData{Base: base, T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
+		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
+		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
+		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
+	d.Fees, d.FeesTotal, d.Net = fees(rq.ss.Merchant, t)
+	v.Title, v.Data = "Payment "+t.Reference, d
+	rq.render(status, "payment", v)
+	return nil
+}
+
+// fees are t's fee lines, their total and the net after deducted fees,
+// in fee units (micros of the currency).
+func fees(m *paylink.Merchant, t *paylink.Transaction) ([]paylink.FeeLine, string, string) {
+	lines := paylink.PricingOf(m).FeeLines(t)
+	all := paylink.SummarizeFees(lines, t.Currency, func(paylink.FeeLine) bool { return true })
+	deducted := paylink.SummarizeFees(lines, t.Currency, func(l paylink.FeeLine) bool { return l.Settlement == paylink.SettlementDeducted })
+	cur, ok := paylink.LookupCurrency(t.Currency)
+	if !ok {
+		return lines, paylink.FormatMicros(all.TotalMicros), ""
+	}
+	micros := t.Total
+	for range 6 - cur.Exponent {
+		micros *= 10
+	}
+	return lines, paylink.FormatMicros(all.TotalMicros), paylink.FormatMicros(micros - deducted.TotalMicros)
+}
+
+// errNoPayment is the 404 of a reference that is not the merchant's.
+func errNoPayment() error {
+	return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no payment with that reference")
+}
+
+// newKey is a fresh idempotency key for a page's forms.
+func newKey() (string, error) {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		return "", paylink.Internal("idempotency key", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// amountOf reads the form's amount in the payment's currency; a bad one
+// is a 400 naming the field.
+func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
+	cur, ok := paylink.LookupCurrency(t.Currency)
+	raw := strings.TrimSpace(rq.r.PostFormValue("amount"))
+	n, err := paylink.ParseAmount(raw, cur)
+	if !ok || err != nil || n <= 0 {
+		msg := fmt.Sprintf("the amount %q is not a positive amount of %s (for example 12.50); nothing was changed", raw, t.Currency)
+		return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,
+			Fields: map[string]string{"amount": "must be a positive amount of " + t.Currency}}
+	}
+	return n, nil
+}
+
+// capture captures part or all of a pre-authorised hold.
+func (h *Handler) capture(rq *request) error {
+	return h.act(rq, paylink.PermCapture, "captured", func(a action) error {
+		n, err := amountOf(rq, a.t)
+		if err != nil {
+			return err
+		}
+		return a.run(func() error {
+			_, err := h.svc.Capture(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CaptureRequest{Amount: n,
+				Currency: a.t.Currency, ApplySurcharge: a.t.Details.ApplySurcharge})
+			return err
+		}, n)
+	})
+}
+
+// cancel releases a pre-authorised hold.
+func (h *Handler) cancel(rq *request) error {
+	return h.act(rq, paylink.PermCancel, "cancelled", func(a action) error {
+		return a.run(func() error {
+			_, err := h.svc.Cancel(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CancelRequest{})
+			return err
+		}, 0)
+	})
+}
+
+// refund refunds part or all of an approved card payment.
+func (h *Handler) refund(rq *request) error {
+	return h.act(rq, paylink.PermRefund, "refunded", func(a action) error {
+		n, err := amountOf(rq, a.t)
+		if err != nil {
+			return err
+		}
+		return a.run(func() error {
+			rf, _, err := h.svc.Refund(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.RefundRequest{Amount: n, Currency: a.t.Currency, Customer: a.customer()})
+			return refundOutcome(rf, err)
+		}, n)
+	})
+}
+
+// customer is the refund request's customer: the payment's, asked for
+// from the staff user's address (a refund request names where it came
+// from).
+func (a action) customer() paylink.Customer {
+	c := a.t.Details.Customer
+	c.IPAddress = paylink.ActorFrom(a.ctx).IP
+	if c.Timezone == "" {
+		c.Timezone = "UTC"
+	}
+	return c
+}
+
+// refundOutcome turns a refund the processor refused into an error the
+// page shows.
+func refundOutcome(rf *paylink.Refund, err error) error {
+	if err != nil {
+		return err
+	}
+	if rf.Status != paylink.StatusApproved {
+		return paylink.Errorf(paylink.KindConflict, "refund_not_approved", "the refund was not approved (%s): %s", rf.Status, rf.Details.Message)
+	}
+	return nil
+}

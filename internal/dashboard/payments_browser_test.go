@@ -1,0 +1,75 @@
+package dashboard_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/browsertest"
+)
+
+// The payments and direct debits pages in a real browser: find a payment
+// with the search box, refund part of it, capture one hold and cancel
+// another; axe-core on the list, the payment page and the direct debits
+// page. With PAYLINK_SCREENSHOTS=1 it writes the payments screenshots.
+
+func TestBrowserPayments(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "clerk@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "118.40", false, func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV-1001") })
+	purchase(t, env, m, "25.00", false)
+	toCapture := purchase(t, env, m, "60.00", true)
+	toCancel := purchase(t, env, m, "45.00", true)
+	debit := clearedDebit(t, env, m, "80.00")
+	base := env.Server.URL
+	ctx := chromium.Tab(t)
+	signInBrowser(t, ctx, base, "clerk@example.com")
+
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments")
+	browsertest.WantText(t, ctx, "payments list", "Payments", ref, toCapture, "AUD 118.40", "Export these payments as CSV")
+	auditPage(t, ctx, "payments list")
+	shot(t, ctx, "dashboard-payments")
+
+	browsertest.Run(t, ctx, "search", chromedp.SendKeys(chromedp.ID("q"), ref))
+	browsertest.Submit(t, ctx, "filter")
+	browsertest.WantText(t, ctx, "search result", ref)
+	if text := browsertest.Text(t, ctx); strings.Contains(text, toCapture) {
+		t.Errorf("search for %s still lists %s", ref, toCapture)
+	}
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`a[href="/dashboard/payments/`+ref+`"]`))); err != nil {
+		t.Fatalf("open the payment: %v", err)
+	}
+	browsertest.WantText(t, ctx, "payment page", "Payment "+ref, "INV-1001", "visa", "1111", "Timeline", "Fee lines")
+	auditPage(t, ctx, "payment page")
+	shot(t, ctx, "dashboard-payment")
+	browsertest.Run(t, ctx, "refund amount", chromedp.SetValue(chromedp.ID("refund-amount"), "18.40"))
+	browsertest.Submit(t, ctx, "refund")
+	browsertest.WantText(t, ctx, "refunded", "The refund was made.", "AUD 18.40")
+	if got := stored(t, env, m, ref).Refunded; got != 1840 {
+		t.Errorf("refunded: got %d, want 1840", got)
+	}
+
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+toCapture)
+	browsertest.Run(t, ctx, "capture amount", chromedp.SetValue(chromedp.ID("capture-amount"), "50.00"))
+	browsertest.Submit(t, ctx, "capture")
+	browsertest.WantText(t, ctx, "captured", "The hold was captured.", "APPROVED")
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+toCancel)
+	browsertest.Submit(t, ctx, "cancel")
+	browsertest.WantText(t, ctx, "cancelled", "The hold was cancelled", "PRE_AUTHORISED_REVERSED")
+	if got := stored(t, env, m, toCapture); got.Status != paylink.StatusApproved || got.Amount != 5000 {
+		t.Errorf("captured: got %s %d, want APPROVED 5000", got.Status, got.Amount)
+	}
+	if got := stored(t, env, m, toCancel).Status; got != paylink.StatusPreAuthorisedReversed {
+		t.Errorf("cancelled: got %s, want PRE_AUTHORISED_REVERSED", got)
+	}
+
+	browsertest.Navigate(t, ctx, base+debitsPath)
+	browsertest.WantText(t, ctx, "direct debits", "Direct debits", debit)
+	auditPage(t, ctx, "direct debits")
+	browsertest.Navigate(t, ctx, base+debitsPath+"/"+debit)
+	browsertest.WantText(t, ctx, "direct debit", "BSB 062-000", "APPROVED")
+	auditPage(t, ctx, "direct debit")
+}

@@ -1,0 +1,461 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// The payments and direct debits pages: lists, filters, CSV, the payment
+// page, and the capture, cancel and refund actions with their role,
+// CSRF, isolation, idempotency and input rules.
+
+// visa is the sandbox's approving test card.
+const visa = "4111111111111111"
+
+// purchase makes an AUD card purchase of m through the API (a hold when
+// preAuth) and returns its reference; mutate adjusts the body.
+func purchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string, preAuth bool, mutate ...func(map[string]any)) string {
+	t.Helper()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, amount, func(b map[string]any) {
+		if preAuth {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", "true")
+		}
+		for _, f := range mutate {
+			f(b)
+		}
+	}))
+	if r.Status != http.StatusOK {
+		t.Fatalf("purchase: %d %s", r.Status, r.Raw)
+	}
+	return r.Str("purchase.purchase_reference")
+}
+
+// clearedDebit makes a direct debit of m and clears it.
+func clearedDebit(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string) string {
+	t.Helper()
+	r := env.Post("/v5/direct_debit", m, map[string]any{
+		"token":        map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"bank_account": map[string]any{"number": "987654321", "holder_name": "Jo Citizen", "bsb": "062-000"},
+		"customer": map[string]any{"customer_reference": "C-1", "customer_email": "jo@example.com", "ip_address": "2001:db8::7",
+			"timezone": "Australia/Sydney", "accepted_terms_conditions": "true"},
+		"purchase": map[string]any{"amount": json.Number(amount), "currency": "AUD", "should_service_apply_fee": false},
+	})
+	if r.Status != http.StatusOK {
+		t.Fatalf("direct debit: %d %s", r.Status, r.Raw)
+	}
+	env.Clock.Advance(env.Service.Config().DirectDebitClearing + time.Second)
+	if _, err := env.Service.ClearDirectDebits(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r.Str("purchase.purchase_reference")
+}
+
+// stored is a transaction of m as stored now.
+func stored(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string) *paylink.Transaction {
+	t.Helper()
+	tx, err := env.Service.TransactionStatus(context.Background(), m.Merchant, ref)
+	if err != nil {
+		t.Fatalf("transaction %s: %v", ref, err)
+	}
+	return tx
+}
+
+// actionForm is the hidden fields of a payment page's form for action.
+func actionForm(t *testing.T, p page, action string) url.Values {
+	t.Helper()
+	re := regexp.MustCompile(`(?s)action="[^"]*/` + action + `">\s*<input type="hidden" name="csrf" value="([^"]+)"><input type="hidden" name="idempotency_key" value="([^"]+)">`)
+	m := re.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no %s form on the page (%d): %s", action, p.status, p.body)
+	}
+	return url.Values{"csrf": {m[1]}, "idempotency_key": {m[2]}}
+}
+
+// refs are the payment references a list page links to, in order.
+func refs(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<th scope="row"><a href="/dashboard/[a-z-]+/([a-z]+_[A-Za-z0-9]+)">`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestPaymentsListFiltersPagesAndExports(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(), env.Onboard()
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		small := purchase(t, env, m, "10.00", false)
+		env.Clock.Advance(time.Second)
+		invoiced := purchase(t, env, m, "20.00", false, func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV-77") })
+		env.Clock.Advance(time.Second)
+		hold := purchase(t, env, m, "30.00", true)
+		foreign := purchase(t, env, other, "10.00", false)
+		b := newBrowser(t, env)
+		b.mustSignIn("viewer@example.com")
+
+		tests := []struct {
+			name  string
+			query string
+			want  []string
+		}{
+			{"all, newest first", "", []string{hold, invoiced, small}},
+			{"by reference", "q=" + small, []string{small}},
+			{"by invoice number", "q=INV-77", []string{invoiced}},
+			{"by card last 4", "q=1111", []string{hold, invoiced, small}},
+			{"by status", "status=PRE_AUTHORISED", []string{hold}},
+			{"by amount", "currency=AUD&min_amount=15&max_amount=25", []string{invoiced}},
+			{"by method", "method=BankAccount", nil},
+			{"another merchant's reference", "q=" + foreign, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				p := b.get("/dashboard/payments?" + tt.query)
+				if p.status != http.StatusOK {
+					t.Fatalf("got %d, want 200: %s", p.status, p.body)
+				}
+				if got := refs(p.body); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+					t.Errorf("got %v, want %v", got, tt.want)
+				}
+			})
+		}
+		t.Run("keyset pages", func(t *testing.T) {
+			first := b.get("/dashboard/payments?limit=2")
+			next := regexp.MustCompile(`href="(/dashboard/payments\?[^"]+)" id="next"`).FindStringSubmatch(first.body)
+			if next == nil {
+				t.Fatalf("no next link on a full page: %s", first.body)
+			}
+			second := b.get(strings.ReplaceAll(next[1], "&amp;", "&"))
+			got := append(refs(first.body), refs(second.body)...)
+			if strings.Join(got, ",") != strings.Join([]string{hold, invoiced, small}, ",") {
+				t.Errorf("pages: got %v, want %v", got, []string{hold, invoiced, small})
+			}
+			if strings.Contains(second.body, `id="next"`) {
+				t.Errorf("last page has a next link")
+			}
+		})
+		t.Run("CSV of the filter", func(t *testing.T) {
+			p := b.get("/dashboard/payments?status=APPROVED&format=csv")
+			if p.status != http.StatusOK || !strings.HasPrefix(p.header.Get("Content-Type"), "text/csv") {
+				t.Fatalf("got %d %q, want 200 text/csv", p.status, p.header.Get("Content-Type"))
+			}
+			rows, err := csv.NewReader(strings.NewReader(p.body)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range rows[1:] {
+				got = append(got, r[0]+" "+r[2])
+			}
+			want := []string{invoiced + " APPROVED", small + " APPROVED"}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("rows: got %v, want %v", got, want)
+			}
+		})
+		t.Run("CSV link keeps the filter", func(t *testing.T) {
+			p := b.get("/dashboard/payments?status=APPROVED&q=INV-77")
+			if !strings.Contains(p.body, `href="/dashboard/payments?format=csv&amp;q=INV-77&amp;status=APPROVED" id="csv"`) {
+				t.Errorf("no CSV link with the filter: %s", p.body)
+			}
+		})
+		for _, bad := range []string{"from=yesterday", "min_amount=ten&currency=AUD", "status=NOPE", "from=nope&format=csv"} {
+			t.Run("bad filter "+bad, func(t *testing.T) {
+				p := b.get("/dashboard/payments?" + bad)
+				if p.status != http.StatusBadRequest || !strings.Contains(p.body, `class="error"`) {
+					t.Errorf("got %d, want 400 with an error: %s", p.status, p.body)
+				}
+			})
+		}
+	})
+}
+
+func TestPaymentPage(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "25.00", false)
+	hold := purchase(t, env, m, "30.00", true)
+	foreign := purchase(t, env, other, "10.00", false)
+
+	viewer := newBrowser(t, env)
+	viewer.mustSignIn("viewer@example.com")
+	p := viewer.get("/dashboard/payments/" + ref)
+	if p.status != http.StatusOK {
+		t.Fatalf("got %d, want 200", p.status)
+	}
+	for _, want := range []string{"AUD 25.00", "···· 1111", "jo@example.com", "3-D Secure", "Timeline", "Fee lines", "Net of deducted fees"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(p.body, `method="post" action="/dashboard/payments/`) {
+		t.Errorf("a viewer's page has action forms")
+	}
+	if p := viewer.get("/dashboard/payments/" + foreign); p.status != http.StatusNotFound {
+		t.Errorf("another merchant's payment: got %d, want 404", p.status)
+	}
+	if p := viewer.get(debitsPath + "/" + ref); p.status != http.StatusNotFound {
+		t.Errorf("a card payment as a direct debit: got %d, want 404", p.status)
+	}
+
+	staff := newBrowser(t, env)
+	staff.mustSignIn("staff@example.com")
+	actions := map[string][]string{ref: {"refund"}, hold: {"capture", "cancel"}}
+	for r, want := range actions {
+		p := staff.get("/dashboard/payments/" + r)
+		for _, a := range want {
+			actionForm(t, p, a)
+		}
+	}
+}
+
+// debitsPath is the direct debits list.
+const debitsPath = "/dashboard/direct-debits"
+
+func TestPaymentActionsRefuse(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "25.00", false)
+	hold := purchase(t, env, m, "30.00", true)
+	foreign := purchase(t, env, other, "10.00", false)
+	staff := newBrowser(t, env)
+	staff.mustSignIn("staff@example.com")
+	form := actionForm(t, staff.get("/dashboard/payments/"+ref), "refund")
+	viewer := newBrowser(t, env)
+	viewer.mustSignIn("viewer@example.com")
+	vtoken := viewer.token()
+
+	with := func(v url.Values, k, val string) url.Values {
+		c := url.Values{}
+		for key, vs := range v {
+			c[key] = vs
+		}
+		c.Set(k, val)
+		return c
+	}
+	tests := []struct {
+		name       string
+		b          *browser
+		origin     string
+		path       string
+		form       url.Values
+		wantStatus int
+		wantText   string
+	}{
+		{"viewer refunds", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
+		{"viewer captures", viewer, viewer.base, "/dashboard/payments/" + hold + "/capture", with(with(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
+		{"viewer cancels", viewer, viewer.base, "/dashboard/payments/" + hold + "/cancel", with(form, "csrf", vtoken), http.StatusForbidden, "role"},
+		{"no CSRF token", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "csrf", ""), "amount", "1.00"), http.StatusForbidden, "out of date"},
+		{"another origin", staff, "https://evil.example", "/dashboard/payments/" + ref + "/refund", with(form, "amount", "1.00"), http.StatusForbidden, "out of date"},
+		{"another merchant's payment", staff, staff.base, "/dashboard/payments/" + foreign + "/refund", with(form, "amount", "1.00"), http.StatusNotFound, "no transaction"},
+		{"amount not a number", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "ten"), http.StatusBadRequest, "not a positive amount"},
+		{"zero amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "0"), http.StatusBadRequest, "not a positive amount"},
+		{"negative amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "-5"), http.StatusBadRequest, "not a positive amount"},
+		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "1.005"), http.StatusBadRequest, "not a positive amount"},
+		{"more than the payment", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "amount", "25.01"), "idempotency_key", "k-over"), http.StatusBadRequest, "above what can still be refunded"},
+		{"capture above the hold", staff, staff.base, "/dashboard/payments/" + hold + "/capture", with(with(form, "amount", "31.00"), "idempotency_key", "k-cap"), http.StatusBadRequest, "above the pre-authorised"},
+		{"capture of an approved payment", staff, staff.base, "/dashboard/payments/" + ref + "/capture", with(with(form, "amount", "1.00"), "idempotency_key", "k-cap2"), http.StatusConflict, ""},
+		{"no idempotency key", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "amount", "1.00"), "idempotency_key", ""), http.StatusBadRequest, "idempotency key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.b.postFrom(tt.origin, tt.path, tt.form)
+			if p.status != tt.wantStatus || !strings.Contains(p.body, tt.wantText) || !strings.Contains(p.body, `role="alert"`) {
+				t.Errorf("got %d, want %d with %q: %s", p.status, tt.wantStatus, tt.wantText, p.body)
+			}
+			if got := stored(t, env, m, ref); got.Refunded != 0 || got.Status != paylink.StatusApproved {
+				t.Errorf("payment: got %s refunded %d, want APPROVED refunded 0", got.Status, got.Refunded)
+			}
+			if got := stored(t, env, m, hold); got.Status != paylink.StatusPreAuthorised {
+				t.Errorf("hold: got %s, want PRE_AUTHORISED", got.Status)
+			}
+			if got := stored(t, env, other, foreign); got.Refunded != 0 {
+				t.Errorf("other merchant's payment: refunded %d, want 0", got.Refunded)
+			}
+		})
+	}
+}
+
+func TestRefundSubmittedTwiceRefundsOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		u := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		ref := purchase(t, env, m, "25.00", false)
+		b := newBrowser(t, env)
+		b.mustSignIn("staff@example.com")
+		form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
+		form.Set("amount", "7.50")
+		first := b.post("/dashboard/payments/"+ref+"/refund", form)
+		second := b.post("/dashboard/payments/"+ref+"/refund", form)
+		want := "/dashboard/payments/" + ref + "?done=refunded"
+		for i, p := range []page{first, second} {
+			if p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+				t.Errorf("submission %d: got %d to %q, want 303 to %q", i+1, p.status, p.header.Get("Location"), want)
+			}
+		}
+		if got := stored(t, env, m, ref).Refunded; got != 750 {
+			t.Errorf("refunded: got %d, want 750 (once)", got)
+		}
+		changed := form
+		changed.Set("amount", "1.00")
+		if p := b.post("/dashboard/payments/"+ref+"/refund", changed); p.status != http.StatusConflict {
+			t.Errorf("same key, another amount: got %d, want 409", p.status)
+		}
+		rows, err := env.Service.AuditLog(context.Background(), paylink.AuditFilter{MerchantID: m.ID, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refunds := 0
+		for _, r := range rows {
+			if r.Action == paylink.AuditRefund {
+				refunds++
+				if r.ActorKind != paylink.ActorStaff || r.ActorID != u.ID {
+					t.Errorf("audit actor: got %s %s, want staff %s", r.ActorKind, r.ActorID, u.ID)
+				}
+			}
+		}
+		if refunds != 1 {
+			t.Errorf("refund audit rows: got %d, want 1", refunds)
+		}
+		page := b.get(want)
+		if !strings.Contains(page.body, "The refund was made.") || !strings.Contains(page.body, "AUD 7.50") {
+			t.Errorf("page after the refund lacks the notice or the refund: %s", page.body)
+		}
+	})
+}
+
+func TestCaptureAndCancelHolds(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	toCapture := purchase(t, env, m, "30.00", true)
+	toCancel := purchase(t, env, m, "40.00", true)
+	b := newBrowser(t, env)
+	b.mustSignIn("staff@example.com")
+
+	form := actionForm(t, b.get("/dashboard/payments/"+toCapture), "capture")
+	form.Set("amount", "20.00")
+	if p := b.post("/dashboard/payments/"+toCapture+"/capture", form); p.status != http.StatusSeeOther {
+		t.Fatalf("capture: got %d, want 303: %s", p.status, p.body)
+	}
+	if got := stored(t, env, m, toCapture); got.Status != paylink.StatusApproved || got.Amount != 2000 {
+		t.Errorf("captured: got %s amount %d, want APPROVED 2000", got.Status, got.Amount)
+	}
+	form = actionForm(t, b.get("/dashboard/payments/"+toCancel), "cancel")
+	if p := b.post("/dashboard/payments/"+toCancel+"/cancel", form); p.status != http.StatusSeeOther {
+		t.Fatalf("cancel: got %d, want 303: %s", p.status, p.body)
+	}
+	if got := stored(t, env, m, toCancel); got.Status != paylink.StatusPreAuthorisedReversed {
+		t.Errorf("cancelled: got %s, want PRE_AUTHORISED_REVERSED", got.Status)
+	}
+	if p := b.post("/dashboard/payments/"+toCancel+"/cancel", form); p.status != http.StatusSeeOther {
+		t.Errorf("cancel again with the same key: got %d, want the first answer, 303", p.status)
+	}
+}
+
+func TestDirectDebitPages(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(), env.Onboard()
+		addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		card := purchase(t, env, m, "25.00", false)
+		debit := clearedDebit(t, env, m, "40.00")
+		foreign := clearedDebit(t, env, other, "40.00")
+		b := newBrowser(t, env)
+		b.mustSignIn("staff@example.com")
+
+		list := b.get(debitsPath)
+		if got := refs(list.body); list.status != http.StatusOK || strings.Join(got, ",") != debit {
+			t.Errorf("list: got %d %v, want 200 [%s] (no card payment, no other merchant's debit)", list.status, got, debit)
+		}
+		p := b.get(debitsPath + "/" + debit)
+		if p.status != http.StatusOK || !strings.Contains(p.body, "APPROVED") || !strings.Contains(p.body, "BSB 062-000") {
+			t.Errorf("detail: got %d without its state and account: %s", p.status, p.body)
+		}
+		if p := b.get(debitsPath + "/" + foreign); p.status != http.StatusNotFound {
+			t.Errorf("another merchant's debit: got %d, want 404", p.status)
+		}
+		form := actionForm(t, p, "refund")
+		form.Set("amount", "15.00")
+
+		viewer := newBrowser(t, env)
+		viewer.mustSignIn("viewer@example.com")
+		vform := url.Values{"csrf": {viewer.token()}, "idempotency_key": {"v1"}, "amount": {"1.00"}}
+		if p := viewer.post(debitsPath+"/"+debit+"/refund", vform); p.status != http.StatusForbidden {
+			t.Errorf("viewer: got %d, want 403", p.status)
+		}
+		if p := b.post(debitsPath+"/"+card+"/refund", form); p.status != http.StatusNotFound {
+			t.Errorf("a card payment's refund here: got %d, want 404", p.status)
+		}
+		bad := url.Values{"csrf": form["csrf"], "idempotency_key": {"bad"}, "amount": {"abc"}}
+		if p := b.post(debitsPath+"/"+debit+"/refund", bad); p.status != http.StatusBadRequest {
+			t.Errorf("bad amount: got %d, want 400", p.status)
+		}
+		if got := stored(t, env, m, debit).Refunded; got != 0 {
+			t.Fatalf("refunded before the refund: got %d, want 0", got)
+		}
+		for range 2 {
+			if p := b.post(debitsPath+"/"+debit+"/refund", form); p.status != http.StatusSeeOther {
+				t.Fatalf("refund: got %d, want 303: %s", p.status, p.body)
+			}
+		}
+		if got := stored(t, env, m, debit).Refunded; got != 1500 {
+			t.Errorf("refunded: got %d, want 1500 (once)", got)
+		}
+	})
+}
+
+func TestRefundSubmittedConcurrentlyRefundsOnce(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "25.00", false)
+	b := newBrowser(t, env)
+	b.mustSignIn("staff@example.com")
+	form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
+	form.Set("amount", "5.00")
+	const clicks = 4
+	statuses := make(chan int, clicks)
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, b.base+"/dashboard/payments/"+ref+"/refund", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusSeeOther && s != http.StatusConflict {
+			t.Errorf("a click: got %d, want 303 (acted or replayed) or 409 (the first still running)", s)
+		}
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 500 {
+		t.Errorf("refunded: got %d, want 500 (once)", got)
+	}
+}

@@ -1,0 +1,54 @@
+package paylink
+
+import "context"
+
+// Dashboard actions (capture, cancel, refund) run through the same Service
+// methods as the API, but a signed-in staff user has neither the
+// merchant's company token (only its hash is stored) nor a transaction
+// token. Their session, checked role, CSRF token and idempotency key take
+// those tokens' places: StaffContext marks a context as carrying that
+// authority, for one merchant and one permission, and the token checks of
+// the actions accept it instead. The mark's key is unexported, so only
+// StaffContext can set it.
+
+// staffAuthKey keys a staffAuth in a context.
+type staffAuthKey struct{}
+
+// staffAuth is the authority StaffContext grants.
+type staffAuth struct {
+	merchantID string
+	perm       Permission
+}
+
+// StaffContext returns ctx carrying ss's authority to act on its own
+// merchant with permission p, or a 403 when ss's role lacks p.
+func (s *Service) StaffContext(ctx context.Context, ss *StaffSession, p Permission) (context.Context, error) {
+	if ss == nil || ss.User == nil || !ss.User.Role.Can(p) {
+		return nil, Errorf(KindForbidden, CodePermissionDenied, "your role may not do this")
+	}
+	return context.WithValue(ctx, staffAuthKey{}, staffAuth{merchantID: ss.User.MerchantID, perm: p}), nil
+}
+
+// staffMay reports whether ctx carries staff authority over m for p.
+func staffMay(ctx context.Context, m *Merchant, p Permission) bool {
+	a, ok := ctx.Value(staffAuthKey{}).(staffAuth)
+	return ok && a.merchantID == m.ID && a.perm == p
+}
+
+// checkCaller checks the company token of an API call, or accepts the
+// staff authority of a dashboard action for p.
+func (s *Service) checkCaller(ctx context.Context, m *Merchant, companyToken string, p Permission) error {
+	if staffMay(ctx, m, p) {
+		return nil
+	}
+	return s.CheckCompanyToken(ctx, m, companyToken)
+}
+
+// spendToken uses up the transaction token of an API call inside tx; a
+// dashboard action with staff authority for p has none to spend.
+func (s *Service) spendToken(ctx context.Context, tx Tx, m *Merchant, token string, p Permission) error {
+	if staffMay(ctx, m, p) {
+		return nil
+	}
+	return s.consumeToken(tx, m, token)
+}

@@ -1,0 +1,80 @@
+package paylink_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// Staff authority (StaffContext) in place of the API's company and
+// transaction tokens, on both engines.
+
+// staffPurchase makes an approved (or pre-authorised) AUD card purchase of
+// m through the API and returns its reference.
+func staffPurchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string, preAuth bool) string {
+	t.Helper()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", amount, func(b map[string]any) {
+		if preAuth {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", "true")
+		}
+	}))
+	if r.Status != http.StatusOK {
+		t.Fatalf("purchase: %d %s", r.Status, r.Raw)
+	}
+	return r.Str("purchase.purchase_reference")
+}
+
+func TestStaffContextAuthorisesOnlyItsMerchantAndPermission(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m, other := env.Onboard(), env.Onboard()
+		staff := newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		viewer := newStaff(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		ref := staffPurchase(t, env, m, "20.00", false)
+		otherRef := staffPurchase(t, env, other, "20.00", false)
+		ss := &paylink.StaffSession{User: staff, Merchant: m.Merchant}
+
+		if _, err := env.Service.StaffContext(ctx, &paylink.StaffSession{User: viewer, Merchant: m.Merchant}, paylink.PermRefund); code(err) != paylink.CodePermissionDenied {
+			t.Errorf("viewer: got %v, want %s", err, paylink.CodePermissionDenied)
+		}
+		refundCtx, err := env.Service.StaffContext(ctx, ss, paylink.PermRefund)
+		if err != nil {
+			t.Fatal(err)
+		}
+		captureCtx, err := env.Service.StaffContext(ctx, ss, paylink.PermCapture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := paylink.RefundRequest{Amount: 500, Currency: "AUD", Customer: paylink.Customer{IPAddress: "192.0.2.1", Timezone: "UTC"}}
+		tests := []struct {
+			name     string
+			ctx      context.Context
+			m        *paylink.Merchant
+			ref      string
+			wantCode string
+		}{
+			{"another merchant needs its tokens", refundCtx, other.Merchant, otherRef, paylink.CodeInvalidRequest},
+			{"another permission needs the tokens", captureCtx, m.Merchant, ref, paylink.CodeInvalidRequest},
+			{"no staff authority needs the tokens", ctx, m.Merchant, ref, paylink.CodeInvalidRequest},
+			{"staff authority refunds", refundCtx, m.Merchant, ref, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, _, err := env.Service.Refund(tt.ctx, tt.m, tt.ref, req)
+				if got := code(err); got != tt.wantCode {
+					t.Errorf("got %q (%v), want %q", got, err, tt.wantCode)
+				}
+			})
+		}
+		tx, err := env.Service.TransactionStatus(ctx, other.Merchant, otherRef)
+		if err != nil || tx.Refunded != 0 {
+			t.Errorf("other merchant's payment: refunded %v (%v), want 0", tx, err)
+		}
+		if tx, err = env.Service.TransactionStatus(ctx, m.Merchant, ref); err != nil || tx.Refunded != 500 {
+			t.Errorf("refunded: got %v (%v), want 500", tx, err)
+		}
+	})
+}
