@@ -264,6 +264,9 @@ type navItem struct {
 func navItems() []navItem {
 	return []navItem{
 		{Path: "/dashboard/", Label: "Home", Perm: paylink.PermView},
+		{Path: "/dashboard/links", Label: "Payment links", Perm: paylink.PermView},
+		{Path: "/dashboard/balances", Label: "Balances", Perm: paylink.PermView},
+		{Path: "/dashboard/developers", Label: "Developers", Perm: paylink.PermAPIKeys},
 		{Path: "/dashboard/team", Label: "Team", Perm: paylink.PermTeam},
 		{Path: "/dashboard/audit", Label: "Audit log", Perm: paylink.PermAudit},
 		{Path: "/dashboard/account", Label: "Account", Perm: paylink.PermView},
