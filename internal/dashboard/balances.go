@@ -26,14 +26,8 @@ const (
 // balancesData is the balances page.
 type balancesData struct {
 	Balances  []paylink.Balance
-	Payouts   []payoutRow
+	Payouts   []*paylink.Payout
 	Variances []varianceRow
-}
-
-// payoutRow is a payout with the day its settlement report covers.
-type payoutRow struct {
-	*paylink.Payout
-	Day string
 }
 
 // varianceRow is one of the merchant's variances with its run.
@@ -54,10 +48,7 @@ func (h *Handler) balances(rq *request) error {
 	if err != nil {
 		return err
 	}
-	d := balancesData{Balances: bal}
-	for _, p := range payouts {
-		d.Payouts = append(d.Payouts, payoutRow{Payout: p, Day: p.CreatedAt.UTC().Format(time.DateOnly)})
-	}
+	d := balancesData{Balances: bal, Payouts: payouts}
 	if d.Variances, err = h.merchantVariances(rq); err != nil {
 		return err
 	}

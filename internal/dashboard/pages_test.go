@@ -389,20 +389,33 @@ func TestBalancesPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		payouts, err := env.Service.Payouts(context.Background(), m.Merchant, "", 10)
+		if err != nil || len(payouts) != 1 {
+			t.Fatalf("payouts: got %v, %v, want one", payouts, err)
+		}
 
 		b := newBrowser(t, env)
 		b.mustSignIn("viewer@example.com")
 		p := b.get("/dashboard/balances")
-		if p.status != http.StatusOK || !strings.Contains(p.body, "AUD 10.00") {
-			t.Fatalf("got %d, want 200 with the AUD 10.00 balance", p.status)
+		if p.status != http.StatusOK || !strings.Contains(p.body, "AUD 10.00") || !strings.Contains(p.body, payouts[0].ID) {
+			t.Fatalf("got %d, want 200 with AUD 10.00 paid out by %s", p.status, payouts[0].ID)
 		}
 		if !strings.Contains(p.body, mine) || strings.Contains(p.body, theirs) {
 			t.Errorf("variances: want %s and not %s", mine, theirs)
 		}
 		t.Run("settlement CSV", func(t *testing.T) {
-			r := b.get("/dashboard/balances/settlement/" + day)
-			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") {
-				t.Errorf("got %d %q, want 200 text/csv", r.status, r.header.Get("Content-Type"))
+			link := "/dashboard/balances/settlement/" + day
+			if !strings.Contains(p.body, `href="`+link+`"`) {
+				t.Errorf("the payout does not link to %s", link)
+			}
+			r := b.get(link)
+			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") ||
+				!strings.HasPrefix(r.body, "date,batch,") || !strings.Contains(r.body, mine) || !strings.Contains(r.body, payouts[0].ID) ||
+				strings.Contains(r.body, theirs) {
+				t.Errorf("got %d %q %q, want 200 text/csv with %s and its payout, not %s", r.status, r.header.Get("Content-Type"), r.body, mine, theirs)
 			}
 			if r := b.get("/dashboard/balances/settlement/yesterday"); r.status != http.StatusBadRequest {
 				t.Errorf("bad day: got %d, want 400", r.status)
