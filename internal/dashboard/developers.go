@@ -30,8 +30,9 @@ type developersData struct {
 	Log        *paylink.WebhookLogPage
 	FailedOnly bool
 	Overlaps   []overlap
-	IdemKey    string
-	Now        time.Time
+	// RollKey and RotateKey are the two forms' idempotency keys.
+	RollKey, RotateKey string
+	Now                time.Time
 	// NewKey and NewSecret are the secrets just made, shown once.
 	NewKey, NewSecret string
 }
@@ -62,7 +63,10 @@ func (h *Handler) renderDevelopers(rq *request, status int, v view, d developers
 	if err != nil {
 		return err
 	}
-	if d.IdemKey, err = newIdempotencyKey(); err != nil {
+	if d.RollKey, err = newIdempotencyKey(); err != nil {
+		return err
+	}
+	if d.RotateKey, err = newIdempotencyKey(); err != nil {
 		return err
 	}
 	d.Keys, d.Log, d.Webhook, d.Overlaps, d.Now = keys, log, m.Settings.Webhook, overlaps(), h.svc.Now()
