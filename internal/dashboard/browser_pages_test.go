@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/paylink/paylink"
@@ -20,7 +21,7 @@ func TestBrowserLinksDevelopersBalances(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard(hook(t, http.StatusInternalServerError))
 	addUser(t, env, m, "owner@example.com", paylink.RoleAdmin)
-	purchase(t, env, m, "25.00")
+	bought := purchase(t, env, m, "25.00")
 	env.WaitWebhooks()
 	base := env.Server.URL
 	ctx := chromium.Tab(t)
@@ -81,8 +82,17 @@ func TestBrowserLinksDevelopersBalances(t *testing.T) {
 	browsertest.Submit(t, ctx, "resend-"+log.Entries[len(log.Entries)-1].Delivery.ID)
 	browsertest.WantText(t, ctx, "resent", "Webhook queued again")
 
+	day := env.Clock.Now().UTC().Format(time.DateOnly)
+	_, err = env.Service.Reconcile(context.Background(), "acquirer-"+day+".csv", []paylink.AcquirerRecord{
+		{Date: day, Reference: bought, Type: paylink.RecordCapture, Currency: "AUD", Amount: 2400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	browsertest.Navigate(t, ctx, base+"/dashboard/balances")
-	browsertest.WantText(t, ctx, "balances", "Balances", "Payouts", "Reconciliation variances", "AUD")
+	browsertest.WantText(t, ctx, "balances", "Balances", "Payouts", "po_", "CSV of "+day, "Reconciliation variances", bought)
 	auditPage(t, ctx, "balances")
 	shot(t, ctx, "dashboard-balances")
 }
