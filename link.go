@@ -252,6 +252,28 @@ func (s *Service) Link(ctx context.Context, m *Merchant, id string) (*PaymentLin
 	return l, urls, err
 }
 
+// MaxLinkList bounds the links ListLinks returns: the dashboard shows
+// the newest ones; older links are found by id.
+const MaxLinkList = 100
+
+// ListLinks returns m's newest links (at most MaxLinkList), for the
+// dashboard's links page.
+func (s *Service) ListLinks(ctx context.Context, m *Merchant, limit int) ([]*PaymentLink, error) {
+	if limit <= 0 || limit > MaxLinkList {
+		limit = MaxLinkList
+	}
+	var out []*PaymentLink
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.PaymentLinks(m.ID, limit)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("list payment links", err)
+	}
+	return out, nil
+}
+
 // openLinkURLs unseals a link's page tokens.
 func (s *Service) openLinkURLs(l *PaymentLink) (LinkURLs, error) {
 	plain, err := s.vault.Open(l.Tokens)

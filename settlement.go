@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,7 +33,11 @@ type Payout struct {
 	// BalanceTransactionIDs are the balance transactions the batches
 	// covered: what this payout paid out (filled by Service.Payouts).
 	BalanceTransactionIDs []string
-	CreatedAt             time.Time
+	// Days are the UTC days of the batches it paid out, oldest first:
+	// the days whose settlement reports (SettlementReport) cover it
+	// (filled by Service.Payouts).
+	Days      []string
+	CreatedAt time.Time
 }
 
 // MerchantCurrency names one merchant's balance in one currency.
@@ -195,7 +200,13 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 				for _, bt := range ps {
 					p.BalanceTransactionIDs = append(p.BalanceTransactionIDs, bt.ID)
 				}
+				if len(ps) > 0 { // a batch covers one UTC day
+					if day := ps[0].CreatedAt.UTC().Format(time.DateOnly); !slices.Contains(p.Days, day) {
+						p.Days = append(p.Days, day)
+					}
+				}
 			}
+			slices.Sort(p.Days)
 		}
 		return nil
 	})

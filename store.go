@@ -246,6 +246,9 @@ type Tx interface {
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.
 	PaymentLink(merchantID, id string) (*PaymentLink, error)
+	// PaymentLinks lists up to limit of the merchant's links, newest
+	// first.
+	PaymentLinks(merchantID string, limit int) ([]*PaymentLink, error)
 	// PaymentLinkByTokenHash loads the link whose hosted page or virtual
 	// terminal token hashes to hash.
 	PaymentLinkByTokenHash(hash []byte) (*PaymentLink, error)

@@ -136,6 +136,16 @@ func (h *Handler) Register(mux Mux) {
 	mux.Handle("GET /dashboard/direct-debits", h.page(paylink.PermView, h.directDebits))
 	mux.Handle("GET /dashboard/direct-debits/{ref}", h.page(paylink.PermView, h.directDebit))
 	mux.Handle("POST /dashboard/direct-debits/{ref}/refund", h.page(paylink.PermRefund, h.refundDebit))
+	mux.Handle("GET /dashboard/links", h.page(paylink.PermView, h.links))
+	mux.Handle("POST /dashboard/links", h.page(paylink.PermLinks, h.createLink))
+	mux.Handle("GET /dashboard/links/{id}", h.page(paylink.PermView, h.link))
+	mux.Handle("POST /dashboard/links/{id}/cancel", h.page(paylink.PermLinks, h.cancelLink))
+	mux.Handle("GET /dashboard/developers", h.page(paylink.PermAPIKeys, h.developers))
+	mux.Handle("POST /dashboard/developers/keys/roll", h.page(paylink.PermAPIKeys, h.rollKey))
+	mux.Handle("POST /dashboard/developers/webhook-secret", h.page(paylink.PermWebhooks, h.rotateSecret))
+	mux.Handle("POST /dashboard/developers/webhooks/{id}/resend", h.page(paylink.PermWebhooks, h.resendWebhook))
+	mux.Handle("GET /dashboard/balances", h.page(paylink.PermView, h.balances))
+	mux.Handle("GET /dashboard/balances/settlement/{day}", h.page(paylink.PermView, h.settlementCSV))
 	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound))
 }
 

@@ -66,6 +66,29 @@ func (t *tx) PaymentLink(merchantID, id string) (*paylink.PaymentLink, error) {
 	return l, nil
 }
 
+// PaymentLinks lists a merchant's newest links (payment_links_merchant
+// serves the order).
+func (t *tx) PaymentLinks(merchantID string, limit int) ([]*paylink.PaymentLink, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+linkColumns+` FROM payment_links
+		WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, merchantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list payment links: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.PaymentLink
+	for rows.Next() {
+		l, err := scanLink(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list payment links: %w", err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list payment links: %w", err)
+	}
+	return out, nil
+}
+
 // PaymentLinkByTokenHash loads the link of a hosted page or virtual
 // terminal token.
 func (t *tx) PaymentLinkByTokenHash(hash []byte) (*paylink.PaymentLink, error) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,6 +80,43 @@ func testPaymentLinks(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
+}
+
+// testPaymentLinkList lists a merchant's links newest first, up to a
+// limit, and never another merchant's.
+func testPaymentLinkList(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	newLink(t, s, other)
+	first := newLink(t, s, m)
+	var want []string
+	for i := range 3 {
+		l := *first
+		l.ID = fmt.Sprintf("lnk_%s_%d", m.ID, i)
+		l.CreatedAt = t0.Add(time.Duration(i+1) * time.Minute)
+		l.PageTokenHash, l.VTTokenHash = paylink.HashSecret(l.ID+"p"), paylink.HashSecret(l.ID+"v")
+		update(t, s, func(tx paylink.Tx) error { return tx.CreatePaymentLink(&l) })
+		want = append([]string{l.ID}, want...)
+	}
+	want = append(want, first.ID) // created at t0, before the others
+	for _, limit := range []int{10, 2} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			view(t, s, func(tx paylink.Tx) error {
+				got, err := tx.PaymentLinks(m.ID, limit)
+				if err != nil {
+					return err
+				}
+				var ids []string
+				for _, l := range got {
+					ids = append(ids, l.ID)
+				}
+				w := want[:min(limit, len(want))]
+				if fmt.Sprint(ids) != fmt.Sprint(w) {
+					t.Errorf("got %v, want %v", ids, w)
+				}
+				return nil
+			})
+		})
+	}
 }
 
 // testPaymentLinkCAS races updates from the same version: exactly one wins.

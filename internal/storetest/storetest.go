@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		"WebhookBacklog":   testWebhookBacklog,
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
+		"PaymentLinkList":          testPaymentLinkList,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
 		// Ledger.
 		"Ledger":          testLedger,

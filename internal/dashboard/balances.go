@@ -1,0 +1,103 @@
+package dashboard
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+
+	"github.com/paylink/paylink"
+)
+
+// The balances page: balances per currency, payouts with their day's
+// settlement report as CSV, and reconciliation variances.
+//
+// Reconciliation runs are platform-level (one acquirer file covers every
+// merchant), so the page shows only the variances whose reference is a
+// transaction of the signed-in merchant; another merchant's variances,
+// and those whose reference is no merchant's (missing from the ledger),
+// are the operator's and never shown here.
+
+// Bounds of the page's lists.
+const (
+	payoutRows          = 50
+	reconciliationsRead = 20
+)
+
+// balancesData is the balances page.
+type balancesData struct {
+	Balances  []paylink.Balance
+	Payouts   []*paylink.Payout
+	Variances []varianceRow
+}
+
+// varianceRow is one of the merchant's variances with its run.
+type varianceRow struct {
+	paylink.Variance
+	Run, File string
+	At        time.Time
+}
+
+// balances shows the page.
+func (h *Handler) balances(rq *request) error {
+	ctx, m := rq.r.Context(), rq.ss.Merchant
+	bal, err := h.svc.Balances(ctx, m)
+	if err != nil {
+		return err
+	}
+	payouts, err := h.svc.Payouts(ctx, m, "", payoutRows)
+	if err != nil {
+		return err
+	}
+	d := balancesData{Balances: bal, Payouts: payouts}
+	if d.Variances, err = h.merchantVariances(rq); err != nil {
+		return err
+	}
+	rq.render(http.StatusOK, "balances", view{Title: "Balances", Data: d})
+	return nil
+}
+
+// merchantVariances are the variances of the latest runs whose reference
+// is one of the merchant's transactions.
+func (h *Handler) merchantVariances(rq *request) ([]varianceRow, error) {
+	ctx, m := rq.r.Context(), rq.ss.Merchant
+	runs, err := h.svc.Reconciliations(ctx, reconciliationsRead)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[string]bool{}
+	var out []varianceRow
+	for _, run := range runs {
+		for _, v := range run.Variances {
+			ok, seen := mine[v.Reference]
+			if !seen {
+				_, err := h.svc.TransactionStatus(ctx, m, v.Reference)
+				if err != nil && paylink.AsError(err).Kind != paylink.KindNotFound {
+					return nil, err
+				}
+				ok = err == nil
+				mine[v.Reference] = ok
+			}
+			if ok {
+				out = append(out, varianceRow{Variance: v, Run: run.ID, File: run.FileName, At: run.CreatedAt})
+			}
+		}
+	}
+	return out, nil
+}
+
+// settlementCSV serves the merchant's settlement report of a day as CSV,
+// the same report as GET /v5/reports/settlement.
+func (h *Handler) settlementCSV(rq *request) error {
+	rep, err := h.svc.SettlementReport(rq.r.Context(), rq.ss.Merchant, rq.r.PathValue("day"))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteCSV(&buf); err != nil {
+		return paylink.Internal("settlement report csv", err)
+	}
+	rq.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	rq.w.Header().Set("Content-Disposition", `attachment; filename="settlement-`+rep.Day+`.csv"`)
+	rq.w.Write(buf.Bytes())
+	return nil
+}

@@ -1,0 +1,416 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// The links, developers and balances pages: roles, CSRF, isolation
+// between merchants, idempotent creation and the audit trail.
+
+// formKey is the idempotency key of a page's form.
+func formKey(t *testing.T, p page) string {
+	t.Helper()
+	m := regexp.MustCompile(`name="idempotency_key" value="([^"]+)"`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no idempotency key on the page (status %d)", p.status)
+	}
+	return m[1]
+}
+
+// staffAudit is the actor of the merchant's audit rows of an action.
+func staffAudit(t *testing.T, env *apitest.Env, mid, action string) []string {
+	t.Helper()
+	rows, err := env.Service.AuditLog(context.Background(), paylink.AuditFilter{MerchantID: mid, Action: action, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, string(r.ActorKind)+":"+r.ActorID)
+	}
+	return out
+}
+
+// linkCount is how many links m has.
+func linkCount(t *testing.T, env *apitest.Env, m *apitest.Merchant) int {
+	t.Helper()
+	ls, err := env.Service.ListLinks(context.Background(), m.Merchant, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ls)
+}
+
+// linkForm is a valid create form.
+func linkForm(csrf, key string) url.Values {
+	return url.Values{"csrf": {csrf}, "idempotency_key": {key}, "amount": {"12.50"}, "currency": {"AUD"},
+		"merchantReference": {"ORDER-7"}, "customer.email": {"jo@example.com"}}
+}
+
+func TestLinksPage(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(), env.Onboard()
+		staff := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		theirs, _, err := env.Service.CreateLink(context.Background(), other.Merchant, paylink.NewLink{Amount: 100, Currency: "AUD", MerchantReference: "X"})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		b := newBrowser(t, env)
+		b.mustSignIn("staff@example.com")
+		list := b.get("/dashboard/links")
+		if list.status != http.StatusOK || !strings.Contains(list.body, `id="create-link"`) {
+			t.Fatalf("links page: got %d without the create form, want 200 with it", list.status)
+		}
+		key := formKey(t, list)
+
+		t.Run("CSRF refused", func(t *testing.T) {
+			if p := b.post("/dashboard/links", linkForm("wrong", key)); p.status != http.StatusForbidden {
+				t.Errorf("got %d, want 403", p.status)
+			}
+			if p := b.postFrom("https://evil.example", "/dashboard/links", linkForm(list.csrf(), key)); p.status != http.StatusForbidden {
+				t.Errorf("other origin: got %d, want 403", p.status)
+			}
+			if n := linkCount(t, env, m); n != 0 {
+				t.Errorf("got %d links, want 0", n)
+			}
+		})
+		t.Run("bad amount", func(t *testing.T) {
+			f := linkForm(list.csrf(), key)
+			f.Set("amount", "12.505")
+			p := b.post("/dashboard/links", f)
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="amount-error"`) {
+				t.Errorf("got %d, want 400 with the amount's error", p.status)
+			}
+			if n := linkCount(t, env, m); n != 0 {
+				t.Errorf("got %d links, want 0", n)
+			}
+		})
+
+		created := b.post("/dashboard/links", linkForm(list.csrf(), key))
+		loc := created.header.Get("Location")
+		if created.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/dashboard/links/lnk_") {
+			t.Fatalf("create: got %d to %q, want 303 to the link (%s)", created.status, loc, created.body)
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(loc, "/dashboard/links/"), "?done=created")
+		l, urls, err := env.Service.Link(context.Background(), m.Merchant, id)
+		if err != nil || l.Amount != 1250 || l.MerchantReference != "ORDER-7" || l.Customer.Email != "jo@example.com" {
+			t.Fatalf("got link %+v, %v, want AUD 12.50 for ORDER-7", l, err)
+		}
+		shown := b.get(loc)
+		for _, want := range []string{urls.Page, urls.VirtualTerminal, `id="open-vt"`, `id="cancel-link"`} {
+			if !strings.Contains(shown.body, want) {
+				t.Errorf("link page lacks %q", want)
+			}
+		}
+		if got, want := staffAudit(t, env, m.ID, paylink.AuditLinkCreate), []string{"staff:" + staff.ID}; strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("create audit actors: got %v, want %v", got, want)
+		}
+
+		t.Run("resubmitted form", func(t *testing.T) {
+			again := b.post("/dashboard/links", linkForm(list.csrf(), key))
+			if again.status != http.StatusSeeOther || again.header.Get("Location") != loc {
+				t.Errorf("got %d to %q, want 303 to %q", again.status, again.header.Get("Location"), loc)
+			}
+			if n := linkCount(t, env, m); n != 1 {
+				t.Errorf("got %d links, want 1", n)
+			}
+		})
+		t.Run("listed", func(t *testing.T) {
+			p := b.get("/dashboard/links")
+			if !strings.Contains(p.body, id) || !strings.Contains(p.body, "unpaid") || strings.Contains(p.body, theirs.ID) {
+				t.Errorf("list: want %s unpaid and not %s", id, theirs.ID)
+			}
+		})
+		t.Run("another merchant's link", func(t *testing.T) {
+			if p := b.get("/dashboard/links/" + theirs.ID); p.status != http.StatusNotFound {
+				t.Errorf("view: got %d, want 404", p.status)
+			}
+			if p := b.post("/dashboard/links/"+theirs.ID+"/cancel", url.Values{"csrf": {list.csrf()}}); p.status != http.StatusNotFound {
+				t.Errorf("cancel: got %d, want 404", p.status)
+			}
+			if l, _, _ := env.Service.Link(context.Background(), other.Merchant, theirs.ID); l.Status != paylink.LinkUnpaid {
+				t.Errorf("their link: got %s, want unpaid", l.Status)
+			}
+		})
+
+		viewer := newBrowser(t, env)
+		viewer.mustSignIn("viewer@example.com")
+		t.Run("viewer reads only", func(t *testing.T) {
+			p := viewer.get("/dashboard/links")
+			if p.status != http.StatusOK || strings.Contains(p.body, `id="create-link"`) || !strings.Contains(p.body, id) {
+				t.Errorf("got %d, want 200 listing %s without the create form", p.status, id)
+			}
+			if p := viewer.get("/dashboard/links/" + id); strings.Contains(p.body, `id="cancel-link"`) || strings.Contains(p.body, urls.VirtualTerminal) {
+				t.Errorf("viewer's link page offers cancel or the virtual terminal")
+			}
+			tok := viewer.token()
+			if p := viewer.post("/dashboard/links", linkForm(tok, "viewer-key")); p.status != http.StatusForbidden {
+				t.Errorf("create: got %d, want 403", p.status)
+			}
+			if p := viewer.post("/dashboard/links/"+id+"/cancel", url.Values{"csrf": {tok}}); p.status != http.StatusForbidden {
+				t.Errorf("cancel: got %d, want 403", p.status)
+			}
+			if n := linkCount(t, env, m); n != 1 {
+				t.Errorf("got %d links, want 1", n)
+			}
+			if l, _, _ := env.Service.Link(context.Background(), m.Merchant, id); l.Status != paylink.LinkUnpaid {
+				t.Errorf("got %s, want unpaid", l.Status)
+			}
+		})
+
+		t.Run("cancel", func(t *testing.T) {
+			p := b.post("/dashboard/links/"+id+"/cancel", url.Values{"csrf": {list.csrf()}})
+			if p.status != http.StatusSeeOther {
+				t.Fatalf("got %d, want 303", p.status)
+			}
+			if l, _, _ := env.Service.Link(context.Background(), m.Merchant, id); l.Status != paylink.LinkCancelled {
+				t.Errorf("got %s, want cancelled", l.Status)
+			}
+			if got := staffAudit(t, env, m.ID, paylink.AuditLinkCancel); len(got) != 1 || got[0] != "staff:"+staff.ID {
+				t.Errorf("cancel audit actors: got %v, want the staff user", got)
+			}
+		})
+	})
+}
+
+// apiStatus is the status of GET /v5/balance with an API key.
+func apiStatus(env *apitest.Env, m *apitest.Merchant, key string) int {
+	c := *m
+	c.Creds.APIKey = key
+	return env.Do(http.MethodGet, "/v5/balance", &c, nil).Status
+}
+
+func TestDevelopersPage(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		admin := addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		keysBefore := func() int {
+			ks, err := env.Service.APIKeys(context.Background(), m.Merchant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(ks)
+		}
+
+		for _, email := range []string{"staff@example.com", "viewer@example.com"} {
+			t.Run("refused to "+email, func(t *testing.T) {
+				b := newBrowser(t, env)
+				b.mustSignIn(email)
+				if p := b.get("/dashboard/developers"); p.status != http.StatusForbidden {
+					t.Errorf("page: got %d, want 403", p.status)
+				}
+				tok := b.token()
+				for _, path := range []string{"/dashboard/developers/keys/roll", "/dashboard/developers/webhook-secret"} {
+					p := b.post(path, url.Values{"csrf": {tok}, "idempotency_key": {"k-" + email}, "overlap": {"0s"}})
+					if p.status != http.StatusForbidden {
+						t.Errorf("%s: got %d, want 403", path, p.status)
+					}
+				}
+				if n := keysBefore(); n != 1 {
+					t.Errorf("got %d keys, want 1", n)
+				}
+				if got := auditActions(t, env, m.ID); count(got, paylink.AuditAPIKeyRotate)+count(got, paylink.AuditWebhookSecretRotate) != 0 {
+					t.Errorf("got a rotation in the audit log: %v", got)
+				}
+			})
+		}
+
+		b := newBrowser(t, env)
+		b.mustSignIn("admin@example.com")
+		dev := b.get("/dashboard/developers")
+		if dev.status != http.StatusOK || !strings.Contains(dev.body, m.APIKeyID()) {
+			t.Fatalf("page: got %d, want 200 listing key %s", dev.status, m.APIKeyID())
+		}
+		t.Run("CSRF refused", func(t *testing.T) {
+			p := b.post("/dashboard/developers/keys/roll", url.Values{"csrf": {"nope"}, "idempotency_key": {formKey(t, dev)}, "overlap": {"0s"}})
+			if p.status != http.StatusForbidden || keysBefore() != 1 {
+				t.Errorf("got %d and %d keys, want 403 and 1", p.status, keysBefore())
+			}
+		})
+		t.Run("bad overlap", func(t *testing.T) {
+			p := b.post("/dashboard/developers/keys/roll", url.Values{"csrf": {dev.csrf()}, "idempotency_key": {formKey(t, dev)}, "overlap": {"9999h"}})
+			if p.status != http.StatusBadRequest || keysBefore() != 1 {
+				t.Errorf("got %d and %d keys, want 400 and 1", p.status, keysBefore())
+			}
+		})
+
+		old := m.Creds.APIKey
+		rolled := b.post("/dashboard/developers/keys/roll", url.Values{"csrf": {dev.csrf()}, "idempotency_key": {formKey(t, dev)}, "overlap": {"1h0m0s"}})
+		newKey := regexp.MustCompile(`id="new-key" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(rolled.body)
+		if rolled.status != http.StatusOK || newKey == nil {
+			t.Fatalf("roll: got %d without the new key, want 200 showing it", rolled.status)
+		}
+		if got := staffAudit(t, env, m.ID, paylink.AuditAPIKeyRotate); len(got) != 1 || got[0] != "staff:"+admin.ID {
+			t.Errorf("roll audit actors: got %v, want the admin", got)
+		}
+		t.Run("shown once", func(t *testing.T) {
+			again := b.post("/dashboard/developers/keys/roll", url.Values{"csrf": {dev.csrf()}, "idempotency_key": {formKey(t, dev)}, "overlap": {"1h0m0s"}})
+			if again.status != http.StatusOK || strings.Contains(again.body, newKey[1]) || keysBefore() != 2 {
+				t.Errorf("resubmitted roll: got %d, %d keys, key shown %v; want 200, 2 keys, key not shown",
+					again.status, keysBefore(), strings.Contains(again.body, newKey[1]))
+			}
+			if p := b.get("/dashboard/developers"); strings.Contains(p.body, newKey[1]) {
+				t.Errorf("the page shows the new key again")
+			}
+		})
+		t.Run("rotate the signing secret", func(t *testing.T) {
+			p := b.get("/dashboard/developers")
+			r := b.post("/dashboard/developers/webhook-secret", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)}, "overlap": {"24h0m0s"}})
+			if r.status != http.StatusOK || !regexp.MustCompile(`id="new-secret" class="wide" readonly value="whsec_`).MatchString(r.body) {
+				t.Errorf("got %d without the new secret, want 200 showing it", r.status)
+			}
+			if got := staffAudit(t, env, m.ID, paylink.AuditWebhookSecretRotate); len(got) != 1 || got[0] != "staff:"+admin.ID {
+				t.Errorf("rotate audit actors: got %v, want the admin", got)
+			}
+		})
+		t.Run("old key stops after the overlap", func(t *testing.T) {
+			for _, c := range []struct {
+				name    string
+				advance time.Duration
+				key     string
+				want    int
+			}{
+				{"old key within the overlap", 59 * time.Minute, old, http.StatusOK},
+				{"new key", 0, newKey[1], http.StatusOK},
+				{"old key after the overlap", time.Minute + paylink.AuthCacheTTL, old, http.StatusUnauthorized},
+				{"new key after the overlap", 0, newKey[1], http.StatusOK},
+			} {
+				env.Clock.Advance(c.advance)
+				if got := apiStatus(env, m, c.key); got != c.want {
+					t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+				}
+			}
+		})
+	})
+}
+
+// hook is a webhook receiver answering status.
+func hook(t *testing.T, status int) func(*paylink.NewMerchant) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		w.Write([]byte("receiver says no"))
+	}))
+	t.Cleanup(srv.Close)
+	return func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = srv.URL+"/hook", []string{"127.0.0.1"}
+	}
+}
+
+
+func TestWebhookResendFromDashboard(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(hook(t, http.StatusInternalServerError)), env.Onboard(hook(t, http.StatusOK))
+		admin := addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		purchase(t, env, m, "10.00", false)
+		env.WaitWebhooks()
+		purchase(t, env, other, "11.00", false)
+		env.WaitWebhooks()
+		theirs, err := env.Service.WebhookLog(context.Background(), other.Merchant, paylink.WebhookLogFilter{})
+		if err != nil || len(theirs.Entries) != 1 {
+			t.Fatalf("their log: got %v, %v, want one delivery", theirs, err)
+		}
+
+		b := newBrowser(t, env)
+		b.mustSignIn("admin@example.com")
+		p := b.get("/dashboard/developers?failed=1")
+		ids := regexp.MustCompile(`id="resend-(msg_[^"]+)"`).FindAllStringSubmatch(p.body, -1)
+		if p.status != http.StatusOK || len(ids) != 1 || !strings.Contains(p.body, "HTTP 500") || !strings.Contains(p.body, "receiver says no") {
+			t.Fatalf("failed-only log: got %d with %d deliveries, want 200 with one that got HTTP 500", p.status, len(ids))
+		}
+		id := ids[0][1]
+
+		t.Run("CSRF refused", func(t *testing.T) {
+			if r := b.post("/dashboard/developers/webhooks/"+id+"/resend", url.Values{"csrf": {"nope"}}); r.status != http.StatusForbidden {
+				t.Errorf("got %d, want 403", r.status)
+			}
+			if got := staffAudit(t, env, m.ID, paylink.AuditWebhookResend); len(got) != 0 {
+				t.Errorf("got resends %v, want none", got)
+			}
+		})
+		t.Run("another merchant's delivery", func(t *testing.T) {
+			r := b.post("/dashboard/developers/webhooks/"+theirs.Entries[0].Delivery.ID+"/resend", url.Values{"csrf": {p.csrf()}})
+			if r.status != http.StatusNotFound {
+				t.Errorf("got %d, want 404", r.status)
+			}
+		})
+		r := b.post("/dashboard/developers/webhooks/"+id+"/resend", url.Values{"csrf": {p.csrf()}})
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("resend: got %d, want 303 (%s)", r.status, r.body)
+		}
+		if got := staffAudit(t, env, m.ID, paylink.AuditWebhookResend); len(got) != 1 || got[0] != "staff:"+admin.ID {
+			t.Errorf("resend audit actors: got %v, want the admin", got)
+		}
+		env.WaitWebhooks()
+		log, err := env.Service.WebhookLog(context.Background(), m.Merchant, paylink.WebhookLogFilter{})
+		if err != nil || len(log.Entries) != 1 || len(log.Entries[0].Attempts) != 2 {
+			t.Errorf("after the resend: got %+v, %v, want one delivery with two attempts", log, err)
+		}
+	})
+}
+
+func TestBalancesPage(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(), env.Onboard()
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		mine := purchase(t, env, m, "10.00", false)
+		theirs := purchase(t, env, other, "11.00", false)
+		day := env.Clock.Now().UTC().Format(time.DateOnly)
+		_, err := env.Service.Reconcile(context.Background(), "acquirer.csv", []paylink.AcquirerRecord{
+			{Date: day, Reference: mine, Type: paylink.RecordCapture, Currency: "AUD", Amount: 999},
+			{Date: day, Reference: theirs, Type: paylink.RecordCapture, Currency: "AUD", Amount: 1},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		payouts, err := env.Service.Payouts(context.Background(), m.Merchant, "", 10)
+		if err != nil || len(payouts) != 1 {
+			t.Fatalf("payouts: got %v, %v, want one", payouts, err)
+		}
+
+		b := newBrowser(t, env)
+		b.mustSignIn("viewer@example.com")
+		p := b.get("/dashboard/balances")
+		if p.status != http.StatusOK || !strings.Contains(p.body, "AUD 10.00") || !strings.Contains(p.body, payouts[0].ID) {
+			t.Fatalf("got %d, want 200 with AUD 10.00 paid out by %s", p.status, payouts[0].ID)
+		}
+		if !strings.Contains(p.body, mine) || strings.Contains(p.body, theirs) {
+			t.Errorf("variances: want %s and not %s", mine, theirs)
+		}
+		t.Run("settlement CSV", func(t *testing.T) {
+			link := "/dashboard/balances/settlement/" + day
+			if !strings.Contains(p.body, `href="`+link+`"`) {
+				t.Errorf("the payout does not link to %s", link)
+			}
+			r := b.get(link)
+			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") ||
+				!strings.HasPrefix(r.body, "date,batch,") || !strings.Contains(r.body, mine) || !strings.Contains(r.body, payouts[0].ID) ||
+				strings.Contains(r.body, theirs) {
+				t.Errorf("got %d %q %q, want 200 text/csv with %s and its payout, not %s", r.status, r.header.Get("Content-Type"), r.body, mine, theirs)
+			}
+			if r := b.get("/dashboard/balances/settlement/yesterday"); r.status != http.StatusBadRequest {
+				t.Errorf("bad day: got %d, want 400", r.status)
+			}
+		})
+	})
+}
