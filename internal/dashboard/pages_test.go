@@ -312,7 +312,6 @@ func hook(t *testing.T, status int) func(*paylink.NewMerchant) {
 	}
 }
 
-
 func TestWebhookResendFromDashboard(t *testing.T) {
 	eachEngine(t, func(t *testing.T, dsn string) {
 		env := apitest.Start(t, apitest.Options{DSN: dsn})
