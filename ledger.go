@@ -206,6 +206,19 @@ func chargePosting(t *Transaction, p Pricing, cur Currency, kind PostingKind, fr
 	return post
 }
 
+// DeductedFee is what the ledger deducts from a payment's total for its
+// fee lines: each DEDUCTED line rounded by FeeMinor, summed. The net the
+// merchant is owed is the total less this.
+func DeductedFee(lines []FeeLine, cur Currency) int64 {
+	var fee int64
+	for _, l := range lines {
+		if l.Settlement == SettlementDeducted {
+			fee += FeeMinor(l.Micros, cur)
+		}
+	}
+	return fee
+}
+
 // feeAccount is where a fee line is credited: tax lines (AMEX_FEE_TAX)
 // are GST, the rest revenue.
 func feeAccount(code string) LedgerAccount {

@@ -214,7 +214,8 @@ func TestPostingsAlwaysBalance(t *testing.T) {
 		for _, cur := range []string{"AUD", "JPY", "KWD"} {
 			tr.Currency = cur
 			post, err := TransactionPosting(tr, StatusProcessing, p)
-			if err != nil || !post.Balanced() || post.Net != post.Amount-post.Fee || post.Fee < 0 {
+			c, _ := LookupCurrency(cur)
+			if err != nil || !post.Balanced() || post.Net != post.Amount-post.Fee || post.Fee < 0 || post.Fee != DeductedFee(p.FeeLines(tr), c) {
 				t.Fatalf("case %d %s: %v %+v", i, cur, err, post)
 			}
 		}

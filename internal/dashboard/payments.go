@@ -158,21 +158,17 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 	return nil
 }
 
-// fees are t's fee lines, their total and the net after deducted fees,
-// in fee units (micros of the currency).
+// fees are t's fee lines, their total in fee units (micros of the
+// currency, as in the webhook's fee detail), and the net after deducted
+// fees as the ledger posts it (each line rounded to minor units).
 func fees(m *paylink.Merchant, t *paylink.Transaction) ([]paylink.FeeLine, string, string) {
 	lines := paylink.PricingOf(m).FeeLines(t)
 	all := paylink.SummarizeFees(lines, t.Currency, func(paylink.FeeLine) bool { return true })
-	deducted := paylink.SummarizeFees(lines, t.Currency, func(l paylink.FeeLine) bool { return l.Settlement == paylink.SettlementDeducted })
 	cur, ok := paylink.LookupCurrency(t.Currency)
 	if !ok {
 		return lines, paylink.FormatMicros(all.TotalMicros), ""
 	}
-	micros := t.Total
-	for range 6 - cur.Exponent {
-		micros *= 10
-	}
-	return lines, paylink.FormatMicros(all.TotalMicros), paylink.FormatMicros(micros - deducted.TotalMicros)
+	return lines, paylink.FormatMicros(all.TotalMicros), paylink.FormatAmount(t.Total-paylink.DeductedFee(lines, cur), cur)
 }
 
 // errNoPayment is the 404 of a reference that is not the merchant's.

@@ -104,13 +104,7 @@ func (m *model) step() string {
 // the fees deducted from it.
 func (m *model) net(t *paylink.Transaction) int64 {
 	cur, _ := paylink.LookupCurrency(t.Currency)
-	fee := int64(0)
-	for _, l := range paylink.PricingOf(m.m.Merchant).FeeLines(t) {
-		if l.Settlement == paylink.SettlementDeducted {
-			fee += paylink.FeeMinor(l.Micros, cur)
-		}
-	}
-	return t.Total - fee
+	return t.Total - paylink.DeductedFee(paylink.PricingOf(m.m.Merchant).FeeLines(t), cur)
 }
 
 var cards = []string{
