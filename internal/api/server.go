@@ -143,19 +143,6 @@ type errorBody struct {
 	Fields          map[string]string `json:"fields,omitempty"`
 }
 
-// statusOf maps an error kind to its HTTP status.
-var statusOf = map[paylink.Kind]int{
-	paylink.KindInternal:     http.StatusInternalServerError,
-	paylink.KindInvalid:      http.StatusBadRequest,
-	paylink.KindUnauthorized: http.StatusUnauthorized,
-	paylink.KindForbidden:    http.StatusForbidden,
-	paylink.KindNotFound:     http.StatusNotFound,
-	paylink.KindConflict:     http.StatusConflict,
-	paylink.KindTooLarge:     http.StatusRequestEntityTooLarge,
-	paylink.KindRateLimited:  http.StatusTooManyRequests,
-	paylink.KindUnavailable:  http.StatusServiceUnavailable,
-}
-
 // writeError logs internal detail and sends only the client-safe part.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := s.errorResponse(w, r, err)
@@ -171,7 +158,7 @@ const retryAfterSeconds = "1"
 // internal detail.
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
 	e := paylink.AsError(err)
-	status := statusOf[e.Kind]
+	status := httpx.Status(e.Kind)
 	switch e.Kind {
 	case paylink.KindInternal, paylink.KindUnavailable:
 		s.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())

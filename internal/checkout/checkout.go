@@ -197,25 +197,6 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	w.Write(js)
 }
 
-// statusFor maps a service error to the page's HTTP status.
-func statusFor(e *paylink.Error) int {
-	switch e.Kind {
-	case paylink.KindInvalid:
-		return http.StatusBadRequest
-	case paylink.KindNotFound:
-		return http.StatusNotFound
-	case paylink.KindConflict:
-		return http.StatusConflict
-	case paylink.KindRateLimited:
-		return http.StatusTooManyRequests
-	case paylink.KindForbidden:
-		return http.StatusForbidden
-	case paylink.KindUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 var errBadCSRF = paylink.Errorf(paylink.KindForbidden, "csrf_invalid",
 	"This form has expired or was not sent from the payment page. Reload the page and try again.")
 

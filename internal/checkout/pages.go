@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // show renders the page: the form while the link is payable, else its
@@ -126,7 +127,7 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 	if err := h.fillPaid(rq, fresh); err != nil {
 		return err
 	}
-	return h.render(rq, statusFor(e), fresh)
+	return h.render(rq, httpx.Status(e.Kind), fresh)
 }
 
 // surcharge answers the script's live surcharge quote for a card number.
@@ -276,7 +277,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 			e.Message = "The payment service is briefly unavailable. Please try again in a moment."
 		}
 	}
-	status := statusFor(e)
+	status := httpx.Status(e.Kind)
 	if strings.HasSuffix(r.Pattern, "/surcharge") {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(status)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // The account page: the signed-in user's password and two-factor
@@ -90,5 +91,5 @@ func (h *Handler) accountError(rq *request, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderAccount(rq, statusOf(e.Kind), view{Error: e.Message, Fields: e.Fields}, accountData{})
+	return h.renderAccount(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, accountData{})
 }

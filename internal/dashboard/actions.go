@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // Payment actions (capture, cancel, refund) call the same Service methods
@@ -71,7 +72,7 @@ func (a action) run(op func() error, amount int64) error {
 	err = op()
 	if err != nil {
 		e := paylink.AsError(err)
-		status, body = statusOf(e.Kind), e.Message
+		status, body = httpx.Status(e.Kind), e.Message
 	}
 	if ferr := a.h.svc.FinishIdempotent(context.WithoutCancel(a.ctx), m, key, status, []byte(body)); ferr != nil {
 		a.h.log.Error("dashboard: idempotency key not recorded", "err", ferr)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // Sign-in, the second factor, sign-out and accepting an invite.
@@ -37,7 +38,7 @@ func (h *Handler) login(rq *request) error {
 		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
 			return err
 		}
-		rq.render(statusOf(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: email})
+		rq.render(httpx.Status(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: email})
 		return nil
 	}
 	h.setCookie(rq.w, sessionCookie, in.Token, 0)
@@ -62,7 +63,7 @@ func (h *Handler) totpVerify(rq *request) error {
 		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
 			return err
 		}
-		rq.render(statusOf(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message})
+		rq.render(httpx.Status(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message})
 		return nil
 	}
 	return rq.redirect("/dashboard/")

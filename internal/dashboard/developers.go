@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // The developers page (admins only): API keys and their roll, the
@@ -143,5 +144,5 @@ func (h *Handler) developersError(rq *request, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderDevelopers(rq, statusOf(e.Kind), view{Error: e.Message, Fields: e.Fields}, developersData{})
+	return h.renderDevelopers(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, developersData{})
 }

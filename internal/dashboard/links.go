@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // The payment links page: create a link (staff and admin), list the
@@ -116,7 +117,7 @@ func (h *Handler) linkFormError(rq *request, f linkForm, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderLinks(rq, statusOf(e.Kind), view{Error: e.Message, Fields: e.Fields}, f)
+	return h.renderLinks(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, f)
 }
 
 // link shows one link with its addresses.
@@ -156,7 +157,7 @@ func (h *Handler) cancelLink(rq *request) error {
 		if e.Kind != paylink.KindConflict && e.Kind != paylink.KindInvalid {
 			return err
 		}
-		return h.renderLink(rq, statusOf(e.Kind), view{Error: e.Message})
+		return h.renderLink(rq, httpx.Status(e.Kind), view{Error: e.Message})
 	}
 	return rq.redirect("/dashboard/links/" + rq.r.PathValue("id") + "?done=cancelled")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // Cookies. The session cookie holds the session's secret id (the store
@@ -194,27 +195,6 @@ func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge in
 
 func (h *Handler) clearCookie(w http.ResponseWriter, name string) { h.setCookie(w, name, "", -1) }
 
-// statusOf maps an error kind to the page's status.
-func statusOf(k paylink.Kind) int {
-	switch k {
-	case paylink.KindInvalid:
-		return http.StatusBadRequest
-	case paylink.KindUnauthorized:
-		return http.StatusUnauthorized
-	case paylink.KindForbidden:
-		return http.StatusForbidden
-	case paylink.KindNotFound:
-		return http.StatusNotFound
-	case paylink.KindConflict:
-		return http.StatusConflict
-	case paylink.KindRateLimited:
-		return http.StatusTooManyRequests
-	case paylink.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusInternalServerError
-}
-
 // fail renders an error page; internal detail is logged, never shown.
 func (rq *request) fail(err error) {
 	var mb *http.MaxBytesError
@@ -225,7 +205,7 @@ func (rq *request) fail(err error) {
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		rq.h.log.Error("dashboard error", "route", rq.r.Pattern, "err", e.Error())
 	}
-	rq.render(statusOf(e.Kind), "error", view{Title: "Something went wrong", Error: e.Message})
+	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: e.Message})
 }
 
 // view is what every template gets: the page's data and the layout's.
@@ -302,7 +282,7 @@ func (rq *request) formError(name string, v view, err error) error {
 		return err
 	}
 	v.Error, v.Fields = e.Message, e.Fields
-	rq.render(statusOf(e.Kind), name, v)
+	rq.render(httpx.Status(e.Kind), name, v)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // The team page: users of the merchant, invites, roles, removal and the
@@ -44,7 +45,7 @@ func (h *Handler) invite(rq *request) error {
 		if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 			return err
 		}
-		return h.renderTeam(rq, statusOf(e.Kind), view{Error: e.Message, Fields: e.Fields}, teamData{InviteEmail: email})
+		return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, teamData{InviteEmail: email})
 	}
 	url := h.svc.Config().BaseURL + "/dashboard/invite/" + token
 	return h.renderTeam(rq, http.StatusOK, view{Notice: "Invite made for " + inv.Email +
@@ -82,5 +83,5 @@ func (h *Handler) teamError(rq *request, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderTeam(rq, statusOf(e.Kind), view{Error: e.Message}, teamData{})
+	return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: e.Message}, teamData{})
 }

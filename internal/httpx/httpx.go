@@ -151,3 +151,28 @@ func (h LogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h LogHandler) WithGroup(name string) slog.Handler {
 	return LogHandler{h.Handler.WithGroup(name)}
 }
+
+// Status is the HTTP status of a Service error of kind k, the one mapping
+// the API, the payment pages and the dashboard answer with: an outage is
+// 503 everywhere, anything unknown a 500.
+func Status(k paylink.Kind) int {
+	switch k {
+	case paylink.KindInvalid:
+		return http.StatusBadRequest
+	case paylink.KindUnauthorized:
+		return http.StatusUnauthorized
+	case paylink.KindForbidden:
+		return http.StatusForbidden
+	case paylink.KindNotFound:
+		return http.StatusNotFound
+	case paylink.KindConflict:
+		return http.StatusConflict
+	case paylink.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case paylink.KindRateLimited:
+		return http.StatusTooManyRequests
+	case paylink.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

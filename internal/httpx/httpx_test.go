@@ -129,3 +129,18 @@ func TestSharedHeadersAndBodyCap(t *testing.T) {
 		}
 	}
 }
+
+// Every surface answers a Service error with one status per kind; an
+// outage is 503 everywhere (the dashboard once answered it 500).
+func TestStatus(t *testing.T) {
+	tests := map[paylink.Kind]int{
+		paylink.KindInvalid: 400, paylink.KindUnauthorized: 401, paylink.KindForbidden: 403, paylink.KindNotFound: 404,
+		paylink.KindConflict: 409, paylink.KindTooLarge: 413, paylink.KindRateLimited: 429,
+		paylink.KindUnavailable: 503, paylink.KindInternal: 500,
+	}
+	for kind, want := range tests {
+		if got := httpx.Status(kind); got != want {
+			t.Errorf("Status(%v): got %d, want %d", kind, got, want)
+		}
+	}
+}
