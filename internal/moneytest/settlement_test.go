@@ -1,11 +1,13 @@
 package moneytest
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
 )
 
 // Settlement moves every balance transaction before the cut-off from
@@ -89,4 +91,45 @@ func TestSettleAndPayOut(t *testing.T) {
 			t.Errorf("verify: got %v", d)
 		}
 	})
+}
+
+// The scheduled settlement settles what was made before the last daily
+// cut-off and leaves what came after it pending.
+func TestSettleDueAtTheDailyCutoff(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		start := time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC)
+		e := apitest.Start(t, apitest.Options{DSN: dsn, Clock: apitest.NewClock(start),
+			Config: paylink.Config{SettlementCutoff: 8 * time.Hour}})
+		f := &flow{t: t, e: e, m: e.Onboard(), ctx: context.Background()}
+		f.card("4111111111111111", 1000, false, false) // 06:00, before the 08:00 cut-off
+		e.Clock.Advance(3 * time.Hour)
+		f.card("4111111111111111", 2000, false, false) // 09:00, after it
+		res, err := e.Service.SettleDue(f.ctx)
+		if err != nil || len(res.Batches) != 1 || res.Batches[0].Count != 1 || len(res.Payouts) != 1 || res.Payouts[0].Amount != 1000-48 {
+			t.Fatalf("settle due at 09:00: got %+v, %v; want the 06:00 payment settled and paid out (9.52)", res, err)
+		}
+		if b := f.balance(); b.Pending != 2000-65 || b.PaidOut != 1000-48 {
+			t.Errorf("balance: got %+v, want the 09:00 payment still pending", b)
+		}
+	})
+}
+
+func TestLastCutoff(t *testing.T) {
+	day := func(h, m int) time.Time { return time.Date(2026, 11, 23, h, m, 0, 0, time.UTC) }
+	tests := []struct {
+		now    time.Time
+		cutoff time.Duration
+		want   time.Time
+	}{
+		{day(10, 0), 0, day(0, 0)},
+		{day(10, 0), 8 * time.Hour, day(8, 0)},
+		{day(7, 59), 8 * time.Hour, day(8, 0).AddDate(0, 0, -1)},
+		{day(8, 0), 8 * time.Hour, day(8, 0)},
+		{day(23, 0).In(time.FixedZone("AEDT", 11*3600)), 22 * time.Hour, day(22, 0)},
+	}
+	for _, tc := range tests {
+		if got := paylink.LastCutoff(tc.now, tc.cutoff); !got.Equal(tc.want) {
+			t.Errorf("LastCutoff(%v, %v): got %v, want %v", tc.now, tc.cutoff, got, tc.want)
+		}
+	}
 }
