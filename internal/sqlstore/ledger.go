@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -89,39 +90,41 @@ func (t *tx) BalanceTransactions(merchantID, before string, limit int) ([]*payli
 func (t *tx) PostingsOf(reference string) ([]*paylink.Posting, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE p.reference = $1 ORDER BY p.id`, reference)
-	if err != nil {
-		return nil, fmt.Errorf("postings of %s: %w", reference, err)
-	}
-	ps, err := scanPostings(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ps {
-		if p.Lines, err = t.postingLines(p.ID); err != nil {
-			return nil, err
-		}
-	}
-	return ps, nil
+	return t.withLines(rows, err, "postings of "+reference)
 }
 
-func (t *tx) postingLines(id string) ([]paylink.LedgerLine, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT account, amount, fee_code FROM ledger_lines
-		WHERE posting_id = $1 ORDER BY line_no`, id)
-	if err != nil {
-		return nil, fmt.Errorf("posting lines: %w", err)
+// withLines loads the lines of the postings a query returned, in one
+// query for all of them (not one per posting).
+func (t *tx) withLines(rows *sql.Rows, queryErr error, op string) ([]*paylink.Posting, error) {
+	if queryErr != nil {
+		return nil, fmt.Errorf("%s: %w", op, queryErr)
 	}
-	defer rows.Close()
-	var out []paylink.LedgerLine
-	for rows.Next() {
+	ps, err := scanPostings(rows)
+	if err != nil || len(ps) == 0 {
+		return ps, err
+	}
+	byID := make(map[string]*paylink.Posting, len(ps))
+	args := make([]any, len(ps))
+	marks := make([]string, len(ps))
+	for i, p := range ps {
+		byID[p.ID], args[i], marks[i] = p, p.ID, fmt.Sprintf("$%d", i+1)
+	}
+	lines, err := t.q.QueryContext(t.ctx, `SELECT posting_id, account, amount, fee_code FROM ledger_lines
+		WHERE posting_id IN (`+strings.Join(marks, ", ")+`) ORDER BY posting_id, line_no`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: lines: %w", op, err)
+	}
+	defer lines.Close()
+	for lines.Next() {
+		var id, account string
 		var l paylink.LedgerLine
-		var account string
-		if err := rows.Scan(&account, &l.Amount, &l.FeeCode); err != nil {
-			return nil, fmt.Errorf("posting lines: %w", err)
+		if err := lines.Scan(&id, &account, &l.Amount, &l.FeeCode); err != nil {
+			return nil, fmt.Errorf("%s: lines: %w", op, err)
 		}
 		l.Account = paylink.LedgerAccount(account)
-		out = append(out, l)
+		byID[id].Lines = append(byID[id].Lines, l)
 	}
-	return out, rows.Err()
+	return ps, lines.Err()
 }
 
 func scanPostings(rows *sql.Rows) ([]*paylink.Posting, error) {
@@ -187,17 +190,5 @@ func (t *tx) ScanRefunds(after string, limit int) ([]*paylink.Refund, error) {
 func (t *tx) ScanPostings(after string, limit int) ([]*paylink.Posting, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE p.id > $1 ORDER BY p.id LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("scan postings: %w", err)
-	}
-	ps, err := scanPostings(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ps {
-		if p.Lines, err = t.postingLines(p.ID); err != nil {
-			return nil, err
-		}
-	}
-	return ps, nil
+	return t.withLines(rows, err, "scan postings")
 }

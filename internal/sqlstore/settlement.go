@@ -174,19 +174,7 @@ func (t *tx) ScanPayouts(after string, limit int) ([]*paylink.Payout, error) {
 func (t *tx) BatchPostings(batchID string) ([]*paylink.Posting, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
 		WHERE i.batch_id = $1 ORDER BY p.created_at, p.id`, batchID)
-	if err != nil {
-		return nil, fmt.Errorf("batch postings: %w", err)
-	}
-	ps, err := scanPostings(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ps {
-		if p.Lines, err = t.postingLines(p.ID); err != nil {
-			return nil, err
-		}
-	}
-	return ps, nil
+	return t.withLines(rows, err, "batch postings")
 }
 
 func scanPayouts(rows *sql.Rows) ([]*paylink.Payout, error) {
