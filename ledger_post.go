@@ -6,7 +6,8 @@ import (
 )
 
 // Posting to the journal happens in exactly two places: save (every
-// transaction status change) and saveRefund (every refund status change),
+// transaction status change) and recordRefund in refund.go, through
+// saveRefund (every refund status change),
 // both inside the database transaction that records the change, so no
 // money moves without its posting and no posting outlives a rollback.
 

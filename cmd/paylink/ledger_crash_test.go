@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -106,7 +105,6 @@ func TestLedgerVerifiesAfterRefundRacesAndKill9(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ledger verify: %v\n%s", err, out.String())
 			}
-			fmt.Fprint(io.Discard, out.String())
 		})
 	}
 }
