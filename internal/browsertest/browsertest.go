@@ -111,14 +111,24 @@ func Navigate(t *testing.T, ctx context.Context, url string) {
 	}
 }
 
-// Text is the visible text of the page.
+// Text is the visible text of the page. A read that races a document
+// being replaced (a redirect landing after the previous step) finds its
+// body node gone; it is read again, a few times, from the new document.
 func Text(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
-	if err != nil {
-		t.Fatalf("read page: %v", err)
+	var err error
+	for range 5 {
+		var s string
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body"))); err == nil {
+			return s
+		}
+		if !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return s
+	t.Fatalf("read page: %v", err)
+	return ""
 }
 
 // WantText fails unless the page shows every string.
