@@ -25,6 +25,11 @@ type Vault interface {
 	// KeyID is the id of the key Seal uses now; key rotation re-seals
 	// whatever names another.
 	KeyID() string
+	// MAC authenticates msg (a stateless transaction token) under the
+	// active master key; CheckMAC accepts a MAC made under any key the
+	// vault holds, so tokens issued before a key rotation stay valid.
+	MAC(msg []byte) []byte
+	CheckMAC(msg, mac []byte) bool
 }
 
 // Defaults of Config's durations, defined once: NewService applies them

@@ -261,9 +261,38 @@ func TestTransactionTokenUse(t *testing.T) {
 			_, err := r.svc.Purchase(ctx, r.m.Merchant, req)
 			wantCode(t, err, paylink.CodeTransactionTokenInvalid)
 		})
+		t.Run("altered", func(t *testing.T) {
+			req := r.purchaseRequest("4111111111111111", 1000, false)
+			for _, at := range []int{1, 20, paylink.TokenLength - 1} { // expiry, nonce, MAC
+				b := []byte(req.TransactionToken)
+				b[at] = map[bool]byte{true: 'a', false: 'b'}[b[at] != 'a']
+				bad := req
+				bad.TransactionToken = string(b)
+				_, err := r.svc.Purchase(ctx, r.m.Merchant, bad)
+				wantCode(t, err, paylink.CodeTransactionTokenInvalid)
+			}
+			if _, err := r.svc.Purchase(ctx, r.m.Merchant, req); err != nil {
+				t.Errorf("the unaltered token after refused copies: got %v, want it usable", err)
+			}
+		})
 		t.Run("expired", func(t *testing.T) {
 			req := r.purchaseRequest("4111111111111111", 1000, false)
 			r.env.Clock.Advance(paylink.DefaultTransactionTokenTTL + time.Second)
+			_, err := r.svc.Purchase(ctx, r.m.Merchant, req)
+			wantCode(t, err, paylink.CodeTransactionTokenExpired)
+		})
+		t.Run("forgotten only after its expiry", func(t *testing.T) {
+			req := r.purchaseRequest("4111111111111111", 1000, false)
+			if _, err := r.svc.Purchase(ctx, r.m.Merchant, req); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := r.svc.CleanupTransactionTokens(ctx); err != nil || n != 0 {
+				t.Errorf("clean-up before expiry: got %d, %v; want 0", n, err)
+			}
+			r.env.Clock.Advance(paylink.DefaultTransactionTokenTTL + time.Hour + time.Second)
+			if n, err := r.svc.CleanupTransactionTokens(ctx); err != nil || n < 1 {
+				t.Errorf("clean-up after expiry: got %d, %v; want at least 1", n, err)
+			}
 			_, err := r.svc.Purchase(ctx, r.m.Merchant, req)
 			wantCode(t, err, paylink.CodeTransactionTokenExpired)
 		})

@@ -44,12 +44,13 @@ type Tx interface {
 	// ErrNotFound for an unknown merchant.
 	RollAPIKey(k *APIKey, oldUntil time.Time) error
 
-	CreateTransactionToken(t *TransactionToken) error
-	// ConsumeTransactionToken marks the token used if it is the merchant's,
-	// unused and unexpired at now, and returns it; otherwise it returns
-	// the token as found (or ErrNotFound) with ErrConflict.
-	ConsumeTransactionToken(hash []byte, merchantID string, now time.Time) (*TransactionToken, error)
-	DeleteExpiredTransactionTokens(before time.Time) (int64, error)
+	// SpendTransactionToken records a stateless transaction token (by its
+	// hash, with the expiry it carries) as spent; ErrConflict when it
+	// already is. Issuing a token stores nothing (token.go).
+	SpendTransactionToken(hash []byte, expiresAt time.Time) error
+	// DeleteSpentTransactionTokens forgets spent tokens that expired
+	// before the cutoff.
+	DeleteSpentTransactionTokens(before time.Time) (int64, error)
 
 	CreateCard(c *Card) error
 	Card(merchantID, token string) (*Card, error)
@@ -293,15 +294,6 @@ type Tx interface {
 	// DailyVolume sums a merchant's transactions created at or after
 	// since by UTC day and currency, oldest first.
 	DailyVolume(merchantID string, since time.Time) ([]DailyVolume, error)
-}
-
-// TransactionToken is a single-use token authorising one operation.
-type TransactionToken struct {
-	Hash       []byte
-	MerchantID string
-	CreatedAt  time.Time
-	ExpiresAt  time.Time
-	UsedAt     time.Time // zero while unused
 }
 
 // Card is a vaulted card. The PAN is only ever held sealed.

@@ -2,26 +2,86 @@ package paylink
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
-// IssueTransactionToken creates a single-use transaction token for m.
+// A transaction token is stateless: issuing one writes nothing. Its 128
+// alphanumeric characters carry a version, its expiry and a random nonce,
+// authenticated together with the merchant's id by a MAC under the
+// vault's token key:
+//
+//	"1" | expiry, Unix µs, 14 hex | nonce, 49 alphanumeric | MAC, 64 hex
+//
+// A forged, altered or another merchant's token fails the MAC; an
+// expired one fails its own expiry. Single use is enforced where the
+// token is spent: its hash is inserted into the spent tokens in the same
+// database transaction as the work it authorises, so a second use (or a
+// race of two) finds the row and the work and the spending commit or roll
+// back together. Spent tokens are kept until they would have expired
+// anyway (plus an hour); after that their MAC'd expiry refuses them.
+const (
+	tokenVersion     = '1'
+	tokenExpiryLen   = 14
+	tokenMACLen      = 64
+	tokenNonceLength = TokenLength - 1 - tokenExpiryLen - tokenMACLen
+	tokenSignedLen   = TokenLength - tokenMACLen
+)
+
+// IssueTransactionToken makes a single-use transaction token for m.
 func (s *Service) IssueTransactionToken(ctx context.Context, m *Merchant, companyToken string) (string, error) {
 	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return "", err
 	}
-	tok, err := s.token(TokenLength)
+	nonce, err := s.token(tokenNonceLength)
 	if err != nil {
 		return "", Internal("issue transaction token", err)
 	}
-	now := s.now()
-	t := &TransactionToken{Hash: HashSecret(tok), MerchantID: m.ID, CreatedAt: now, ExpiresAt: now.Add(s.cfg.TransactionTokenTTL)}
-	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateTransactionToken(t) }); err != nil {
-		return "", Internal("issue transaction token", err)
+	expires := s.now().Add(s.cfg.TransactionTokenTTL).UnixMicro()
+	signed := make([]byte, 0, TokenLength)
+	signed = append(signed, tokenVersion)
+	signed = appendHex14(signed, expires)
+	signed = append(signed, nonce...)
+	return string(hex.AppendEncode(signed, s.vault.MAC(tokenMACInput(m.ID, signed)))), nil
+}
+
+// appendHex14 appends n as 14 lowercase hex digits, zero padded.
+func appendHex14(b []byte, n int64) []byte {
+	h := strconv.FormatInt(n, 16)
+	for range tokenExpiryLen - len(h) {
+		b = append(b, '0')
 	}
-	return tok, nil
+	return append(b, h...)
+}
+
+// tokenMACInput is what a token's MAC covers: the merchant it was issued
+// to and everything in the token before the MAC.
+func tokenMACInput(merchantID string, signed []byte) []byte {
+	in := make([]byte, 0, 32+len(merchantID)+len(signed))
+	in = append(in, "paylink transaction token\x00"...)
+	in = append(in, merchantID...)
+	in = append(in, 0)
+	return append(in, signed...)
+}
+
+// tokenExpiry checks a token's form and MAC for m and returns the expiry
+// it carries; ok is false for anything m was not issued.
+func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
+	if len(token) != TokenLength || token[0] != tokenVersion {
+		return time.Time{}, false
+	}
+	mac, err := hex.DecodeString(token[tokenSignedLen:])
+	if err != nil || !s.vault.CheckMAC(tokenMACInput(m.ID, []byte(token[:tokenSignedLen])), mac) {
+		return time.Time{}, false
+	}
+	micros, err := strconv.ParseInt(token[1:1+tokenExpiryLen], 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(micros), true
 }
 
 // consumeToken uses up a transaction token inside tx, so that the token is
@@ -31,27 +91,30 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
 		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "token.transaction_token is required",
 			Fields: map[string]string{"token.transaction_token": "is required"}}
 	}
-	found, err := tx.ConsumeTransactionToken(HashSecret(token), m.ID, s.now())
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNotFound) || (found != nil && found.MerchantID != m.ID):
+	expires, ok := s.tokenExpiry(m, token)
+	if !ok {
 		return Errorf(KindInvalid, CodeTransactionTokenInvalid, "the transaction token is not valid: obtain one from POST /v5/transaction_token")
-	case errors.Is(err, ErrConflict) && !found.UsedAt.IsZero():
-		return Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
-	case errors.Is(err, ErrConflict):
+	}
+	if !s.now().Before(expires) {
 		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
 	}
-	return Internal("consume transaction token", err)
+	err := tx.SpendTransactionToken(HashSecret(token), expires)
+	if errors.Is(err, ErrConflict) {
+		return Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
+	}
+	if err != nil {
+		return Internal("consume transaction token", err)
+	}
+	return nil
 }
 
-// CleanupTransactionTokens deletes tokens that expired over an hour ago;
-// they can no longer authorise anything. It returns how many went.
+// CleanupTransactionTokens forgets spent tokens that expired over an hour
+// ago: their own expiry refuses them now. It returns how many went.
 func (s *Service) CleanupTransactionTokens(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		n, err = tx.DeleteExpiredTransactionTokens(s.now().Add(-time.Hour))
+		n, err = tx.DeleteSpentTransactionTokens(s.now().Add(-time.Hour))
 		return err
 	})
 	if err != nil {

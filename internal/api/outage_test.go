@@ -221,7 +221,7 @@ func get(t *testing.T, env *apitest.Env, path string) (apitest.Response, string)
 	return r, retryAfter
 }
 
-// TestSQLiteBusyIsUnavailable: a write that waits out SQLite's busy
+// TestSQLiteBusyIsUnavailable: a purchase that waits out SQLite's busy
 // timeout behind another process's lock answers 503 with Retry-After,
 // and the next one succeeds once the lock is gone.
 func TestSQLiteBusyIsUnavailable(t *testing.T) {
@@ -240,14 +240,14 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	r, retryAfter := post(t, env, "/v5/transaction_token", m, map[string]any{"company_token": m.Creds.CompanyToken})
+	r, retryAfter := post(t, env, "/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00"))
 	if r.Status != http.StatusServiceUnavailable || retryAfter == "" || r.Str("response_code") != paylink.CodeServiceUnavailable {
 		t.Errorf("write behind a held lock: got %d %s (Retry-After %q), want 503 service_unavailable with Retry-After", r.Status, r.Raw, retryAfter)
 	}
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
-	if r := env.Post("/v5/transaction_token", m, map[string]any{"company_token": m.Creds.CompanyToken}); r.Status != http.StatusOK {
+	if r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00")); r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" {
 		t.Errorf("after the lock is released: got %d %s, want 200", r.Status, r.Raw)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // benchPurchases measures durable card purchases end to end through the
 // Service (transaction token issued and consumed, card vaulted, processor
-// asked, outcome recorded): three commits per purchase, with as many
+// asked, outcome recorded): two commits per purchase (issuing the
+// stateless token writes nothing), with as many
 // concurrent clients as -cpu times SetParallelism.
 func benchPurchases(b *testing.B, st paylink.Store) {
 	v, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))

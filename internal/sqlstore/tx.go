@@ -150,54 +150,31 @@ func (t *tx) UpdateMerchantSettings(id string, s paylink.MerchantSettings) error
 	return err
 }
 
-// CreateTransactionToken inserts a token.
-func (t *tx) CreateTransactionToken(tok *paylink.TransactionToken) error {
-	_, err := t.exec(`INSERT INTO transaction_tokens (hash, merchant_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-		tok.Hash, tok.MerchantID, tok.CreatedAt.UnixMicro(), tok.ExpiresAt.UnixMicro())
+// SpendTransactionToken records a token as spent; the primary key
+// (expires_at, hash) refuses a second spending, and lets the clean-up
+// delete by expiry without another index.
+func (t *tx) SpendTransactionToken(hash []byte, expiresAt time.Time) error {
+	res, err := t.exec(`INSERT INTO spent_transaction_tokens (expires_at, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		expiresAt.UnixMicro(), hash)
 	if err != nil {
-		return fmt.Errorf("insert transaction token: %w", err)
+		return fmt.Errorf("spend transaction token: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("spend transaction token: %w", err)
+	}
+	if n == 0 {
+		return paylink.ErrConflict
 	}
 	return nil
 }
 
-// ConsumeTransactionToken spends a token with one conditional update; only
-// when that changes nothing is the token read, to say why.
-func (t *tx) ConsumeTransactionToken(hash []byte, merchantID string, now time.Time) (*paylink.TransactionToken, error) {
-	var owner string
-	err := t.q.QueryRowContext(t.ctx, `UPDATE transaction_tokens SET used_at = $1
-		WHERE hash = $2 AND merchant_id = $3 AND used_at IS NULL AND expires_at > $4 RETURNING merchant_id`,
-		now.UnixMicro(), hash, merchantID, now.UnixMicro()).Scan(&owner)
-	if err == nil {
-		return &paylink.TransactionToken{Hash: hash, MerchantID: owner, UsedAt: now}, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("consume transaction token: %w", err)
-	}
-	tok, err := t.transactionToken(hash)
+// DeleteSpentTransactionTokens forgets spent tokens that expired before
+// the cutoff.
+func (t *tx) DeleteSpentTransactionTokens(before time.Time) (int64, error) {
+	res, err := t.exec(`DELETE FROM spent_transaction_tokens WHERE expires_at < $1`, before.UnixMicro())
 	if err != nil {
-		return nil, err
-	}
-	return tok, paylink.ErrConflict
-}
-
-func (t *tx) transactionToken(hash []byte) (*paylink.TransactionToken, error) {
-	var tok paylink.TransactionToken
-	var created, expires int64
-	var used sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, `SELECT hash, merchant_id, created_at, expires_at, used_at FROM transaction_tokens WHERE hash = $1`, hash).
-		Scan(&tok.Hash, &tok.MerchantID, &created, &expires, &used)
-	if err != nil {
-		return nil, notFound("load transaction token", err)
-	}
-	tok.CreatedAt, tok.ExpiresAt, tok.UsedAt = time.UnixMicro(created).UTC(), time.UnixMicro(expires).UTC(), fromMicros(used)
-	return &tok, nil
-}
-
-// DeleteExpiredTransactionTokens removes tokens that expired before the cutoff.
-func (t *tx) DeleteExpiredTransactionTokens(before time.Time) (int64, error) {
-	res, err := t.exec(`DELETE FROM transaction_tokens WHERE expires_at < $1`, before.UnixMicro())
-	if err != nil {
-		return 0, fmt.Errorf("delete expired tokens: %w", err)
+		return 0, fmt.Errorf("delete spent transaction tokens: %w", err)
 	}
 	return res.RowsAffected()
 }

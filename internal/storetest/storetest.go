@@ -146,76 +146,63 @@ func testMerchants(t *testing.T, s paylink.Store) {
 	})
 }
 
-func newToken(t *testing.T, s paylink.Store, m *paylink.Merchant, secret string, expires time.Time) []byte {
-	t.Helper()
-	h := paylink.HashSecret(secret)
-	update(t, s, func(tx paylink.Tx) error {
-		return tx.CreateTransactionToken(&paylink.TransactionToken{Hash: h, MerchantID: m.ID, CreatedAt: t0, ExpiresAt: expires})
-	})
-	return h
+// spend spends a transaction token's hash in its own transaction.
+func spend(s paylink.Store, h []byte, expires time.Time) error {
+	return s.Update(context.Background(), func(tx paylink.Tx) error { return tx.SpendTransactionToken(h, expires) })
 }
 
 func testTokenRace(t *testing.T, s paylink.Store) {
-	m := NewMerchant(t, s)
-	h := newToken(t, s, m, "race-"+m.ID, t0.Add(5*time.Minute))
+	h, expires := paylink.HashSecret("race-"+t.Name()), t0.Add(5*time.Minute)
 	var wins atomic.Int64
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.Update(context.Background(), func(tx paylink.Tx) error {
-				_, err := tx.ConsumeTransactionToken(h, m.ID, t0.Add(time.Minute))
-				return err
-			})
+			err := spend(s, h, expires)
 			if err == nil {
 				wins.Add(1)
 			} else if !errors.Is(err, paylink.ErrConflict) {
-				t.Errorf("consume: got %v, want nil or ErrConflict", err)
+				t.Errorf("spend: got %v, want nil or ErrConflict", err)
 			}
 		}()
 	}
 	wg.Wait()
 	if got := wins.Load(); got != 1 {
-		t.Fatalf("got %d successful consumptions, want exactly 1", got)
+		t.Fatalf("got %d successful spendings, want exactly 1", got)
 	}
 }
 
 func testTokenRules(t *testing.T, s paylink.Store) {
-	m, other := NewMerchant(t, s), NewMerchant(t, s)
-	h := newToken(t, s, m, "rules-"+m.ID, t0.Add(5*time.Minute))
-	consume := func(merchant string, at time.Time) (*paylink.TransactionToken, error) {
-		var tok *paylink.TransactionToken
-		err := s.Update(context.Background(), func(tx paylink.Tx) error {
-			var err error
-			tok, err = tx.ConsumeTransactionToken(h, merchant, at)
+	h, other := paylink.HashSecret("rules-"+t.Name()), paylink.HashSecret("other-"+t.Name())
+	if err := spend(s, h, t0.Add(5*time.Minute)); err != nil {
+		t.Fatalf("first spending: got %v, want nil", err)
+	}
+	if err := spend(s, h, t0.Add(5*time.Minute)); !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("second spending: got %v, want ErrConflict", err)
+	}
+	err := s.Update(context.Background(), func(tx paylink.Tx) error {
+		if err := tx.SpendTransactionToken(other, t0.Add(2*time.Hour)); err != nil {
 			return err
-		})
-		return tok, err
+		}
+		return errors.New("roll back")
+	})
+	if err == nil {
+		t.Fatal("a failing transaction committed")
 	}
-	if _, err := consume(m.ID, t0.Add(6*time.Minute)); !errors.Is(err, paylink.ErrConflict) {
-		t.Errorf("expired: got %v, want ErrConflict", err)
-	}
-	if tok, err := consume(other.ID, t0.Add(time.Minute)); !errors.Is(err, paylink.ErrConflict) || tok == nil || tok.MerchantID != m.ID {
-		t.Errorf("other merchant: got %v, %v; want ErrConflict with the owner's token", tok, err)
-	}
-	if _, err := consume(m.ID, t0.Add(time.Minute)); err != nil {
-		t.Errorf("valid: got %v, want nil", err)
-	}
-	if tok, err := consume(m.ID, t0.Add(2*time.Minute)); !errors.Is(err, paylink.ErrConflict) || tok.UsedAt.IsZero() {
-		t.Errorf("reuse: got %+v, %v; want ErrConflict with used_at set", tok, err)
+	if err := spend(s, other, t0.Add(2*time.Hour)); err != nil {
+		t.Errorf("spending rolled back with its transaction: got %v, want nil", err)
 	}
 	update(t, s, func(tx paylink.Tx) error {
-		_, err := tx.ConsumeTransactionToken(paylink.HashSecret("missing"), m.ID, t0)
-		if !errors.Is(err, paylink.ErrNotFound) {
-			t.Errorf("missing: got %v, want ErrNotFound", err)
-		}
-		n, err := tx.DeleteExpiredTransactionTokens(t0.Add(time.Hour))
-		if err != nil || n != 1 {
-			t.Errorf("delete expired: got %d, %v; want 1", n, err)
+		n, err := tx.DeleteSpentTransactionTokens(t0.Add(time.Hour))
+		if err != nil || n < 1 {
+			t.Errorf("delete spent: got %d, %v; want at least the expired one", n, err)
 		}
 		return nil
 	})
+	if err := spend(s, other, t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("a token not yet expired was forgotten: got %v, want ErrConflict", err)
+	}
 }
 
 func newCard(m *paylink.Merchant, token string, multi bool) *paylink.Card {

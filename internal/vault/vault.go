@@ -45,6 +45,9 @@ type keyRing struct {
 	activeID string
 	aeads    map[string]cipher.AEAD
 	fpKey    []byte // fingerprint key of the active master key
+	// macKeys authenticate stateless transaction tokens: one per master
+	// key, the active key's first.
+	macKeys [][]byte
 }
 
 // New builds a vault from fixed master keys; the first seals and
@@ -74,6 +77,11 @@ func newRing(masters [][]byte) (*keyRing, error) {
 			return nil, err
 		}
 		r.aeads[id] = aead
+		mk, err := hkdf.Key(sha256.New, m, nil, "paylink transaction token v1", 32)
+		if err != nil {
+			return nil, fmt.Errorf("vault: derive token key: %w", err)
+		}
+		r.macKeys = append(r.macKeys, mk)
 		if i == 0 {
 			r.activeID = id
 			fp, err := hkdf.Key(sha256.New, m, nil, "paylink card fingerprint v1", 32)
@@ -178,6 +186,31 @@ func (v *Vault) Fingerprint(merchantID, pan string) (fingerprint, keyID string) 
 	mac := hmac.New(sha256.New, perMerchant.Sum(nil))
 	mac.Write([]byte(pan))
 	return hex.EncodeToString(mac.Sum(nil)), r.activeID
+}
+
+// MAC authenticates msg with HMAC-SHA256 under the active master key's
+// token key (derived apart from the encryption and fingerprint keys).
+func (v *Vault) MAC(msg []byte) []byte {
+	return macWith(v.current().macKeys[0], msg)
+}
+
+// CheckMAC reports whether mac authenticates msg under any master key the
+// vault holds, so that a token issued just before a key rotation stays
+// valid after it. The comparison takes constant time.
+func (v *Vault) CheckMAC(msg, mac []byte) bool {
+	for _, k := range v.current().macKeys {
+		if hmac.Equal(macWith(k, msg), mac) {
+			return true
+		}
+	}
+	return false
+}
+
+// macWith is HMAC-SHA256 of msg under key.
+func macWith(key, msg []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(msg)
+	return h.Sum(nil)
 }
 
 // keyFileSource re-reads a key file when it changes on disk.

@@ -42,6 +42,43 @@ func TestSealOpenAndRotation(t *testing.T) {
 	}
 }
 
+// TestMACAcrossRotation: a MAC made under the active key verifies while
+// that key is a previous one, and not once the vault no longer holds it;
+// an altered message or MAC does not verify.
+func TestMACAcrossRotation(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
+	old, _ := New(oldKey)
+	rotated, _ := New(newKey, oldKey)
+	onlyNew, _ := New(newKey)
+	msg := []byte("token body")
+	mac := old.MAC(msg)
+	altered := append([]byte(nil), mac...)
+	altered[0] ^= 1
+	for _, c := range []struct {
+		name string
+		v    *Vault
+		msg  []byte
+		mac  []byte
+		want bool
+	}{
+		{"same key", old, msg, mac, true},
+		{"after rotation", rotated, msg, mac, true},
+		{"key gone", onlyNew, msg, mac, false},
+		{"altered message", rotated, []byte("token bodY"), mac, false},
+		{"altered MAC", rotated, msg, altered, false},
+		{"empty MAC", rotated, msg, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.v.CheckMAC(c.msg, c.mac); got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	if bytes.Equal(rotated.MAC(msg), mac) {
+		t.Errorf("the rotated vault MACs with the old key")
+	}
+}
+
 func TestFingerprintsAreScopedPerMerchant(t *testing.T) {
 	a, _ := New(bytes.Repeat([]byte{1}, KeySize))
 	b, _ := New(bytes.Repeat([]byte{1}, KeySize)) // another instance, same key
