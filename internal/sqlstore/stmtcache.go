@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"sync"
 )
 
@@ -35,7 +36,7 @@ func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
 	if st, ok := c.stmts[query]; ok {
 		return st
 	}
-	st, err := c.on.PrepareContext(ctx, query)
+	st, err := c.on.PrepareContext(ctx, positional(query))
 	if err != nil {
 		return nil
 	}
@@ -75,4 +76,35 @@ func (c *stmtCache) close() {
 		st.Close()
 		delete(c.stmts, q)
 	}
+}
+
+// positional rewrites the numbered placeholders $1, $2, ... of a query
+// that uses each once and in order into SQLite's anonymous "?", which
+// modernc binds by position; a numbered placeholder is bound by looking
+// its name up (a C call and a string per argument on every execution).
+// Any other query is returned unchanged. Quoted text is left alone.
+func positional(query string) string {
+	out := make([]byte, 0, len(query))
+	next, quoted := 1, false
+	for i := 0; i < len(query); i++ {
+		ch := query[i]
+		switch {
+		case ch == '\'':
+			quoted = !quoted
+		case ch == '$' && !quoted:
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if query[i+1:j] != strconv.Itoa(next) {
+				return query
+			}
+			out = append(out, '?')
+			next++
+			i = j - 1
+			continue
+		}
+		out = append(out, ch)
+	}
+	return string(out)
 }
