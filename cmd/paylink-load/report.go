@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -12,8 +13,10 @@ import (
 // report is everything one run measured; --json prints it as is.
 type report struct {
 	Clients    int              `json:"clients"`
-	Warmup     string           `json:"warmup"`
-	Duration   string           `json:"duration"`
+	Warmup     string           `json:"warmup,omitempty"`
+	Duration   string           `json:"duration,omitempty"`
+	RowsUntil  int64            `json:"rows_until,omitempty"`
+	RowsEvery  int64            `json:"rows_every,omitempty"`
 	Instances  int              `json:"instances"`
 	Engine     string           `json:"engine,omitempty"` // when the tool started paylink
 	StartupMS  []float64        `json:"startup_to_ready_ms,omitempty"`
@@ -85,11 +88,17 @@ func latencyOf(sorted []time.Duration) latency {
 func measureOf(w window, rec record, serverKnown bool) measure {
 	m := measure{Seconds: w.elapsed.Seconds(), Flows: w.flows, Errors: rec.errors, FirstError: rec.firstErr,
 		Latency: map[string]latency{}}
+	var all []time.Duration
 	for k := range numKinds {
 		if len(w.lat[k]) > 0 {
 			m.Latency[k.String()] = latencyOf(w.lat[k])
 			m.Requests += len(w.lat[k])
+			all = append(all, w.lat[k]...)
 		}
+	}
+	if len(m.Latency) > 1 {
+		slices.Sort(all)
+		m.Latency["all"] = latencyOf(all) // every request of the flow
 	}
 	if m.Seconds <= 0 {
 		return m
@@ -125,7 +134,11 @@ func writeJSON(w io.Writer, r report) error {
 
 // writeText prints the report for a reader.
 func writeText(w io.Writer, r report) {
-	fmt.Fprintf(w, "%d clients, %s warm-up, %s measured", r.Clients, r.Warmup, r.Duration)
+	if r.RowsUntil > 0 {
+		fmt.Fprintf(w, "%d clients, flows until %d are stored (no warm-up), measured every %d", r.Clients, r.RowsUntil, r.RowsEvery)
+	} else {
+		fmt.Fprintf(w, "%d clients, %s warm-up, %s measured", r.Clients, r.Warmup, r.Duration)
+	}
 	if r.Engine != "" {
 		fmt.Fprintf(w, ", paylink on %s started by paylink-load, %d instance(s)", r.Engine, r.Instances)
 	}
@@ -161,8 +174,8 @@ func writeMeasure(w io.Writer, title string, m measure) {
 	if m.FirstError != "" {
 		fmt.Fprintf(w, "  first error: %s\n", m.FirstError)
 	}
-	for k := range numKinds {
-		if l, ok := m.Latency[k.String()]; ok {
+	for _, k := range []string{"token", "purchase", "status", "page", "all"} {
+		if l, ok := m.Latency[k]; ok {
 			fmt.Fprintf(w, "  %-8s p50 %7.2f  p90 %7.2f  p99 %7.2f  max %7.2f ms  (%d)\n", k, l.P50, l.P90, l.P99, l.Max, l.Count)
 		}
 	}

@@ -115,8 +115,10 @@ func (s *session) stop() {
 
 // measure runs what c asks for and reports it.
 func (s *session) measure(ctx context.Context, c config) (report, error) {
-	rep := report{Clients: c.clients, Warmup: c.warmup.String(), Duration: c.duration.String(),
-		Instances: len(s.paylink), Engine: s.engine}
+	rep := report{Clients: c.clients, Instances: len(s.paylink), Engine: s.engine}
+	if c.rowsUntil == 0 {
+		rep.Warmup, rep.Duration = c.warmup.String(), c.duration.String()
+	}
 	for _, p := range s.started {
 		rep.StartupMS = append(rep.StartupMS, ms(p.startup))
 	}
@@ -125,6 +127,7 @@ func (s *session) measure(ctx context.Context, c config) (report, error) {
 		e := s.echoMeasure(ctx, c, &phase{ctx: ctx, scenario: "flow"})
 		rep.Scenarios = append(rep.Scenarios, scenarioResult{Name: "echo", Echo: &e})
 	case c.rowsUntil > 0:
+		rep.RowsUntil, rep.RowsEvery = c.rowsUntil, c.rowsEvery
 		rep.Rows = s.rows(ctx, c)
 	default:
 		for _, name := range c.scenarios {
