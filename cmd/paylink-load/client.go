@@ -31,7 +31,7 @@ type client struct {
 	tokenReq []byte
 	req      []byte
 	tt       []byte
-	next     int // the next reference or request to use
+	next     int // the next purchase reference to look up
 	rec      record
 }
 
@@ -68,7 +68,8 @@ func (c *client) check(resp response, err error, want string) error {
 	case resp.status != 200:
 		return fmt.Errorf("HTTP %d: %.200s", resp.status, resp.body)
 	case !c.p.echo && !bytes.Contains(resp.body, []byte(want)):
-		return fmt.Errorf("response without %s: %.200s", want, resp.body)
+		// Only the message: a whole answer may carry tokens.
+		return fmt.Errorf("answer without %s: status %q, %q", want, field(resp.body, "status"), field(resp.body, "response_message"))
 	}
 	return nil
 }

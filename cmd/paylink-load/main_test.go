@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -88,6 +89,19 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	}
 	if len(r.PeakRSSMiB) != 1 || r.PeakRSSMiB[0] <= 0 {
 		t.Errorf("got peak RSS %v, want one figure", r.PeakRSSMiB)
+	}
+}
+
+// TestErrorsAreCounted sends flows paylink refuses: every one is an
+// error, none is a flow.
+func TestErrorsAreCounted(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := load(t, "--url", env.Server.URL, "--api-key", m.Creds.APIKey, "--company-token", "not-the-company-token",
+		"--clients", "2", "--warmup", "0s", "--duration", "300ms", "--echo=false")
+	p := r.Scenarios[0].Paylink
+	if p.Errors == 0 || p.Flows != 0 || !strings.Contains(p.FirstError, "transaction token: HTTP 4") {
+		t.Errorf("got %d errors (first: %q) and %d flows, want errors from HTTP 4xx and no flows", p.Errors, p.FirstError, p.Flows)
 	}
 }
 
