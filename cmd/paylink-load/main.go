@@ -172,12 +172,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.stop()
 	rep, err := s.measure(ctx, c)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
+	// Interrupted, the report still shows what was measured so far.
 	if c.json {
-		return writeJSON(stdout, rep)
+		return errors.Join(writeJSON(stdout, rep), err)
 	}
 	writeText(stdout, rep)
-	return nil
+	return err
 }

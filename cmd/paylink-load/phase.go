@@ -111,6 +111,7 @@ func (p *phase) run(targets []target, n int, warmup, duration time.Duration) ([]
 	var wg sync.WaitGroup
 	for i := range clients {
 		t := targets[i%len(targets)]
+		// next: each client starts its look-ups at a different purchase.
 		c := &client{conn: conn{addr: t.addr}, q: t.q, p: p, tokenReq: t.q.token(), next: i * 7919}
 		clients[i] = c
 		wg.Add(1)

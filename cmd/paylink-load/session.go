@@ -56,7 +56,7 @@ func setUp(ctx context.Context, c config, stderr io.Writer) (_ *session, err err
 			s.paylink = append(s.paylink, target{addr: addr, q: newRequests(addr, key, company)})
 		}
 	}
-	if c.echo || echoOnly {
+	if c.echo && c.rowsUntil == 0 || echoOnly {
 		if s.echo, err = startEcho(ctx, stderr); err != nil {
 			return nil, err
 		}
