@@ -50,7 +50,7 @@ type config struct {
 	clients              int
 	duration, warmup     time.Duration
 	echo, json           bool
-	rowsUntil, rowsEvery int64
+	rows                 []int64 // row scaling: stored transactions at which to report
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -69,8 +69,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per scenario (at most 10m)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured time before each measurement (status: the purchases it looks up are made then)")
 	fs.BoolVar(&c.echo, "echo", true, "also send each scenario's requests to a trivial echo server, and compare")
-	fs.Int64Var(&c.rowsUntil, "rows-until", 0, "row scaling: run flows (no warm-up, no time limit) until this many transactions are stored")
-	fs.Int64Var(&c.rowsEvery, "rows-every", 100_000, "row scaling: report every this many stored transactions")
+	rows := fs.String("rows", "", "row scaling: increasing stored-transaction counts, comma-separated; run flows (no warm-up, no time limit) until the last, reporting at each")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -79,7 +78,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if c.addrs, err = parseURLs(*urls); err != nil {
 		return c, err
 	}
-	if c.serverPIDs, err = parsePIDs(*pids); err != nil {
+	if c.serverPIDs, err = parseInts[int]("--server-pid", *pids); err != nil {
+		return c, err
+	}
+	if c.rows, err = parseInts[int64]("--rows", *rows); err != nil {
 		return c, err
 	}
 	c.scenarios = strings.Split(*scenarios, ",")
@@ -114,10 +116,10 @@ func (c config) check() error {
 		return errors.New("give --serve-bin, or --url with --api-key and --company-token")
 	case c.serveBin == "" && (c.apiKey == "" || c.companyToken == ""):
 		return errors.New("--url needs --api-key and --company-token")
-	case c.rowsUntil < 0 || c.rowsUntil > 0 && (c.rowsEvery <= 0 || c.rowsUntil%c.rowsEvery != 0):
-		return errors.New("--rows-until must be a positive multiple of --rows-every")
-	case c.rowsUntil > 0 && !slices.Equal(c.scenarios, []string{"flow"}):
-		return errors.New("--rows-until runs the flow scenario only")
+	case !increasing(c.rows):
+		return errors.New("--rows must be increasing")
+	case len(c.rows) > 0 && !slices.Equal(c.scenarios, []string{"flow"}):
+		return errors.New("--rows runs the flow scenario only")
 	}
 	return nil
 }
@@ -138,19 +140,29 @@ func parseURLs(list string) ([]string, error) {
 	return addrs, nil
 }
 
-func parsePIDs(list string) ([]int, error) {
-	var pids []int
+func increasing(ns []int64) bool {
+	for i := 1; i < len(ns); i++ {
+		if ns[i] <= ns[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseInts reads a comma-separated list of positive integers.
+func parseInts[T int | int64](name, list string) ([]T, error) {
+	var ns []T
 	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		pid, err := strconv.Atoi(s)
-		if err != nil || pid <= 0 {
-			return nil, fmt.Errorf("--server-pid %q: want a process id", s)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s %q: want a positive integer", name, s)
 		}
-		pids = append(pids, pid)
+		ns = append(ns, T(n))
 	}
-	return pids, nil
+	return ns, nil
 }
 
 // run parses args, runs the load and prints the report to stdout. With

@@ -112,14 +112,17 @@ func TestRowScalingCountsStoredTransactions(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{DSN: db})
 	m := env.Onboard()
 	r := load(t, "--url", env.Server.URL, "--api-key", m.Creds.APIKey, "--company-token", m.Creds.CompanyToken,
-		"--clients", "4", "--rows-until", "150", "--rows-every", "50", "--echo=false")
+		"--clients", "4", "--rows", "20,100,150", "--echo=false")
 	if r.Rows.Errors != 0 || len(r.Rows.Windows) != 3 {
 		t.Fatalf("got %d errors (%s), %d windows, want none and 3", r.Rows.Errors, r.Rows.FirstError, len(r.Rows.Windows))
 	}
-	for i, w := range r.Rows.Windows {
-		if w.Flows != 50 || w.StoredTo != int64(i+1)*50 || w.FlowsPerSecond <= 0 || w.Latency["purchase"].Count != 50 {
-			t.Errorf("window %d: got %+v, want 50 flows ending at %d stored", i, w, (i+1)*50)
+	from := int64(0)
+	for i, to := range []int64{20, 100, 150} {
+		w := r.Rows.Windows[i]
+		if w.StoredFrom != from || w.StoredTo != to || w.Flows != to-from || w.FlowsPerSecond <= 0 || w.Latency["purchase"].Count != int(to-from) {
+			t.Errorf("window %d: got %+v, want %d flows from %d to %d stored", i, w, to-from, from, to)
 		}
+		from = to
 	}
 	stored := countTransactions(t, db)
 	// Clients that started a flow as the limit was reached finish it
@@ -203,8 +206,9 @@ func TestFlagsAreChecked(t *testing.T) {
 		"url and serve-bin":     append(creds, "--serve-bin", "/bin/false"),
 		"instances on SQLite":   {"--serve-bin", "/bin/false", "--instances", "3"},
 		"instances without bin": append(creds, "--instances", "3"),
-		"rows not a multiple":   append(creds, "--rows-until", "150", "--rows-every", "100"),
-		"rows with status":      append(creds, "--rows-until", "100", "--rows-every", "100", "--scenario", "status"),
+		"rows not increasing":   append(creds, "--rows", "100,100"),
+		"rows not a number":     append(creds, "--rows", "1k"),
+		"rows with status":      append(creds, "--rows", "100", "--scenario", "status"),
 		"bad pid":               append(creds, "--server-pid", "x"),
 	} {
 		t.Run(name, func(t *testing.T) {

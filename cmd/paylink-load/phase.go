@@ -17,10 +17,10 @@ type target struct {
 }
 
 // phase is one run of one scenario by every client against a set of
-// targets: a warm-up, then a measured window. In row-scaling mode (every
-// > 0) there is no time limit: flows are counted from the start, window w
-// holds flows w*every+1 to (w+1)*every, and the phase ends after limit
-// flows.
+// targets: a warm-up, then a measured window. In row-scaling mode (rows
+// set) there is no warm-up and no time limit: flows are counted from the
+// start, window w holds flows rows[w-1]+1 to rows[w] (from 1 for the
+// first), and the phase ends after the last.
 type phase struct {
 	ctx       context.Context
 	scenario  string // flow, status or page
@@ -30,11 +30,11 @@ type phase struct {
 	refs      [][]byte
 	pagePath  string
 
-	from, to     time.Time // the measured window
-	every, limit int64
-	flows        atomic.Int64 // measured flows
-	pids         []int        // the servers' processes, for CPU; none when unknown
-	marks        []mark       // marks[w] starts window w; the last one ends the phase
+	from, to time.Time // the measured window
+	rows     []int64
+	flows    atomic.Int64 // measured flows
+	pids     []int        // the servers' processes, for CPU; none when unknown
+	marks    []mark       // marks[w] starts window w; the last one ends the phase
 }
 
 // mark is a point in time with the CPU used so far by the servers and by
@@ -69,7 +69,7 @@ func (p *phase) measured(t time.Time) bool { return !t.Before(p.from) && t.Befor
 // flowDone counts a flow completed at t and returns the window it belongs
 // to, or false when it is not measured (warm-up, or past the limit).
 func (p *phase) flowDone(t time.Time) (int, bool) {
-	if p.every == 0 {
+	if p.rows == nil {
 		if !p.measured(t) {
 			return 0, false
 		}
@@ -77,21 +77,22 @@ func (p *phase) flowDone(t time.Time) (int, bool) {
 		return 0, true
 	}
 	n := p.flows.Add(1)
-	if n > p.limit {
-		return 0, false
+	w, last := slices.BinarySearch(p.rows, n)
+	if w == len(p.rows) {
+		return 0, false // past the last
 	}
-	if n%p.every == 0 {
-		p.marks[n/p.every] = p.sample() // only this client writes this mark
+	if last {
+		p.marks[w+1] = p.sample() // only this client writes this mark
 	}
-	return int((n - 1) / p.every), true
+	return w, true
 }
 
 func (p *phase) running() bool {
 	switch {
 	case p.ctx.Err() != nil:
 		return false
-	case p.every > 0:
-		return p.flows.Load() < p.limit
+	case p.rows != nil:
+		return p.flows.Load() < p.rows[len(p.rows)-1]
 	}
 	return time.Now().Before(p.to)
 }
@@ -102,9 +103,9 @@ func (p *phase) run(targets []target, n int, warmup, duration time.Duration) ([]
 	p.echoToken = bytes.Repeat([]byte("e"), 128) // a real token's length
 	p.from = time.Now().Add(warmup)
 	p.to = p.from.Add(duration)
-	if p.every > 0 {
+	if p.rows != nil {
 		p.to = time.Now().Add(100 * 365 * 24 * time.Hour)
-		p.marks = make([]mark, p.limit/p.every+1)
+		p.marks = make([]mark, len(p.rows)+1)
 		p.marks[0] = p.sample()
 	}
 	clients := make([]*client, n)
@@ -124,7 +125,7 @@ func (p *phase) run(targets []target, n int, warmup, duration time.Duration) ([]
 			}
 		}()
 	}
-	if p.every == 0 {
+	if p.rows == nil {
 		sleepUntil(p.ctx, p.from)
 		p.marks = append(p.marks, p.sample())
 		sleepUntil(p.ctx, p.to)
@@ -144,7 +145,10 @@ func (p *phase) windows(clients []*client) []window {
 	for w := range ws {
 		a, b := marks[w], marks[w+1]
 		ws[w] = window{elapsed: b.at.Sub(a.at), serverCPU: b.server - a.server, genCPU: b.self - a.self,
-			cpuErr: errors.Join(a.err, b.err), flows: p.every}
+			cpuErr: errors.Join(a.err, b.err), flows: p.flows.Load()}
+		if p.rows != nil {
+			ws[w].flows = p.rows[w] - p.from0(w)
+		}
 		for _, c := range clients {
 			if w < len(c.rec.lat) {
 				for k := range numKinds {
@@ -155,9 +159,6 @@ func (p *phase) windows(clients []*client) []window {
 		for k := range numKinds {
 			slices.Sort(ws[w].lat[k])
 		}
-	}
-	if p.every == 0 && len(ws) == 1 {
-		ws[0].flows = p.flows.Load()
 	}
 	return ws
 }
@@ -173,6 +174,14 @@ func merge(clients []*client) record {
 		r.refs = append(r.refs, c.rec.refs...)
 	}
 	return r
+}
+
+// from0 is the count of stored transactions window w starts from.
+func (p *phase) from0(w int) int64 {
+	if w == 0 {
+		return 0
+	}
+	return p.rows[w-1]
 }
 
 func sleepUntil(ctx context.Context, t time.Time) {

@@ -15,8 +15,6 @@ type report struct {
 	Clients    int              `json:"clients"`
 	Warmup     string           `json:"warmup,omitempty"`
 	Duration   string           `json:"duration,omitempty"`
-	RowsUntil  int64            `json:"rows_until,omitempty"`
-	RowsEvery  int64            `json:"rows_every,omitempty"`
 	Instances  int              `json:"instances"`
 	Engine     string           `json:"engine,omitempty"` // when the tool started paylink
 	StartupMS  []float64        `json:"startup_to_ready_ms,omitempty"`
@@ -134,8 +132,8 @@ func writeJSON(w io.Writer, r report) error {
 
 // writeText prints the report for a reader.
 func writeText(w io.Writer, r report) {
-	if r.RowsUntil > 0 {
-		fmt.Fprintf(w, "%d clients, flows until %d are stored (no warm-up), measured every %d", r.Clients, r.RowsUntil, r.RowsEvery)
+	if len(r.Rows.Windows) > 0 {
+		fmt.Fprintf(w, "%d clients, flows from an empty database (no warm-up) until %d are stored", r.Clients, r.Rows.Windows[len(r.Rows.Windows)-1].StoredTo)
 	} else {
 		fmt.Fprintf(w, "%d clients, %s warm-up, %s measured", r.Clients, r.Warmup, r.Duration)
 	}
@@ -199,10 +197,6 @@ func writeRows(w io.Writer, r rowScaling) {
 	for _, m := range r.Windows {
 		fmt.Fprintf(w, "  %9d to %9d %9.0f %9.2f ms %9.2f ms %14.0f\n", m.StoredFrom, m.StoredTo, m.FlowsPerSecond,
 			m.Latency["token"].P99, m.Latency["purchase"].P99, m.ServerCPUUS)
-	}
-	first, last := r.Windows[0].FlowsPerSecond, r.Windows[len(r.Windows)-1].FlowsPerSecond
-	if first > 0 {
-		fmt.Fprintf(w, "  last window / first window: %.2f\n", last/first)
 	}
 }
 

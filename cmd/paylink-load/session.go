@@ -56,7 +56,7 @@ func setUp(ctx context.Context, c config, stderr io.Writer) (_ *session, err err
 			s.paylink = append(s.paylink, target{addr: addr, q: newRequests(addr, key, company)})
 		}
 	}
-	if c.echo && c.rowsUntil == 0 || echoOnly {
+	if c.echo && c.rows == nil || echoOnly {
 		if s.echo, err = startEcho(ctx, stderr); err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func (s *session) stop() {
 // measure runs what c asks for and reports it.
 func (s *session) measure(ctx context.Context, c config) (report, error) {
 	rep := report{Clients: c.clients, Instances: len(s.paylink), Engine: s.engine}
-	if c.rowsUntil == 0 {
+	if c.rows == nil {
 		rep.Warmup, rep.Duration = c.warmup.String(), c.duration.String()
 	}
 	for _, p := range s.started {
@@ -126,8 +126,7 @@ func (s *session) measure(ctx context.Context, c config) (report, error) {
 	case slices.Equal(c.scenarios, []string{"echo"}):
 		e := s.echoMeasure(ctx, c, &phase{ctx: ctx, scenario: "flow"})
 		rep.Scenarios = append(rep.Scenarios, scenarioResult{Name: "echo", Echo: &e})
-	case c.rowsUntil > 0:
-		rep.RowsUntil, rep.RowsEvery = c.rowsUntil, c.rowsEvery
+	case c.rows != nil:
 		rep.Rows = s.rows(ctx, c)
 	default:
 		for _, name := range c.scenarios {
@@ -192,15 +191,15 @@ func (s *session) echoMeasure(ctx context.Context, c config, p *phase) measure {
 	return measureOf(ws[0], rec, true)
 }
 
-// rows runs flows until c.rowsUntil transactions are stored, measuring
-// every c.rowsEvery.
+// rows runs flows until the last of c.rows transactions are stored,
+// measuring between each two.
 func (s *session) rows(ctx context.Context, c config) rowScaling {
-	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, every: c.rowsEvery, limit: c.rowsUntil}
+	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, rows: c.rows}
 	ws, rec := p.run(s.paylink, c.clients, 0, 0)
 	r := rowScaling{Errors: rec.errors, FirstError: rec.firstErr}
 	for i, w := range ws {
 		m := measureOf(w, record{}, len(s.pids) > 0)
-		m.StoredFrom, m.StoredTo = int64(i)*c.rowsEvery, int64(i+1)*c.rowsEvery
+		m.StoredFrom, m.StoredTo = p.from0(i), c.rows[i]
 		r.Windows = append(r.Windows, m)
 	}
 	return r
