@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -61,6 +62,18 @@ func (c *child) stop() {
 		c.cmd.Process.Kill()
 		<-c.done
 	}
+}
+
+// lockedWriter serialises the writes of several children's outputs.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // freeAddr is a loopback address with a port free right now.

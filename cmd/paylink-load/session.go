@@ -37,6 +37,10 @@ const (
 // stopped.
 func setUp(ctx context.Context, c config, stderr io.Writer) (_ *session, err error) {
 	s := &session{pids: c.serverPIDs}
+	if _, ok := stderr.(*os.File); !ok {
+		// Each child's output is then copied by a goroutine of its own.
+		stderr = &lockedWriter{w: stderr}
+	}
 	defer func() {
 		if err != nil {
 			s.stop()
