@@ -44,6 +44,7 @@ type config struct {
 	addrs                []string // host:port of running paylink instances
 	apiKey, companyToken string
 	serverPIDs           []int
+	dbPID                int
 	serveBin, db         string
 	instances            int
 	scenarios            []string
@@ -61,6 +62,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.apiKey, "api-key", "", "merchant API key (with --url)")
 	fs.StringVar(&c.companyToken, "company-token", "", "merchant company token (with --url)")
 	pids := fs.String("server-pid", "", "process id of the running paylink (comma-separated), for its CPU and RSS")
+	fs.IntVar(&c.dbPID, "db-pid", 0, "PostgreSQL's main process id (postmaster.pid's first line), for the database's CPU with its backends'")
 	fs.StringVar(&c.serveBin, "serve-bin", "", "start this paylink binary, with a fresh merchant, instead of using --url")
 	fs.StringVar(&c.db, "db", "", "with --serve-bin: SQLite path or postgres:// DSN (default: a new SQLite database in a temporary directory)")
 	fs.IntVar(&c.instances, "instances", 1, "with --serve-bin and PostgreSQL: paylink instances on the one database, clients spread over them")
@@ -96,6 +98,8 @@ func (c config) check() error {
 		}
 	}
 	switch {
+	case c.dbPID < 0:
+		return errors.New("--db-pid must be a process id")
 	case c.clients < 1 || c.clients > 4096:
 		return errors.New("--clients must be 1 to 4096")
 	case c.duration <= 0 || c.duration > 10*time.Minute:

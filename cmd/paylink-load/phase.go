@@ -34,15 +34,16 @@ type phase struct {
 	rows     []int64
 	flows    atomic.Int64 // measured flows
 	pids     []int        // the servers' processes, for CPU; none when unknown
+	dbPID    int          // the database server's main process; 0 when unknown
 	marks    []mark       // marks[w] starts window w; the last one ends the phase
 }
 
 // mark is a point in time with the CPU used so far by the servers and by
 // the generator.
 type mark struct {
-	at           time.Time
-	server, self time.Duration
-	err          error
+	at               time.Time
+	server, db, self time.Duration
+	err              error
 }
 
 // window is what a phase measured between two marks.
@@ -51,6 +52,7 @@ type window struct {
 	flows             int64
 	lat               [numKinds][]time.Duration // sorted
 	serverCPU, genCPU time.Duration
+	dbCPU             time.Duration // when the phase has a dbPID
 	cpuErr            error
 }
 
@@ -59,6 +61,11 @@ func (p *phase) sample() mark {
 	for _, pid := range p.pids {
 		cpu, err := processCPU(pid)
 		m.server += cpu
+		m.err = errors.Join(m.err, err)
+	}
+	if p.dbPID != 0 {
+		cpu, err := familyCPU(p.dbPID)
+		m.db = cpu
 		m.err = errors.Join(m.err, err)
 	}
 	return m
@@ -144,7 +151,7 @@ func (p *phase) windows(clients []*client) []window {
 	ws := make([]window, len(marks)-1)
 	for w := range ws {
 		a, b := marks[w], marks[w+1]
-		ws[w] = window{elapsed: b.at.Sub(a.at), serverCPU: b.server - a.server, genCPU: b.self - a.self,
+		ws[w] = window{elapsed: b.at.Sub(a.at), serverCPU: b.server - a.server, genCPU: b.self - a.self, dbCPU: b.db - a.db,
 			cpuErr: errors.Join(a.err, b.err), flows: p.flows.Load()}
 		if p.rows != nil {
 			ws[w].flows = p.rows[w] - p.from0(w)

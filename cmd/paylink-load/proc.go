@@ -19,33 +19,76 @@ const clockTick = 10 * time.Millisecond
 // processCPU is the CPU time (user + system) process pid has used so far,
 // from /proc/<pid>/stat.
 func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("server CPU: %w", err)
-	}
-	return parseStatCPU(b)
+	st, err := readStat(pid)
+	return st.cpu, err
 }
 
-// parseStatCPU reads utime and stime (fields 14 and 15) of a
-// /proc/<pid>/stat line. Fields are counted after the command name's
-// closing parenthesis, since the name itself may hold spaces and
-// parentheses.
-func parseStatCPU(stat []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(stat, ')')
+// familyCPU is the CPU time of process pid and of its children: a
+// PostgreSQL server's postmaster and its backends, one per connection.
+// Living children are found by their parent pid in /proc/*/stat; those
+// that ended count through the parent's reaped-children times.
+func familyCPU(pid int) (time.Duration, error) {
+	st, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	total := st.cpu + st.reaped
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("database CPU: %w", err)
+	}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		if c, err := readStat(child); err == nil && c.ppid == pid {
+			total += c.cpu // a child that ended meanwhile is skipped
+		}
+	}
+	return total, nil
+}
+
+// stat is what the load tool reads of /proc/<pid>/stat.
+type stat struct {
+	ppid   int
+	cpu    time.Duration // utime + stime
+	reaped time.Duration // cutime + cstime: children waited for
+}
+
+func readStat(pid int) (stat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return stat{}, fmt.Errorf("process CPU: %w", err)
+	}
+	return parseStat(b)
+}
+
+// parseStat reads fields 4 (ppid) and 14 to 17 (utime, stime, cutime,
+// cstime) of a /proc/<pid>/stat line. Fields are counted after the
+// command name's closing parenthesis, since the name itself may hold
+// spaces and parentheses.
+func parseStat(line []byte) (stat, error) {
+	i := bytes.LastIndexByte(line, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc stat %q: no command name", stat)
+		return stat{}, fmt.Errorf("/proc stat %q: no command name", line)
 	}
 	// After ") " come field 3 (state) onwards: utime is the 12th of them.
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc stat: %d fields after the name, want at least 13", len(f))
+	f := bytes.Fields(line[i+1:])
+	if len(f) < 15 {
+		return stat{}, fmt.Errorf("/proc stat: %d fields after the name, want at least 15", len(f))
 	}
-	utime, err1 := strconv.ParseInt(string(f[11]), 10, 64)
-	stime, err2 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc stat times: %w", err)
+	var n [5]int64
+	var errs []error
+	for j, field := range [5]int{1, 11, 12, 13, 14} {
+		var err error
+		n[j], err = strconv.ParseInt(string(f[field]), 10, 64)
+		errs = append(errs, err)
 	}
-	return time.Duration(utime+stime) * clockTick, nil
+	if err := errors.Join(errs...); err != nil {
+		return stat{}, fmt.Errorf("/proc stat: %w", err)
+	}
+	return stat{ppid: int(n[0]), cpu: time.Duration(n[1]+n[2]) * clockTick, reaped: time.Duration(n[3]+n[4]) * clockTick}, nil
 }
 
 // peakRSS is the peak resident set size of process pid in bytes (VmHWM

@@ -56,6 +56,8 @@ type measure struct {
 	Latency           map[string]latency `json:"latency_ms"`
 	ServerCPUUS       float64            `json:"server_cpu_us_per_unit,omitempty"`
 	ServerCores       float64            `json:"server_cpu_cores,omitempty"`
+	DatabaseCPUUS     float64            `json:"database_cpu_us_per_unit,omitempty"`
+	DatabaseCores     float64            `json:"database_cpu_cores,omitempty"`
 	GeneratorCPUUS    float64            `json:"generator_cpu_us_per_unit"`
 	GeneratorCores    float64            `json:"generator_cpu_cores"`
 	CPUUnit           string             `json:"cpu_unit"` // flow or request
@@ -113,14 +115,16 @@ func measureOf(w window, rec record, serverKnown bool) measure {
 	}
 	m.GeneratorCPUUS = float64(w.genCPU.Microseconds()) / units
 	m.GeneratorCores = w.genCPU.Seconds() / m.Seconds
-	switch {
-	case !serverKnown:
-	case w.cpuErr != nil:
+	if w.cpuErr != nil {
 		m.CPUError = w.cpuErr.Error()
-	default:
+		return m
+	}
+	if serverKnown {
 		m.ServerCPUUS = float64(w.serverCPU.Microseconds()) / units
 		m.ServerCores = w.serverCPU.Seconds() / m.Seconds
 	}
+	m.DatabaseCPUUS = float64(w.dbCPU.Microseconds()) / units // zero without --db-pid
+	m.DatabaseCores = w.dbCPU.Seconds() / m.Seconds
 	return m
 }
 
@@ -184,6 +188,9 @@ func writeMeasure(w io.Writer, title string, m measure) {
 		fmt.Fprintf(w, "  server CPU %.0f µs per %s (%.2f cores)", m.ServerCPUUS, m.CPUUnit, m.ServerCores)
 	default:
 		fmt.Fprintf(w, "  server CPU unknown (give --server-pid)")
+	}
+	if m.DatabaseCores > 0 {
+		fmt.Fprintf(w, "; database CPU %.0f µs per %s (%.2f cores)", m.DatabaseCPUUS, m.CPUUnit, m.DatabaseCores)
 	}
 	fmt.Fprintf(w, "; generator CPU %.0f µs per %s (%.2f cores)\n", m.GeneratorCPUUS, m.CPUUnit, m.GeneratorCores)
 }

@@ -18,6 +18,7 @@ import (
 type session struct {
 	paylink  []target
 	pids     []int // paylink's processes; none when unknown
+	dbPID    int   // PostgreSQL's postmaster; 0 when unknown
 	started  []*child
 	echo     *child
 	echoDest target
@@ -36,7 +37,7 @@ const (
 // setUp starts what the run needs. On error, whatever it started is
 // stopped.
 func setUp(ctx context.Context, c config, stderr io.Writer) (_ *session, err error) {
-	s := &session{pids: c.serverPIDs}
+	s := &session{pids: c.serverPIDs, dbPID: c.dbPID}
 	if _, ok := stderr.(*os.File); !ok {
 		// Each child's output is then copied by a goroutine of its own.
 		stderr = &lockedWriter{w: stderr}
@@ -154,12 +155,12 @@ func (s *session) measure(ctx context.Context, c config) (report, error) {
 // scenario measures one scenario on paylink, then its requests on the
 // echo server.
 func (s *session) scenario(ctx context.Context, c config, name string) (scenarioResult, error) {
-	p := &phase{ctx: ctx, scenario: name, pids: s.pids}
+	p := &phase{ctx: ctx, scenario: name, pids: s.pids, dbPID: s.dbPID}
 	prepErrors := record{}
 	switch name {
 	case "status":
 		// The purchases to look up are made first, for the warm-up's time.
-		prep := &phase{ctx: ctx, scenario: "flow", collect: true, pids: s.pids}
+		prep := &phase{ctx: ctx, scenario: "flow", collect: true, pids: s.pids, dbPID: s.dbPID}
 		_, prepErrors = prep.run(s.paylink, c.clients, max(c.warmup, time.Second), 0)
 		if len(prepErrors.refs) == 0 {
 			return scenarioResult{}, fmt.Errorf("no purchase approved to look up (%d errors, first: %s)", prepErrors.errors, prepErrors.firstErr)
@@ -198,7 +199,7 @@ func (s *session) echoMeasure(ctx context.Context, c config, p *phase) measure {
 // rows runs flows until the last of c.rows transactions are stored,
 // measuring between each two.
 func (s *session) rows(ctx context.Context, c config) rowScaling {
-	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, rows: c.rows}
+	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, dbPID: s.dbPID, rows: c.rows}
 	ws, rec := p.run(s.paylink, c.clients, 0, 0)
 	r := rowScaling{Errors: rec.errors, FirstError: rec.firstErr}
 	for i, w := range ws {
