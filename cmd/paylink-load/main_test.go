@@ -92,6 +92,18 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	}
 }
 
+func TestEchoAlone(t *testing.T) {
+	r := load(t, "--scenario", "echo", "--clients", "2", "--warmup", "0s", "--duration", "300ms")
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Echo == nil {
+		t.Fatalf("got %+v, want the echo scenario", r.Scenarios)
+	}
+	e := r.Scenarios[0].Echo
+	if e.Errors != 0 || e.Flows == 0 || e.Requests != 2*int(e.Flows) || e.CPUError != "" {
+		t.Errorf("got %d errors (%s), %d flows, %d requests, CPU error %q; want flows of two requests, no errors",
+			e.Errors, e.FirstError, e.Flows, e.Requests, e.CPUError)
+	}
+}
+
 // TestErrorsAreCounted sends flows paylink refuses: every one is an
 // error, none is a flow.
 func TestErrorsAreCounted(t *testing.T) {

@@ -156,16 +156,16 @@ func (s *session) measure(ctx context.Context, c config) (report, error) {
 // echo server.
 func (s *session) scenario(ctx context.Context, c config, name string) (scenarioResult, error) {
 	p := &phase{ctx: ctx, scenario: name, pids: s.pids, dbPID: s.dbPID}
-	prepErrors := record{}
+	prepared := record{}
 	switch name {
 	case "status":
 		// The purchases to look up are made first, for the warm-up's time.
 		prep := &phase{ctx: ctx, scenario: "flow", collect: true, pids: s.pids, dbPID: s.dbPID}
-		_, prepErrors = prep.run(s.paylink, c.clients, max(c.warmup, time.Second), 0)
-		if len(prepErrors.refs) == 0 {
-			return scenarioResult{}, fmt.Errorf("no purchase approved to look up (%d errors, first: %s)", prepErrors.errors, prepErrors.firstErr)
+		_, prepared = prep.run(s.paylink, c.clients, max(c.warmup, time.Second), 0)
+		if len(prepared.refs) == 0 {
+			return scenarioResult{}, fmt.Errorf("no purchase approved to look up (%d errors, first: %s)", prepared.errors, prepared.firstErr)
 		}
-		p.refs = prepErrors.refs
+		p.refs = prepared.refs
 	case "page":
 		path, err := s.createLink()
 		if err != nil {
@@ -174,9 +174,9 @@ func (s *session) scenario(ctx context.Context, c config, name string) (scenario
 		p.pagePath = path
 	}
 	ws, rec := p.run(s.paylink, c.clients, c.warmup, c.duration)
-	rec.errors += prepErrors.errors
+	rec.errors += prepared.errors
 	if rec.firstErr == "" {
-		rec.firstErr = prepErrors.firstErr
+		rec.firstErr = prepared.firstErr
 	}
 	r := scenarioResult{Name: name, Paylink: measureOf(ws[0], rec, len(s.pids) > 0)}
 	if c.echo && ctx.Err() == nil {
