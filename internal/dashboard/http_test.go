@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base32"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -79,6 +80,25 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	}
 }
 
+// TestIcon: every page names the icon, and the icon and the /favicon.ico
+// browsers ask for anyway are served (a 404 there lowers Lighthouse's
+// best practices score), public, to anyone.
+func TestIcon(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	b := newBrowser(t, env)
+	if p := b.get("/dashboard/login"); !strings.Contains(p.body, `<link rel="icon" href="/dashboard/static/favicon.svg"`) {
+		t.Errorf("sign-in page: got %s, want a link to the icon", p.body)
+	}
+	for _, path := range []string{"/dashboard/static/favicon.svg", "/favicon.ico"} {
+		t.Run(path, func(t *testing.T) {
+			p := b.get(path)
+			if p.status != http.StatusOK || p.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(p.body, "<svg") {
+				t.Errorf("got %d %q %.40q, want 200 image/svg+xml <svg...", p.status, p.header.Get("Content-Type"), p.body)
+			}
+		})
+	}
+}
+
 func TestSignInDoesNotRevealEmails(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -107,8 +127,8 @@ func TestSignInThrottle(t *testing.T) {
 				t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
 			}
 		}
-		if p := b.signIn("staff@example.com", password); p.status != http.StatusTooManyRequests {
-			t.Fatalf("right password after %d failures: got %d, want 429", paylink.SignInFailureLimit, p.status)
+		if p := b.signIn("staff@example.com", password); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "900" {
+			t.Fatalf("right password after %d failures: got %d with Retry-After %q, want 429 with 900", paylink.SignInFailureLimit, p.status, p.header.Get("Retry-After"))
 		}
 		if p := b.signIn("other@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
 			t.Errorf("another email: got %d, want 401 (the throttle is per email)", p.status)
@@ -116,6 +136,34 @@ func TestSignInThrottle(t *testing.T) {
 		env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
 		b.mustSignIn("staff@example.com")
 	})
+}
+
+// TestSignInThrottlePerAddress: failures for many emails from one address
+// (every request of this client comes from 127.0.0.1) answer 429 with
+// Retry-After, with the same page for a known and an unknown email. The
+// rule is tested on both engines at the Service level.
+func TestSignInThrottlePerAddress(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	for i := range paylink.SignInIPFailureLimit {
+		if p := b.signIn(fmt.Sprintf("guess%d@example.com", i), "wrong password number"); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
+		}
+	}
+	known := b.signIn("staff@example.com", password)
+	unknown := b.signIn("nobody@example.com", password)
+	for name, p := range map[string]page{"known email": known, "unknown email": unknown} {
+		if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "900" || !strings.Contains(p.body, "network address") {
+			t.Errorf("%s: got %d with Retry-After %q, want 429 with 900 and the address message", name, p.status, p.header.Get("Retry-After"))
+		}
+	}
+	if a, u := strings.ReplaceAll(known.body, "staff@example.com", "EMAIL"), strings.ReplaceAll(unknown.body, "nobody@example.com", "EMAIL"); a != u {
+		t.Errorf("pages differ:\nknown email:   %s\nunknown email: %s", a, u)
+	}
+	env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
+	b.mustSignIn("staff@example.com")
 }
 
 func TestCookieFlags(t *testing.T) {
