@@ -13,6 +13,7 @@
 package dashboard
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -46,6 +47,13 @@ type Handler struct {
 	pages  map[string]*template.Template
 	css    []byte
 	icon   []byte
+	mail   Mailer // nil: invites are only shown to the admin
+}
+
+// Mailer sends one plain-text message (*mailer.SMTP is one); the
+// dashboard mails invites with it when one is configured.
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
 }
 
 // Option adjusts a Handler.
@@ -62,6 +70,10 @@ func WithIdleTimeout(d time.Duration) Option {
 		}
 	}
 }
+
+// WithMailer mails each invite to the invited address (default: none; the
+// link is only shown to the admin to pass on).
+func WithMailer(m Mailer) Option { return func(h *Handler) { h.mail = m } }
 
 // New builds the dashboard for svc; the base URL of svc's config decides
 // the Secure cookie flag and the accepted Origin.

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +19,8 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/dashboard"
+	"github.com/paylink/paylink/internal/mailer"
+	"github.com/paylink/paylink/internal/mailer/mailertest"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -557,5 +560,80 @@ func TestSessionsAcrossInstances(t *testing.T) {
 	}
 	if p := b.get("/dashboard/"); p.status != http.StatusSeeOther {
 		t.Errorf("the first instance after sign-out on the second: got %d, want 303", p.status)
+	}
+}
+
+// TestInviteMailed: with a mailer configured, an invite is also mailed
+// to the invited address (here to a fake SMTP server at the edge): the
+// page says so and still shows the link once; the mail holds the link,
+// the merchant's name as plain text, and no password or other secret. A
+// mail that cannot be sent leaves the invite made and its link shown.
+func TestInviteMailed(t *testing.T) {
+	const name = `Acme <b>&amp;</b> "Coffee" & Co`
+	srv := mailertest.Start(t, "paylink", "smtp password")
+	tests := []struct {
+		name, smtpPassword string
+		mailed             bool
+	}{
+		{"sent", "smtp password", true},
+		{"not sent", "wrong smtp password", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mail, err := mailer.New(mailer.Config{Addr: srv.Addr, From: "paylink <no-reply@example.com>", Username: "paylink", Password: tt.smtpPassword})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := apitest.Start(t, apitest.Options{Dashboard: []dashboard.Option{dashboard.WithMailer(mail)}})
+			m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = name })
+			addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+			admin := newBrowser(t, env)
+			admin.mustSignIn("admin@example.com")
+			before := len(srv.Messages())
+			csrf := admin.token()
+			p := admin.post("/dashboard/team/invite", url.Values{"csrf": {csrf}, "email": {"new@example.com"}, "role": {"staff"}})
+			link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
+			if p.status != http.StatusOK || link == nil {
+				t.Fatalf("invite: got %d without the link, want 200 with it (%s)", p.status, p.body)
+			}
+			msgs := srv.Messages()[before:]
+			if !tt.mailed {
+				if len(msgs) != 0 || !strings.Contains(p.body, "could not be sent") {
+					t.Errorf("got %d messages and page %s, want none and the failure said", len(msgs), p.body)
+				}
+				if g := newBrowser(t, env).get(strings.TrimPrefix(link[1], env.Server.URL)); g.status != http.StatusOK {
+					t.Errorf("the shown link: got %d, want 200", g.status)
+				}
+				return
+			}
+			if !strings.Contains(p.body, "Invite sent by email to new@example.com") || !strings.Contains(p.body, "also sent by email") {
+				t.Errorf("page: got %s, want it to say the invite was mailed", p.body)
+			}
+			if len(msgs) != 1 || len(msgs[0].To) != 1 || msgs[0].To[0] != "new@example.com" || msgs[0].From != "no-reply@example.com" {
+				t.Fatalf("messages: got %+v, want one from no-reply@example.com to new@example.com", msgs)
+			}
+			head, body, err := msgs[0].Parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			subject, err := new(mime.WordDecoder).DecodeHeader(head.Get("Subject"))
+			if err != nil || !strings.Contains(subject, name) {
+				t.Errorf("subject: got %q (%v), want the merchant's name %q", subject, err, name)
+			}
+			for _, want := range []string{link[1], name, "admin@example.com", "as staff"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("mail body %q lacks %q", body, want)
+				}
+			}
+			for _, secret := range []string{password, "smtp password", admin.sessionCookie().Value, csrf, m.Creds.CompanyToken, "&lt;", "&amp;amp;"} {
+				if strings.Contains(msgs[0].Data, secret) || strings.Contains(body, secret) {
+					t.Errorf("mail holds %q, want it not to", secret)
+				}
+			}
+			guest := newBrowser(t, env)
+			if g := guest.get(strings.TrimPrefix(link[1], env.Server.URL)); g.status != http.StatusOK || !strings.Contains(g.body, "new@example.com") {
+				t.Errorf("the mailed link: got %d, want the invite page", g.status)
+			}
+		})
 	}
 }
