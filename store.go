@@ -283,11 +283,15 @@ type Tx interface {
 	// UseInvite marks an unused invite used at now if it has not expired;
 	// otherwise ErrConflict.
 	UseInvite(tokenHash []byte, now time.Time) error
-	// AddSignInFailure records a failed sign-in for email at, and deletes
-	// that email's failures from before pruneBefore.
-	AddSignInFailure(email string, at, pruneBefore time.Time) error
+	// AddSignInFailure records a failed sign-in for email from the source
+	// address ip ("" when unknown) at, and deletes that email's and that
+	// address's failures from before pruneBefore.
+	AddSignInFailure(email, ip string, at, pruneBefore time.Time) error
 	// CountSignInFailures counts email's failures at or after since.
 	CountSignInFailures(email string, since time.Time) (int, error)
+	// CountSignInFailuresFromIP counts the failures from the source
+	// address ip, whatever their email, at or after since.
+	CountSignInFailuresFromIP(ip string, since time.Time) (int, error)
 	// DeleteExpiredSessions deletes sessions past their absolute end at
 	// now, and sign-in failures from before failuresBefore (clean-up job).
 	DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error)

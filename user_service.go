@@ -144,10 +144,10 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 		return nil, errSignInFailed()
 	}
 	var u *User
-	var failures int
+	var throttled error
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		if failures, err = tx.CountSignInFailures(key, s.now().Add(-SignInFailureWindow)); err != nil {
+		if throttled, err = s.signInThrottled(ctx, tx, key); err != nil || throttled != nil {
 			return err
 		}
 		u, err = tx.UserByEmail(key)
@@ -159,9 +159,8 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 	if err != nil {
 		return nil, Internal("sign in", err)
 	}
-	if failures >= SignInFailureLimit {
-		return nil, Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
-			int(SignInFailureWindow/time.Minute))
+	if throttled != nil {
+		return nil, throttled
 	}
 	encoded := ""
 	if u != nil {
@@ -175,6 +174,35 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 		return nil, s.signInFailed(ctx, key, u, "password")
 	}
 	return s.openSession(ctx, u)
+}
+
+// signInThrottled is the refusal of a sign-in attempt for email when the
+// email has SignInFailureLimit failures within SignInFailureWindow, or the
+// request's source address SignInIPFailureLimit; nil when it may go on.
+// Failures count for unknown emails too, so neither answer tells whether
+// an email has an account.
+func (s *Service) signInThrottled(ctx context.Context, tx Tx, email string) (throttled, err error) {
+	since := s.now().Add(-SignInFailureWindow)
+	n, err := tx.CountSignInFailures(email, since)
+	if err != nil {
+		return nil, err
+	}
+	if n >= SignInFailureLimit {
+		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
+			int(SignInFailureWindow/time.Minute)), nil
+	}
+	ip := ActorFrom(ctx).IP
+	if ip == "" {
+		return nil, nil
+	}
+	if n, err = tx.CountSignInFailuresFromIP(ip, since); err != nil {
+		return nil, err
+	}
+	if n >= SignInIPFailureLimit {
+		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",
+			int(SignInFailureWindow/time.Minute)), nil
+	}
+	return nil, nil
 }
 
 // signInFailed records a failed attempt for the email, and its audit row,
@@ -191,7 +219,7 @@ func (s *Service) signInFailed(ctx context.Context, key string, u *User, factor 
 	}
 	now := s.now()
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.AddSignInFailure(key, now, now.Add(-SignInFailureWindow)); err != nil {
+		if err := tx.AddSignInFailure(key, ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow)); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, e)

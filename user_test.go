@@ -2,6 +2,7 @@ package paylink_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -197,6 +198,48 @@ func TestSignInThrottlePerEmail(t *testing.T) {
 		}
 		env.Clock.Advance(paylink.SignInFailureWindow - 10*time.Minute + time.Second) // the first nine left the window
 		if _, err := env.Service.SignIn(ctx, "staff@example.com", staffPassword); err != nil {
+			t.Errorf("after the window: got %v, want a session", err)
+		}
+	})
+}
+
+// TestSignInThrottlePerAddress: SignInIPFailureLimit failures from one
+// source address, each for another email (credential stuffing), refuse
+// every further attempt from that address, for a known or an unknown
+// email alike and with the same answer, until the window passes; other
+// addresses are not affected.
+func TestSignInThrottlePerAddress(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		from := func(ip string) context.Context {
+			return paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, IP: ip})
+		}
+		attacker, office := from("203.0.113.7"), from("198.51.100.20")
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		for i := range paylink.SignInIPFailureLimit - 1 {
+			if _, err := env.Service.SignIn(attacker, fmt.Sprintf("guess%d@example.com", i), "wrong password!!"); code(err) != paylink.CodeSignInFailed {
+				t.Fatalf("failure %d: got %v, want %s", i+1, err, paylink.CodeSignInFailed)
+			}
+		}
+		if _, err := env.Service.SignIn(attacker, "staff@example.com", staffPassword); err != nil {
+			t.Fatalf("right password after %d failures from the address: got %v, want a session", paylink.SignInIPFailureLimit-1, err)
+		}
+		env.Clock.Advance(10 * time.Minute)
+		env.Service.SignIn(attacker, "staff@example.com", "wrong password!!")
+		_, known := env.Service.SignIn(attacker, "staff@example.com", staffPassword)
+		_, unknown := env.Service.SignIn(attacker, "nobody@example.com", "wrong password!!")
+		if code(known) != paylink.CodeSignInThrottled || known.Error() != unknown.Error() {
+			t.Fatalf("after %d failures: got %v (known email) and %v (unknown), want the same %s for both",
+				paylink.SignInIPFailureLimit, known, unknown, paylink.CodeSignInThrottled)
+		}
+		if _, err := env.Service.SignIn(office, "staff@example.com", staffPassword); err != nil {
+			t.Errorf("another address: got %v, want a session (the limit is per address)", err)
+		}
+		if _, err := env.Service.SignIn(context.Background(), "staff@example.com", staffPassword); err != nil {
+			t.Errorf("no address: got %v, want a session", err)
+		}
+		env.Clock.Advance(paylink.SignInFailureWindow - 10*time.Minute + time.Second) // the first 49 left the window
+		if _, err := env.Service.SignIn(attacker, "staff@example.com", staffPassword); err != nil {
 			t.Errorf("after the window: got %v, want a session", err)
 		}
 	})

@@ -133,17 +133,17 @@ func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code
 	if !ss.Session.PendingTOTP {
 		return nil
 	}
-	var failures int
+	var throttled error
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		failures, err = tx.CountSignInFailures(ss.User.Email, s.now().Add(-SignInFailureWindow))
+		throttled, err = s.signInThrottled(ctx, tx, ss.User.Email)
 		return err
 	})
 	if err != nil {
 		return Internal("verify second factor", err)
 	}
-	if failures >= SignInFailureLimit {
-		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again later")
+	if throttled != nil {
+		return throttled
 	}
 	secret, err := s.vault.Open(ss.User.TOTP)
 	if err != nil {

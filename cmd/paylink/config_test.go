@@ -102,3 +102,48 @@ func TestAuthenticationTimeoutSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestSMTPSettings: invite mail is off by default; --smtp-addr turns it on
+// with a sender; the password comes from a file; settings that cannot
+// work are refused.
+func TestSMTPSettings(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "smtp-password")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		on, bad bool
+	}{
+		{"default off", nil, nil, false, false},
+		{"on", nil, []string{"--smtp-addr", "127.0.0.1:2525", "--smtp-from", "paylink <no-reply@example.com>"}, true, false},
+		{"environment", map[string]string{"PAYLINK_SMTP_ADDR": "mail.example.com:587", "PAYLINK_SMTP_FROM": "no-reply@example.com"}, nil, true, false},
+		{"with a user", nil, []string{"--smtp-addr", "mail.example.com:587", "--smtp-from", "no-reply@example.com",
+			"--smtp-username", "paylink", "--smtp-password-file", secret}, true, false},
+		{"no sender", nil, []string{"--smtp-addr", "mail.example.com:587"}, false, true},
+		{"no port", nil, []string{"--smtp-addr", "mail.example.com", "--smtp-from", "no-reply@example.com"}, false, true},
+		{"sender without server", nil, []string{"--smtp-from", "no-reply@example.com"}, false, true},
+		{"user without password", nil, []string{"--smtp-addr", "mail.example.com:587", "--smtp-from", "no-reply@example.com", "--smtp-username", "paylink"}, false, true},
+		{"missing password file", nil, []string{"--smtp-addr", "mail.example.com:587", "--smtp-from", "no-reply@example.com",
+			"--smtp-username", "paylink", "--smtp-password-file", secret + ".missing"}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseServe(envWith(tt.env), tt.args)
+			if tt.bad {
+				if err == nil {
+					t.Errorf("got nil error, want the settings refused")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.mail != nil; got != tt.on {
+				t.Errorf("mail on: got %v, want %v", got, tt.on)
+			}
+		})
+	}
+}

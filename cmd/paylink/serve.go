@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/dashboard"
 	"github.com/paylink/paylink/internal/jobs"
+	"github.com/paylink/paylink/internal/mailer"
 	"github.com/paylink/paylink/internal/metrics"
 	"github.com/paylink/paylink/internal/site"
 	"github.com/paylink/paylink/internal/webhook"
@@ -39,6 +41,8 @@ type serveConfig struct {
 	webhookTimeout time.Duration
 	// dashboardIdle ends dashboard sessions unused for this long.
 	dashboardIdle time.Duration
+	// mail, when set (--smtp-addr), mails dashboard invites.
+	mail *mailer.SMTP
 	// ready, when set, is called once the listener is up.
 	ready func(baseURL string, svc *paylink.Service) error
 }
@@ -78,12 +82,20 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	procTimeout := f.duration("processor-timeout", paylink.DefaultProcessorTimeout,
 		"deadline of every acquirer and bank call; at most "+paylink.MaxProcessorTimeout.String()+" (half the recovery threshold)")
 	dashIdle := f.duration("dashboard-idle", paylink.SessionIdleDefault, "dashboard sessions unused for this long end")
+	smtpAddr := f.str("smtp-addr", "", "mail dashboard invites through this SMTP server, host:port (default: off; invite links are only shown to the admin)")
+	smtpFrom := f.str("smtp-from", "", "sender of that mail, such as 'paylink <no-reply@example.com>'; required with --smtp-addr")
+	smtpUser := f.str("smtp-username", "", "SMTP user (AUTH PLAIN, only over STARTTLS or to the local host)")
+	smtpPasswordFile := f.str("smtp-password-file", "", "file holding the SMTP user's password (a file, not a flag, so it stays out of ps and shell history)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	if err := f.parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
 	cfg.dashboardIdle = *dashIdle
+	var err error
+	if cfg.mail, err = smtpMailer(*smtpAddr, *smtpFrom, *smtpUser, *smtpPasswordFile); err != nil {
+		return cfg, err
+	}
 	cutoffAt, err := parseTimeOfDay(*cutoff)
 	if err != nil {
 		return cfg, fmt.Errorf("--settlement-cutoff: %w", err)
@@ -96,11 +108,47 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	return cfg, nil
 }
 
+// smtpMailer builds the invite mailer from the --smtp-* flags: nil
+// without --smtp-addr, an error for settings that cannot work.
+func smtpMailer(addr, from, user, passwordFile string) (*mailer.SMTP, error) {
+	if addr == "" {
+		if from != "" || user != "" || passwordFile != "" {
+			return nil, errors.New("--smtp-from, --smtp-username and --smtp-password-file need --smtp-addr")
+		}
+		return nil, nil
+	}
+	if (user == "") != (passwordFile == "") {
+		return nil, errors.New("--smtp-username and --smtp-password-file go together")
+	}
+	cfg := mailer.Config{Addr: addr, From: from, Username: user}
+	if passwordFile != "" {
+		raw, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--smtp-password-file: %w", err)
+		}
+		cfg.Password = strings.TrimRight(string(raw), "\r\n")
+	}
+	m, err := mailer.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("--smtp-addr, --smtp-from: %w", err)
+	}
+	return m, nil
+}
+
 func ignoreHelp(err error) error {
 	if errors.Is(err, errHelp) {
 		return nil
 	}
 	return err
+}
+
+// dashboardOptions are the dashboard's settings from serve's flags.
+func dashboardOptions(cfg serveConfig) []dashboard.Option {
+	opts := []dashboard.Option{dashboard.WithIdleTimeout(cfg.dashboardIdle)}
+	if cfg.mail != nil {
+		opts = append(opts, dashboard.WithMailer(cfg.mail))
+	}
+	return opts
 }
 
 // serve runs the HTTP service and background jobs until ctx is done, then
@@ -130,7 +178,7 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	metrics.RegisterStore(reg, svc, st)
 	handler, err := site.Handler(svc, site.Options{Logger: log, Registry: reg,
 		API:       []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)},
-		Dashboard: []dashboard.Option{dashboard.WithIdleTimeout(cfg.dashboardIdle)}})
+		Dashboard: dashboardOptions(cfg)})
 	if err != nil {
 		ln.Close()
 		return err

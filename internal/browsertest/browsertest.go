@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -66,15 +67,23 @@ func Start() *Browser {
 // Stop ends the browser.
 func (b *Browser) Stop() { b.stop() }
 
+// Need skips the test without Chromium (fails with PAYLINK_REQUIRE_ALL=1),
+// so a test can skip before it sets up what the browser would need.
+func (b *Browser) Need(t *testing.T) {
+	t.Helper()
+	if b.err == nil {
+		return
+	}
+	if os.Getenv("PAYLINK_REQUIRE_ALL") == "1" {
+		t.Fatalf("browser tests need Chromium (PAYLINK_REQUIRE_ALL=1): %v", b.err)
+	}
+	t.Skipf("skipping browser test: %v", b.err)
+}
+
 // Tab opens a fresh tab with its own cookies, closed at the test's end.
 func (b *Browser) Tab(t *testing.T) context.Context {
 	t.Helper()
-	if b.err != nil {
-		if os.Getenv("PAYLINK_REQUIRE_ALL") == "1" {
-			t.Fatalf("browser tests need Chromium (PAYLINK_REQUIRE_ALL=1): %v", b.err)
-		}
-		t.Skipf("skipping browser test: %v", b.err)
-	}
+	b.Need(t)
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(func() {
@@ -85,6 +94,15 @@ func (b *Browser) Tab(t *testing.T) context.Context {
 		t.Fatalf("open tab: %v", err)
 	}
 	return ctx
+}
+
+// DisableScripts turns JavaScript off in a tab, for the flows that must
+// work without it.
+func DisableScripts(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disable JavaScript: %v", err)
+	}
 }
 
 // Run runs actions and fails the test on error.
@@ -100,6 +118,15 @@ func Submit(t *testing.T, ctx context.Context, id string) {
 	t.Helper()
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.ID(id))); err != nil {
 		t.Fatalf("click %s: %v", id, err)
+	}
+}
+
+// SubmitCSS clicks the first element matching a CSS selector and waits
+// for the next page.
+func SubmitCSS(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/browsertest"
 )
 
 // blockReturns makes the tab fail every request to a hosted page's 3-D
@@ -56,7 +57,7 @@ func blockReturns(t *testing.T, ctx context.Context) (unblock func()) {
 // a clear page, and nothing is charged a second time: one APPROVED
 // transaction and one approval webhook at most for the link.
 func TestBrowserLateThreeDSReturn(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	hooks := newHookReceiver(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) {
@@ -71,10 +72,10 @@ func TestBrowserLateThreeDSReturn(t *testing.T) {
 	}{
 		{"paid by another customer", func(t *testing.T, r apitest.Response) {
 			other := tab(t, true)
-			run(t, other, "open link", chromedp.Navigate(r.Str("url")))
+			browsertest.Run(t, other, "open link", chromedp.Navigate(r.Str("url")))
 			fillCard(t, other, cardOK)
-			submit(t, other, "pay")
-			wantText(t, other, "second customer", "Thank you, this link has been paid")
+			browsertest.Submit(t, other, "pay")
+			browsertest.WantText(t, other, "second customer", "Thank you, this link has been paid")
 		}, "This payment link has already been paid by another payment; your card was not charged", "paid", 1},
 		{"cancelled by the merchant", func(t *testing.T, r apitest.Response) {
 			if c := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); c.Str("status") != "cancelled" {
@@ -86,10 +87,10 @@ func TestBrowserLateThreeDSReturn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := link(t, env, m, "10.50", nil)
 			ctx := tab(t, true)
-			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
 			fillCard(t, ctx, card3DS)
-			submit(t, ctx, "pay")
-			wantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment")
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment")
 			challengeURL, err := chromedp.Run(ctx, chromedp.Location())
 			if err != nil {
 				t.Fatal(err)
@@ -105,8 +106,8 @@ func TestBrowserLateThreeDSReturn(t *testing.T) {
 			env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
 			tt.meanwhile(t, r)
 			unblock()
-			run(t, ctx, "late return", chromedp.Navigate(r.Str("url")+"/3ds?"+url.Values{"purchase_reference": {ref}}.Encode()))
-			wantText(t, ctx, "late return", tt.want)
+			browsertest.Run(t, ctx, "late return", chromedp.Navigate(r.Str("url")+"/3ds?"+url.Values{"purchase_reference": {ref}}.Encode()))
+			browsertest.WantText(t, ctx, "late return", tt.want)
 			if tr := transaction(t, env, m, ref); tr.Status != paylink.StatusFailed || tr.Details.AuthCode != "" {
 				t.Errorf("first attempt: got %s with auth code %q, want FAILED, never authorised", tr.Status, tr.Details.AuthCode)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/browsertest"
 )
 
 // jsModes runs a browser flow with JavaScript on and off.
@@ -20,50 +21,50 @@ var jsModes = []struct {
 // (with JavaScript), pay a declined card, then a good one, see success;
 // a tab opened before the payment then cannot pay again.
 func TestBrowserCardDeclineThenApprove(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
 			r := link(t, env, m, "10.50", nil)
 			ctx, other := tab(t, mode.js), tab(t, mode.js)
-			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
-			run(t, other, "open link in a second tab", chromedp.Navigate(r.Str("url")))
+			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			browsertest.Run(t, other, "open link in a second tab", chromedp.Navigate(r.Str("url")))
 			first, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("first_name")))
 			if err != nil || first != "Jo" {
 				t.Fatalf("pre-filled first name: got %q (%v), want Jo", first, err)
 			}
-			wantText(t, ctx, "open", "Pay Acme Coffee", "ORDER-42", "AUD 10.50", "Apple Pay", "Google Pay", "Zip")
+			browsertest.WantText(t, ctx, "open", "Pay Acme Coffee", "ORDER-42", "AUD 10.50", "Apple Pay", "Google Pay", "Zip")
 			if mode.js {
 				audit(t, ctx, "the hosted page")
 			}
 			fillCard(t, ctx, cardDecline)
 			if mode.js {
 				waitTotal(t, ctx, "AUD 10.63")
-				wantText(t, ctx, "surcharge", "AUD 0.13 (1.2%, Visa)")
+				browsertest.WantText(t, ctx, "surcharge", "AUD 0.13 (1.2%, Visa)")
 				screenshot(t, ctx, "hosted-page", 375)
 				screenshot(t, ctx, "hosted-page", 1280)
 				fitsPhone(t, ctx)
 			}
-			submit(t, ctx, "pay")
-			wantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")
 			fillCard(t, ctx, cardOK)
-			submit(t, ctx, "pay")
-			wantText(t, ctx, "success", "Thank you, this link has been paid", "AUD 10.63 paid with Visa ending 1111")
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid", "AUD 10.63 paid with Visa ending 1111")
 			ref, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("paid-ref")))
 			if err != nil || !strings.HasPrefix(ref, "pr_") {
 				t.Fatalf("transaction reference: got %q (%v), want pr_...", ref, err)
 			}
 			fillCard(t, other, cardOK)
-			submit(t, other, "pay")
-			wantText(t, other, "second payment", "already been paid", ref)
+			browsertest.Submit(t, other, "pay")
+			browsertest.WantText(t, other, "second payment", "already been paid", ref)
 		})
 	}
 }
 
 // TestBrowserWalletsAndZip pays with each simulated method.
 func TestBrowserWalletsAndZip(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
 	tests := []struct {
@@ -78,15 +79,15 @@ func TestBrowserWalletsAndZip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := link(t, env, m, "10.50", nil)
 			ctx := tab(t, tt.js)
-			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
-			submitCSS(t, ctx, tt.button)
-			wantText(t, ctx, "sheet", tt.name+" (sandbox)", "Pay Acme Coffee")
+			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			browsertest.SubmitCSS(t, ctx, tt.button)
+			browsertest.WantText(t, ctx, "sheet", tt.name+" (sandbox)", "Pay Acme Coffee")
 			if tt.js {
 				audit(t, ctx, "the "+tt.name+" sheet")
 				screenshot(t, ctx, "sheet-"+strings.ToLower(strings.ReplaceAll(tt.name, " ", "")), 375)
 			}
-			submit(t, ctx, "sheet-pay")
-			wantText(t, ctx, "success", "Thank you, this link has been paid", tt.paid)
+			browsertest.Submit(t, ctx, "sheet-pay")
+			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid", tt.paid)
 		})
 	}
 }
@@ -98,7 +99,7 @@ const browserZone = "Australia/Perth"
 // TestBrowserVirtualTerminal takes a phone payment: no wallets, with the
 // customer reference and invoice number.
 func TestBrowserVirtualTerminal(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
@@ -108,8 +109,8 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 			if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: browserZone}); err != nil {
 				t.Fatalf("set the browser's time zone: %v", err)
 			}
-			run(t, ctx, "open terminal", chromedp.Navigate(r.Str("virtual_terminal_url")))
-			page := text(t, ctx)
+			browsertest.Run(t, ctx, "open terminal", chromedp.Navigate(r.Str("virtual_terminal_url")))
+			page := browsertest.Text(t, ctx)
 			if strings.Contains(page, "Apple Pay") || strings.Contains(page, "Google Pay") || strings.Contains(page, "Zip") {
 				t.Fatalf("virtual terminal offers wallets or Zip: %q", page)
 			}
@@ -121,12 +122,12 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 			if ref != "CUST-7" {
 				t.Errorf("customer reference: got %q, want the link's CUST-7 pre-filled", ref)
 			}
-			run(t, ctx, "order fields", chromedp.Clear(chromedp.ID("customer_reference")),
+			browsertest.Run(t, ctx, "order fields", chromedp.Clear(chromedp.ID("customer_reference")),
 				chromedp.SendKeys(chromedp.ID("customer_reference"), "PHONE-1"),
 				chromedp.SendKeys(chromedp.ID("invoice_number"), "INV-9"))
 			fillCard(t, ctx, cardOK)
-			submit(t, ctx, "pay")
-			wantText(t, ctx, "success", "Thank you, this link has been paid")
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid")
 			st := linkState(t, env, m, r.Str("id"))
 			tr := transaction(t, env, m, st.Str("transaction_reference"))
 			if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != "INV-9" || tr.Details.Customer.Reference != "PHONE-1" {
@@ -146,15 +147,15 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 // TestBrowserLiveValidation shows errors as the customer types, announced
 // through the fields' live regions, and keeps focus on the first problem.
 func TestBrowserLiveValidation(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	ctx := tab(t, true)
-	run(t, ctx, "open", chromedp.Navigate(r.Str("url")),
+	browsertest.Run(t, ctx, "open", chromedp.Navigate(r.Str("url")),
 		chromedp.SendKeys(chromedp.ID("card_number"), "4111111111111112"),
 		chromedp.SendKeys(chromedp.ID("card_expiry"), "1"))
-	run(t, ctx, "submit", chromedp.Click(chromedp.ID("pay")))
+	browsertest.Run(t, ctx, "submit", chromedp.Click(chromedp.ID("pay")))
 	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card_number-err")))
 	if err != nil || msg != "This card number is not valid." {
 		t.Errorf("card number error: got %q (%v), want the Luhn error", msg, err)

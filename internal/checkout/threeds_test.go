@@ -11,6 +11,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/browsertest"
 )
 
 // card3DS asks the sandbox issuer for a challenge.
@@ -88,22 +89,22 @@ func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
 // TestBrowserThreeDSChallenge pays with the challenge card in Chromium,
 // audits the challenge page, authenticates and sees success.
 func TestBrowserThreeDSChallenge(t *testing.T) {
-	needBrowser(t)
+	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
 	for _, mode := range jsModes {
 		t.Run(mode.name, func(t *testing.T) {
 			r := link(t, env, m, "10.50", nil)
 			ctx := tab(t, mode.js)
-			run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
 			fillCard(t, ctx, card3DS)
-			submit(t, ctx, "pay")
-			wantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment", "Acme Coffee")
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment", "Acme Coffee")
 			if mode.js {
 				audit(t, ctx, "the 3-D Secure challenge page")
 			}
-			submitCSS(t, ctx, `button[value="success"]`)
-			wantText(t, ctx, "success", "Thank you, this link has been paid")
+			browsertest.SubmitCSS(t, ctx, `button[value="success"]`)
+			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid")
 			if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" {
 				t.Errorf("got link %s, want paid", st.Raw)
 			}

@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -38,6 +40,7 @@ func (h *Handler) login(rq *request) error {
 		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
 			return err
 		}
+		throttled(rq, e)
 		rq.render(httpx.Status(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: email})
 		return nil
 	}
@@ -47,6 +50,14 @@ func (h *Handler) login(rq *request) error {
 		return rq.redirect(loginPath + "/totp")
 	}
 	return rq.redirect("/dashboard/")
+}
+
+// throttled sets Retry-After on a refusal for too many failed sign-ins:
+// the whole window, the longest the oldest counted failure can stay in it.
+func throttled(rq *request, e *paylink.Error) {
+	if e.Kind == paylink.KindRateLimited {
+		rq.w.Header().Set("Retry-After", strconv.Itoa(int(paylink.SignInFailureWindow/time.Second)))
+	}
 }
 
 // totpPage asks for the second factor.
@@ -63,6 +74,7 @@ func (h *Handler) totpVerify(rq *request) error {
 		if e.Kind != paylink.KindUnauthorized && e.Kind != paylink.KindRateLimited {
 			return err
 		}
+		throttled(rq, e)
 		rq.render(httpx.Status(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message})
 		return nil
 	}

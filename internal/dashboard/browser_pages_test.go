@@ -16,7 +16,7 @@ import (
 // TestBrowserLinksDevelopersBalances creates a payment link in the
 // dashboard and pays it on the hosted page, rolls an API key, resends a
 // failed webhook and opens the balances page, with axe-core on each
-// page.
+// page; once the roll's overlap has passed the old key is refused.
 func TestBrowserLinksDevelopersBalances(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard(hook(t, http.StatusInternalServerError))
@@ -95,4 +95,17 @@ func TestBrowserLinksDevelopersBalances(t *testing.T) {
 	browsertest.WantText(t, ctx, "balances", "Balances", "Payouts", "po_", "CSV of "+day, "Reconciliation variances", bought)
 	auditPage(t, ctx, "balances")
 	shot(t, ctx, "dashboard-balances")
+
+	// The key was rolled with the form's default overlap, 24 hours: the
+	// old key works until then, and not after.
+	if got := apiStatus(env, m, m.Creds.APIKey); got != http.StatusOK {
+		t.Errorf("the old key within the overlap: got %d, want 200", got)
+	}
+	env.Clock.Advance(24*time.Hour + time.Second)
+	if got := apiStatus(env, m, m.Creds.APIKey); got != http.StatusUnauthorized {
+		t.Errorf("the old key after the overlap: got %d, want 401", got)
+	}
+	if got := apiStatus(env, m, key); got != http.StatusOK {
+		t.Errorf("the new key after the overlap: got %d, want 200", got)
+	}
 }

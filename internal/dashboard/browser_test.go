@@ -90,6 +90,7 @@ func TestBrowserSignInInviteSignOut(t *testing.T) {
 	browsertest.Navigate(t, ctx, base+"/dashboard/account")
 	browsertest.WantText(t, ctx, "account", "Two-factor sign-in", "Change password")
 	auditPage(t, ctx, "account")
+	shot(t, ctx, "dashboard-account")
 
 	guest := chromium.Tab(t)
 	browsertest.Navigate(t, guest, link)

@@ -13,6 +13,7 @@
 package dashboard
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -45,6 +46,14 @@ type Handler struct {
 	origin string // scheme://host of the base URL, for the Origin check
 	pages  map[string]*template.Template
 	css    []byte
+	icon   []byte
+	mail   Mailer // nil: invites are only shown to the admin
+}
+
+// Mailer sends one plain-text message (*mailer.SMTP is one); the
+// dashboard mails invites with it when one is configured.
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
 }
 
 // Option adjusts a Handler.
@@ -62,6 +71,10 @@ func WithIdleTimeout(d time.Duration) Option {
 	}
 }
 
+// WithMailer mails each invite to the invited address (default: none; the
+// link is only shown to the admin to pass on).
+func WithMailer(m Mailer) Option { return func(h *Handler) { h.mail = m } }
+
 // New builds the dashboard for svc; the base URL of svc's config decides
 // the Secure cookie flag and the accepted Origin.
 func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
@@ -76,6 +89,9 @@ func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("dashboard style: %w", err)
 	}
 	h.css = css
+	if h.icon, err = assets.ReadFile("static/favicon.svg"); err != nil {
+		return nil, fmt.Errorf("dashboard icon: %w", err)
+	}
 	entries, err := assets.ReadDir("templates")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard templates: %w", err)
@@ -107,7 +123,11 @@ func originOf(base string) string {
 // Register adds every dashboard route to mux. Each page names the
 // permission it needs (paylink.Role.Can is the table).
 func (h *Handler) Register(mux Mux) {
-	mux.Handle("GET /dashboard/static/app.css", http.HandlerFunc(h.style))
+	mux.Handle("GET /dashboard/static/app.css", asset("text/css; charset=utf-8", h.css))
+	mux.Handle("GET /dashboard/static/favicon.svg", asset("image/svg+xml", h.icon))
+	// Browsers ask every site for /favicon.ico (a page's <link rel=icon>
+	// aside); the answer is the dashboard's icon rather than a 404.
+	mux.Handle("GET /favicon.ico", asset("image/svg+xml", h.icon))
 	mux.Handle("GET /dashboard/login", h.public(h.loginPage))
 	mux.Handle("POST /dashboard/login", h.public(h.login))
 	mux.Handle("GET /dashboard/invite/{token}", h.public(h.invitePage))
@@ -149,12 +169,14 @@ func (h *Handler) Register(mux Mux) {
 	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound))
 }
 
-// style serves the one style sheet; it is public and cacheable.
-func (h *Handler) style(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(h.css)
+// asset serves an embedded file; it is public and cacheable.
+func asset(contentType string, body []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(body)
+	})
 }
 
 // securityHeaders are sent with every page: no script may run, nothing

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base32"
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +19,8 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/dashboard"
+	"github.com/paylink/paylink/internal/mailer"
+	"github.com/paylink/paylink/internal/mailer/mailertest"
 	"github.com/paylink/paylink/internal/processor"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
@@ -79,6 +83,25 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	}
 }
 
+// TestIcon: every page names the icon, and the icon and the /favicon.ico
+// browsers ask for anyway are served (a 404 there lowers Lighthouse's
+// best practices score), public, to anyone.
+func TestIcon(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	b := newBrowser(t, env)
+	if p := b.get("/dashboard/login"); !strings.Contains(p.body, `<link rel="icon" href="/dashboard/static/favicon.svg"`) {
+		t.Errorf("sign-in page: got %s, want a link to the icon", p.body)
+	}
+	for _, path := range []string{"/dashboard/static/favicon.svg", "/favicon.ico"} {
+		t.Run(path, func(t *testing.T) {
+			p := b.get(path)
+			if p.status != http.StatusOK || p.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(p.body, "<svg") {
+				t.Errorf("got %d %q %.40q, want 200 image/svg+xml <svg...", p.status, p.header.Get("Content-Type"), p.body)
+			}
+		})
+	}
+}
+
 func TestSignInDoesNotRevealEmails(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -107,8 +130,8 @@ func TestSignInThrottle(t *testing.T) {
 				t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
 			}
 		}
-		if p := b.signIn("staff@example.com", password); p.status != http.StatusTooManyRequests {
-			t.Fatalf("right password after %d failures: got %d, want 429", paylink.SignInFailureLimit, p.status)
+		if p := b.signIn("staff@example.com", password); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "900" {
+			t.Fatalf("right password after %d failures: got %d with Retry-After %q, want 429 with 900", paylink.SignInFailureLimit, p.status, p.header.Get("Retry-After"))
 		}
 		if p := b.signIn("other@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
 			t.Errorf("another email: got %d, want 401 (the throttle is per email)", p.status)
@@ -116,6 +139,34 @@ func TestSignInThrottle(t *testing.T) {
 		env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
 		b.mustSignIn("staff@example.com")
 	})
+}
+
+// TestSignInThrottlePerAddress: failures for many emails from one address
+// (every request of this client comes from 127.0.0.1) answer 429 with
+// Retry-After, with the same page for a known and an unknown email. The
+// rule is tested on both engines at the Service level.
+func TestSignInThrottlePerAddress(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	for i := range paylink.SignInIPFailureLimit {
+		if p := b.signIn(fmt.Sprintf("guess%d@example.com", i), "wrong password number"); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
+		}
+	}
+	known := b.signIn("staff@example.com", password)
+	unknown := b.signIn("nobody@example.com", password)
+	for name, p := range map[string]page{"known email": known, "unknown email": unknown} {
+		if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "900" || !strings.Contains(p.body, "network address") {
+			t.Errorf("%s: got %d with Retry-After %q, want 429 with 900 and the address message", name, p.status, p.header.Get("Retry-After"))
+		}
+	}
+	if a, u := strings.ReplaceAll(known.body, "staff@example.com", "EMAIL"), strings.ReplaceAll(unknown.body, "nobody@example.com", "EMAIL"); a != u {
+		t.Errorf("pages differ:\nknown email:   %s\nunknown email: %s", a, u)
+	}
+	env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
+	b.mustSignIn("staff@example.com")
 }
 
 func TestCookieFlags(t *testing.T) {
@@ -509,5 +560,80 @@ func TestSessionsAcrossInstances(t *testing.T) {
 	}
 	if p := b.get("/dashboard/"); p.status != http.StatusSeeOther {
 		t.Errorf("the first instance after sign-out on the second: got %d, want 303", p.status)
+	}
+}
+
+// TestInviteMailed: with a mailer configured, an invite is also mailed
+// to the invited address (here to a fake SMTP server at the edge): the
+// page says so and still shows the link once; the mail holds the link,
+// the merchant's name as plain text, and no password or other secret. A
+// mail that cannot be sent leaves the invite made and its link shown.
+func TestInviteMailed(t *testing.T) {
+	const name = `Acme <b>&amp;</b> "Coffee" & Co`
+	srv := mailertest.Start(t, "paylink", "smtp password")
+	tests := []struct {
+		name, smtpPassword string
+		mailed             bool
+	}{
+		{"sent", "smtp password", true},
+		{"not sent", "wrong smtp password", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mail, err := mailer.New(mailer.Config{Addr: srv.Addr, From: "paylink <no-reply@example.com>", Username: "paylink", Password: tt.smtpPassword})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := apitest.Start(t, apitest.Options{Dashboard: []dashboard.Option{dashboard.WithMailer(mail)}})
+			m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = name })
+			addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+			admin := newBrowser(t, env)
+			admin.mustSignIn("admin@example.com")
+			before := len(srv.Messages())
+			csrf := admin.token()
+			p := admin.post("/dashboard/team/invite", url.Values{"csrf": {csrf}, "email": {"new@example.com"}, "role": {"staff"}})
+			link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
+			if p.status != http.StatusOK || link == nil {
+				t.Fatalf("invite: got %d without the link, want 200 with it (%s)", p.status, p.body)
+			}
+			msgs := srv.Messages()[before:]
+			if !tt.mailed {
+				if len(msgs) != 0 || !strings.Contains(p.body, "could not be sent") {
+					t.Errorf("got %d messages and page %s, want none and the failure said", len(msgs), p.body)
+				}
+				if g := newBrowser(t, env).get(strings.TrimPrefix(link[1], env.Server.URL)); g.status != http.StatusOK {
+					t.Errorf("the shown link: got %d, want 200", g.status)
+				}
+				return
+			}
+			if !strings.Contains(p.body, "Invite sent by email to new@example.com") || !strings.Contains(p.body, "also sent by email") {
+				t.Errorf("page: got %s, want it to say the invite was mailed", p.body)
+			}
+			if len(msgs) != 1 || len(msgs[0].To) != 1 || msgs[0].To[0] != "new@example.com" || msgs[0].From != "no-reply@example.com" {
+				t.Fatalf("messages: got %+v, want one from no-reply@example.com to new@example.com", msgs)
+			}
+			head, body, err := msgs[0].Parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			subject, err := new(mime.WordDecoder).DecodeHeader(head.Get("Subject"))
+			if err != nil || !strings.Contains(subject, name) {
+				t.Errorf("subject: got %q (%v), want the merchant's name %q", subject, err, name)
+			}
+			for _, want := range []string{link[1], name, "admin@example.com", "as staff"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("mail body %q lacks %q", body, want)
+				}
+			}
+			for _, secret := range []string{password, "smtp password", admin.sessionCookie().Value, csrf, m.Creds.CompanyToken, "&lt;", "&amp;amp;"} {
+				if strings.Contains(msgs[0].Data, secret) || strings.Contains(body, secret) {
+					t.Errorf("mail holds %q, want it not to", secret)
+				}
+			}
+			guest := newBrowser(t, env)
+			if g := guest.get(strings.TrimPrefix(link[1], env.Server.URL)); g.status != http.StatusOK || !strings.Contains(g.body, "new@example.com") {
+				t.Errorf("the mailed link: got %d, want the invite page", g.status)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -15,6 +16,7 @@ import (
 // linksData is the links page.
 type linksData struct {
 	Links    []*paylink.PaymentLink
+	Now      time.Time // the Service's clock: a link's state is Link.State(Now), expired included
 	Form     linkForm
 	IdemKey  string // the create form's idempotency key
 	CanWrite bool
@@ -53,7 +55,7 @@ func (h *Handler) renderLinks(rq *request, status int, v view, f linkForm) error
 		return err
 	}
 	v.Title = "Payment links"
-	v.Data = linksData{Links: list, Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks)}
+	v.Data = linksData{Links: list, Now: h.svc.Now(), Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks)}
 	rq.render(status, "links", v)
 	return nil
 }

@@ -413,3 +413,63 @@ func TestBalancesPage(t *testing.T) {
 		})
 	})
 }
+
+// TestLinksListShowsState: the list shows each link's state as the
+// hosted page decides it (PaymentLink.State at the Service's clock): an
+// unpaid link past its expiry is expired, not unpaid. Paid links are
+// shown paid by TestBrowserLinksDevelopersBalances.
+func TestLinksListShowsState(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		ctx := context.Background()
+		create := func(ref string, expires time.Duration) *paylink.PaymentLink {
+			n := paylink.NewLink{Amount: 100, Currency: "AUD", MerchantReference: ref}
+			if expires > 0 {
+				n.ExpiresAt = env.Clock.Now().Add(expires)
+			}
+			l, _, err := env.Service.CreateLink(ctx, m.Merchant, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		expiring, open, later := create("EXPIRING", time.Hour), create("OPEN", 0), create("LATER", 3*time.Hour)
+		cancelled := create("CANCELLED", time.Hour)
+		if _, _, err := env.Service.CancelLink(ctx, m.Merchant, cancelled.ID); err != nil {
+			t.Fatal(err)
+		}
+		env.Clock.Advance(2 * time.Hour)
+
+		b := newBrowser(t, env)
+		b.mustSignIn("viewer@example.com")
+		list := b.get("/dashboard/links")
+		if list.status != http.StatusOK {
+			t.Fatalf("links page: got %d, want 200", list.status)
+		}
+		for _, tt := range []struct {
+			link *paylink.PaymentLink
+			want string
+		}{{expiring, "expired"}, {open, "unpaid"}, {later, "unpaid"}, {cancelled, "cancelled"}} {
+			t.Run(tt.link.MerchantReference, func(t *testing.T) {
+				if got := rowState(t, list.body, tt.link.ID); got != tt.want {
+					t.Errorf("state: got %q, want %q", got, tt.want)
+				}
+				if p := b.get("/dashboard/links/" + tt.link.ID); !strings.Contains(p.body, `<dd id="link-state">`+tt.want+`</dd>`) {
+					t.Errorf("link page: got %s, want state %s", p.body, tt.want)
+				}
+			})
+		}
+	})
+}
+
+// rowState is the State cell of a link's row in the links list.
+func rowState(t *testing.T, body, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<a href="/dashboard/links/` + regexp.QuoteMeta(id) + `">[^<]*</a></th>\s*<td>[^<]*</td>\s*<td class="num">[^<]*</td>\s*<td>([^<(]*)`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no row for %s in %s", id, body)
+	}
+	return strings.TrimSpace(m[1])
+}

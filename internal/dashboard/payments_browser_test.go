@@ -69,6 +69,7 @@ func TestBrowserPayments(t *testing.T) {
 	browsertest.Navigate(t, ctx, base+debitsPath)
 	browsertest.WantText(t, ctx, "direct debits", "Direct debits", debit)
 	auditPage(t, ctx, "direct debits")
+	shot(t, ctx, "dashboard-direct-debits")
 	browsertest.Navigate(t, ctx, base+debitsPath+"/"+debit)
 	browsertest.WantText(t, ctx, "direct debit", "BSB 062-000", "APPROVED")
 	auditPage(t, ctx, "direct debit")

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/paylink/paylink"
@@ -16,7 +17,9 @@ type teamData struct {
 	// InviteURL is the link of the invite just made, shown once.
 	InviteURL   string
 	InviteEmail string
-	RequireTOTP bool
+	// InviteMailed says the invite just made was also sent by mail.
+	InviteMailed bool
+	RequireTOTP  bool
 }
 
 // team lists the users.
@@ -48,8 +51,32 @@ func (h *Handler) invite(rq *request) error {
 		return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, teamData{InviteEmail: email})
 	}
 	url := h.svc.Config().BaseURL + "/dashboard/invite/" + token
-	return h.renderTeam(rq, http.StatusOK, view{Notice: "Invite made for " + inv.Email +
-		". Pass the link below on; it works once, for 7 days."}, teamData{InviteURL: url})
+	v, d := view{Notice: "Invite made for " + inv.Email + ". Pass the link below on; it works once, for 7 days."}, teamData{InviteURL: url}
+	if h.mail != nil {
+		subject, body := inviteMail(rq.ss.Merchant, rq.ss.User, inv, url)
+		if err := h.mail.Send(rq.r.Context(), inv.Email, subject, body); err != nil {
+			// The error names the server, never the link: it opens an account.
+			h.log.ErrorContext(rq.r.Context(), "mail the invite", "error", err)
+			v.Error = "The invite was made, but the mail to " + inv.Email + " could not be sent. Pass the link below on yourself."
+			v.Notice = ""
+		} else {
+			v.Notice, d.InviteMailed = "Invite sent by email to "+inv.Email+". The link works once, for 7 days.", true
+		}
+	}
+	return h.renderTeam(rq, http.StatusOK, v, d)
+}
+
+// inviteMail is the invite's mail: plain text (the merchant's name is
+// attacker input, and text needs no escaping), naming who invited and as
+// what, with the link. It holds no password, token of the admin or
+// secret other than the invite link itself.
+func inviteMail(m *paylink.Merchant, admin *paylink.User, inv *paylink.Invite, url string) (subject, body string) {
+	subject = "Your invitation to the paylink dashboard of " + m.TradingName
+	body = fmt.Sprintf("Hello,\n\n%s invited you to the paylink dashboard of %s, as %s.\n\n"+
+		"Choose your password with this link; it works once, until %s:\n\n%s\n\n"+
+		"If you did not expect this invitation, ignore this message.\n",
+		admin.Email, m.TradingName, inv.Role, inv.ExpiresAt.UTC().Format("2 January 2006 15:04 UTC"), url)
+	return subject, body
 }
 
 // changeRole gives a user another role.

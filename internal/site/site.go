@@ -50,7 +50,7 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	dash.Register(mux) // the merchant dashboard at /dashboard/
+	dash.Register(mux) // the merchant dashboard at /dashboard/, and /favicon.ico
 	mux.HandleFunc("/", a.NotFound)
 	var m *httpx.Metrics
 	if o.Registry != nil {

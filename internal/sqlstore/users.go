@@ -193,12 +193,18 @@ func (t *tx) UseInvite(tokenHash []byte, now time.Time) error {
 		WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $3`, now.UnixMicro(), tokenHash, now.UnixMicro())
 }
 
-// AddSignInFailure records a failure and prunes the email's old ones.
-func (t *tx) AddSignInFailure(email string, at, pruneBefore time.Time) error {
+// AddSignInFailure records a failure and prunes the email's and the
+// address's old ones.
+func (t *tx) AddSignInFailure(email, ip string, at, pruneBefore time.Time) error {
 	if _, err := t.exec(`DELETE FROM signin_failures WHERE email = $1 AND at < $2`, email, pruneBefore.UnixMicro()); err != nil {
 		return fmt.Errorf("prune sign-in failures: %w", err)
 	}
-	if _, err := t.exec(`INSERT INTO signin_failures (email, at) VALUES ($1, $2)`, email, at.UnixMicro()); err != nil {
+	if ip != "" {
+		if _, err := t.exec(`DELETE FROM signin_failures WHERE ip = $1 AND at < $2`, ip, pruneBefore.UnixMicro()); err != nil {
+			return fmt.Errorf("prune sign-in failures: %w", err)
+		}
+	}
+	if _, err := t.exec(`INSERT INTO signin_failures (email, ip, at) VALUES ($1, $2, $3)`, email, ip, at.UnixMicro()); err != nil {
 		return fmt.Errorf("insert sign-in failure: %w", err)
 	}
 	return nil
@@ -211,6 +217,17 @@ func (t *tx) CountSignInFailures(email string, since time.Time) (int, error) {
 		email, since.UnixMicro()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count sign-in failures: %w", err)
+	}
+	return n, nil
+}
+
+// CountSignInFailuresFromIP counts an address's failures since a time.
+func (t *tx) CountSignInFailuresFromIP(ip string, since time.Time) (int, error) {
+	var n int
+	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM signin_failures WHERE ip = $1 AND at >= $2`,
+		ip, since.UnixMicro()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count sign-in failures from an address: %w", err)
 	}
 	return n, nil
 }
