@@ -211,18 +211,7 @@ func (s *Store) update(ctx context.Context, fn func(paylink.Tx) error) error {
 	if s.writer != nil {
 		return s.writer.do(ctx, fn)
 	}
-	t, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(&tx{ctx: ctx, q: t, postgres: true}); err != nil {
-		t.Rollback()
-		return err
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return s.updatePipelined(ctx, fn)
 }
 
 // Ping checks the database.

@@ -40,7 +40,7 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 		return err
 	}
 	tr.Version = 1
-	_, err = t.exec(`INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
+	return t.execLater("insert transaction", `INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
 		amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
 		created_at, updated_at, processed_at, secret_key_id, secret_sealed, details, customer_email, card_last4)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
@@ -48,10 +48,6 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 		tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuth, tr.PreAuthAmount, tr.Refunded, tr.CardToken, tr.PaymentLinkID,
 		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), tr.Secret.KeyID, tr.Secret.Ciphertext, details,
 		paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4())
-	if err != nil {
-		return fmt.Errorf("insert transaction: %w", err)
-	}
-	return nil
 }
 
 // Transaction loads a transaction of a merchant by reference.

@@ -30,6 +30,22 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	return t.q.ExecContext(t.ctx, query, args...)
 }
 
+// execLater runs a write whose only possible outcome the caller reads is
+// success, or a failure that ends the whole transaction (a plain insert).
+// On PostgreSQL it is held back and sent with the transaction's next
+// round trip (see pipeline); a failure is then reported by the next
+// statement and by the commit, wrapped with op.
+func (t *tx) execLater(op, query string, args ...any) error {
+	if p, ok := t.q.(*pipeline); ok {
+		p.queue(op, query, args)
+		return nil
+	}
+	if _, err := t.exec(query, args...); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
 // execOne runs a guarded write and returns paylink.ErrConflict when it
 // changed no row.
 func (t *tx) execOne(op, query string, args ...any) error {
@@ -208,14 +224,10 @@ func (t *tx) CreateCard(c *paylink.Card) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(`INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at)
+	return t.execLater("insert card", `INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		c.Token, c.MerchantID, c.Sealed.KeyID, c.Sealed.Ciphertext, c.Info.Fingerprint, c.FingerprintKeyID, info, c.MultiUse, c.CustomerID,
 		c.CreatedAt.UnixMicro(), micros(c.UsedAt), micros(c.InvalidatedAt))
-	if err != nil {
-		return fmt.Errorf("insert card: %w", err)
-	}
-	return nil
 }
 
 // Card loads a card token of a merchant. The fingerprint column, which
@@ -266,10 +278,6 @@ func (t *tx) WipeSpentCards(before time.Time, limit int) (int64, error) {
 
 // AddEvent appends an audit event.
 func (t *tx) AddEvent(e *paylink.Event) error {
-	_, err := t.exec(`INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	return t.execLater("insert event", `INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		e.MerchantID, e.Reference, e.Type, e.Data, e.CreatedAt.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	return nil
 }
