@@ -134,16 +134,17 @@ func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) 
 
 // QueryRowContext sends the held-back statements, then runs query. A
 // failure of those is reported by the row's Scan.
-func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) row {
 	if _, err := p.send(ctx, nil); err != nil {
-		// A cancelled context makes database/sql's Row carry an error
-		// without touching the connection; the transaction is lost anyway.
-		failed, cancel := context.WithCancelCause(ctx)
-		cancel(err)
-		return p.conn.QueryRowContext(failed, query, args...)
+		return failedRow{err}
 	}
 	return p.conn.QueryRowContext(ctx, query, args...)
 }
+
+// failedRow is a row whose query was not sent.
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
 
 // commit sends the held-back writes and COMMIT in one round trip. A
 // function that wrote nothing has nothing to commit: not even BEGIN was

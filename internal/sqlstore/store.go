@@ -115,7 +115,7 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
-	return &Store{engine: Postgres, db: db, reads: db}, nil
+	return &Store{engine: Postgres, db: db, reads: sqlReads{db}}, nil
 }
 
 // sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable

@@ -11,11 +11,31 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// querier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+// querier is what a tx runs its statements on: database/sql (sqlReads,
+// stmtCache) or a PostgreSQL write transaction (pipeline).
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) row
+}
+
+// row is a single-row result: a *sql.Row, or on a pipeline the failure
+// of a held-back write, which database/sql has no way to carry.
+type row interface{ Scan(dest ...any) error }
+
+// sqlQuerier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+type sqlQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// sqlReads is a querier on database/sql.
+type sqlReads struct{ sqlQuerier }
+
+// QueryRowContext runs a single-row query.
+func (q sqlReads) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	return q.sqlQuerier.QueryRowContext(ctx, query, args...)
 }
 
 // tx implements paylink.Tx on a querier.

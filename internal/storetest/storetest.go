@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		"FailedInsertFailsUpdate":    testFailedInsertFailsUpdate,
 		"IdempotencyKeys":            testIdempotencyKeys,
 		"WipeSpentCards":             testWipeSpentCards,
 		// Direct debit refunds.
