@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paylink/paylink"
@@ -132,13 +134,92 @@ func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) 
 	return p.conn.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext sends the held-back statements, then runs query. A
+// QueryRowContext runs query in the same round trip as the held-back
+// statements (BEGIN at least, when it is the transaction's first). A
 // failure of those is reported by the row's Scan.
 func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) row {
-	if _, err := p.send(ctx, nil); err != nil {
+	if p.err != nil {
+		return failedRow{p.err}
+	}
+	if len(p.pending) == 0 {
+		return p.conn.QueryRowContext(ctx, query, args...)
+	}
+	batch := append(p.pending, queued{query: query, args: args})
+	p.pending, p.begun = nil, true
+	var r *bufferedRow
+	err := p.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		var err error
+		r, err = queryBatch(ctx, c.Conn(), batch)
+		return err
+	})
+	if err != nil {
+		p.err = err
 		return failedRow{err}
 	}
-	return p.conn.QueryRowContext(ctx, query, args...)
+	return r
+}
+
+// queryBatch sends batch as one pipeline, its last statement a query, and
+// returns the query's first row. A failure of the query itself is the
+// row's, not the batch's.
+func queryBatch(ctx context.Context, c *pgx.Conn, batch []queued) (*bufferedRow, error) {
+	b := &pgx.Batch{}
+	for _, q := range batch {
+		b.Queue(q.query, q.args...)
+	}
+	br := c.SendBatch(ctx, b)
+	defer br.Close()
+	for _, q := range batch[:len(batch)-1] {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("%s: %w", q.op, err)
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return &bufferedRow{err: err}, nil
+	}
+	defer rows.Close()
+	r := &bufferedRow{types: c.TypeMap(), err: pgx.ErrNoRows}
+	if rows.Next() {
+		r.fields, r.err = rows.FieldDescriptions(), nil
+		for _, v := range rows.RawValues() {
+			r.values = append(r.values, bytes.Clone(v)) // the connection reuses its buffer
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		r.err = err
+	}
+	return r, nil
+}
+
+// bufferedRow is a row read in a pipeline, scanned later with the
+// connection's type map, as pgx scans (sql.ErrNoRows when there is none).
+type bufferedRow struct {
+	types  *pgtype.Map
+	fields []pgconn.FieldDescription
+	values [][]byte
+	err    error
+}
+
+func (r *bufferedRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if len(dest) != len(r.values) {
+		return fmt.Errorf("scan: %d destinations for %d columns", len(dest), len(r.values))
+	}
+	for i, d := range dest {
+		f := r.fields[i]
+		if err := r.types.Scan(f.DataTypeOID, f.Format, r.values[i], d); err != nil {
+			return fmt.Errorf("scan column %s: %w", f.Name, err)
+		}
+	}
+	return nil
 }
 
 // failedRow is a row whose query was not sent.
