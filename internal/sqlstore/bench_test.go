@@ -43,7 +43,7 @@ func benchPurchases(b *testing.B, st paylink.Store) {
 }
 
 // benchMerchant makes a Service on st with a merchant that surcharges.
-func benchMerchant(b *testing.B, st paylink.Store) (*paylink.Service, *paylink.Merchant, paylink.Credentials) {
+func benchMerchant(b testing.TB, st paylink.Store) (*paylink.Service, *paylink.Merchant, paylink.Credentials) {
 	v, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
 	if err != nil {
 		b.Fatal(err)
