@@ -29,6 +29,8 @@ type pipeline struct {
 	pending []queued
 	begun   bool  // BEGIN has been sent
 	err     error // the first failure; the transaction is lost
+	// statements counts the statements run or queued so far.
+	statements int64
 }
 
 // queued is a held-back statement and what to call it in an error.
@@ -57,12 +59,16 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 
 // queue holds a write back until the next round trip.
 func (p *pipeline) queue(op, query string, args []any) {
+	p.statements++
 	p.pending = append(p.pending, queued{op: op, query: query, args: args})
 }
 
 // send runs the held-back statements, then last if it is not nil, in one
 // round trip, and returns last's command tag.
 func (p *pipeline) send(ctx context.Context, last *queued) (pgconn.CommandTag, error) {
+	if last != nil {
+		p.statements++
+	}
 	if p.err != nil {
 		return pgconn.CommandTag{}, p.err
 	}
@@ -128,6 +134,7 @@ func (p *pipeline) ExecContext(ctx context.Context, query string, args ...any) (
 
 // QueryContext sends the held-back statements, then runs query.
 func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	p.statements++
 	if _, err := p.send(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -138,6 +145,7 @@ func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) 
 // statements (BEGIN at least, when it is the transaction's first). A
 // failure of those is reported by the row's Scan.
 func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	p.statements++
 	if p.err != nil {
 		return failedRow{p.err}
 	}

@@ -44,6 +44,12 @@ type tx struct {
 	q   querier
 	// postgres enables the few clauses only PostgreSQL has (SKIP LOCKED).
 	postgres bool
+	// prefetched is the merchant a PostgreSQL UpdateTransaction read in
+	// its own statement, for a Merchant call that comes next; see
+	// UpdateTransaction.
+	prefetched *paylink.Merchant
+	// prefetchedAt is the pipeline's statement count when it was read.
+	prefetchedAt int64
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
@@ -148,6 +154,9 @@ func scanMerchant(row interface{ Scan(...any) error }) (*paylink.Merchant, error
 
 // Merchant loads a merchant by mid.
 func (t *tx) Merchant(id string) (*paylink.Merchant, error) {
+	if m := t.takePrefetched(id); m != nil {
+		return m, nil
+	}
 	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
 	if err != nil {
 		return nil, notFound("load merchant", err)

@@ -68,3 +68,52 @@ func testFailedInsertFailsUpdate(t *testing.T, s paylink.Store) {
 		return err
 	})
 }
+
+// testMerchantAfterTransactionUpdate: a merchant read right after a
+// transaction update is the merchant's current row in that database
+// transaction, also when its settings changed in between (on PostgreSQL
+// the update returns the merchant for the read that follows it), and a
+// stale update is still a conflict.
+func testMerchantAfterTransactionUpdate(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	tr := NewTransaction(m, "pr_prefetch"+m.ID, "", 1000)
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(tr) })
+	changed := m.Settings
+	changed.Webhook.URL = "https://example.com/changed"
+	tests := []struct {
+		name    string
+		between func(tx paylink.Tx) error
+		wantURL string
+	}{
+		{"read next", func(paylink.Tx) error { return nil }, m.Settings.Webhook.URL},
+		{"settings changed in between", func(tx paylink.Tx) error { return tx.UpdateMerchantSettings(m.ID, changed) }, changed.Webhook.URL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *paylink.Merchant
+			err := s.Update(context.Background(), func(tx paylink.Tx) error {
+				if err := tx.UpdateTransaction(tr); err != nil {
+					return err
+				}
+				if err := tt.between(tx); err != nil {
+					return err
+				}
+				var err error
+				got, err = tx.Merchant(m.ID)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != m.ID || got.Settings.Webhook.URL != tt.wantURL {
+				t.Errorf("got merchant %s with webhook %q, want %s with %q", got.ID, got.Settings.Webhook.URL, m.ID, tt.wantURL)
+			}
+		})
+	}
+	stale := *tr
+	stale.Version = 1
+	err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.UpdateTransaction(&stale) })
+	if !errors.Is(err, paylink.ErrConflict) {
+		t.Errorf("stale update: got %v, want a conflict", err)
+	}
+}

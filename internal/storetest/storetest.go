@@ -31,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
 		"FailedInsertFailsUpdate":    testFailedInsertFailsUpdate,
+		"MerchantAfterTxUpdate":      testMerchantAfterTransactionUpdate,
 		"IdempotencyKeys":            testIdempotencyKeys,
 		"WipeSpentCards":             testWipeSpentCards,
 		// Direct debit refunds.
