@@ -19,8 +19,9 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) row
 }
 
-// row is a single-row result: a *sql.Row, or on a pipeline the failure
-// of a held-back write, which database/sql has no way to carry.
+// row is a single-row result: a *sql.Row, or on a pipeline a row read in
+// a batch or the failure of a held-back write, neither of which
+// database/sql can carry.
 type row interface{ Scan(dest ...any) error }
 
 // sqlQuerier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
