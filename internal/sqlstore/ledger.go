@@ -28,10 +28,10 @@ func (t *tx) AddPosting(p *paylink.Posting) error {
 		return errors.Join(paylink.ErrConflict, err)
 	}
 	for i, l := range p.Lines {
-		_, err := t.exec(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
+		err := t.execLater(fmt.Sprintf("insert posting line %s/%d", p.Key, i), `INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ID, i, p.MerchantID, string(l.Account), p.Currency, l.Amount, l.FeeCode)
 		if err != nil {
-			return fmt.Errorf("insert posting line %s/%d: %w", p.Key, i, err)
+			return err
 		}
 	}
 	return nil

@@ -41,7 +41,7 @@ func onBothEngines(t *testing.T, test func(t *testing.T, s *Store, db *sql.DB)) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := openPostgres(dsn)
+		s, err := openPostgres(dsn, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

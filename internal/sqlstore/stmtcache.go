@@ -9,7 +9,7 @@ import (
 
 // preparer is what *sql.DB and *sql.Conn have for preparing statements.
 type preparer interface {
-	querier
+	sqlQuerier
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
@@ -61,7 +61,7 @@ func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any)
 }
 
 // QueryRowContext runs a cached single-row query.
-func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) row {
 	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

@@ -15,8 +15,10 @@ import (
 	"strings"
 	"sync/atomic"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/paylink/paylink"
 )
@@ -77,14 +79,18 @@ type Store struct {
 }
 
 // Open connects, applies pending migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, nil) }
+
+// open is Open with, for PostgreSQL, the function that dials the server
+// (nil for the default): tests count round trips through it.
+func open(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
 	var s *Store
 	if d.Engine == Postgres {
-		s, err = openPostgres(d.URL)
+		s, err = openPostgres(d.URL, dial)
 	} else {
 		s, err = openSQLite(d.Path)
 	}
@@ -98,14 +104,18 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-func openPostgres(url string) (*Store, error) {
-	db, err := sql.Open("pgx", url)
+func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	if dial != nil {
+		cfg.DialFunc = dial
+	}
+	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
-	return &Store{engine: Postgres, db: db, reads: db}, nil
+	return &Store{engine: Postgres, db: db, reads: sqlReads{db}}, nil
 }
 
 // sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable
@@ -201,18 +211,7 @@ func (s *Store) update(ctx context.Context, fn func(paylink.Tx) error) error {
 	if s.writer != nil {
 		return s.writer.do(ctx, fn)
 	}
-	t, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(&tx{ctx: ctx, q: t, postgres: true}); err != nil {
-		t.Rollback()
-		return err
-	}
-	if err := t.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return s.updatePipelined(ctx, fn)
 }
 
 // Ping checks the database.

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -40,7 +42,7 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 		return err
 	}
 	tr.Version = 1
-	_, err = t.exec(`INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
+	return t.execLater("insert transaction", `INSERT INTO transactions (reference, merchant_id, invoice_number, payment_type, channel, status, version, currency,
 		amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, card_token, payment_link_id,
 		created_at, updated_at, processed_at, secret_key_id, secret_sealed, details, customer_email, card_last4)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
@@ -48,10 +50,6 @@ func (t *tx) CreateTransaction(tr *paylink.Transaction) error {
 		tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuth, tr.PreAuthAmount, tr.Refunded, tr.CardToken, tr.PaymentLinkID,
 		tr.CreatedAt.UnixMicro(), tr.UpdatedAt.UnixMicro(), micros(tr.ProcessedAt), tr.Secret.KeyID, tr.Secret.Ciphertext, details,
 		paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4())
-	if err != nil {
-		return fmt.Errorf("insert transaction: %w", err)
-	}
-	return nil
 }
 
 // Transaction loads a transaction of a merchant by reference.
@@ -81,17 +79,64 @@ func (t *tx) UpdateTransaction(tr *paylink.Transaction) error {
 	if err != nil {
 		return err
 	}
-	err = t.execOne("update transaction", `UPDATE transactions SET status = $1, version = version + 1, amount = $2, surcharge = $3,
-		fee = $4, total = $5, pre_auth_amount = $6, updated_at = $7, processed_at = $8, details = $9,
-		customer_email = $10, card_last4 = $11
-		WHERE reference = $12 AND version = $13`,
-		string(tr.Status), tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuthAmount, tr.UpdatedAt.UnixMicro(),
-		micros(tr.ProcessedAt), details, paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4(), tr.Reference, tr.Version)
+	args := []any{string(tr.Status), tr.Amount, tr.Surcharge, tr.Fee, tr.Total, tr.PreAuthAmount, tr.UpdatedAt.UnixMicro(),
+		micros(tr.ProcessedAt), details, paylink.SearchEmail(tr.Details.Customer.Email), tr.CardLast4(), tr.Reference, tr.Version}
+	if p, ok := t.q.(*pipeline); ok {
+		err = t.updateTransactionPrefetch(p, args)
+	} else {
+		err = t.execOne("update transaction", `UPDATE transactions SET `+transactionSet+` WHERE reference = $12 AND version = $13`, args...)
+	}
 	if err != nil {
 		return err
 	}
 	tr.Version++
 	return nil
+}
+
+// transactionSet is the assignment list of UpdateTransaction.
+const transactionSet = `status = $1, version = version + 1, amount = $2, surcharge = $3,
+		fee = $4, total = $5, pre_auth_amount = $6, updated_at = $7, processed_at = $8, details = $9,
+		customer_email = $10, card_last4 = $11`
+
+// updateTransactionPrefetch is UpdateTransaction on a PostgreSQL write
+// transaction: the same statement also returns the transaction's
+// merchant, kept for a Merchant call that comes next (a status change's
+// posting and webhooks read it at once: a round trip saved). Any other
+// statement in between drops it, so it is never older than a read made
+// instead would be in the same database transaction.
+func (t *tx) updateTransactionPrefetch(p *pipeline, args []any) error {
+	m, err := scanMerchant(p.QueryRowContext(t.ctx, `UPDATE transactions SET `+transactionSet+`
+		FROM merchants m WHERE reference = $12 AND version = $13 AND m.id = transactions.merchant_id
+		RETURNING `+prefixed("m.", merchantColumns), args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paylink.ErrConflict
+	}
+	if err != nil {
+		return fmt.Errorf("update transaction: %w", err)
+	}
+	t.prefetched, t.prefetchedAt = m, p.statements
+	return nil
+}
+
+// takePrefetched returns the merchant UpdateTransaction read if it is
+// merchant id and no statement ran since, and forgets it.
+func (t *tx) takePrefetched(id string) *paylink.Merchant {
+	m := t.prefetched
+	t.prefetched = nil
+	p, ok := t.q.(*pipeline)
+	if m == nil || !ok || m.ID != id || p.statements != t.prefetchedAt {
+		return nil
+	}
+	return m
+}
+
+// prefixed qualifies each column of a comma-separated list.
+func prefixed(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }
 
 // AddRefunded adds to the refunded total while it stays within the total.

@@ -11,11 +11,32 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// querier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+// querier is what a tx runs its statements on: database/sql (sqlReads,
+// stmtCache) or a PostgreSQL write transaction (pipeline).
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) row
+}
+
+// row is a single-row result: a *sql.Row, or on a pipeline a row read in
+// a batch or the failure of a held-back write, neither of which
+// database/sql can carry.
+type row interface{ Scan(dest ...any) error }
+
+// sqlQuerier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+type sqlQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// sqlReads is a querier on database/sql.
+type sqlReads struct{ sqlQuerier }
+
+// QueryRowContext runs a single-row query.
+func (q sqlReads) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	return q.sqlQuerier.QueryRowContext(ctx, query, args...)
 }
 
 // tx implements paylink.Tx on a querier.
@@ -24,10 +45,32 @@ type tx struct {
 	q   querier
 	// postgres enables the few clauses only PostgreSQL has (SKIP LOCKED).
 	postgres bool
+	// prefetched is the merchant a PostgreSQL UpdateTransaction read in
+	// its own statement, for a Merchant call that comes next; see
+	// UpdateTransaction.
+	prefetched *paylink.Merchant
+	// prefetchedAt is the pipeline's statement count when it was read.
+	prefetchedAt int64
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	return t.q.ExecContext(t.ctx, query, args...)
+}
+
+// execLater runs a write whose only possible outcome the caller reads is
+// success, or a failure that ends the whole transaction (a plain insert).
+// On PostgreSQL it is held back and sent with the transaction's next
+// round trip (see pipeline); a failure is then reported by the next
+// statement and by the commit, wrapped with op.
+func (t *tx) execLater(op, query string, args ...any) error {
+	if p, ok := t.q.(*pipeline); ok {
+		p.queue(op, query, args)
+		return nil
+	}
+	if _, err := t.exec(query, args...); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
 }
 
 // execOne runs a guarded write and returns paylink.ErrConflict when it
@@ -112,6 +155,9 @@ func scanMerchant(row interface{ Scan(...any) error }) (*paylink.Merchant, error
 
 // Merchant loads a merchant by mid.
 func (t *tx) Merchant(id string) (*paylink.Merchant, error) {
+	if m := t.takePrefetched(id); m != nil {
+		return m, nil
+	}
 	m, err := scanMerchant(t.q.QueryRowContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
 	if err != nil {
 		return nil, notFound("load merchant", err)
@@ -185,14 +231,10 @@ func (t *tx) CreateCard(c *paylink.Card) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(`INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at)
+	return t.execLater("insert card", `INSERT INTO cards (token, merchant_id, key_id, pan_sealed, fingerprint, fingerprint_key_id, info, multi_use, customer_id, created_at, used_at, invalidated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		c.Token, c.MerchantID, c.Sealed.KeyID, c.Sealed.Ciphertext, c.Info.Fingerprint, c.FingerprintKeyID, info, c.MultiUse, c.CustomerID,
 		c.CreatedAt.UnixMicro(), micros(c.UsedAt), micros(c.InvalidatedAt))
-	if err != nil {
-		return fmt.Errorf("insert card: %w", err)
-	}
-	return nil
 }
 
 // Card loads a card token of a merchant. The fingerprint column, which
@@ -243,10 +285,6 @@ func (t *tx) WipeSpentCards(before time.Time, limit int) (int64, error) {
 
 // AddEvent appends an audit event.
 func (t *tx) AddEvent(e *paylink.Event) error {
-	_, err := t.exec(`INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	return t.execLater("insert event", `INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		e.MerchantID, e.Reference, e.Type, e.Data, e.CreatedAt.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	return nil
 }

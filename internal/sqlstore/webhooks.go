@@ -50,15 +50,11 @@ func scanDeliveries(rows *sql.Rows, op string) ([]*paylink.WebhookDelivery, erro
 
 // CreateWebhookDelivery inserts an outbox row.
 func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
-	_, err := t.exec(`INSERT INTO webhook_deliveries (`+deliveryColumns+`)
+	return t.execLater("insert webhook delivery", `INSERT INTO webhook_deliveries (`+deliveryColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		d.ID, d.MerchantID, d.Reference, string(d.EventStatus), d.Target, d.URL, string(d.Payload), d.State, d.Attempts,
 		d.NextAttemptAt.UnixMicro(), d.LeaseToken, micros(d.LeaseUntil), d.LastStatusCode, d.LastError,
 		d.CreatedAt.UnixMicro(), d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt))
-	if err != nil {
-		return fmt.Errorf("insert webhook delivery: %w", err)
-	}
-	return nil
 }
 
 // ClaimWebhookDeliveries leases due rows. The outer WHERE repeats the

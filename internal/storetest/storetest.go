@@ -30,6 +30,8 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		"FailedInsertFailsUpdate":    testFailedInsertFailsUpdate,
+		"MerchantAfterTxUpdate":      testMerchantAfterTransactionUpdate,
 		"IdempotencyKeys":            testIdempotencyKeys,
 		"WipeSpentCards":             testWipeSpentCards,
 		// Direct debit refunds.

@@ -1,0 +1,51 @@
+package sqlstore
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+)
+
+// RoundTrips counts a store's network round trips to PostgreSQL: one each
+// time the client writes after having read (or first writes), so a
+// pipelined batch of statements counts once.
+type RoundTrips struct{ n atomic.Int64 }
+
+// Load returns the round trips so far.
+func (r *RoundTrips) Load() int64 { return r.n.Load() }
+
+// OpenCounted opens a PostgreSQL store whose connections count their
+// round trips in rt.
+func OpenCounted(ctx context.Context, dsn string, rt *RoundTrips) (*Store, error) {
+	return open(ctx, dsn, func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cc := &countingConn{Conn: c, rt: rt}
+		cc.read.Store(true)
+		return cc, nil
+	})
+}
+
+// countingConn counts the writes that follow a read.
+type countingConn struct {
+	net.Conn
+	rt   *RoundTrips
+	read atomic.Bool // the last I/O was a read
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	if c.read.Swap(false) {
+		c.rt.n.Add(1)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.read.Store(true)
+	}
+	return n, err
+}

@@ -1,0 +1,283 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/paylink/paylink"
+)
+
+// pipeline is a PostgreSQL write transaction that spends few network
+// round trips: a round trip costs the client two system calls and a
+// context switch, most of paylink's CPU per purchase on PostgreSQL
+// (docs/performance.md). BEGIN and the writes whose result nobody reads
+// (queued with tx.execLater) are held back and sent in one pipelined batch
+// together with the next statement that needs an answer, or with COMMIT.
+// Statements still run in the order they were made, so reads see every
+// earlier write; a held-back write that fails fails the next statement
+// and the commit, and the transaction rolls back.
+type pipeline struct {
+	conn    *sql.Conn
+	pending []queued
+	begun   bool  // BEGIN has been sent
+	err     error // the first failure; the transaction is lost
+	// statements counts the statements run or queued so far.
+	statements int64
+}
+
+// queued is a held-back statement and what to call it in an error.
+type queued struct {
+	op, query string
+	args      []any
+}
+
+// updatePipelined runs fn in a pipelined write transaction.
+func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close() // a connection left inside a transaction is discarded by the pool
+	p := &pipeline{conn: conn, pending: []queued{{op: "begin", query: "BEGIN"}}}
+	if err := fn(&tx{ctx: ctx, q: p, postgres: true}); err != nil {
+		p.rollback(ctx)
+		if p.err != nil {
+			return p.err // a held-back write failed first; err follows from it
+		}
+		return err
+	}
+	return p.commit(ctx)
+}
+
+// queue holds a write back until the next round trip.
+func (p *pipeline) queue(op, query string, args []any) {
+	p.statements++
+	p.pending = append(p.pending, queued{op: op, query: query, args: args})
+}
+
+// send runs the held-back statements, then last if it is not nil, in one
+// round trip, and returns last's command tag.
+func (p *pipeline) send(ctx context.Context, last *queued) (pgconn.CommandTag, error) {
+	if last != nil {
+		p.statements++
+	}
+	if p.err != nil {
+		return pgconn.CommandTag{}, p.err
+	}
+	batch := p.pending
+	if last != nil {
+		batch = append(batch, *last)
+	}
+	p.pending = nil
+	if len(batch) == 0 {
+		return pgconn.CommandTag{}, nil
+	}
+	var tag pgconn.CommandTag
+	err := p.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		var err error
+		tag, err = runBatch(ctx, c.Conn(), batch)
+		return err
+	})
+	if err != nil && !errors.Is(err, errLastFailed) {
+		p.err = err // a held-back write failed: nothing more can commit
+	}
+	p.begun = true
+	return tag, err
+}
+
+// errLastFailed marks a failure of the batch's last statement, the one
+// the caller is waiting for, which the caller reports itself.
+var errLastFailed = errors.New("statement failed")
+
+// runBatch sends batch as one pipeline and reads every result.
+func runBatch(ctx context.Context, c *pgx.Conn, batch []queued) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
+	for _, q := range batch {
+		b.Queue(q.query, q.args...)
+	}
+	br := c.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	for i, q := range batch {
+		var err error
+		if tag, err = br.Exec(); err != nil {
+			br.Close()
+			if i == len(batch)-1 {
+				return tag, fmt.Errorf("%w: %w", errLastFailed, err)
+			}
+			return tag, fmt.Errorf("%s: %w", q.op, err)
+		}
+	}
+	return tag, br.Close()
+}
+
+// ExecContext runs query after the held-back statements, in the same
+// round trip.
+func (p *pipeline) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tag, err := p.send(ctx, &queued{query: query, args: args})
+	if err != nil {
+		return nil, unwrapLast(err)
+	}
+	return result(tag.RowsAffected()), nil
+}
+
+// QueryContext sends the held-back statements, then runs query.
+func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	p.statements++
+	if _, err := p.send(ctx, nil); err != nil {
+		return nil, err
+	}
+	return p.conn.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query in the same round trip as the held-back
+// statements (BEGIN at least, when it is the transaction's first). A
+// failure of those is reported by the row's Scan.
+func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	p.statements++
+	if p.err != nil {
+		return failedRow{p.err}
+	}
+	if len(p.pending) == 0 {
+		return p.conn.QueryRowContext(ctx, query, args...)
+	}
+	batch := append(p.pending, queued{query: query, args: args})
+	p.pending, p.begun = nil, true
+	var r *bufferedRow
+	err := p.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		var err error
+		r, err = queryBatch(ctx, c.Conn(), batch)
+		return err
+	})
+	if err != nil {
+		p.err = err
+		return failedRow{err}
+	}
+	return r
+}
+
+// queryBatch sends batch as one pipeline, its last statement a query, and
+// returns the query's first row. A failure of the query itself is the
+// row's, not the batch's.
+func queryBatch(ctx context.Context, c *pgx.Conn, batch []queued) (*bufferedRow, error) {
+	b := &pgx.Batch{}
+	for _, q := range batch {
+		b.Queue(q.query, q.args...)
+	}
+	br := c.SendBatch(ctx, b)
+	defer br.Close()
+	for _, q := range batch[:len(batch)-1] {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("%s: %w", q.op, err)
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return &bufferedRow{err: err}, nil
+	}
+	defer rows.Close()
+	r := &bufferedRow{types: c.TypeMap(), err: pgx.ErrNoRows}
+	if rows.Next() {
+		r.fields, r.err = rows.FieldDescriptions(), nil
+		for _, v := range rows.RawValues() {
+			r.values = append(r.values, bytes.Clone(v)) // the connection reuses its buffer
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		r.err = err
+	}
+	return r, nil
+}
+
+// bufferedRow is a row read in a pipeline, scanned later with the
+// connection's type map, as pgx scans (sql.ErrNoRows when there is none).
+type bufferedRow struct {
+	types  *pgtype.Map
+	fields []pgconn.FieldDescription
+	values [][]byte
+	err    error
+}
+
+func (r *bufferedRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if len(dest) != len(r.values) {
+		return fmt.Errorf("scan: %d destinations for %d columns", len(dest), len(r.values))
+	}
+	for i, d := range dest {
+		f := r.fields[i]
+		if err := r.types.Scan(f.DataTypeOID, f.Format, r.values[i], d); err != nil {
+			return fmt.Errorf("scan column %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// failedRow is a row whose query was not sent.
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
+
+// commit sends the held-back writes and COMMIT in one round trip. A
+// function that wrote nothing has nothing to commit: not even BEGIN was
+// sent.
+func (p *pipeline) commit(ctx context.Context) error {
+	if !p.begun && len(p.pending) == 1 {
+		return nil
+	}
+	tag, err := p.send(ctx, &queued{query: "COMMIT"})
+	if err != nil {
+		p.rollback(ctx)
+		return fmt.Errorf("commit: %w", unwrapLast(err))
+	}
+	if tag.String() != "COMMIT" {
+		// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK.
+		return fmt.Errorf("commit: the transaction was rolled back (%s)", tag)
+	}
+	return nil
+}
+
+// rollback ends a transaction that was begun. Its error is not reported:
+// a connection still inside a transaction is discarded when released.
+func (p *pipeline) rollback(ctx context.Context) {
+	if !p.begun {
+		return
+	}
+	p.conn.ExecContext(ctx, "ROLLBACK")
+}
+
+// unwrapLast drops errLastFailed from the caller's own statement error.
+func unwrapLast(err error) error {
+	if errors.Is(err, errLastFailed) {
+		if u, ok := err.(interface{ Unwrap() []error }); ok {
+			return u.Unwrap()[1]
+		}
+	}
+	return err
+}
+
+// result is a statement's count of affected rows.
+type result int64
+
+func (r result) LastInsertId() (int64, error) {
+	return 0, errors.New("LastInsertId is not supported on PostgreSQL")
+}
+
+func (r result) RowsAffected() (int64, error) { return int64(r), nil }
