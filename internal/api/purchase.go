@@ -22,8 +22,13 @@ func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *pay
 	if err != nil {
 		return nil, err
 	}
+	return tokenResult(tok, company), nil
+}
+
+// tokenResult is the transaction token response (4.2).
+func tokenResult(tok, company string) any {
 	return map[string]string{"transaction_token": tok, "company_token": company,
-		"response_code": "success", "response_message": msgSuccess}, nil
+		"response_code": "success", "response_message": msgSuccess}
 }
 
 const msgSuccess = "The request was processed successfully"
@@ -83,6 +88,20 @@ func (b *body) card() *paylink.CardDetails {
 
 // purchase: POST /v5/purchase (4.3).
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req, err := b.purchaseRequest()
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.svc.Purchase(r.Context(), m, req)
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, false), nil
+}
+
+// purchaseRequest reads a purchase body; the error lists every field
+// problem.
+func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 	req := paylink.PurchaseRequest{
 		CompanyToken:     b.need(maxToken, "token.company_token"),
 		TransactionToken: b.need(maxToken, "token.transaction_token"),
@@ -97,14 +116,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation"),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
-	if err := b.err(); err != nil {
-		return nil, err
-	}
-	t, err := s.svc.Purchase(r.Context(), m, req)
-	if err != nil {
-		return nil, err
-	}
-	return transactionResult(t, false), nil
+	return req, b.err()
 }
 
 // surcharge: POST /v5/surcharge (4.6); the company token is token.company.
@@ -146,6 +158,11 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 	if err != nil {
 		return nil, err
 	}
+	return statusResult(t), nil
+}
+
+// statusResult is the purchase status response (4.8).
+func statusResult(t *paylink.Transaction) any {
 	cur, _ := paylink.LookupCurrency(t.Currency)
 	return map[string]any{
 		"transaction_time_utc": nullable(paylink.FormatSpecTime(t.ProcessedAt)),
@@ -156,5 +173,5 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 		"currency":             t.Currency,
 		"response_code":        "success",
 		"response_message":     msgSuccess,
-	}, nil
+	}
 }
