@@ -67,21 +67,19 @@ func (b *body) metadata() map[string]string {
 // card reads card details, or nil when none were sent.
 func (b *body) card() *paylink.CardDetails {
 	number := b.str(paylink.MaxCardNumberInput, "card.number")
-	_, hasMonth := b.lookup("card.expiry_month")
-	_, hasYear := b.lookup("card.expiry_year")
-	if number == "" && !hasMonth && !hasYear {
+	if number == "" && b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil {
 		return nil
 	}
 	c := &paylink.CardDetails{Number: number, CVC: b.str(4, "card.cvc"), HolderName: b.str(maxField, "card.holder_name")}
 	if number == "" {
-		b.f.Add("card.number", "is required with card details")
+		b.fail("card.number", "is required with card details")
 	}
 	var ok bool
 	if c.ExpiryMonth, ok = b.integer("card.expiry_month"); !ok {
-		b.f.Add("card.expiry_month", "is required with card details")
+		b.fail("card.expiry_month", "is required with card details")
 	}
 	if c.ExpiryYear, ok = b.integer("card.expiry_year"); !ok {
-		b.f.Add("card.expiry_year", "is required with card details")
+		b.fail("card.expiry_year", "is required with card details")
 	}
 	return c
 }
