@@ -26,9 +26,21 @@ func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *pay
 }
 
 // tokenResult is the transaction token response (4.2).
-func tokenResult(tok, company string) any {
-	return map[string]string{"transaction_token": tok, "company_token": company,
-		"response_code": "success", "response_message": msgSuccess}
+func tokenResult(tok, company string) appender { return tokenResponse{token: tok, company: company} }
+
+// tokenResponse is a transaction token response (see tokenResult).
+type tokenResponse struct{ token, company string }
+
+// appendJSON writes the response in sorted key order.
+func (r tokenResponse) appendJSON(b []byte) []byte {
+	o := object{b: b}
+	o.open("")
+	o.str("company_token", r.company)
+	o.str("response_code", "success")
+	o.str("response_message", msgSuccess)
+	o.str("transaction_token", r.token)
+	o.close()
+	return o.b
 }
 
 const msgSuccess = "The request was processed successfully"
@@ -160,16 +172,25 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 }
 
 // statusResult is the purchase status response (4.8).
-func statusResult(t *paylink.Transaction) any {
+func statusResult(t *paylink.Transaction) appender { return statusResponse{t} }
+
+// statusResponse is a purchase status response (see statusResult).
+type statusResponse struct{ t *paylink.Transaction }
+
+// appendJSON writes the response in sorted key order.
+func (r statusResponse) appendJSON(b []byte) []byte {
+	t := r.t
 	cur, _ := paylink.LookupCurrency(t.Currency)
-	return map[string]any{
-		"transaction_time_utc": nullable(paylink.FormatSpecTime(t.ProcessedAt)),
-		"status":               t.Status.Public(),
-		"purchase_reference":   t.Reference,
-		"invoice_number":       t.InvoiceNumber,
-		"amount":               number(t.Total, cur),
-		"currency":             t.Currency,
-		"response_code":        "success",
-		"response_message":     msgSuccess,
-	}
+	o := object{b: b}
+	o.open("")
+	o.raw("amount", paylink.FormatAmountShort(t.Total, cur))
+	o.str("currency", t.Currency)
+	o.str("invoice_number", t.InvoiceNumber)
+	o.str("purchase_reference", t.Reference)
+	o.str("response_code", "success")
+	o.str("response_message", msgSuccess)
+	o.str("status", string(t.Status.Public()))
+	o.nullable("transaction_time_utc", paylink.FormatSpecTime(t.ProcessedAt))
+	o.close()
+	return o.b
 }
