@@ -90,8 +90,12 @@ func TestHotResponsesMatchEncodingJSON(t *testing.T) {
 		{"requires authentication", func(t *paylink.Transaction) {
 			t.Status, t.ProcessedAt, t.AuthenticationURL = paylink.StatusRequiresAuthentication, time.Time{}, "https://pay.example/acs/x?a=1&b=<2>"
 		}},
-		{"held", func(t *paylink.Transaction) { t.PreAuth, t.PreAuthAmount, t.Status = true, 15160, paylink.StatusPreAuthorised }},
-		{"declined JPY", func(t *paylink.Transaction) { t.Status, t.Currency, t.Amount, t.Total = paylink.StatusDeclined, "JPY", 1500, 1500 }},
+		{"held", func(t *paylink.Transaction) {
+			t.PreAuth, t.PreAuthAmount, t.Status = true, 15160, paylink.StatusPreAuthorised
+		}},
+		{"declined JPY", func(t *paylink.Transaction) {
+			t.Status, t.Currency, t.Amount, t.Total = paylink.StatusDeclined, "JPY", 1500, 1500
+		}},
 		{"escaped text", func(t *paylink.Transaction) {
 			t.InvoiceNumber, t.Details.Message, t.Details.Customer.ID, t.Details.Card.HolderName = tricky, tricky, tricky, tricky
 			t.Details.Card.ExpiryMonth, t.Details.Card.ExpiryYear = 3, 2105
