@@ -81,7 +81,10 @@ func parseBody(raw []byte) (*body, error) {
 	if !utf8.Valid(raw) {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid UTF-8")
 	}
-	p := parser{src: string(raw), v: make([]value, 0, 32)}
+	src := string(raw)
+	// A member per colon outside strings: one allocation for typical
+	// bodies, bounded for hostile ones.
+	p := parser{src: src, v: make([]value, 0, min(strings.Count(src, ":"), 64))}
 	isObject := p.src[0] == '{'
 	var ok bool
 	if isObject {
@@ -320,7 +323,12 @@ func (p *parser) str() (string, bool) {
 	p.i++
 	start, escaped := p.i, false
 	for p.i < len(p.src) {
-		switch c := p.src[p.i]; {
+		c := p.src[p.i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			p.i++
+			continue
+		}
+		switch {
 		case c == '"':
 			s := p.src[start:p.i]
 			p.i++
@@ -333,10 +341,8 @@ func (p *parser) str() (string, bool) {
 				return "", false
 			}
 			escaped = true
-		case c < 0x20:
+		default: // a control byte
 			return "", false
-		default:
-			p.i++
 		}
 	}
 	return "", false
