@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paylink/paylink/internal/api"
 	"github.com/paylink/paylink/internal/apitest"
 )
 
@@ -34,6 +35,7 @@ func BenchmarkHandlerTransactionToken(b *testing.B) {
 	m := env.Onboard()
 	body := fmt.Sprintf(`{"company_token":%q}`, m.Creds.CompanyToken)
 	b.ReportAllocs()
+	defer api.ReportCPU(b, api.CPUTime())
 	for b.Loop() {
 		serve(b, env, m, http.MethodPost, "/v5/transaction_token", body)
 	}
@@ -68,6 +70,7 @@ func BenchmarkHandlerPurchase(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer api.ReportCPU(b, api.CPUTime())
 	for i := 0; i < b.N; i++ {
 		serve(b, env, m, http.MethodPost, "/v5/purchase", bodies[i])
 	}
@@ -81,6 +84,7 @@ func BenchmarkHandlerStatus(b *testing.B) {
 		b.Fatal("setup purchase failed")
 	}
 	b.ReportAllocs()
+	defer api.ReportCPU(b, api.CPUTime())
 	for b.Loop() {
 		serve(b, env, m, http.MethodGet, "/v5/purchase/"+ref, "")
 	}
