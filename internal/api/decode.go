@@ -21,13 +21,14 @@ const MaxBodyBytes = 64 << 10
 // deployed clients send (numbers as strings, integers for strings,
 // "true"/"false" for booleans) and record a field error for anything that
 // cannot be coerced. Keys whose value is empty are marked absent when the
-// body is parsed (see parser.close), so no accessor or handler can tell
-// them from absent keys.
+// body is parsed (see parser.member and kept), so no accessor or handler
+// can tell them from absent keys.
 //
 // The members are one flat slice in document order rather than nested
 // maps (issue 14: the maps were most of the decoding cost): an object's
 // members follow it, up to its end. Keys and values without escapes are
-// slices of src, so a typical body costs two allocations.
+// slices of one copy of the body, so a typical body costs three
+// allocations (that copy, the slice and the body).
 type body struct {
 	v []value
 	f paylink.FieldErrors // nil until the first problem
@@ -82,8 +83,8 @@ func parseBody(raw []byte) (*body, error) {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid UTF-8")
 	}
 	src := string(raw)
-	// A member per colon outside strings: one allocation for typical
-	// bodies, bounded for hostile ones.
+	// At most one member per colon: one allocation for typical bodies,
+	// a bounded first one for hostile ones.
 	p := parser{src: src, v: make([]value, 0, min(strings.Count(src, ":"), 64))}
 	isObject := p.src[0] == '{'
 	var ok bool
