@@ -65,11 +65,9 @@ func (s *Server) invalidateCard(w http.ResponseWriter, r *http.Request, m *payli
 	if err != nil {
 		return nil, err
 	}
-	card := cardRecord(c.Info)
 	return map[string]any{
-		"card_token": c.Token,
-		"card": map[string]any{"number": card["number"], "expiry_month": card["expiry_month"],
-			"expiry_year": card["expiry_year"]},
+		"card_token":       c.Token,
+		"card":             cardJSON{info: c.Info, fields: cardNumber | cardExpiry},
 		"response_code":    "success",
 		"response_message": msgSuccess,
 	}, nil

@@ -2,13 +2,13 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/paylink/paylink"
@@ -20,12 +20,41 @@ const MaxBodyBytes = 64 << 10
 // body is a leniently decoded JSON request. Accessors coerce the shapes
 // deployed clients send (numbers as strings, integers for strings,
 // "true"/"false" for booleans) and record a field error for anything that
-// cannot be coerced. Keys whose value is empty are removed when the body is
-// parsed (see dropEmpty), so no accessor or handler can tell them from
-// absent keys.
+// cannot be coerced. Keys whose value is empty are marked absent when the
+// body is parsed (see parser.member and kept), so no accessor or handler
+// can tell them from absent keys.
+//
+// The members are one flat slice in document order rather than nested
+// maps (issue 14: the maps were most of the decoding cost): an object's
+// members follow it, up to its end. Keys and values without escapes are
+// slices of one copy of the body, so a typical body costs three
+// allocations (that copy, the slice and the body).
 type body struct {
-	m map[string]any
-	f paylink.FieldErrors
+	v []value
+	f paylink.FieldErrors // nil until the first problem
+}
+
+// kind is the JSON type of a member's value.
+type kind uint8
+
+const (
+	kindAbsent kind = iota // null, a blank string, an object left empty, or replaced by a later duplicate key
+	kindString
+	kindNumber
+	kindBool
+	kindObject
+	kindArray
+)
+
+// value is one object member. text is a string's decoded text, a
+// number's literal (as json.Number kept it), "true" or "false", or an
+// array's JSON (no accessor reads into arrays). An object's members are
+// the values after it up to end; any other value ends at its index + 1.
+type value struct {
+	key  string
+	text string
+	end  int32
+	kind kind
 }
 
 // readRaw reads a request body within MaxBodyBytes.
@@ -42,116 +71,476 @@ func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // parseBody decodes raw JSON into a body. It is the fuzzed entry point.
+// It accepts and rejects exactly what encoding/json's Decoder (with
+// UseNumber) followed by a More check did before, with the same messages
+// and byte offsets; decode_test.go compares the two.
 func parseBody(raw []byte) (*body, error) {
-	b := &body{m: map[string]any{}, f: paylink.FieldErrors{}}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return b, nil
+		return &body{}, nil
 	}
 	if !utf8.Valid(raw) {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", jsonProblem(err))
+	src := string(raw)
+	// At most one member per colon: one allocation for typical bodies,
+	// a bounded first one for hostile ones.
+	p := parser{src: src, v: make([]value, 0, min(strings.Count(src, ":"), 64))}
+	isObject := p.src[0] == '{'
+	var ok bool
+	if isObject {
+		_, ok = p.object(1, true)
+	} else {
+		ok = p.member("", 0, false)
 	}
-	if dec.More() {
+	if !ok {
+		return nil, p.syntaxError()
+	}
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] != '}' && p.src[p.i] != ']' {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body has data after the JSON object")
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	if !isObject {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body must be a JSON object")
 	}
-	dropEmpty(m)
-	b.m = m
-	return b, nil
+	return &body{v: p.v}, nil
 }
 
-// dropEmpty is the one rule for the sloppiest deployed clients, which send
-// every key of every request object with "" or null for what they do not
-// use: such a key is absent. It deletes, in m and every object nested in
-// it, each key whose value is null, a string of only white space, or an
-// object left empty by the same rule, and reports whether m ended empty.
-func dropEmpty(m map[string]any) bool {
-	for k, v := range m {
-		if isEmpty(v) {
-			delete(m, k)
+// maxDepth is encoding/json's nesting limit for objects and arrays.
+const maxDepth = 10000
+
+// parser is a single-pass JSON scanner that records the members of
+// objects outside arrays. Every method that fails leaves i at the byte
+// that cannot continue a valid document (len(src) at an early end), the
+// byte encoding/json's scanner reports.
+type parser struct {
+	src string
+	i   int
+	v   []value
+}
+
+// syntaxError describes where parsing stopped without echoing the body.
+func (p *parser) syntaxError() error {
+	problem := "unexpected end or structure"
+	if p.i < len(p.src) {
+		problem = "syntax error at byte " + strconv.Itoa(p.i+1)
+	}
+	return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", problem)
+}
+
+// space skips JSON white space.
+func (p *parser) space() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
 		}
 	}
-	return len(m) == 0
 }
 
-// isEmpty reports whether a decoded JSON value counts as absent; nested
-// objects are pruned on the way.
-func isEmpty(v any) bool {
-	switch x := v.(type) {
-	case nil:
+// at reports whether the next byte is c.
+func (p *parser) at(c byte) bool { return p.i < len(p.src) && p.src[p.i] == c }
+
+// object parses the object at i, appending its members when rec, and
+// reports whether it keeps a member after the empty-is-absent rule.
+func (p *parser) object(depth int, rec bool) (keeps, ok bool) {
+	if depth > maxDepth {
+		return false, false
+	}
+	p.i++
+	first := len(p.v)
+	p.space()
+	if p.at('}') {
+		p.i++
+		return false, true
+	}
+	for {
+		p.space()
+		if !p.at('"') {
+			return false, false
+		}
+		key, ok := p.str()
+		if !ok {
+			return false, false
+		}
+		p.space()
+		if !p.at(':') {
+			return false, false
+		}
+		p.i++
+		if !p.member(key, depth, rec) {
+			return false, false
+		}
+		p.space()
+		switch {
+		case p.at(','):
+			p.i++
+		case p.at('}'):
+			p.i++
+			return rec && kept(p.v, first), true
+		default:
+			return false, false
+		}
+	}
+}
+
+// array parses (and only checks) the array at i.
+func (p *parser) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	p.i++
+	p.space()
+	if p.at(']') {
+		p.i++
 		return true
-	case string:
-		return strings.TrimSpace(x) == ""
-	case map[string]any:
-		return dropEmpty(x)
+	}
+	for {
+		if !p.member("", depth, false) {
+			return false
+		}
+		p.space()
+		switch {
+		case p.at(','):
+			p.i++
+		case p.at(']'):
+			p.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// member parses the value at i (after white space), recording it under
+// key when rec. Null, blank strings and objects left empty are recorded
+// as absent, so that they still replace an earlier duplicate key.
+func (p *parser) member(key string, depth int, rec bool) bool {
+	p.space()
+	if p.i >= len(p.src) {
+		return false
+	}
+	start := p.i
+	switch c := p.src[p.i]; {
+	case c == '{':
+		at := len(p.v)
+		if rec {
+			p.v = append(p.v, value{key: key, kind: kindObject})
+		}
+		keeps, ok := p.object(depth+1, rec)
+		if ok && rec {
+			if !keeps {
+				p.v = p.v[:at+1]
+				p.v[at].kind = kindAbsent
+			}
+			p.v[at].end = int32(len(p.v))
+		}
+		return ok
+	case c == '[':
+		return p.array(depth+1) && p.add(rec, key, kindArray, p.src[start:p.i])
+	case c == '"':
+		s, ok := p.str()
+		k := kindString
+		if strings.TrimSpace(s) == "" {
+			k = kindAbsent
+		}
+		return ok && p.add(rec, key, k, s)
+	case c == 't':
+		return p.literal("true") && p.add(rec, key, kindBool, "true")
+	case c == 'f':
+		return p.literal("false") && p.add(rec, key, kindBool, "false")
+	case c == 'n':
+		return p.literal("null") && p.add(rec, key, kindAbsent, "")
+	case c == '-' || isDigit(c):
+		return p.number() && p.add(rec, key, kindNumber, p.src[start:p.i])
 	}
 	return false
 }
 
-// jsonProblem describes a decoding error without echoing the body.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+// add records a scalar or array member when rec; it always succeeds.
+func (p *parser) add(rec bool, key string, k kind, text string) bool {
+	if rec {
+		p.v = append(p.v, value{key: key, text: text, kind: k, end: int32(len(p.v) + 1)})
 	}
-	return "unexpected end or structure"
+	return true
 }
 
-// lookup follows a dotted path through nested objects.
-func (b *body) lookup(path string) (any, bool) {
-	var cur any = b.m
-	for _, part := range strings.Split(path, ".") {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
+// literal consumes true, false or null.
+func (p *parser) literal(word string) bool {
+	for j := 0; j < len(word); j++ {
+		if !p.at(word[j]) {
+			return false
 		}
-		if cur, ok = obj[part]; !ok {
-			return nil, false
+		p.i++
+	}
+	return true
+}
+
+// number consumes a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() bool {
+	if p.at('-') {
+		p.i++
+	}
+	switch {
+	case p.at('0'):
+		p.i++
+	case p.digits() == 0:
+		return false
+	}
+	if p.at('.') {
+		p.i++
+		if p.digits() == 0 {
+			return false
 		}
 	}
-	return cur, cur != nil
+	if p.at('e') || p.at('E') {
+		p.i++
+		if p.at('+') || p.at('-') {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// digits consumes a run of digits and returns its length.
+func (p *parser) digits() int {
+	start := p.i
+	for p.i < len(p.src) && isDigit(p.src[p.i]) {
+		p.i++
+	}
+	return p.i - start
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// str consumes a string and returns its decoded text: a slice of src
+// unless it has escapes.
+func (p *parser) str() (string, bool) {
+	p.i++
+	start, escaped := p.i, false
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			p.i++
+			continue
+		}
+		switch {
+		case c == '"':
+			s := p.src[start:p.i]
+			p.i++
+			if escaped {
+				s = unescape(s)
+			}
+			return s, true
+		case c == '\\':
+			if !p.escape() {
+				return "", false
+			}
+			escaped = true
+		default: // a control byte
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// escape consumes one backslash escape.
+func (p *parser) escape() bool {
+	p.i++
+	if p.i >= len(p.src) {
+		return false
+	}
+	switch p.src[p.i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		p.i++
+		return true
+	case 'u':
+		p.i++
+		for range 4 {
+			if p.i >= len(p.src) || hexValue(p.src[p.i]) < 0 {
+				return false
+			}
+			p.i++
+		}
+		return true
+	}
+	return false
+}
+
+// unescape decodes the escapes of a string str has checked, as
+// encoding/json does: half a surrogate pair without its other half
+// becomes U+FFFD.
+func unescape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			out = append(out, s[i])
+			i++
+			continue
+		}
+		c := s[i+1]
+		i += 2
+		switch c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(s[i:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				low := rune(-1)
+				if strings.HasPrefix(s[i:], `\u`) {
+					low = hex4(s[i+2:])
+				}
+				if r = utf16.DecodeRune(r, low); r != unicode.ReplacementChar {
+					i += 6
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// hex4 is the value of four hex digits str has checked.
+func hex4(s string) rune {
+	var r rune
+	for j := range 4 {
+		r = r<<4 | rune(hexValue(s[j]))
+	}
+	return r
+}
+
+// hexValue is a hex digit's value, -1 for another byte.
+func hexValue(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// kept reports whether the object whose members are v[first:] keeps one
+// under the empty-is-absent rule: a member that is not absent and is not
+// replaced by a later member of the same key (encoding/json keeps the
+// last duplicate). The last member usually decides it at once.
+func kept(v []value, first int) bool {
+	var buf [32]int32
+	members := buf[:0]
+	for j := first; j < len(v); j = int(v[j].end) {
+		members = append(members, int32(j))
+	}
+	var later map[string]bool // keys after n, for objects too large to compare pairwise
+	if len(members) > len(buf) {
+		later = make(map[string]bool)
+	}
+	for n := len(members) - 1; n >= 0; n-- {
+		m := v[members[n]]
+		if m.kind != kindAbsent && !replaced(v, members[n+1:], later, m.key) {
+			return true
+		}
+		if later != nil {
+			later[m.key] = true
+		}
+	}
+	return false
+}
+
+// replaced reports whether key is among the members after the one being
+// checked, from later when the object is large.
+func replaced(v []value, after []int32, later map[string]bool, key string) bool {
+	if later != nil {
+		return later[key]
+	}
+	for _, j := range after {
+		if v[j].key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup follows a dotted path through nested objects; nil when absent.
+// Among duplicate keys the last counts.
+func (b *body) lookup(path string) *value {
+	lo, hi := 0, len(b.v)
+	for {
+		key, rest, nested := strings.Cut(path, ".")
+		found := -1
+		for j := lo; j < hi; j = int(b.v[j].end) {
+			if b.v[j].key == key {
+				found = j
+			}
+		}
+		if found < 0 || b.v[found].kind == kindAbsent {
+			return nil
+		}
+		if !nested {
+			return &b.v[found]
+		}
+		if b.v[found].kind != kindObject {
+			return nil
+		}
+		lo, hi, path = found+1, int(b.v[found].end), rest
+	}
 }
 
 // first returns the first of several alias paths that is present and the
 // path it was found at.
-func (b *body) first(paths ...string) (any, string) {
+func (b *body) first(paths ...string) (*value, string) {
 	for _, p := range paths {
-		if v, ok := b.lookup(p); ok {
+		if v := b.lookup(p); v != nil {
 			return v, p
 		}
 	}
 	return nil, paths[0]
 }
 
+// fail records a problem for a field unless one is already recorded.
+func (b *body) fail(path, problem string) {
+	if b.f == nil {
+		b.f = paylink.FieldErrors{}
+	}
+	b.f.Add(path, problem)
+}
+
 // str reads a string (numbers and booleans are accepted as their text),
 // trimmed, at most max bytes; "" when absent.
 func (b *body) str(max int, paths ...string) string {
 	v, path := b.first(paths...)
-	var s string
-	switch x := v.(type) {
-	case nil:
+	if v == nil {
 		return ""
-	case string:
-		s = strings.TrimSpace(x)
-	case json.Number:
-		s = x.String()
-	case bool:
-		s = strconv.FormatBool(x)
+	}
+	var s string
+	switch v.kind {
+	case kindString:
+		s = strings.TrimSpace(v.text)
+	case kindNumber, kindBool:
+		s = v.text
 	default:
-		b.f.Add(path, "must be a string")
+		b.fail(path, "must be a string")
 		return ""
 	}
 	if err := paylink.CheckText(s, max); err != nil {
-		b.f.Add(path, err.Error())
+		b.fail(path, err.Error())
 		return ""
 	}
 	return s
@@ -161,7 +550,7 @@ func (b *body) str(max int, paths ...string) string {
 func (b *body) need(max int, paths ...string) string {
 	s := b.str(max, paths...)
 	if _, has := b.f[paths[0]]; s == "" && !has {
-		b.f.Add(paths[0], "is required")
+		b.fail(paths[0], "is required")
 	}
 	return s
 }
@@ -170,50 +559,51 @@ func (b *body) need(max int, paths ...string) string {
 // false.
 func (b *body) boolean(paths ...string) bool {
 	v, path := b.first(paths...)
-	switch x := v.(type) {
-	case nil:
+	if v == nil {
 		return false
-	case bool:
-		return x
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
+	}
+	switch v.kind {
+	case kindBool:
+		return v.text == "true"
+	case kindString:
+		switch strings.ToLower(strings.TrimSpace(v.text)) {
 		case "true", "1", "yes":
 			return true
 		case "false", "0", "no":
 			return false
 		}
-	case json.Number:
-		switch x.String() {
+	case kindNumber:
+		switch v.text {
 		case "1":
 			return true
 		case "0":
 			return false
 		}
 	}
-	b.f.Add(path, "must be true or false")
+	b.fail(path, "must be true or false")
 	return false
 }
 
 // integer reads a whole number sent as a number or a digit string
 // ("07"); ok is false when absent.
 func (b *body) integer(path string) (n int, ok bool) {
-	v, present := b.lookup(path)
-	if !present {
+	v := b.lookup(path)
+	if v == nil {
 		return 0, false
 	}
 	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
+	switch v.kind {
+	case kindNumber:
+		s = v.text
+	case kindString:
+		s = strings.TrimSpace(v.text)
 	default:
-		b.f.Add(path, "must be a whole number")
+		b.fail(path, "must be a whole number")
 		return 0, false
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || len(s) > 4 {
-		b.f.Add(path, "must be a whole number")
+		b.fail(path, "must be a whole number")
 		return 0, false
 	}
 	return n, true
@@ -223,35 +613,29 @@ func (b *body) integer(path string) (n int, ok bool) {
 // prefix.currency, or amountPath/currencyPath) exactly.
 func (b *body) money(amountPath, currencyPath string) (int64, string) {
 	code := strings.ToUpper(b.need(3, currencyPath))
-	raw, present := b.lookup(amountPath)
-	if !present {
-		b.f.Add(amountPath, "is required")
+	v := b.lookup(amountPath)
+	if v == nil {
+		b.fail(amountPath, "is required")
 		return 0, code
 	}
-	var s string
-	switch x := raw.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = x
-	default:
-		b.f.Add(amountPath, "must be a number")
+	if v.kind != kindNumber && v.kind != kindString {
+		b.fail(amountPath, "must be a number")
 		return 0, code
 	}
 	cur, ok := paylink.LookupCurrency(code)
 	if !ok {
 		if _, has := b.f[currencyPath]; !has {
-			b.f.Add(currencyPath, "must be a supported ISO 4217 currency code such as AUD")
+			b.fail(currencyPath, "must be a supported ISO 4217 currency code such as AUD")
 		}
 		return 0, code
 	}
-	amount, err := paylink.ParseAmount(s, cur)
+	amount, err := paylink.ParseAmount(v.text, cur)
 	if err != nil {
-		b.f.Add(amountPath, err.Error())
+		b.fail(amountPath, err.Error())
 		return 0, code
 	}
 	if amount <= 0 {
-		b.f.Add(amountPath, "must be greater than zero")
+		b.fail(amountPath, "must be greater than zero")
 	}
 	return amount, code
 }

@@ -1,9 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/paylink/paylink"
 )
 
 func TestBodyCoercions(t *testing.T) {
@@ -59,7 +66,7 @@ func TestEmptyValuesAreAbsent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(b.m)
+			got, err := json.Marshal(b.tree(0, len(b.v)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +99,178 @@ func FuzzParseBody(f *testing.F) {
 		b.card()
 		if err := b.err(); err != nil && strings.TrimSpace(err.Error()) == "" {
 			t.Fatalf("field errors without a message: %v", b.f)
+		}
+	})
+}
+
+// tree rebuilds the members v[lo:hi] as encoding/json would have decoded
+// them into map[string]any (with UseNumber) and the empty-is-absent rule
+// pruned them: the form the decoder used before issue 14.
+func (b *body) tree(lo, hi int) map[string]any {
+	m := map[string]any{}
+	for j := lo; j < hi; j = int(b.v[j].end) {
+		if b.v[j].kind == kindAbsent {
+			delete(m, b.v[j].key)
+			continue
+		}
+		m[b.v[j].key] = b.any(j)
+	}
+	return m
+}
+
+// any is the member at j as encoding/json would have decoded it.
+func (b *body) any(j int) any {
+	v := b.v[j]
+	switch v.kind {
+	case kindString:
+		return v.text
+	case kindNumber:
+		return json.Number(v.text)
+	case kindBool:
+		return v.text == "true"
+	case kindObject:
+		return b.tree(j+1, int(v.end))
+	case kindArray:
+		var out any
+		dec := json.NewDecoder(strings.NewReader(v.text))
+		dec.UseNumber()
+		if err := dec.Decode(&out); err != nil {
+			panic(err)
+		}
+		return out
+	}
+	return nil
+}
+
+// referenceParse is the decoder before issue 14: encoding/json into
+// map[string]any, then every empty key deleted at every depth. The new
+// decoder must accept, reject and describe exactly as it did.
+func referenceParse(raw []byte) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return map[string]any{}, nil
+	}
+	if !utf8.Valid(raw) {
+		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		problem := "unexpected end or structure"
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			problem = fmt.Sprintf("syntax error at byte %d", se.Offset)
+		}
+		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", problem)
+	}
+	if dec.More() {
+		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body has data after the JSON object")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body must be a JSON object")
+	}
+	referencePrune(m)
+	return m, nil
+}
+
+// referencePrune is the old dropEmpty.
+func referencePrune(m map[string]any) bool {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case string:
+			if strings.TrimSpace(x) == "" {
+				delete(m, k)
+			}
+		case map[string]any:
+			if referencePrune(x) {
+				delete(m, k)
+			}
+		}
+	}
+	return len(m) == 0
+}
+
+// referenceLookup is the old dotted-path lookup.
+func referenceLookup(m map[string]any, path string) any {
+	var cur any = m
+	for _, part := range strings.Split(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = obj[part]
+	}
+	return cur
+}
+
+// paths lists the dotted path of every member of m down to depth
+// levels (the deepest seeds would otherwise cost the fuzzer quadratic
+// time in path building alone).
+func paths(prefix string, m map[string]any, depth int) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, prefix+k)
+		if sub, ok := v.(map[string]any); ok && depth > 1 {
+			out = append(out, paths(prefix+k+".", sub, depth-1)...)
+		}
+	}
+	return out
+}
+
+// decodeSeeds are bodies at the edges of the decoder: escapes, duplicate
+// keys, empty values at depth, numbers, nesting, trailing bytes and
+// every kind of syntax error.
+var decodeSeeds = []string{
+	`{}`, ` {"a":1} `, `{"purchase":{"amount":"10.5","currency":"AUD"}}`, `[]`, `{"a":`, `{"a":1e309}`, "\xff",
+	`{"a":"x","a":""}`, `{"a":{"b":1},"a":{"c":2}}`, `{"a":{"b":"x","b":null}}`, `{"a":{"b":{}},"c":[{}]}`,
+	`{"a":"\u00e9\/\n\"\\","\u0062":"\ud83d\ude00","c":"\ud800","d":"\ud800\u0041","e":"\udc00\ud800"}`,
+	`{"a.b":"x","a":{"b":"y"}}`, `{"n":-0.5e+10,"m":0,"o":[1,"",null,{"x":""}],"t":true,"f":false}`,
+	`{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`, `{"a":.5}`, `{"a":tru}`, `{"a":nul}`, `{"a":"\x"}`,
+	`{"a":"\u12g4"}`, "{\"a\":\"\t\"}", `{"a":1,}`, `{,}`, `{"a" 1}`, `{"a":1}}`, `{"a":1}]`, `{"a":1} x`,
+	`{"a":1}{}`, `"str"`, `123`, `123x`, `null`, `nullx`, `[1,2`, `[1,]`, `tru`, "\v{}\v", "{}\v}",
+	`{"":"","":1}`, `{"a":{"x":1,"y":"","x":" "}}`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"a":` + strings.Repeat("{\"b\":", 10000) + "1" + strings.Repeat("}", 10000) + `}`,
+	`{"o":{` + strings.Repeat(`"k":"",`, 40) + `"k":1,` + strings.Repeat(`"k":"",`, 40) + `"z":null}}`,
+	`{"o":{` + strings.Repeat(`"k":1,`, 40) + strings.Repeat(`"j":"",`, 40) + `"k":null}}`,
+	`{"o":{` + strings.Repeat(`"k":1,`, 40) + strings.Repeat(`"j":"",`, 40) + `"k":2}}`,
+}
+
+// FuzzDecodeMatchesReference checks the single-pass decoder against the
+// encoding/json one it replaced: the same error, the same members, and
+// the same value at every path.
+func FuzzDecodeMatchesReference(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		b, err := parseBody(raw)
+		want, wantErr := referenceParse(raw)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q: got error %v, want %v", raw, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if got := b.tree(0, len(b.v)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: got %#v, want %#v", raw, got, want)
+		}
+		for _, p := range append(paths("", want, 16), "a.b", "card.number", "x") {
+			var got any
+			if v := b.lookup(p); v != nil {
+				for j := range b.v {
+					if &b.v[j] == v {
+						got = b.any(j)
+					}
+				}
+			}
+			if w := referenceLookup(want, p); !reflect.DeepEqual(got, w) {
+				t.Fatalf("%q at %s: got %#v, want %#v", raw, p, got, w)
+			}
 		}
 	})
 }

@@ -66,7 +66,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if err != nil {
 		return nil, err
 	}
-	card := map[string]any{}
+	var card any = map[string]any{}
 	if t.Details.Card != nil {
 		card = cardHolder(*t.Details.Card)
 	}

@@ -34,7 +34,7 @@ func (b *body) timestamp(path string) time.Time {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		b.f.Add(path, "must be an RFC 3339 time such as 2026-12-31T23:59:00Z")
+		b.fail(path, "must be an RFC 3339 time such as 2026-12-31T23:59:00Z")
 	}
 	return t.UTC()
 }
@@ -48,7 +48,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),
 		ExpiresAt:         b.timestamp("expires_at"),
 	}
-	if _, set := b.lookup("should_service_apply_surcharge"); set {
+	if b.lookup("should_service_apply_surcharge") != nil {
 		n.NoSurcharge = !b.boolean("should_service_apply_surcharge")
 	}
 	n.Amount, n.Currency = b.money("amount", "currency")

@@ -22,8 +22,25 @@ func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *pay
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"transaction_token": tok, "company_token": company,
-		"response_code": "success", "response_message": msgSuccess}, nil
+	return tokenResult(tok, company), nil
+}
+
+// tokenResult is the transaction token response (4.2).
+func tokenResult(tok, company string) appender { return tokenResponse{token: tok, company: company} }
+
+// tokenResponse is a transaction token response (see tokenResult).
+type tokenResponse struct{ token, company string }
+
+// appendJSON writes the response in sorted key order.
+func (r tokenResponse) appendJSON(b []byte) []byte {
+	o := object{b: b}
+	o.open("")
+	o.str("company_token", r.company)
+	o.str("response_code", "success")
+	o.str("response_message", msgSuccess)
+	o.str("transaction_token", r.token)
+	o.close()
+	return o.b
 }
 
 const msgSuccess = "The request was processed successfully"
@@ -62,27 +79,39 @@ func (b *body) metadata() map[string]string {
 // card reads card details, or nil when none were sent.
 func (b *body) card() *paylink.CardDetails {
 	number := b.str(paylink.MaxCardNumberInput, "card.number")
-	_, hasMonth := b.lookup("card.expiry_month")
-	_, hasYear := b.lookup("card.expiry_year")
-	if number == "" && !hasMonth && !hasYear {
+	if number == "" && b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil {
 		return nil
 	}
 	c := &paylink.CardDetails{Number: number, CVC: b.str(4, "card.cvc"), HolderName: b.str(maxField, "card.holder_name")}
 	if number == "" {
-		b.f.Add("card.number", "is required with card details")
+		b.fail("card.number", "is required with card details")
 	}
 	var ok bool
 	if c.ExpiryMonth, ok = b.integer("card.expiry_month"); !ok {
-		b.f.Add("card.expiry_month", "is required with card details")
+		b.fail("card.expiry_month", "is required with card details")
 	}
 	if c.ExpiryYear, ok = b.integer("card.expiry_year"); !ok {
-		b.f.Add("card.expiry_year", "is required with card details")
+		b.fail("card.expiry_year", "is required with card details")
 	}
 	return c
 }
 
 // purchase: POST /v5/purchase (4.3).
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	req, err := b.purchaseRequest()
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.svc.Purchase(r.Context(), m, req)
+	if err != nil {
+		return nil, err
+	}
+	return transactionResult(t, false), nil
+}
+
+// purchaseRequest reads a purchase body; the error lists every field
+// problem.
+func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 	req := paylink.PurchaseRequest{
 		CompanyToken:     b.need(maxToken, "token.company_token"),
 		TransactionToken: b.need(maxToken, "token.transaction_token"),
@@ -97,14 +126,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation"),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
-	if err := b.err(); err != nil {
-		return nil, err
-	}
-	t, err := s.svc.Purchase(r.Context(), m, req)
-	if err != nil {
-		return nil, err
-	}
-	return transactionResult(t, false), nil
+	return req, b.err()
 }
 
 // surcharge: POST /v5/surcharge (4.6); the company token is token.company.
@@ -146,15 +168,29 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 	if err != nil {
 		return nil, err
 	}
+	return statusResult(t), nil
+}
+
+// statusResult is the purchase status response (4.8).
+func statusResult(t *paylink.Transaction) appender { return statusResponse{t} }
+
+// statusResponse is a purchase status response (see statusResult).
+type statusResponse struct{ t *paylink.Transaction }
+
+// appendJSON writes the response in sorted key order.
+func (r statusResponse) appendJSON(b []byte) []byte {
+	t := r.t
 	cur, _ := paylink.LookupCurrency(t.Currency)
-	return map[string]any{
-		"transaction_time_utc": nullable(paylink.FormatSpecTime(t.ProcessedAt)),
-		"status":               t.Status.Public(),
-		"purchase_reference":   t.Reference,
-		"invoice_number":       t.InvoiceNumber,
-		"amount":               number(t.Total, cur),
-		"currency":             t.Currency,
-		"response_code":        "success",
-		"response_message":     msgSuccess,
-	}, nil
+	o := object{b: b}
+	o.open("")
+	o.raw("amount", paylink.FormatAmountShort(t.Total, cur))
+	o.str("currency", t.Currency)
+	o.str("invoice_number", t.InvoiceNumber)
+	o.str("purchase_reference", t.Reference)
+	o.str("response_code", "success")
+	o.str("response_message", msgSuccess)
+	o.str("status", string(t.Status.Public()))
+	o.nullable("transaction_time_utc", paylink.FormatSpecTime(t.ProcessedAt))
+	o.close()
+	return o.b
 }

@@ -2,7 +2,7 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -24,35 +24,90 @@ func nullable(s string) any {
 	return s
 }
 
+// cardFields selects the members of a card object; the card objects of
+// the different responses are nested sets of the same members.
+type cardFields uint8
+
+const (
+	cardBase   cardFields = 1 << iota // brand, country, funding
+	cardNumber                        // number (masked)
+	cardName                          // holder_name
+	cardExpiry                        // expiry_month, expiry_year
+	cardToken                         // token, multi_use, finger_print
+)
+
+// cardJSON is a card object of a response.
+type cardJSON struct {
+	info     paylink.CardInfo
+	token    string // "" is null
+	multiUse bool
+	fields   cardFields
+}
+
 // cardBrief is the card part of surcharge and refund responses.
-func cardBrief(c paylink.CardInfo) map[string]any {
-	return map[string]any{
-		"brand":   strings.ToUpper(c.Brand),
-		"funding": strings.ToLower(c.Funding),
-		"country": c.Country,
-	}
+func cardBrief(c paylink.CardInfo) cardJSON { return cardJSON{info: c, fields: cardBase} }
+
+// cardHolder is the card object of refund results (spec 2.5).
+func cardHolder(c paylink.CardInfo) cardJSON {
+	return cardJSON{info: c, fields: cardBase | cardNumber | cardName}
+}
+
+// cardRecord is the card object of the card look-up (spec 2.6).
+func cardRecord(c paylink.CardInfo) cardJSON {
+	return cardJSON{info: c, fields: cardBase | cardNumber | cardName | cardExpiry}
 }
 
 // cardDetail is the card object of transaction results and tokenisation
 // (spec 2.4, 4.12); token "" is null.
-func cardDetail(c paylink.CardInfo, token string, multiUse bool) map[string]any {
-	out := cardRecord(c)
-	out["token"], out["multi_use"], out["finger_print"] = nullable(token), multiUse, c.Fingerprint
-	return out
+func cardDetail(c paylink.CardInfo, token string, multiUse bool) cardJSON {
+	return cardJSON{info: c, token: token, multiUse: multiUse, fields: cardBase | cardNumber | cardName | cardExpiry | cardToken}
 }
 
-// cardHolder is the card object of refund results (spec 2.5).
-func cardHolder(c paylink.CardInfo) map[string]any {
-	out := cardBrief(c)
-	out["number"], out["holder_name"] = c.Masked, c.HolderName
-	return out
+// appendJSON writes the selected members in sorted key order.
+func (c cardJSON) appendJSON(b []byte) []byte {
+	o := object{b: b}
+	o.open("")
+	has := func(f cardFields) bool { return c.fields&f != 0 }
+	if has(cardBase) {
+		o.str("brand", strings.ToUpper(c.info.Brand))
+		o.str("country", c.info.Country)
+	}
+	if has(cardExpiry) {
+		o.str("expiry_month", twoDigits(c.info.ExpiryMonth))
+		o.str("expiry_year", twoDigits(c.info.ExpiryYear%100))
+	}
+	if has(cardToken) {
+		o.str("finger_print", c.info.Fingerprint)
+	}
+	if has(cardBase) {
+		o.str("funding", strings.ToLower(c.info.Funding))
+	}
+	if has(cardName) {
+		o.str("holder_name", c.info.HolderName)
+	}
+	if has(cardToken) {
+		o.boolean("multi_use", c.multiUse)
+	}
+	if has(cardNumber) {
+		o.str("number", c.info.Masked)
+	}
+	if has(cardToken) {
+		o.nullable("token", c.token)
+	}
+	o.close()
+	return o.b
 }
 
-// cardRecord is the card object of the card look-up (spec 2.6).
-func cardRecord(c paylink.CardInfo) map[string]any {
-	out := cardHolder(c)
-	out["expiry_month"], out["expiry_year"] = fmt.Sprintf("%02d", c.ExpiryMonth), fmt.Sprintf("%02d", c.ExpiryYear%100)
-	return out
+// MarshalJSON lets a card object sit in a response built as a map.
+func (c cardJSON) MarshalJSON() ([]byte, error) { return c.appendJSON(nil), nil }
+
+// twoDigits renders a month or a two-digit year as fmt's %02d does.
+func twoDigits(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) < 2 {
+		s = "0" + s
+	}
+	return s
 }
 
 // responseCode is the outcome code of a transaction result: "success"
@@ -75,46 +130,66 @@ func responseCode(s paylink.Status) string {
 // transactionResult is the transaction result object of spec 2.4.
 // preAuthNumber renders pre_authorised_amount as a number (the
 // 3dsredirect response) rather than a string.
-func transactionResult(t *paylink.Transaction, preAuthNumber bool) map[string]any {
-	cur, _ := paylink.LookupCurrency(t.Currency)
-	d := t.Details
-	card := map[string]any{}
-	if d.Card != nil {
+func transactionResult(t *paylink.Transaction, preAuthNumber bool) appender {
+	return txResult{t: t, preAuthNumber: preAuthNumber}
+}
+
+// txResult is a transaction result (see transactionResult).
+type txResult struct {
+	t             *paylink.Transaction
+	preAuthNumber bool
+}
+
+// appendJSON writes the result in sorted key order.
+func (r txResult) appendJSON(b []byte) []byte {
+	t, d := r.t, r.t.Details
+	o := object{b: b}
+	o.open("")
+	o.key("card")
+	if d.Card == nil {
+		o.b = append(o.b, "{}"...)
+	} else {
 		token := ""
 		if d.ReturnCardToken {
 			token = t.CardToken
 		}
-		card = cardDetail(*d.Card, token, d.CardMultiUse)
+		o.b = cardDetail(*d.Card, token, d.CardMultiUse).appendJSON(o.b)
 	}
-	var total any = number(t.Total, cur)
+	o.open("customer")
+	o.nullable("authentication_redirect_url", t.AuthenticationURL)
+	o.nullable("id", d.Customer.ID)
+	o.close()
+	r.appendPurchase(&o)
+	o.str("response_code", responseCode(t.Status))
+	o.str("response_message", d.Message)
+	o.close()
+	return o.b
+}
+
+// appendPurchase writes the purchase object of a transaction result.
+func (r txResult) appendPurchase(o *object) {
+	t := r.t
+	cur, _ := paylink.LookupCurrency(t.Currency)
+	o.open("purchase")
+	o.raw("amount", paylink.FormatAmountShort(t.Amount, cur))
+	o.str("currency", t.Currency)
+	o.str("invoice_number", t.InvoiceNumber)
+	o.boolean("pre_authorised", t.PreAuth)
+	if r.preAuthNumber {
+		o.raw("pre_authorised_amount", paylink.FormatAmountShort(t.PreAuthAmount, cur))
+	} else {
+		o.str("pre_authorised_amount", paylink.FormatAmount(t.PreAuthAmount, cur))
+	}
+	o.str("purchase_reference", t.Reference)
+	o.str("status", string(t.Status.Public()))
+	o.raw("surcharge_amount", paylink.FormatAmountShort(t.Surcharge, cur))
 	if t.Status == paylink.StatusRequiresAuthentication {
-		total = nil
+		o.raw("total_amount", "null")
+	} else {
+		o.raw("total_amount", paylink.FormatAmountShort(t.Total, cur))
 	}
-	var preAuth any = paylink.FormatAmount(t.PreAuthAmount, cur)
-	if preAuthNumber {
-		preAuth = number(t.PreAuthAmount, cur)
-	}
-	return map[string]any{
-		"card": card,
-		"customer": map[string]any{
-			"id":                          nullable(d.Customer.ID),
-			"authentication_redirect_url": nullable(t.AuthenticationURL),
-		},
-		"purchase": map[string]any{
-			"transaction_time_utc":  nullable(paylink.FormatSpecTime(t.ProcessedAt)),
-			"status":                t.Status.Public(),
-			"purchase_reference":    t.Reference,
-			"invoice_number":        t.InvoiceNumber,
-			"amount":                number(t.Amount, cur),
-			"surcharge_amount":      number(t.Surcharge, cur),
-			"total_amount":          total,
-			"pre_authorised":        t.PreAuth,
-			"pre_authorised_amount": preAuth,
-			"currency":              t.Currency,
-		},
-		"response_code":    responseCode(t.Status),
-		"response_message": d.Message,
-	}
+	o.nullable("transaction_time_utc", paylink.FormatSpecTime(t.ProcessedAt))
+	o.close()
 }
 
 // refundResult is the refund object of the card and direct debit refund

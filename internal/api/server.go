@@ -124,8 +124,12 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 }
 
 // encodeJSON encodes a response value; values are built by paylink and
-// always encodable.
+// always encodable. The hot responses write themselves into one
+// allocation (encode.go); the others go through encoding/json.
 func encodeJSON(v any) []byte {
+	if a, ok := v.(appender); ok {
+		return append(a.appendJSON(make([]byte, 0, 1024)), '\n')
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(`{"response_code":"internal_error","response_message":"internal error","error_code":"internal_error","error_message":"internal error"}`)
