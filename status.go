@@ -3,6 +3,7 @@ package paylink
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 var errNoSuchTransaction = Errorf(KindNotFound, CodeNotFound, "no transaction with that purchase reference or invoice number")
@@ -25,6 +26,40 @@ func (s *Service) TransactionStatus(ctx context.Context, m *Merchant, ref string
 		return nil, Internal("transaction status", err)
 	}
 	return t, nil
+}
+
+// TransactionState is what a status look-up shows of a transaction (spec
+// 4.8): no card, customer or details, so reading it decodes nothing.
+type TransactionState struct {
+	Reference     string
+	InvoiceNumber string
+	Status        Status
+	Total         int64
+	Currency      string
+	ProcessedAt   time.Time // zero until processed
+}
+
+// TransactionStateOf finds what a status look-up shows of a transaction
+// of m, by purchase reference or else by invoice number (the newest with
+// it): the API's status endpoint, polled often, reads only that. The API
+// key alone authorises it, as TransactionStatus.
+func (s *Service) TransactionStateOf(ctx context.Context, m *Merchant, ref string) (*TransactionState, error) {
+	if ref == "" || len(ref) > MaxInvoiceLength {
+		return nil, errNoSuchTransaction
+	}
+	var st *TransactionState
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		st, err = tx.TransactionState(m.ID, ref)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, errNoSuchTransaction
+	}
+	if err != nil {
+		return nil, Internal("transaction status", err)
+	}
+	return st, nil
 }
 
 // findTransaction looks a reference up first as a purchase reference,

@@ -67,6 +67,11 @@ type Tx interface {
 	// TransactionByInvoice returns the merchant's newest transaction with
 	// that invoice number.
 	TransactionByInvoice(merchantID, invoice string) (*Transaction, error)
+	// TransactionState returns what a status look-up shows of the
+	// merchant's transaction with that purchase reference or, failing
+	// that, of its newest with that invoice number: one indexed read of a
+	// few columns, without decoding the transaction's details.
+	TransactionState(merchantID, ref string) (*TransactionState, error)
 	// UpdateTransaction writes t if its stored version is still
 	// t.Version, and increments t.Version.
 	UpdateTransaction(t *Transaction) error

@@ -104,11 +104,11 @@ func BenchmarkEncodePurchaseResult(b *testing.B) {
 }
 
 func BenchmarkEncodeStatus(b *testing.B) {
-	t := benchTransaction()
+	st := stateOf(benchTransaction())
 	b.ReportAllocs()
 	defer ReportCPU(b, CPUTime())
 	for b.Loop() {
-		encodeJSON(statusResult(t))
+		encodeJSON(statusResult(st))
 	}
 }
 

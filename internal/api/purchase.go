@@ -164,18 +164,18 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 			return nil, err
 		}
 	}
-	t, err := s.svc.TransactionStatus(r.Context(), m, r.PathValue("ref"))
+	st, err := s.svc.TransactionStateOf(r.Context(), m, r.PathValue("ref"))
 	if err != nil {
 		return nil, err
 	}
-	return statusResult(t), nil
+	return statusResult(st), nil
 }
 
 // statusResult is the purchase status response (4.8).
-func statusResult(t *paylink.Transaction) appender { return statusResponse{t} }
+func statusResult(st *paylink.TransactionState) appender { return statusResponse{st} }
 
 // statusResponse is a purchase status response (see statusResult).
-type statusResponse struct{ t *paylink.Transaction }
+type statusResponse struct{ t *paylink.TransactionState }
 
 // appendJSON writes the response in sorted key order.
 func (r statusResponse) appendJSON(b []byte) []byte {

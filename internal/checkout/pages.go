@@ -1,8 +1,10 @@
 package checkout
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -255,12 +257,25 @@ func (h *Handler) threeDSReturn(rq *request) error {
 
 // render writes a page.
 func (h *Handler) render(rq *request, status int, v *view) error {
-	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	rq.w.WriteHeader(status)
-	if err := h.tmpl.ExecuteTemplate(rq.w, "page", v); err != nil {
-		h.log.ErrorContext(rq.r.Context(), "render checkout page", "route", rq.r.Pattern, "err", err)
-	}
+	h.writePage(rq.w, rq.r, status, v)
 	return nil
+}
+
+// writePage renders the page into memory first and sends it in one write
+// with its length: rendering straight into the response sent it chunked,
+// in many small writes (a system call each under load), and could not
+// turn a failed rendering into a clean 500.
+func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, v *view) {
+	var buf bytes.Buffer
+	if err := h.tmpl.ExecuteTemplate(&buf, "page", v); err != nil {
+		h.log.ErrorContext(r.Context(), "render checkout page", "route", r.Pattern, "err", err)
+		http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
 }
 
 // renderError shows an error as a page, or as JSON to the script.
@@ -284,10 +299,5 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 		json.NewEncoder(w).Encode(map[string]string{"error_code": e.Code, "error_message": e.Message})
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"}
-	if err := h.tmpl.ExecuteTemplate(w, "page", v); err != nil {
-		h.log.ErrorContext(r.Context(), "render checkout error page", "route", r.Pattern, "err", err)
-	}
+	h.writePage(w, r, status, &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"})
 }

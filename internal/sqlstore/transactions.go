@@ -73,6 +73,33 @@ func (t *tx) TransactionByInvoice(merchantID, invoice string) (*paylink.Transact
 	return tr, nil
 }
 
+// TransactionState reads the few columns a status look-up shows, by
+// purchase reference (primary key) or else by invoice number
+// (transactions_invoice), without the details JSON.
+func (t *tx) TransactionState(merchantID, ref string) (*paylink.TransactionState, error) {
+	const cols = `SELECT reference, invoice_number, status, total, currency, processed_at FROM transactions `
+	st, err := scanTransactionState(t.q.QueryRowContext(t.ctx, cols+`WHERE reference = $1 AND merchant_id = $2`, ref, merchantID))
+	if errors.Is(err, sql.ErrNoRows) {
+		st, err = scanTransactionState(t.q.QueryRowContext(t.ctx, cols+`WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
+			ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, ref))
+	}
+	if err != nil {
+		return nil, notFound("load transaction state", err)
+	}
+	return st, nil
+}
+
+func scanTransactionState(row interface{ Scan(...any) error }) (*paylink.TransactionState, error) {
+	var st paylink.TransactionState
+	var status string
+	var processed sql.NullInt64
+	if err := row.Scan(&st.Reference, &st.InvoiceNumber, &status, &st.Total, &st.Currency, &processed); err != nil {
+		return nil, err
+	}
+	st.Status, st.ProcessedAt = paylink.Status(status), fromMicros(processed)
+	return &st, nil
+}
+
 // UpdateTransaction writes the mutable fields if the version still matches.
 func (t *tx) UpdateTransaction(tr *paylink.Transaction) error {
 	details, err := toJSON(tr.Details)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,7 @@ func Run(t *testing.T, open Opener) {
 		"Cards":                      testCards,
 		"TransactionCompareAndSet":   testTransactionCAS,
 		"TransactionLookups":         testTransactionLookups,
+		"TransactionState":           testTransactionState,
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
@@ -306,6 +308,51 @@ func testTransactionCAS(t *testing.T, s paylink.Store) {
 		}
 		if got.Status != paylink.StatusApproved || got.Version != 2 {
 			t.Errorf("got status %s version %d, want APPROVED version 2", got.Status, got.Version)
+		}
+		return nil
+	})
+}
+
+// testTransactionState: the status look-up's read finds a transaction by
+// reference, else the newest by invoice number, with the columns it
+// shows, and nothing of another merchant's or under an empty invoice.
+func testTransactionState(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	a := NewTransaction(m, "pr_sa"+m.ID, "INV-S", 500)
+	b := NewTransaction(m, "pr_sb"+m.ID, "INV-S", 700)
+	b.CreatedAt, b.Status, b.Currency = t0.Add(time.Second), paylink.StatusDeclined, "JPY"
+	p := NewTransaction(m, "pr_sp"+m.ID, "", 900)
+	p.Status, p.ProcessedAt = paylink.StatusProcessing, time.Time{}
+	update(t, s, func(tx paylink.Tx) error {
+		for _, tr := range []*paylink.Transaction{a, b, p} {
+			if err := tx.CreateTransaction(tr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want := func(tr *paylink.Transaction) paylink.TransactionState {
+		return paylink.TransactionState{Reference: tr.Reference, InvoiceNumber: tr.InvoiceNumber, Status: tr.Status,
+			Total: tr.Total, Currency: tr.Currency, ProcessedAt: tr.ProcessedAt}
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		for _, c := range []struct {
+			merchant, ref string
+			want          *paylink.Transaction
+		}{
+			{m.ID, a.Reference, a}, {m.ID, b.Reference, b}, {m.ID, p.Reference, p},
+			{m.ID, "INV-S", b}, {other.ID, a.Reference, nil}, {other.ID, "INV-S", nil}, {m.ID, "", nil}, {m.ID, "pr_none", nil},
+		} {
+			got, err := tx.TransactionState(c.merchant, c.ref)
+			if c.want == nil {
+				if !errors.Is(err, paylink.ErrNotFound) {
+					t.Errorf("%q of %s: got %+v, %v; want ErrNotFound", c.ref, c.merchant, got, err)
+				}
+				continue
+			}
+			if err != nil || !reflect.DeepEqual(*got, want(c.want)) {
+				t.Errorf("%q: got %+v, %v; want %+v", c.ref, got, err, want(c.want))
+			}
 		}
 		return nil
 	})
