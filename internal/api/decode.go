@@ -543,7 +543,11 @@ func (b *body) str(max int, paths ...string) string {
 		b.fail(path, err.Error())
 		return ""
 	}
-	return s
+	// A copy: the values are slices of the whole body, and a string kept
+	// by whoever is handed it (the sandbox acquirer remembers operations
+	// for inquiries) would otherwise keep the body alive with it (a load
+	// run found 58 MB of bodies held that way).
+	return strings.Clone(s)
 }
 
 // need reads a required string.
