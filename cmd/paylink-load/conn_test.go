@@ -35,7 +35,8 @@ func capture(t *testing.T, addr, req string) []byte {
 }
 
 // TestReadResponseOnPaylinksAnswers parses what paylink really sends
-// (Content-Length JSON, the chunked hosted page, errors) and wants what
+// (Content-Length JSON and hosted page, the OpenAPI description sent
+// chunked, errors) and wants what
 // net/http's own parser reads from the same bytes, one answer after
 // another on one stream, as on a keep-alive connection.
 func TestReadResponseOnPaylinksAnswers(t *testing.T) {
@@ -56,6 +57,7 @@ func TestReadResponseOnPaylinksAnswers(t *testing.T) {
 		"page":      closing(q.get(nil, page, nil)),
 		"not found": closing(q.status(nil, []byte("pr_nope"))),
 		"readyz":    "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+		"openapi":   "GET /v5/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
 		"no key":    "GET /v5/purchase/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
 	}
 	var stream []byte
