@@ -89,9 +89,9 @@ var (
 
 // readResponse reads one HTTP/1.1 response, appending its body to buf.
 // A body is delimited by Content-Length or chunked transfer encoding
-// (net/http streams a large answer written without a length chunked); 1xx, 204 and 304 answers have none. A
-// body delimited only by the connection's end is refused: this client
-// keeps its connections open.
+// (net/http streams a large answer written without a length chunked);
+// 1xx, 204 and 304 answers have none. A body delimited only by the
+// connection's end is refused: this client keeps its connections open.
 func readResponse(br *bufio.Reader, buf []byte) (response, error) {
 	resp := response{body: buf}
 	line, err := br.ReadSlice('\n')
