@@ -44,7 +44,7 @@ type TransactionState struct {
 // it): the API's status endpoint, polled often, reads only that. The API
 // key alone authorises it, as TransactionStatus.
 func (s *Service) TransactionStateOf(ctx context.Context, m *Merchant, ref string) (*TransactionState, error) {
-	if ref == "" || len(ref) > MaxInvoiceLength {
+	if !lookupRef(ref) {
 		return nil, errNoSuchTransaction
 	}
 	var st *TransactionState
@@ -65,7 +65,7 @@ func (s *Service) TransactionStateOf(ctx context.Context, m *Merchant, ref strin
 // findTransaction looks a reference up first as a purchase reference,
 // then as an invoice number.
 func findTransaction(tx Tx, merchantID, ref string) (*Transaction, error) {
-	if ref == "" || len(ref) > MaxInvoiceLength {
+	if !lookupRef(ref) {
 		return nil, ErrNotFound
 	}
 	t, err := tx.Transaction(merchantID, ref)
@@ -74,3 +74,8 @@ func findTransaction(tx Tx, merchantID, ref string) (*Transaction, error) {
 	}
 	return t, err
 }
+
+// lookupRef reports whether ref can name a transaction at all: a purchase
+// reference or an invoice number, neither empty nor over the invoice
+// number's limit.
+func lookupRef(ref string) bool { return ref != "" && len(ref) <= MaxInvoiceLength }

@@ -138,6 +138,21 @@ func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Con
 	return newObservedService(env, st, dsn, cfg, log, nil)
 }
 
+// withService opens the database named by --db and runs fn with a
+// service on it: the shape of every administrative command.
+func withService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := newService(env, st, dsn, paylink.Config{}, newLogger(env.stderr))
+	if err != nil {
+		return err
+	}
+	return fn(svc)
+}
+
 // newObservedService is newService with an Observer of payment outcomes
 // (the metrics of a serving instance); obs may be nil.
 func newObservedService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger, obs paylink.Observer) (*paylink.Service, error) {

@@ -90,20 +90,13 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	}
 	n.Settings.Pricing = p
 	n.Settings.Webhook.Domains = domains
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc, err := newService(env, st, *dsn, paylink.Config{}, newLogger(env.stderr))
-	if err != nil {
-		return err
-	}
-	m, creds, err := svc.CreateMerchant(ctx, n)
-	if err != nil {
-		return fmt.Errorf("create merchant: %w", err)
-	}
-	return printCredentials(env, m, creds, *asJSON)
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		m, creds, err := svc.CreateMerchant(ctx, n)
+		if err != nil {
+			return fmt.Errorf("create merchant: %w", err)
+		}
+		return printCredentials(env, m, creds, *asJSON)
+	})
 }
 
 func printCredentials(env environment, m *paylink.Merchant, c paylink.Credentials, asJSON bool) error {
@@ -127,25 +120,18 @@ func runMerchantList(ctx context.Context, env environment, args []string) error 
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc, err := newService(env, st, *dsn, paylink.Config{}, newLogger(env.stderr))
-	if err != nil {
-		return err
-	}
-	ms, err := svc.ListMerchants(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MID\tTRADING NAME\tNAME\tCOUNTRY\tCREATED")
-	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.TradingName, m.Name, m.Country, m.CreatedAt.Format("2006-01-02 15:04"))
-	}
-	return tw.Flush()
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		ms, err := svc.ListMerchants(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "MID\tTRADING NAME\tNAME\tCOUNTRY\tCREATED")
+		for _, m := range ms {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.TradingName, m.Name, m.Country, m.CreatedAt.Format("2006-01-02 15:04"))
+		}
+		return tw.Flush()
+	})
 }
 
 // runMerchantUpdate changes a merchant's webhook settings; only the flags

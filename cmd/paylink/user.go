@@ -33,21 +33,14 @@ func runUser(ctx context.Context, env environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc, err := newService(env, st, *dsn, paylink.Config{}, newLogger(env.stderr))
-	if err != nil {
-		return err
-	}
-	u, err := svc.CreateUser(ctx, paylink.NewUser{MerchantID: *mid, Email: *email, Role: paylink.Role(*role), Password: password})
-	if err != nil {
-		return fmt.Errorf("create user: %w", err)
-	}
-	fmt.Fprintf(env.stdout, "user %s created: %s, %s of merchant %s; sign in at /dashboard/login\n", u.ID, u.Email, u.Role, u.MerchantID)
-	return nil
+	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+		u, err := svc.CreateUser(ctx, paylink.NewUser{MerchantID: *mid, Email: *email, Role: paylink.Role(*role), Password: password})
+		if err != nil {
+			return fmt.Errorf("create user: %w", err)
+		}
+		fmt.Fprintf(env.stdout, "user %s created: %s, %s of merchant %s; sign in at /dashboard/login\n", u.ID, u.Email, u.Role, u.MerchantID)
+		return nil
+	})
 }
 
 // readPassword reads the first line of standard input, without its line

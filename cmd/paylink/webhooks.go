@@ -29,20 +29,6 @@ func runWebhooks(ctx context.Context, env environment, args []string) error {
 	return fmt.Errorf("webhooks: unknown subcommand %q", args[0])
 }
 
-// withService opens the database named by --db and runs fn with a service.
-func withService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
-	st, err := openStore(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc, err := newService(env, st, dsn, paylink.Config{}, newLogger(env.stderr))
-	if err != nil {
-		return err
-	}
-	return fn(svc)
-}
-
 func runWebhooksList(ctx context.Context, env environment, args []string) error {
 	f := newFlags("webhooks list", env)
 	dsn := f.str("db", defaultDB, "database DSN")

@@ -26,11 +26,6 @@ var assets embed.FS
 // maxForm bounds a page's request body.
 const maxForm = 16 << 10
 
-// Mux is where the pages are registered (the site's one mux).
-type Mux interface {
-	Handle(pattern string, h http.Handler)
-}
-
 // Handler serves the payment link pages.
 type Handler struct {
 	svc     *paylink.Service
@@ -79,7 +74,7 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 
 // Mount builds the handler with default options and registers its
 // routes on mux. It is the one call cmd/paylink and tests make.
-func Mount(mux Mux, svc *paylink.Service, log *slog.Logger) error {
+func Mount(mux *http.ServeMux, svc *paylink.Service, log *slog.Logger) error {
 	h, err := New(svc, log, Options{})
 	if err != nil {
 		return err
@@ -89,7 +84,7 @@ func Mount(mux Mux, svc *paylink.Service, log *slog.Logger) error {
 }
 
 // Register adds every page route to mux.
-func (h *Handler) Register(mux Mux) {
+func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /checkout/static/app.js", http.HandlerFunc(h.script))
 	for _, prefix := range []string{"/pay/{token}", "/vt/{token}"} {
 		mux.Handle("GET "+prefix, h.page(h.show))

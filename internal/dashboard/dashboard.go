@@ -31,12 +31,6 @@ var assets embed.FS
 // maxForm bounds a form's request body.
 const maxForm = 16 << 10
 
-// Mux is where the dashboard registers its routes: an *http.ServeMux, or
-// the API server while it is still the site's router.
-type Mux interface {
-	Handle(pattern string, h http.Handler)
-}
-
 // Handler serves the dashboard.
 type Handler struct {
 	svc    *paylink.Service
@@ -122,7 +116,7 @@ func originOf(base string) string {
 
 // Register adds every dashboard route to mux. Each page names the
 // permission it needs (paylink.Role.Can is the table).
-func (h *Handler) Register(mux Mux) {
+func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/static/app.css", asset("text/css; charset=utf-8", h.css))
 	mux.Handle("GET /dashboard/static/favicon.svg", asset("image/svg+xml", h.icon))
 	// Browsers ask every site for /favicon.ico (a page's <link rel=icon>
