@@ -88,7 +88,7 @@ const MaxCardNumberInput = 32
 
 // NormalizePAN strips spaces and dashes and checks length and Luhn.
 func NormalizePAN(raw string) (string, error) {
-	pan := strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(raw))
+	pan := stripSeparators(strings.TrimSpace(raw))
 	if !allDigits(pan) || pan == "" {
 		return "", fmt.Errorf("card number must contain only digits")
 	}
@@ -99,6 +99,21 @@ func NormalizePAN(raw string) (string, error) {
 		return "", fmt.Errorf("card number is not valid (Luhn check failed)")
 	}
 	return pan, nil
+}
+
+// stripSeparators drops the spaces and dashes people type between a
+// card number's digit groups (without copying a number that has none).
+func stripSeparators(s string) string {
+	if !strings.ContainsAny(s, " -") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := range len(s) {
+		if s[i] != ' ' && s[i] != '-' {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
 }
 
 // BrandOf returns the brand of a PAN from its issuer identification

@@ -30,6 +30,20 @@ type Processor interface {
 	Inquire(ctx context.Context, q Inquiry) (InquiryResult, error)
 }
 
+// InProcessProcessor is implemented by a Processor that lives wholly in
+// this process and answers without waiting on anything outside it (the
+// sandbox, unless told to be slow or silent). Nothing outside the process
+// can then hold an authorisation paylink has not recorded: a crash loses
+// the request and the processor's memory of it together. A purchase
+// through such a processor asks it inside the purchase's own database
+// transaction and records the answer there, instead of recording the
+// transaction PROCESSING first and the answer in a second commit, as
+// recovery needs for a remote acquirer. Its Authorize must therefore not
+// use the store. AnswersInProcess is asked once per purchase.
+type InProcessProcessor interface {
+	AnswersInProcess() bool
+}
+
 // OpRequest is a capture, void or refund of the authorisation Reference
 // (with the acquirer's id of it). OpReference is the refund's own
 // reference ("" for capture and void).

@@ -161,6 +161,9 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	if err != nil {
 		return nil, Internal("purchase reference", err)
 	}
+	if s.asksInTransaction() {
+		return s.purchaseInOne(ctx, m, req, ref, newCard, authorise)
+	}
 	var t *Transaction
 	var card *Card
 	err = s.store.Update(ctx, func(tx Tx) error {
@@ -180,6 +183,69 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 		return nil, asServiceError("purchase", err)
 	}
 	return s.authorize(ctx, t, card, req.Card, AuthRequest{Hold: req.PreAuth, ThreeDS: req.ThreeDS})
+}
+
+// asksInTransaction reports whether a purchase asks the processor inside
+// its own database transaction: only a processor that answers in process
+// (InProcessProcessor), and not when told to record PROCESSING first.
+func (s *Service) asksInTransaction() bool {
+	p, ok := s.processor.(InProcessProcessor)
+	return ok && !s.cfg.RecordProcessingFirst && p.AnswersInProcess()
+}
+
+// purchaseInOne is purchase for a processor that answers in process: one
+// database transaction authorises, stores the card, asks the processor
+// and records the transaction with its answer, posting and webhooks. No
+// PROCESSING row is written, as nothing outside the process can know of
+// an authorisation that is not recorded. The ledger posting and webhooks
+// use m, the merchant the request was authenticated as.
+func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRequest, ref string, newCard *Card, authorise func(tx Tx, ref string) error) (*Transaction, error) {
+	var t *Transaction
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := authorise(tx, ref); err != nil {
+			return err
+		}
+		card, err := s.cardForPurchase(tx, m, req.CardToken, newCard)
+		if err != nil {
+			return err
+		}
+		if t, err = s.newCardTransaction(m, &req, card, ref); err != nil {
+			return err
+		}
+		if err := s.authorizeInProcess(ctx, t, card, req.Card, AuthRequest{Hold: req.PreAuth, ThreeDS: req.ThreeDS}); err != nil {
+			return err
+		}
+		if err := tx.CreateTransaction(t); err != nil {
+			return err
+		}
+		om := &outcomeMerchant{tx: tx, id: m.ID, m: m}
+		if err := s.postTransaction(tx, t, StatusProcessing, om); err != nil {
+			return err
+		}
+		return s.outcome(tx, t, om)
+	})
+	if err != nil {
+		return nil, asServiceError("purchase", err)
+	}
+	return t, nil
+}
+
+// authorizeInProcess asks an in-process processor about t and applies
+// its answer to t. An answer lost all the same (the processor was told
+// to be slow meanwhile) fails the purchase with nothing recorded.
+func (s *Service) authorizeInProcess(ctx context.Context, t *Transaction, card *Card, details *CardDetails, ar AuthRequest) error {
+	ar, err := s.authRequest(t, card, details, ar)
+	if err != nil {
+		return err
+	}
+	_, call, cancel := s.callContext(ctx)
+	defer cancel()
+	res, err := s.processor.Authorize(call, ar)
+	if answerLost(call, err) {
+		return &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: "authorize", Err: err,
+			Message: "the payment processor did not answer; nothing was charged, please try again"}
+	}
+	return s.applyAnswer(ctx, t, res, err, ar.Hold)
 }
 
 // asServiceError passes *Error through and wraps anything else as
@@ -304,29 +370,47 @@ func orDefault(v, def string) string {
 // compare-and-set. details is the card as the client sent it (nil for a
 // token, whose PAN is opened from the vault).
 func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, details *CardDetails, ar AuthRequest) (*Transaction, error) {
-	cd, err := s.cardDetails(card, details)
+	ar, err := s.authRequest(t, card, details, ar)
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := LookupCurrency(t.Currency)
-	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
 	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
 	res, err := s.processor.Authorize(call, ar)
 	if answerLost(call, err) {
 		return s.awaitInquiry(t, "authorize", err), nil
 	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "processor error", "reference", t.Reference, "err", err)
-		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
-	}
-	s.applyAuth(t, res, ar.Hold)
-	if t.Status == StatusRequiresAuthentication {
-		if err := s.issueChallenge(t); err != nil {
-			return nil, Internal("issue 3-D Secure challenge", err)
-		}
+	if err := s.applyAnswer(ctx, t, res, err, ar.Hold); err != nil {
+		return nil, err
 	}
 	return s.recordOutcome(ctx, t, StatusProcessing, "authorize")
+}
+
+// authRequest completes ar with t's reference, card and total.
+func (s *Service) authRequest(t *Transaction, card *Card, details *CardDetails, ar AuthRequest) (AuthRequest, error) {
+	cd, err := s.cardDetails(card, details)
+	if err != nil {
+		return ar, err
+	}
+	cur, _ := LookupCurrency(t.Currency)
+	ar.Reference, ar.Card, ar.Amount = t.Reference, cd, Money{Amount: t.Total, Currency: cur}
+	return ar, nil
+}
+
+// applyAnswer applies the processor's answer (or its error: FAILED, no
+// money taken) to t, with a 3-D Secure challenge when it asks for one.
+func (s *Service) applyAnswer(ctx context.Context, t *Transaction, res AuthResult, perr error, hold bool) error {
+	if perr != nil {
+		s.log.ErrorContext(ctx, "processor error", "reference", t.Reference, "err", perr)
+		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment processor could not be reached; no money was taken, please try again"}
+	}
+	s.applyAuth(t, res, hold)
+	if t.Status == StatusRequiresAuthentication {
+		if err := s.issueChallenge(t); err != nil {
+			return Internal("issue 3-D Secure challenge", err)
+		}
+	}
+	return nil
 }
 
 // recordOutcome saves t, moved on from status from by a processor's

@@ -64,6 +64,11 @@ type Config struct {
 	// a call that outlasts it is abandoned and its item left for the
 	// recovery job's inquiry.
 	ProcessorTimeout time.Duration
+	// RecordProcessingFirst records every card purchase PROCESSING before
+	// asking the processor, even one that answers in process (see
+	// InProcessProcessor): how a remote acquirer's payments are always
+	// recorded, for measuring that path with the sandbox.
+	RecordProcessingFirst bool
 }
 
 // Deps are the service's collaborators. Clock and Random default to the
@@ -306,14 +311,23 @@ func (s *Service) outcome(tx Tx, t *Transaction, m *outcomeMerchant) error {
 	if err := s.linkOutcome(tx, t); err != nil {
 		return err
 	}
-	err := s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), map[string]any{
-		"status": t.Status, "total": t.Total, "currency": t.Currency, "version": t.Version,
+	err := s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+string(t.Status), outcomeEvent{
+		Currency: t.Currency, Status: t.Status, Total: t.Total, Version: t.Version,
 	})
 	if err != nil {
 		return err
 	}
 	s.observeOutcome(tx, t.PaymentType, t.Status)
 	return s.enqueueWebhooks(tx, t, m)
+}
+
+// outcomeEvent is the data of a transaction's history event for a new
+// state (fields in the order a map of them was once encoded in).
+type outcomeEvent struct {
+	Currency string `json:"currency"`
+	Status   Status `json:"status"`
+	Total    int64  `json:"total"`
+	Version  int64  `json:"version"`
 }
 
 // observeOutcome tells the observer of a new status once tx commits (an

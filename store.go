@@ -81,6 +81,8 @@ type Tx interface {
 	AddRefunded(reference string, amount int64, now time.Time) error
 	// TransactionsInStatus lists up to limit transactions in status whose
 	// updated time is before the cutoff, oldest first (background jobs).
+	// Only the statuses work waits in are indexed and accepted: PENDING,
+	// PROCESSING, UNKNOWN, REQUIRES_AUTHENTICATION, PRE_AUTHORISED.
 	TransactionsInStatus(status Status, updatedBefore time.Time, limit int) ([]*Transaction, error)
 
 	CreateRefund(r *Refund) error
@@ -90,7 +92,8 @@ type Tx interface {
 	// the cutoff, oldest first (the recovery job).
 	RefundsInStatus(status Status, createdBefore time.Time, limit int) ([]*Refund, error)
 	// CountInStatus counts the transactions and refunds in status, in all
-	// merchants (the needs-review gauge).
+	// merchants (the needs-review gauge); the same statuses as
+	// TransactionsInStatus.
 	CountInStatus(status Status) (int, error)
 	// UpdateRefund writes r's status and details if its stored status is
 	// still from (a reserved refund settled after the processor answered).

@@ -51,6 +51,7 @@ type config struct {
 	clients              int
 	duration, warmup     time.Duration
 	echo, json           bool
+	processingFirst      bool    // serve with --record-processing-first
 	rows                 []int64 // row scaling: stored transactions at which to report
 }
 
@@ -72,6 +73,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured time before each measurement (status: the purchases it looks up are made then)")
 	fs.BoolVar(&c.echo, "echo", true, "also send each scenario's requests to a trivial echo server, and compare")
 	rows := fs.String("rows", "", "row scaling: increasing stored-transaction counts, comma-separated; run flows (no warm-up, no time limit) until the last, reporting at each")
+	fs.BoolVar(&c.processingFirst, "record-processing-first", false, "with --serve-bin: start paylink with --record-processing-first (two commits per purchase, as for a remote acquirer)")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -108,8 +110,8 @@ func (c config) check() error {
 		return errors.New("--warmup must be 0 to 1m")
 	case c.serveBin != "" && len(c.addrs) > 0:
 		return errors.New("give --url or --serve-bin, not both")
-	case c.serveBin == "" && (c.db != "" || c.instances != 1):
-		return errors.New("--db and --instances go with --serve-bin")
+	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst):
+		return errors.New("--db, --instances and --record-processing-first go with --serve-bin")
 	case c.instances < 1 || c.instances > 16:
 		return errors.New("--instances must be 1 to 16")
 	case c.instances > 1 && !isPostgres(c.db):

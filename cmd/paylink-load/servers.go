@@ -132,16 +132,20 @@ func createMerchant(ctx context.Context, bin, dsn string, env []string) (credent
 	return c, nil
 }
 
-// startPaylink runs `paylink serve` on a free port, rate limit off, and
-// waits until /readyz answers 200.
-func startPaylink(ctx context.Context, bin, dsn string, env []string, stderr io.Writer) (*child, error) {
+// startPaylink runs `paylink serve` on a free port, rate limit off (and
+// with --record-processing-first when processingFirst), and waits until
+// /readyz answers 200.
+func startPaylink(ctx context.Context, bin, dsn string, processingFirst bool, env []string, stderr io.Writer) (*child, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	c, err := startChild(bin, []string{"serve", "--db", dsn, "--addr", addr, "--rate-limit", "0", "--log-level", "warn"},
-		env, nil, stderr)
+	args := []string{"serve", "--db", dsn, "--addr", addr, "--rate-limit", "0", "--log-level", "warn"}
+	if processingFirst {
+		args = append(args, "--record-processing-first")
+	}
+	c, err := startChild(bin, args, env, nil, stderr)
 	if err != nil {
 		return nil, err
 	}

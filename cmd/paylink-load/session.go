@@ -94,7 +94,7 @@ func (s *session) startPaylink(ctx context.Context, c config, stderr io.Writer) 
 		return "", "", err
 	}
 	for range c.instances {
-		p, err := startPaylink(ctx, c.serveBin, dsn, env, stderr)
+		p, err := startPaylink(ctx, c.serveBin, dsn, c.processingFirst, env, stderr)
 		if err != nil {
 			return "", "", err
 		}

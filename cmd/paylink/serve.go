@@ -87,6 +87,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	smtpUser := f.str("smtp-username", "", "SMTP user (AUTH PLAIN, only over STARTTLS or to the local host)")
 	smtpPasswordFile := f.str("smtp-password-file", "", "file holding the SMTP user's password (a file, not a flag, so it stays out of ps and shell history)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
+	processingFirst := f.boolean("record-processing-first", "record every card purchase PROCESSING before asking the sandbox acquirer, as a remote acquirer's payments always are (default: the in-process sandbox is asked inside the purchase's one database transaction)")
 	if err := f.parse(args); err != nil {
 		return cfg, err
 	}
@@ -101,7 +102,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		return cfg, fmt.Errorf("--settlement-cutoff: %w", err)
 	}
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
-		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout}
+		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout,
+		RecordProcessingFirst: *processingFirst}
 	if err := cfg.service.Validate(); err != nil {
 		return cfg, fmt.Errorf("--processor-timeout: %w", err)
 	}

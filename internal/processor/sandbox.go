@@ -46,6 +46,16 @@ func (s *Sandbox) Authorize(ctx context.Context, req paylink.AuthRequest) (payli
 	return res, nil
 }
 
+// AnswersInProcess reports that the sandbox answers at once from this
+// process's memory, unless it was told to be slow or silent: purchases
+// then ask it inside their own database transaction (see
+// paylink.InProcessProcessor).
+func (s *Sandbox) AnswersInProcess() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delay == 0 && !s.silent
+}
+
 // decide is the sandbox's verdict on an authorisation.
 func decide(req paylink.AuthRequest) paylink.AuthResult {
 	res := paylink.AuthResult{
@@ -147,4 +157,12 @@ func acquirerID(ref string) string {
 	return "SBX" + hex.EncodeToString(h[:8])
 }
 
-var _ paylink.Processor = (*Sandbox)(nil)
+var (
+	_ paylink.Processor          = (*Sandbox)(nil)
+	_ paylink.InProcessProcessor = (*Sandbox)(nil)
+)
+
+var (
+	_ paylink.Processor          = (*Sandbox)(nil)
+	_ paylink.InProcessProcessor = (*Sandbox)(nil)
+)

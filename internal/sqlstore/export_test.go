@@ -49,3 +49,6 @@ func (c *countingConn) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// WaitingQuery is the query of TransactionsInStatus, for its plan.
+const WaitingQuery = transactionsInStatusQuery

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,14 +28,39 @@ func (t *tx) AddPosting(p *paylink.Posting) error {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return errors.Join(paylink.ErrConflict, err)
 	}
-	for i, l := range p.Lines {
-		err := t.execLater(fmt.Sprintf("insert posting line %s/%d", p.Key, i), `INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ID, i, p.MerchantID, string(l.Account), p.Currency, l.Amount, l.FeeCode)
-		if err != nil {
-			return err
-		}
+	if len(p.Lines) == 0 {
+		return nil
 	}
-	return nil
+	args := make([]any, 0, lineColumns*len(p.Lines))
+	for i, l := range p.Lines {
+		args = append(args, p.ID, i, p.MerchantID, string(l.Account), p.Currency, l.Amount, l.FeeCode)
+	}
+	return t.execLater("insert posting lines "+p.Key, insertLines(len(p.Lines)), args...)
+}
+
+// lineColumns is how many values insertLines takes per line.
+const lineColumns = 7
+
+// insertLines is one INSERT of n ledger lines: one statement per posting
+// instead of one per line.
+func insertLines(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range lineColumns {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(i*lineColumns + c + 1))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 // LedgerBalances sums a merchant's lines by account and currency. The

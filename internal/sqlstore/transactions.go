@@ -173,10 +173,33 @@ func (t *tx) AddRefunded(reference string, amount int64, now time.Time) error {
 		amount, now.UnixMicro(), reference, string(paylink.StatusApproved), amount, amount)
 }
 
-// TransactionsInStatus lists transactions in a status not updated since a cutoff.
+// waitingStatuses is the WHERE clause of the partial index
+// transactions_waiting (migration 0020), word for word: the statuses the
+// jobs look for. A query that repeats it may use the index.
+const waitingStatuses = `status IN ('PENDING', 'PROCESSING', 'UNKNOWN', 'REQUIRES_AUTHENTICATION', 'PRE_AUTHORISED')`
+
+// transactionsInStatusQuery reads the waiting transactions of a status
+// through the partial index transactions_waiting.
+const transactionsInStatusQuery = `SELECT ` + transactionColumns + ` FROM transactions
+	WHERE status = $1 AND updated_at < $2 AND ` + waitingStatuses + ` ORDER BY updated_at LIMIT $3`
+
+// checkWaiting refuses a status the waiting index does not hold.
+func checkWaiting(status paylink.Status) error {
+	switch status {
+	case paylink.StatusPending, paylink.StatusProcessing, paylink.StatusUnknown,
+		paylink.StatusRequiresAuthentication, paylink.StatusPreAuthorised:
+		return nil
+	}
+	return fmt.Errorf("transactions in status %s: only waiting statuses are indexed", status)
+}
+
+// TransactionsInStatus lists transactions in a waiting status (see
+// waitingStatuses) not updated since a cutoff.
 func (t *tx) TransactionsInStatus(status paylink.Status, updatedBefore time.Time, limit int) ([]*paylink.Transaction, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+transactionColumns+` FROM transactions
-		WHERE status = $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3`, string(status), updatedBefore.UnixMicro(), limit)
+	if err := checkWaiting(status); err != nil {
+		return nil, err
+	}
+	rows, err := t.q.QueryContext(t.ctx, transactionsInStatusQuery, string(status), updatedBefore.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("transactions in status: %w", err)
 	}
@@ -258,8 +281,11 @@ func (t *tx) UpdateRefund(r *paylink.Refund, from paylink.Status) error {
 
 // CountInStatus counts the transactions and refunds in a status.
 func (t *tx) CountInStatus(status paylink.Status) (int, error) {
+	if err := checkWaiting(status); err != nil {
+		return 0, err
+	}
 	var n int
-	err := t.q.QueryRowContext(t.ctx, `SELECT (SELECT COUNT(*) FROM transactions WHERE status = $1)
+	err := t.q.QueryRowContext(t.ctx, `SELECT (SELECT COUNT(*) FROM transactions WHERE status = $1 AND `+waitingStatuses+`)
 		+ (SELECT COUNT(*) FROM refunds WHERE status = $1)`, string(status)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count in status: %w", err)
