@@ -161,14 +161,7 @@ func TestRollAPIKeyOnAnotherInstance(t *testing.T) {
 		a.Clock.Advance(overlap - paylink.AuthCacheTTL - time.Second)
 		wantAuth(t, b.Service, "old key on b at the end of the overlap", m.Creds.APIKey, false)
 	}
-	t.Run("sqlite", func(t *testing.T) {
-		a := apitest.Start(t, apitest.Options{})
-		test(t, a, a.DBPath)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := pg.Database(t)
-		test(t, apitest.Start(t, apitest.Options{DSN: dsn}), dsn)
-	})
+	onEnginesShared(t, test)
 }
 
 // TestRollAPIKeyWhileAuthenticating: requests authenticating the old key

@@ -15,8 +15,10 @@ const AuthCacheTTL = 10 * time.Second
 // authCacheSize bounds the cache; past it the cache starts over.
 const authCacheSize = 10000
 
-// authCache remembers merchants by API key hash for AuthCacheTTL, so that
-// authenticating a request costs no query. It is safe for concurrent use.
+// authCache remembers merchants for AuthCacheTTL, by API key hash
+// (apiKeyEntry), so that authenticating a request costs no query, and by
+// id (merchantEntry) for the hosted pages, which name a merchant through
+// its link. It is safe for concurrent use.
 type authCache struct {
 	mu      sync.Mutex
 	entries map[string]authEntry
@@ -32,13 +34,19 @@ type authEntry struct {
 
 func newAuthCache() *authCache { return &authCache{entries: map[string]authEntry{}} }
 
-// get returns the cached merchant for a key hash, if fresh at now (an
+// apiKeyEntry is the cache key of the merchant of an API key hash.
+func apiKeyEntry(hash []byte) string { return hex.EncodeToString(hash) }
+
+// merchantEntry is the cache key of a merchant by id.
+func merchantEntry(id string) string { return "merchant:" + id }
+
+// get returns the cached merchant for an entry, if fresh at now (an
 // entry ends at its expiry instant, like a key), and the generation to
 // pass to put after reading the merchant from the store on a miss.
-func (c *authCache) get(hash []byte, now time.Time) (*Merchant, uint64) {
+func (c *authCache) get(entry string, now time.Time) (*Merchant, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[hex.EncodeToString(hash)]
+	e, ok := c.entries[entry]
 	if !ok || !now.Before(e.expires) {
 		return nil, c.gen
 	}
@@ -50,7 +58,7 @@ func (c *authCache) get(hash []byte, now time.Time) (*Merchant, uint64) {
 // cache must not extend a rolled key's life beyond its overlap. gen is
 // get's generation: if forget ran since, m may predate the change it was
 // called for, and is not cached.
-func (c *authCache) put(hash []byte, m *Merchant, now, keyEnd time.Time, gen uint64) {
+func (c *authCache) put(entry string, m *Merchant, now, keyEnd time.Time, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
@@ -63,7 +71,7 @@ func (c *authCache) put(hash []byte, m *Merchant, now, keyEnd time.Time, gen uin
 	if !keyEnd.IsZero() && keyEnd.Before(expires) {
 		expires = keyEnd
 	}
-	c.entries[hex.EncodeToString(hash)] = authEntry{m: m, expires: expires}
+	c.entries[entry] = authEntry{m: m, expires: expires}
 }
 
 // forget drops every entry, after this instance changed a merchant.

@@ -20,6 +20,19 @@ func onEngines(t *testing.T, test func(t *testing.T, env *apitest.Env)) {
 	t.Run("postgres", func(t *testing.T) { test(t, apitest.Start(t, apitest.Options{DSN: pg.Database(t)})) })
 }
 
+// onEnginesShared is onEngines for tests that start a second instance on
+// the same database: test gets the first instance and its DSN.
+func onEnginesShared(t *testing.T, test func(t *testing.T, a *apitest.Env, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) {
+		a := apitest.Start(t, apitest.Options{})
+		test(t, a, a.DBPath)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pg.Database(t)
+		test(t, apitest.Start(t, apitest.Options{DSN: dsn}), dsn)
+	})
+}
+
 // wantError checks an error's kind and code.
 func wantError(t *testing.T, what string, err error, kind paylink.Kind, code string) {
 	t.Helper()

@@ -28,7 +28,7 @@ func (s *Service) OpenLink(ctx context.Context, token string) (*LinkSession, err
 			return err
 		}
 		ls.Link = l
-		ls.Merchant, err = tx.Merchant(l.MerchantID)
+		ls.Merchant, err = s.merchantByID(tx, l.MerchantID)
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {

@@ -255,7 +255,7 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	}
 	hash := HashSecret(apiKey)
 	now := s.now()
-	cached, gen := s.auth.get(hash, now)
+	cached, gen := s.auth.get(apiKeyEntry(hash), now)
 	if cached != nil {
 		return cached, nil
 	}
@@ -273,7 +273,25 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 		return nil, errUnauthorized
 	}
 	m.APIKeyHash = key.Hash
-	s.auth.put(hash, m, now, key.ExpiresAt, gen)
+	s.auth.put(apiKeyEntry(hash), m, now, key.ExpiresAt, gen)
+	return m, nil
+}
+
+// merchantByID reads a merchant inside tx through the cache of recent
+// merchants: a hosted page names its merchant by the link's merchant id.
+// Like an authenticated API request's, it is at most AuthCacheTTL old
+// when another instance changed it, and current after a change here.
+func (s *Service) merchantByID(tx Tx, id string) (*Merchant, error) {
+	now := s.now()
+	cached, gen := s.auth.get(merchantEntry(id), now)
+	if cached != nil {
+		return cached, nil
+	}
+	m, err := tx.Merchant(id)
+	if err != nil {
+		return nil, err
+	}
+	s.auth.put(merchantEntry(id), m, now, time.Time{}, gen)
 	return m, nil
 }
 

@@ -38,10 +38,16 @@ type Processor interface {
 // through such a processor asks it inside the purchase's own database
 // transaction and records the answer there, instead of recording the
 // transaction PROCESSING first and the answer in a second commit, as
-// recovery needs for a remote acquirer. Its Authorize must therefore not
-// use the store. AnswersInProcess is asked once per purchase.
+// recovery needs for a remote acquirer.
 type InProcessProcessor interface {
+	// AnswersInProcess reports whether the processor can answer in
+	// process now; it is asked once per purchase.
 	AnswersInProcess() bool
+	// AuthorizeInProcess is Authorize for a purchase asked inside its
+	// database transaction. Nothing is left PROCESSING for it, so no
+	// inquiry will ever ask about it and the processor need not remember
+	// it. It must not use the store.
+	AuthorizeInProcess(ctx context.Context, req AuthRequest) (AuthResult, error)
 }
 
 // OpRequest is a capture, void or refund of the authorisation Reference

@@ -174,9 +174,7 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 		if card, err = s.cardForPurchase(tx, m, req.CardToken, newCard); err != nil {
 			return err
 		}
-		if t, err = s.newCardTransaction(m, &req, card, ref); err != nil {
-			return err
-		}
+		t = s.newCardTransaction(m, &req, card, ref)
 		return tx.CreateTransaction(t)
 	})
 	if err != nil {
@@ -189,8 +187,7 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 // its own database transaction: only a processor that answers in process
 // (InProcessProcessor), and not when told to record PROCESSING first.
 func (s *Service) asksInTransaction() bool {
-	p, ok := s.processor.(InProcessProcessor)
-	return ok && !s.cfg.RecordProcessingFirst && p.AnswersInProcess()
+	return s.inProcess != nil && !s.cfg.RecordProcessingFirst && s.inProcess.AnswersInProcess()
 }
 
 // purchaseInOne is purchase for a processor that answers in process: one
@@ -198,22 +195,31 @@ func (s *Service) asksInTransaction() bool {
 // and records the transaction with its answer, posting and webhooks. No
 // PROCESSING row is written, as nothing outside the process can know of
 // an authorisation that is not recorded. The ledger posting and webhooks
-// use m, the merchant the request was authenticated as.
+// use m, the merchant the request was authenticated as. A card given
+// for this purchase alone is stored only if the answer still needs its
+// number (see keepOneOffCard).
 func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRequest, ref string, newCard *Card, authorise func(tx Tx, ref string) error) (*Transaction, error) {
+	oneOff := newCard != nil && !newCard.MultiUse
 	var t *Transaction
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := authorise(tx, ref); err != nil {
 			return err
 		}
-		card, err := s.cardForPurchase(tx, m, req.CardToken, newCard)
-		if err != nil {
-			return err
+		card := newCard // a one-off card waits for keepOneOffCard
+		if !oneOff {
+			var err error
+			if card, err = s.cardForPurchase(tx, m, req.CardToken, newCard); err != nil {
+				return err
+			}
 		}
-		if t, err = s.newCardTransaction(m, &req, card, ref); err != nil {
-			return err
-		}
+		t = s.newCardTransaction(m, &req, card, ref)
 		if err := s.authorizeInProcess(ctx, t, card, req.Card, AuthRequest{Hold: req.PreAuth, ThreeDS: req.ThreeDS}); err != nil {
 			return err
+		}
+		if oneOff {
+			if err := keepOneOffCard(tx, t, card); err != nil {
+				return err
+			}
 		}
 		if err := tx.CreateTransaction(t); err != nil {
 			return err
@@ -230,6 +236,20 @@ func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRe
 	return t, nil
 }
 
+// keepOneOffCard stores card, vaulted for purchase t alone, only if t
+// still needs its number: a 3-D Secure challenge, which a second
+// authorisation completes. Otherwise the number is never written (there
+// is nothing to recover in process, see purchaseInOne) and t names no
+// card token; its masked number, brand and fingerprint are in t's details.
+func keepOneOffCard(tx Tx, t *Transaction, card *Card) error {
+	if t.Status != StatusRequiresAuthentication {
+		t.CardToken = ""
+		return nil
+	}
+	card.UsedAt = card.CreatedAt // spent by this purchase
+	return tx.CreateCard(card)
+}
+
 // authorizeInProcess asks an in-process processor about t and applies
 // its answer to t. An answer lost all the same (the processor was told
 // to be slow meanwhile) fails the purchase with nothing recorded.
@@ -240,7 +260,7 @@ func (s *Service) authorizeInProcess(ctx context.Context, t *Transaction, card *
 	}
 	_, call, cancel := s.callContext(ctx)
 	defer cancel()
-	res, err := s.processor.Authorize(call, ar)
+	res, err := s.inProcess.AuthorizeInProcess(call, ar)
 	if answerLost(call, err) {
 		return &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: "authorize", Err: err,
 			Message: "the payment processor did not answer; nothing was charged, please try again"}
@@ -326,7 +346,7 @@ func (s *Service) usableCard(tx Tx, m *Merchant, token string) (*Card, error) {
 }
 
 // newCardTransaction builds the PROCESSING transaction ref of a purchase.
-func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card, ref string) (*Transaction, error) {
+func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card, ref string) *Transaction {
 	region := RegionClass(card.Info.Country, m.Country)
 	d := TxDetails{
 		Card: &card.Info, RegionClass: region, CardMultiUse: card.MultiUse,
@@ -355,7 +375,7 @@ func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Ca
 	if req.PreAuth {
 		t.PreAuthAmount = t.Total
 	}
-	return t, nil
+	return t
 }
 
 func orDefault(v, def string) string {

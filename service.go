@@ -111,6 +111,7 @@ type Service struct {
 	store     Store
 	vault     Vault
 	processor Processor
+	inProcess InProcessProcessor // processor, when it can answer in process; else nil
 	bank      BankProcessor
 	log       *slog.Logger
 	clock     func() time.Time
@@ -161,6 +162,7 @@ func NewService(cfg Config, d Deps) *Service {
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
 		authFailures: newAuthFailureLimiter()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
+	s.inProcess, _ = d.Processor.(InProcessProcessor)
 	return s
 }
 

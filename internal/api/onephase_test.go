@@ -3,15 +3,18 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // TestPurchaseInOneTransaction: through the in-process sandbox a purchase
@@ -26,9 +29,10 @@ func TestPurchaseInOneTransaction(t *testing.T) {
 	one := apitest.Start(t, apitest.Options{})
 	two := apitest.Start(t, apitest.Options{Config: paylink.Config{RecordProcessingFirst: true}})
 	m1, m2 := one.Onboard(withHook), two.Onboard(withHook)
-	// Updates are counted for merchants without a webhook, so that no
-	// delivery attempt is counted.
-	q1, q2 := one.Onboard(), two.Onboard()
+	// Store updates are counted on services of their own, with no webhook
+	// to deliver, so that only the purchase writes while it is counted.
+	c1, c2 := apitest.Start(t, apitest.Options{}), apitest.Start(t, apitest.Options{Config: paylink.Config{RecordProcessingFirst: true}})
+	q1, q2 := c1.Onboard(), c2.Onboard()
 	tests := []struct {
 		name, card, status string
 		mutate             func(map[string]any)
@@ -45,7 +49,7 @@ func TestPurchaseInOneTransaction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if u1, u2 := purchaseUpdates(t, one, q1, tt.card, tt.mutate), purchaseUpdates(t, two, q2, tt.card, tt.mutate); u1 != 1 || u2 != 2 {
+			if u1, u2 := purchaseUpdates(t, c1, q1, tt.card, tt.mutate), purchaseUpdates(t, c2, q2, tt.card, tt.mutate); u1 != 1 || u2 != 2 {
 				t.Errorf("got %d and %d store updates, want 1 (in process) and 2 (PROCESSING first)", u1, u2)
 			}
 			r1, r2 := purchase(t, one, m1, tt.card, tt.mutate), purchase(t, two, m2, tt.card, tt.mutate)
@@ -65,7 +69,7 @@ func TestPurchaseInOneTransaction(t *testing.T) {
 			stored := purchase(t, env, m, "4111111111111111", func(b map[string]any) { apitest.Set(b, "customer.store_card_permission", true) })
 			return func(b map[string]any) { b["card"] = map[string]any{"token": stored.Str("card.token")} }
 		}
-		if u1, u2 := purchaseUpdates(t, one, q1, "", byToken(one, q1)), purchaseUpdates(t, two, q2, "", byToken(two, q2)); u1 != 1 || u2 != 2 {
+		if u1, u2 := purchaseUpdates(t, c1, q1, "", byToken(c1, q1)), purchaseUpdates(t, c2, q2, "", byToken(c2, q2)); u1 != 1 || u2 != 2 {
 			t.Errorf("got %d and %d store updates, want 1 (in process) and 2 (PROCESSING first)", u1, u2)
 		}
 		sameJSON(t, "purchase response", purchase(t, one, m1, "", byToken(one, m1)).Raw, purchase(t, two, m2, "", byToken(two, m2)).Raw)
@@ -94,11 +98,10 @@ func purchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, card string, 
 	return r
 }
 
-// purchaseUpdates makes a purchase once no webhook is due and returns how
-// many store updates it took.
+// purchaseUpdates makes a purchase and returns how many store updates it
+// took (env must have nothing else to write meanwhile).
 func purchaseUpdates(t *testing.T, env *apitest.Env, m *apitest.Merchant, card string, mutate func(map[string]any)) int64 {
 	t.Helper()
-	env.WaitWebhooks()
 	_, before := env.Store.WriterStats()
 	purchase(t, env, m, card, mutate)
 	_, after := env.Store.WriterStats()
@@ -166,4 +169,49 @@ func mask(v any) any {
 		return out
 	}
 	return v
+}
+
+// failingSandbox is the sandbox acquirer, answering in process, except
+// that its first authorisation fails with err: what an in-process
+// processor might still do.
+type failingSandbox struct {
+	processor.Sandbox
+	err    error
+	failed atomic.Bool
+}
+
+func (p *failingSandbox) AuthorizeInProcess(ctx context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	if !p.failed.Swap(true) {
+		return paylink.AuthResult{}, p.err
+	}
+	return p.Sandbox.AuthorizeInProcess(ctx, req)
+}
+
+// TestInProcessProcessorErrors: asked inside the purchase's transaction,
+// a processor error is recorded as FAILED as it would be with PROCESSING
+// first, while an answer lost (the outcome unknown) rolls the whole
+// purchase back: 503 processor_unavailable, no transaction stored, and
+// the transaction token still unspent.
+func TestInProcessProcessorErrors(t *testing.T) {
+	t.Run("error", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{Processor: &failingSandbox{err: errors.New("connection refused")}})
+		m := env.Onboard()
+		r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00"))
+		if r.Status != http.StatusOK || r.Str("purchase.status") != "FAILED" {
+			t.Errorf("got HTTP %d %s, want 200 and status FAILED", r.Status, r.Raw)
+		}
+	})
+	t.Run("answer lost", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{Processor: &failingSandbox{err: fmt.Errorf("reset: %w", paylink.ErrOutcomeUnknown)}})
+		m := env.Onboard()
+		body := env.CardPurchase(m, "4111111111111111", "5.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.invoice_number", "LOST-IN-PROCESS")
+		})
+		r := env.Post("/v5/purchase", m, body)
+		if r.Status != http.StatusServiceUnavailable || r.Str("error_code") != paylink.CodeProcessorUnavailable {
+			t.Errorf("got HTTP %d %s, want 503 %s", r.Status, r.Raw, paylink.CodeProcessorUnavailable)
+		}
+		token := body["token"].(map[string]any)["transaction_token"].(string)
+		assertNothingChanged(t, env, m, token, "LOST-IN-PROCESS")
+	})
 }

@@ -100,20 +100,30 @@ func TestInterruptedRefundIsFailedAndReleased(t *testing.T) {
 	}
 }
 
+// TestSpentCardNumbersAreErased: a card number is kept only while it can
+// still pay. A card given for one purchase that the (in-process) sandbox
+// answers at once is never written; one that a 3-D Secure challenge
+// still needs is, and is erased after CardRetention; a stored card keeps
+// its number.
 func TestSpentCardNumbersAreErased(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	once := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00"))
-	kept := env.Post("/v5/purchase", m, env.CardPurchase(m, "5555555555554444", "5.00", func(b map[string]any) {
-		apitest.Set(b, "customer.store_card_permission", true)
-	}))
 	sealed := func() int {
 		var n int
 		env.Store.DB().QueryRow(`SELECT COUNT(*) FROM cards WHERE key_id <> ''`).Scan(&n)
 		return n
 	}
-	if got := sealed(); got != 2 {
-		t.Fatalf("got %d sealed card numbers, want 2", got)
+	once := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00"))
+	if got := sealed(); once.Str("purchase.status") != "APPROVED" || got != 0 {
+		t.Fatalf("a one-off card paid at once: got %s and %d sealed card numbers, want APPROVED and none", once.Str("purchase.status"), got)
+	}
+	challenged := env.Post("/v5/purchase", m, env.CardPurchase(m, "4000000000003220", "5.00", threeDS))
+	kept := env.Post("/v5/purchase", m, env.CardPurchase(m, "5555555555554444", "5.00", func(b map[string]any) {
+		apitest.Set(b, "customer.store_card_permission", true)
+	}))
+	if got := sealed(); challenged.Str("purchase.status") != "REQUIRES_AUTHENTICATION" || got != 2 {
+		t.Fatalf("got %s and %d sealed card numbers, want REQUIRES_AUTHENTICATION and 2 (the challenged card, the stored one)",
+			challenged.Str("purchase.status"), got)
 	}
 	env.Clock.Advance(paylink.CardRetention + time.Minute)
 	if n, err := env.Service.WipeSpentCards(context.Background()); err != nil || n != 1 {

@@ -10,7 +10,8 @@ import (
 
 // MemorySize is how many operations a sandbox remembers for inquiries;
 // older ones are forgotten (an inquiry then answers not found). Recovery
-// asks within minutes of an operation, long before it is forgotten.
+// asks within minutes of an operation. Purchases asked in process
+// (AuthorizeInProcess) are not remembered: nothing inquires about them.
 const MemorySize = 100_000
 
 // opKey identifies one operation by its idempotent id.
@@ -67,7 +68,10 @@ func (m *memory) perform(ctx context.Context, k opKey, res paylink.InquiryResult
 	res.Found = true
 	m.mu.Lock()
 	if m.ops == nil {
-		m.ops, m.received = map[opKey]paylink.InquiryResult{}, map[paylink.OpKind]int{}
+		m.ops = map[opKey]paylink.InquiryResult{}
+	}
+	if m.received == nil {
+		m.received = map[paylink.OpKind]int{}
 	}
 	if _, seen := m.ops[k]; !seen {
 		m.order = append(m.order, k)
@@ -78,6 +82,19 @@ func (m *memory) perform(ctx context.Context, k opKey, res paylink.InquiryResult
 		delete(m.ops, m.order[0])
 		m.order = m.order[1:]
 	}
+	delay, silent := m.delay, m.silent
+	m.mu.Unlock()
+	return wait(ctx, delay, silent)
+}
+
+// count records that a request of kind arrived, without remembering the
+// operation, and answers as perform does.
+func (m *memory) count(ctx context.Context, kind paylink.OpKind) error {
+	m.mu.Lock()
+	if m.received == nil {
+		m.received = map[paylink.OpKind]int{}
+	}
+	m.received[kind]++
 	delay, silent := m.delay, m.silent
 	m.mu.Unlock()
 	return wait(ctx, delay, silent)

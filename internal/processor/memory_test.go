@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -92,5 +93,38 @@ func TestSandboxSlowAndSilent(t *testing.T) {
 		if n := s.Received(kind); n != 1 {
 			t.Errorf("%s received: got %d, want 1", kind, n)
 		}
+	}
+}
+
+// An authorisation asked in process answers as Authorize would and is
+// counted, but is not remembered: nothing will inquire about it, and the
+// sandbox's memory is kept for what recovery may ask about. A sandbox
+// told to be slow or silent does not answer in process.
+func TestSandboxInProcess(t *testing.T) {
+	ctx := context.Background()
+	s := &Sandbox{}
+	req := paylink.AuthRequest{Reference: "pr_in", Card: paylink.CardDetails{Number: CardDecline},
+		Amount: paylink.Money{Amount: 1000, Currency: aud}}
+	got, err := s.AuthorizeInProcess(ctx, req)
+	if want := decide(req); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
+	if n := s.Received(paylink.OpAuthorize); n != 1 {
+		t.Errorf("received %d authorisations, want 1", n)
+	}
+	if res, err := s.Inquire(ctx, paylink.Inquiry{Kind: paylink.OpAuthorize, Reference: "pr_in"}); err != nil || res.Found {
+		t.Errorf("inquiry: got %+v, %v; want not found", res, err)
+	}
+	if !s.AnswersInProcess() {
+		t.Error("a sandbox answering at once: AnswersInProcess false")
+	}
+	s.SetDelay(time.Millisecond)
+	if s.AnswersInProcess() {
+		t.Error("a slow sandbox: AnswersInProcess true")
+	}
+	s.SetDelay(0)
+	s.SetSilent(true)
+	if s.AnswersInProcess() {
+		t.Error("a silent sandbox: AnswersInProcess true")
 	}
 }

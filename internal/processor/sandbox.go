@@ -56,6 +56,17 @@ func (s *Sandbox) AnswersInProcess() bool {
 	return s.delay == 0 && !s.silent
 }
 
+// AuthorizeInProcess decides like Authorize and counts the request, but
+// does not remember the operation: it is asked inside the purchase's
+// database transaction, so nothing will ever inquire about it (its
+// memory is for the operations recovery may ask about).
+func (s *Sandbox) AuthorizeInProcess(ctx context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	if err := s.count(ctx, paylink.OpAuthorize); err != nil {
+		return paylink.AuthResult{}, err
+	}
+	return decide(req), nil
+}
+
 // decide is the sandbox's verdict on an authorisation.
 func decide(req paylink.AuthRequest) paylink.AuthResult {
 	res := paylink.AuthResult{
@@ -156,11 +167,6 @@ func acquirerID(ref string) string {
 	h := sha256.Sum256([]byte("acq:" + ref))
 	return "SBX" + hex.EncodeToString(h[:8])
 }
-
-var (
-	_ paylink.Processor          = (*Sandbox)(nil)
-	_ paylink.InProcessProcessor = (*Sandbox)(nil)
-)
 
 var (
 	_ paylink.Processor          = (*Sandbox)(nil)
