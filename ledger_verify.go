@@ -16,7 +16,8 @@ type Discrepancy struct {
 // verifyPage is how many rows verification reads per query.
 const verifyPage = 500
 
-// VerifyLedger checks the whole journal: every posting balances; every
+// VerifyLedger checks the whole journal: every line has its posting;
+// every posting balances; every
 // approved payment, cleared or dishonoured debit and approved refund has
 // exactly its postings, for its amount; every settlement batch and payout
 // has its posting for its amount; nothing else is posted; and
@@ -35,6 +36,9 @@ func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 		return nil, err
 	}
 	if err := s.scanSettlements(ctx, v.checkBatch, v.checkPayout); err != nil {
+		return nil, err
+	}
+	if err := s.checkOrphanLines(ctx, &v); err != nil {
 		return nil, err
 	}
 	v.checkLeftovers()
@@ -195,6 +199,24 @@ func (s *Service) scanPostings(ctx context.Context, fn func(*Posting)) error {
 		}
 		return after, len(ps), err
 	})
+}
+
+// checkOrphanLines reports ledger lines whose posting does not exist
+// (up to verifyPage of them: one is already a broken journal).
+func (s *Service) checkOrphanLines(ctx context.Context, v *verifier) error {
+	var ids []string
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		ids, err = tx.OrphanLedgerLines(verifyPage)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("verify ledger lines: %w", err)
+	}
+	for _, id := range ids {
+		v.report(id, "ledger lines name posting %s, which does not exist", id)
+	}
+	return nil
 }
 
 func (s *Service) scanTransactions(ctx context.Context, fn func(*Transaction)) error {

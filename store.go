@@ -204,6 +204,9 @@ type Tx interface {
 	ScanTransactions(after string, limit int) ([]*Transaction, error)
 	ScanRefunds(after string, limit int) ([]*Refund, error)
 	ScanPostings(after string, limit int) ([]*Posting, error)
+	// OrphanLedgerLines lists up to limit posting ids that ledger lines
+	// name but no posting has (PostgreSQL keeps no foreign key for it).
+	OrphanLedgerLines(limit int) ([]string, error)
 
 	// Settlement and payouts (settlement.go).
 

@@ -194,3 +194,25 @@ func TestVerifyFindsDiscrepancies(t *testing.T) {
 		}
 	})
 }
+
+// TestVerifyFindsOrphanLines: on PostgreSQL ledger lines carry no foreign
+// key to their posting (migration 0021), so `ledger verify` checks it: a
+// line naming a posting that does not exist is reported, and a sound
+// ledger has nothing to report. (SQLite keeps the key and refuses such a
+// line.)
+func TestVerifyFindsOrphanLines(t *testing.T) {
+	f := newFlow(t, pg.Database(t))
+	f.card("4111111111111111", 1050, false, true)
+	if d := f.verify(); len(d) != 0 {
+		t.Fatalf("a sound ledger: got %+v, want nothing", d)
+	}
+	_, err := f.e.Store.DB().Exec(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
+		VALUES ('bt_missing', 0, $1, 'merchant_pending', 'AUD', 100, '')`, f.m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.verify()
+	if len(d) != 1 || d[0].Reference != "bt_missing" {
+		t.Errorf("got %+v, want the line without its posting reported", d)
+	}
+}

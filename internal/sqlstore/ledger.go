@@ -63,6 +63,27 @@ func insertLines(n int) string {
 	return b.String()
 }
 
+// OrphanLedgerLines lists up to limit posting ids named by lines with no
+// posting: on PostgreSQL lines carry no foreign key (migration 0021).
+func (t *tx) OrphanLedgerLines(limit int) ([]string, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT DISTINCT l.posting_id FROM ledger_lines l
+		WHERE NOT EXISTS (SELECT 1 FROM ledger_postings p WHERE p.id = l.posting_id)
+		ORDER BY l.posting_id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("orphan ledger lines: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("orphan ledger lines: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // LedgerBalances sums a merchant's lines by account and currency. The
 // lines are reached through the merchant's postings (index
 // ledger_postings_balance) and the lines' primary key: a line carries no
