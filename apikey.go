@@ -62,7 +62,6 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap tim
 			ObjectID: k.ID, Outcome: OutcomeSuccess,
 			Detail: fmt.Sprintf("previous=%s overlap=%ds", m.APIKeyID(), int64(overlap/time.Second))})
 	})
-	s.auth.forget()
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", merchantID)
 	}

@@ -44,7 +44,6 @@ func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChan
 		}
 		return s.auditSettings(ctx, tx, m, changed)
 	})
-	s.auth.forget()
 	if errors.Is(err, ErrNotFound) {
 		return nil, Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
 	}

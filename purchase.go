@@ -151,17 +151,26 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 // have: for the API it consumes the transaction token; paylink's own
 // pages claim a payment-link attempt for that transaction instead. The
 // transaction is created PROCESSING in that database transaction, the
-// processor is asked outside any, and the answer is recorded in a second.
+// processor is asked outside any, and the answer is recorded in a second
+// (or all in one: purchaseInOne).
 func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest, authorise func(tx Tx, ref string) error) (*Transaction, error) {
-	newCard, err := s.prepareCard(m, req.Card, req.StoreCard, req.Customer.ID)
+	inOne := s.asksInTransaction()
+	newCard, err := s.describeCard(m, req.Card, req.StoreCard, req.Customer.ID)
 	if err != nil {
 		return nil, err
+	}
+	// A one-off card asked in process is sealed only if it is kept
+	// (keepOneOffCard): most never are.
+	if newCard != nil && (newCard.MultiUse || !inOne) {
+		if err := s.sealCard(newCard, req.Card.Number); err != nil {
+			return nil, err
+		}
 	}
 	ref, err := s.reference("pr_")
 	if err != nil {
 		return nil, Internal("purchase reference", err)
 	}
-	if s.asksInTransaction() {
+	if inOne {
 		return s.purchaseInOne(ctx, m, req, ref, newCard, authorise)
 	}
 	var t *Transaction
@@ -197,12 +206,28 @@ func asServiceError(op string, err error) error {
 // prepareCard validates nothing (validate did) but does the CPU work of
 // vaulting a new card outside any database transaction.
 func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, customerID string) (*Card, error) {
+	c, err := s.describeCard(m, d, multiUse, customerID)
+	if c == nil || err != nil {
+		return c, err
+	}
+	return c, s.sealCard(c, d.Number)
+}
+
+// sealCard seals card number into c, to be stored.
+func (s *Service) sealCard(c *Card, number string) error {
+	sealed, err := s.vault.Seal([]byte(number))
+	if err != nil {
+		return Internal("seal card", err)
+	}
+	c.Sealed = sealed
+	return nil
+}
+
+// describeCard makes the Card of new card details, its number not yet
+// sealed (sealCard); nil without details.
+func (s *Service) describeCard(m *Merchant, d *CardDetails, multiUse bool, customerID string) (*Card, error) {
 	if d == nil {
 		return nil, nil
-	}
-	sealed, err := s.vault.Seal([]byte(d.Number))
-	if err != nil {
-		return nil, Internal("seal card", err)
 	}
 	tok, err := s.cardToken()
 	if err != nil {
@@ -215,7 +240,7 @@ func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, custom
 	}
 	fingerprint, fingerprintKeyID := s.vault.Fingerprint(m.ID, d.Number)
 	return &Card{
-		Token: tok, MerchantID: m.ID, Sealed: sealed, MultiUse: multiUse, CustomerID: customerID,
+		Token: tok, MerchantID: m.ID, MultiUse: multiUse, CustomerID: customerID,
 		Info: DescribeCard(*d, fingerprint, m.Country), FingerprintKeyID: fingerprintKeyID, CreatedAt: s.now(),
 	}, nil
 }

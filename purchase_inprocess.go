@@ -40,7 +40,7 @@ func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRe
 			return err
 		}
 		if oneOff {
-			if err := keepOneOffCard(tx, t, card); err != nil {
+			if err := s.keepOneOffCard(tx, t, card, req.Card.Number); err != nil {
 				return err
 			}
 		}
@@ -59,15 +59,19 @@ func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRe
 	return t, nil
 }
 
-// keepOneOffCard stores card, vaulted for purchase t alone, only if t
-// still needs its number: a 3-D Secure challenge, which a second
-// authorisation completes. Otherwise the number is never written (there
-// is nothing to recover in process, see purchaseInOne) and t names no
-// card token; its masked number, brand and fingerprint are in t's details.
-func keepOneOffCard(tx Tx, t *Transaction, card *Card) error {
+// keepOneOffCard seals and stores card, given for purchase t alone, only
+// if t still needs its number: a 3-D Secure challenge, which a second
+// authorisation completes. Otherwise the number is never sealed or
+// written (there is nothing to recover in process, see purchaseInOne) and
+// t names no card token; its masked number, brand and fingerprint are in
+// t's details.
+func (s *Service) keepOneOffCard(tx Tx, t *Transaction, card *Card, number string) error {
 	if t.Status != StatusRequiresAuthentication {
 		t.CardToken = ""
 		return nil
+	}
+	if err := s.sealCard(card, number); err != nil {
+		return err
 	}
 	card.UsedAt = card.CreatedAt // spent by this purchase
 	return tx.CreateCard(card)

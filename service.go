@@ -161,7 +161,7 @@ func NewService(cfg Config, d Deps) *Service {
 		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
 		authFailures: newAuthFailureLimiter()}
-	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks}
+	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks, forget: s.auth.forget}
 	s.inProcess, _ = d.Processor.(InProcessProcessor)
 	return s
 }

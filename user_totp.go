@@ -207,7 +207,6 @@ func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool
 	if err != nil {
 		return Internal("set totp requirement", err)
 	}
-	s.auth.forget()
 	return nil
 }
 

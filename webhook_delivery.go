@@ -42,8 +42,9 @@ type WebhookJob struct {
 // observed once the Update commits (outcomes counted by an Observer).
 type markingTx struct {
 	Tx
-	wrote     bool
-	committed []func()
+	wrote           bool
+	merchantChanged bool // a merchant's settings or API key were written
+	committed       []func()
 }
 
 // afterCommit runs fn once the Update has committed; never if it fails.
@@ -59,19 +60,35 @@ func (m *markingTx) ResendWebhookDelivery(id string, now time.Time) error {
 	return m.Tx.ResendWebhookDelivery(id, now)
 }
 
+func (m *markingTx) UpdateMerchantSettings(id string, settings MerchantSettings) error {
+	m.merchantChanged = true
+	return m.Tx.UpdateMerchantSettings(id, settings)
+}
+
+func (m *markingTx) RollAPIKey(k *APIKey, oldUntil time.Time) error {
+	m.merchantChanged = true
+	return m.Tx.RollAPIKey(k, oldUntil)
+}
+
 // wakingStore wakes the dispatcher after an Update that wrote outbox rows
-// has committed.
+// has committed, and makes the Service forget the merchants it cached
+// after one that changed a merchant (whether or not it reports that it
+// committed: a commit whose answer was lost may still have happened).
 type wakingStore struct {
 	Store
-	wake func()
+	wake   func()
+	forget func()
 }
 
 func (w wakingStore) Update(ctx context.Context, fn func(Tx) error) error {
 	mt := &markingTx{}
 	err := w.Store.Update(ctx, func(tx Tx) error {
-		mt.Tx, mt.wrote, mt.committed = tx, false, nil
+		mt.Tx, mt.wrote, mt.merchantChanged, mt.committed = tx, false, false, nil
 		return fn(mt)
 	})
+	if mt.merchantChanged {
+		w.forget()
+	}
 	if err != nil {
 		return err
 	}
@@ -132,7 +149,6 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 		return s.audit(ctx, tx, AuditEvent{MerchantID: mid, Action: AuditWebhookSecretRotate, ObjectType: ObjectWebhookSecret,
 			ObjectID: mid, Outcome: OutcomeSuccess})
 	})
-	s.auth.forget()
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
 	}

@@ -136,23 +136,32 @@ func createMerchant(ctx context.Context, bin, dsn string, env []string) (credent
 // with --record-processing-first when processingFirst), and waits until
 // /readyz answers 200.
 func startPaylink(ctx context.Context, bin, dsn string, processingFirst bool, env []string, stderr io.Writer) (*child, error) {
+	return startReady(ctx, "paylink", bin, env, stderr, func(addr string) []string {
+		args := []string{"serve", "--db", dsn, "--addr", addr, "--rate-limit", "0", "--log-level", "warn"}
+		if processingFirst {
+			args = append(args, "--record-processing-first")
+		}
+		return args
+	})
+}
+
+// startReady starts bin with the arguments args gives for a free
+// address, waits until it is ready, and records how long that took; name
+// labels its errors.
+func startReady(ctx context.Context, name, bin string, env []string, stderr io.Writer, args func(addr string) []string) (*child, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	args := []string{"serve", "--db", dsn, "--addr", addr, "--rate-limit", "0", "--log-level", "warn"}
-	if processingFirst {
-		args = append(args, "--record-processing-first")
-	}
-	c, err := startChild(bin, args, env, nil, stderr)
+	c, err := startChild(bin, args(addr), env, nil, stderr)
 	if err != nil {
 		return nil, err
 	}
 	c.addr = addr
 	if err := waitReady(ctx, c); err != nil {
 		c.stop()
-		return nil, fmt.Errorf("paylink: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c.startup = time.Since(t0)
 	return c, nil
@@ -189,18 +198,7 @@ func startEcho(ctx context.Context, stderr io.Writer) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("echo server: %w", err)
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	c, err := startChild(self, []string{"echo-server", "--addr", addr}, os.Environ(), nil, stderr)
-	if err != nil {
-		return nil, err
-	}
-	c.addr = addr
-	if err := waitReady(ctx, c); err != nil {
-		c.stop()
-		return nil, fmt.Errorf("echo server: %w", err)
-	}
-	return c, nil
+	return startReady(ctx, "echo server", self, os.Environ(), stderr, func(addr string) []string {
+		return []string{"echo-server", "--addr", addr}
+	})
 }

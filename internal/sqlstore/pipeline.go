@@ -81,13 +81,9 @@ func (p *pipeline) send(ctx context.Context, last *queued) (pgconn.CommandTag, e
 		return pgconn.CommandTag{}, nil
 	}
 	var tag pgconn.CommandTag
-	err := p.conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
-		}
+	err := p.onPgConn(func(c *pgx.Conn) error {
 		var err error
-		tag, err = runBatch(ctx, c.Conn(), batch)
+		tag, err = runBatch(ctx, c, batch)
 		return err
 	})
 	if err != nil && !errors.Is(err, errLastFailed) {
@@ -100,6 +96,18 @@ func (p *pipeline) send(ctx context.Context, last *queued) (pgconn.CommandTag, e
 // errLastFailed marks a failure of the batch's last statement, the one
 // the caller is waiting for, which the caller reports itself.
 var errLastFailed = errors.New("statement failed")
+
+// onPgConn runs fn on the pgx connection under the pipeline's
+// database/sql connection.
+func (p *pipeline) onPgConn(fn func(*pgx.Conn) error) error {
+	return p.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		return fn(c.Conn())
+	})
+}
 
 // runBatch sends batch as one pipeline and reads every result.
 func runBatch(ctx context.Context, c *pgx.Conn, batch []queued) (pgconn.CommandTag, error) {
@@ -155,13 +163,9 @@ func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...an
 	batch := append(p.pending, queued{query: query, args: args})
 	p.pending, p.begun = nil, true
 	var r *bufferedRow
-	err := p.conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
-		}
+	err := p.onPgConn(func(c *pgx.Conn) error {
 		var err error
-		r, err = queryBatch(ctx, c.Conn(), batch)
+		r, err = queryBatch(ctx, c, batch)
 		return err
 	})
 	if err != nil {
