@@ -162,15 +162,37 @@ func (t *tx) Events(merchantID string, references []string) ([]*paylink.Event, e
 // transactions_card_last4) joined to the table by primary key, so that
 // neither engine walks the merchant's payments to find a few.
 func (t *tx) SearchTransactions(q paylink.PaymentQuery) ([]*paylink.Transaction, error) {
+	query, args := searchQuery(q)
+	rows, err := t.q.QueryContext(t.ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Transaction
+	for rows.Next() {
+		tr, err := scanTransaction(rows)
+		if err != nil {
+			return nil, fmt.Errorf("search transactions: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
+}
+
+// searchQuery builds SearchTransactions' query. The lookups repeat the
+// WHERE clauses of the partial indexes they read (migration 0022: no
+// entry for an empty invoice number, email or last four digits), which
+// is how a planner knows it may use them.
+func searchQuery(q paylink.PaymentQuery) (string, []any) {
 	var c conds
 	from := ` FROM transactions`
 	if q.Search != "" {
 		var l conds
 		lookups := `SELECT CAST(` + l.arg(q.Search) + ` AS TEXT) AS ref
-			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND invoice_number = ` + l.arg(q.Search) + `
-			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND customer_email = ` + l.arg(q.SearchEmail)
+			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND invoice_number = ` + l.arg(q.Search) + ` AND invoice_number <> ''
+			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND customer_email = ` + l.arg(q.SearchEmail) + ` AND customer_email <> ''`
 		if q.SearchLast4 != "" {
-			lookups += ` UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND card_last4 = ` + l.arg(q.SearchLast4)
+			lookups += ` UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND card_last4 = ` + l.arg(q.SearchLast4) + ` AND card_last4 <> ''`
 		}
 		from = ` FROM (` + lookups + `) found JOIN transactions ON transactions.reference = found.ref`
 		c.args = l.args
@@ -198,20 +220,7 @@ func (t *tx) SearchTransactions(q paylink.PaymentQuery) ([]*paylink.Transaction,
 	}
 	query := `SELECT ` + transactionColumns + from + c.where() +
 		` ORDER BY created_at DESC, reference DESC LIMIT ` + c.arg(q.Limit)
-	rows, err := t.q.QueryContext(t.ctx, query, c.args...)
-	if err != nil {
-		return nil, fmt.Errorf("search transactions: %w", err)
-	}
-	defer rows.Close()
-	var out []*paylink.Transaction
-	for rows.Next() {
-		tr, err := scanTransaction(rows)
-		if err != nil {
-			return nil, fmt.Errorf("search transactions: %w", err)
-		}
-		out = append(out, tr)
-	}
-	return out, rows.Err()
+	return query, c.args
 }
 
 // RefundsOf lists the merchant's refunds of a transaction, oldest first.

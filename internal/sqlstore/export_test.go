@@ -52,3 +52,12 @@ func (c *countingConn) Read(b []byte) (int, error) {
 
 // WaitingQuery is the query of TransactionsInStatus, for its plan.
 const WaitingQuery = transactionsInStatusQuery
+
+// The look-ups by invoice number, for their plans.
+const (
+	InvoiceStateQuery         = invoiceStateQuery
+	TransactionByInvoiceQuery = transactionByInvoiceQuery
+)
+
+// SearchQuery is SearchTransactions' query, for its plan.
+var SearchQuery = searchQuery

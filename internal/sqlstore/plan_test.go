@@ -8,27 +8,49 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/sqlstore"
 )
 
-// TestWaitingQueryUsesPartialIndex: the jobs' look-up of waiting
-// transactions reads the partial index transactions_waiting on both
-// engines. A planner only uses a partial index for a query that repeats
-// its WHERE clause, so a drift between migration 0020 and the query would
-// turn every job run into a scan of all transactions.
-func TestWaitingQueryUsesPartialIndex(t *testing.T) {
+// TestQueriesUsePartialIndexes: the queries that read a partial index do
+// so on both engines. A planner only uses a partial index for a query
+// that repeats its WHERE clause, so a drift between a migration (0020
+// for transactions_waiting, 0022 for the search indexes) and its query
+// would turn a job run, a status look-up by invoice number or a dashboard
+// search into a scan of all transactions.
+func TestQueriesUsePartialIndexes(t *testing.T) {
+	search, searchArgs := sqlstore.SearchQuery(paylink.PaymentQuery{MerchantID: "M1", Search: "INV-1",
+		SearchEmail: "inv-1", SearchLast4: "4242", Limit: 20})
+	queries := []struct {
+		name    string
+		query   string
+		args    []any
+		indexes []string
+	}{
+		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), 100}, []string{"transactions_waiting"}},
+		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
+		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
+		{"dashboard search", search, searchArgs,
+			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},
+	}
 	ctx := context.Background()
-	args := []any{"PROCESSING", int64(1), 100}
+	check := func(t *testing.T, q querier, explainPrefix string) {
+		for _, c := range queries {
+			plan := explain(t, q, explainPrefix+c.query, c.args)
+			for _, index := range c.indexes {
+				if !strings.Contains(plan, index) {
+					t.Errorf("%s: plan:\n%s\nwant it to use %s", c.name, plan, index)
+				}
+			}
+		}
+	}
 	t.Run("SQLite", func(t *testing.T) {
 		st, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.WaitingQuery, args)
-		if !strings.Contains(plan, "USING INDEX transactions_waiting") {
-			t.Errorf("plan:\n%s\nwant it to use transactions_waiting", plan)
-		}
+		check(t, st.DB(), "EXPLAIN QUERY PLAN ")
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		st, err := sqlstore.Open(ctx, pg.Database(t))
@@ -46,17 +68,17 @@ func TestWaitingQueryUsesPartialIndex(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "SET enable_seqscan = off"); err != nil {
 			t.Fatal(err)
 		}
-		plan := explain(t, conn, "EXPLAIN "+sqlstore.WaitingQuery, args)
-		if !strings.Contains(plan, "transactions_waiting") {
-			t.Errorf("plan:\n%s\nwant it to use transactions_waiting", plan)
-		}
+		check(t, conn, "EXPLAIN ")
 	})
 }
 
-// explain runs an EXPLAIN and returns its rows as text, one per line.
-func explain(t *testing.T, q interface {
+// querier is a database or one of its connections.
+type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args []any) string {
+}
+
+// explain runs an EXPLAIN and returns its rows as text, one per line.
+func explain(t *testing.T, q querier, query string, args []any) string {
 	t.Helper()
 	rows, err := q.QueryContext(context.Background(), query, args...)
 	if err != nil {

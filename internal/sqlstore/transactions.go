@@ -62,11 +62,18 @@ func (t *tx) Transaction(merchantID, reference string) (*paylink.Transaction, er
 	return tr, nil
 }
 
+// The look-ups of the newest payment with an invoice number repeat
+// transactions_invoice's WHERE and follow its order (migration 0022).
+const (
+	byInvoice                 = `WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> '' ORDER BY created_at DESC, reference DESC LIMIT 1`
+	transactionByInvoiceQuery = `SELECT ` + transactionColumns + ` FROM transactions ` + byInvoice
+	stateColumns              = `SELECT reference, invoice_number, status, total, currency, processed_at FROM transactions `
+	invoiceStateQuery         = stateColumns + byInvoice
+)
+
 // TransactionByInvoice loads the newest transaction with an invoice number.
 func (t *tx) TransactionByInvoice(merchantID, invoice string) (*paylink.Transaction, error) {
-	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, `SELECT `+transactionColumns+`
-		FROM transactions WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
-		ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, invoice))
+	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, transactionByInvoiceQuery, merchantID, invoice))
 	if err != nil {
 		return nil, notFound("load transaction by invoice", err)
 	}
@@ -77,11 +84,9 @@ func (t *tx) TransactionByInvoice(merchantID, invoice string) (*paylink.Transact
 // purchase reference (primary key) or else by invoice number
 // (transactions_invoice), without the details JSON.
 func (t *tx) TransactionState(merchantID, ref string) (*paylink.TransactionState, error) {
-	const cols = `SELECT reference, invoice_number, status, total, currency, processed_at FROM transactions `
-	st, err := scanTransactionState(t.q.QueryRowContext(t.ctx, cols+`WHERE reference = $1 AND merchant_id = $2`, ref, merchantID))
+	st, err := scanTransactionState(t.q.QueryRowContext(t.ctx, stateColumns+`WHERE reference = $1 AND merchant_id = $2`, ref, merchantID))
 	if errors.Is(err, sql.ErrNoRows) {
-		st, err = scanTransactionState(t.q.QueryRowContext(t.ctx, cols+`WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
-			ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, ref))
+		st, err = scanTransactionState(t.q.QueryRowContext(t.ctx, invoiceStateQuery, merchantID, ref))
 	}
 	if err != nil {
 		return nil, notFound("load transaction state", err)
