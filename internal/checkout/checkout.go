@@ -35,6 +35,7 @@ type Handler struct {
 	css     template.CSS
 	wallets map[string]Wallet // by path name: applepay, googlepay
 	zip     PayLater
+	pages   *pageCache // rendered link pages (pagecache.go)
 }
 
 // Options adjust a Handler. Zero values select the sandbox simulations and
@@ -68,6 +69,9 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 		wallets: map[string]Wallet{}, zip: opts.Zip}
 	for _, w := range opts.Wallets {
 		h.wallets[w.Path()] = w
+	}
+	if h.pages, err = newPageCache(h.randomString); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

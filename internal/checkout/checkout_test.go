@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -473,5 +474,36 @@ func TestThreeDSHandOff(t *testing.T) {
 				t.Errorf("got %d, want %d", p.status, tt.status)
 			}
 		})
+	}
+}
+
+var nonceAttr = regexp.MustCompile(`nonce="([^"]+)"`)
+
+// TestLinkPageNonceMatchesPolicy: over HTTP, each GET of a link page gets
+// its own nonce, the one its Content-Security-Policy allows, in every
+// nonce attribute of the page, whether the page came from the cache or
+// not. (TestCardPaymentDeclineThenApprove pays with the CSRF token of a
+// cached page and then sees the paid page, not the cached unpaid one.)
+func TestLinkPageNonceMatchesPolicy(t *testing.T) {
+	env := start(t)
+	hpp, _ := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b := newBrowser(t, env)
+	seen := map[string]bool{}
+	for range 3 {
+		p := b.get(hpp)
+		csp := p.header.Get("Content-Security-Policy")
+		attrs := nonceAttr.FindAllStringSubmatch(p.body, -1)
+		if len(attrs) == 0 {
+			t.Fatalf("no nonce attribute in the page")
+		}
+		for _, a := range attrs {
+			if !strings.Contains(csp, "'nonce-"+a[1]+"'") {
+				t.Fatalf("page nonce %q is not the one its policy allows: %s", a[1], csp)
+			}
+		}
+		if seen[attrs[0][1]] {
+			t.Fatalf("nonce %q served twice", attrs[0][1])
+		}
+		seen[attrs[0][1]] = true
 	}
 }

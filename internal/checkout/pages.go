@@ -18,8 +18,13 @@ func (h *Handler) show(rq *request) error {
 	if err := h.fillPaid(rq, v); err != nil {
 		return err
 	}
-	return h.render(rq, http.StatusOK, v)
+	h.writePage(rq.w, rq.r, http.StatusOK, v, h.cachedPage)
+	return nil
 }
+
+// cachedPage renders v through the page cache (pagecache.go): the page
+// a link shows on GET, with nothing a customer typed.
+func (h *Handler) cachedPage(v *view) ([]byte, error) { return h.pages.page(v, h.execute) }
 
 // fillPaid adds the success panel to a paid link's view.
 func (h *Handler) fillPaid(rq *request, v *view) error {
@@ -257,25 +262,34 @@ func (h *Handler) threeDSReturn(rq *request) error {
 
 // render writes a page.
 func (h *Handler) render(rq *request, status int, v *view) error {
-	h.writePage(rq.w, rq.r, status, v)
+	h.writePage(rq.w, rq.r, status, v, h.execute)
 	return nil
+}
+
+// execute renders the page template with v.
+func (h *Handler) execute(v *view) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := h.tmpl.ExecuteTemplate(&buf, "page", v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writePage renders the page into memory first and sends it in one write
 // with its length: rendering straight into the response sent it chunked,
 // in many small writes (a system call each under load), and could not
 // turn a failed rendering into a clean 500.
-func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, v *view) {
-	var buf bytes.Buffer
-	if err := h.tmpl.ExecuteTemplate(&buf, "page", v); err != nil {
+func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, v *view, render func(*view) ([]byte, error)) {
+	page, err := render(v)
+	if err != nil {
 		h.log.ErrorContext(r.Context(), "render checkout page", "route", r.Pattern, "err", err)
 		http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(page)))
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(page)
 }
 
 // renderError shows an error as a page, or as JSON to the script.
@@ -299,5 +313,5 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 		json.NewEncoder(w).Encode(map[string]string{"error_code": e.Code, "error_message": e.Message})
 		return
 	}
-	h.writePage(w, r, status, &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"})
+	h.writePage(w, r, status, &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"}, h.execute)
 }

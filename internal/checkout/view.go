@@ -13,8 +13,8 @@ import (
 type view struct {
 	Nonce    string
 	CSRF     string
-	CSS      template.CSS
-	Base     string // the page's own path
+	CSS      template.CSS `json:"-"` // the Handler's, left out of the page cache's key
+	Base     string       // the page's own path
 	VT       bool
 	Title    string
 	Trading  string
