@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// maxCachedPages bounds the page cache: a rendered page is about 17 kB.
+// maxCachedPages bounds the page cache: a rendered page is about 9 kB.
 const maxCachedPages = 256
 
 // pageCache keeps rendered link pages (the GET of /pay and /vt), so that
