@@ -23,8 +23,8 @@ const maxCachedPages = 256
 //
 // Stamping gives the same bytes as rendering only because both values
 // are base64url (randomString, csrfToken), which no html/template
-// escaper changes, and the marks are letters and digits; a view whose
-// values are not is rendered as before (cacheable).
+// escaper changes, and so are the marks (random, from randomString); a
+// view whose values are not is rendered as before (cacheable).
 type pageCache struct {
 	nonceMark, csrfMark string
 
@@ -49,17 +49,7 @@ func newPageCache(random func(int) (string, error)) (*pageCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("page cache mark: %w", err)
 	}
-	return &pageCache{nonceMark: "N" + alnum(nonceMark), csrfMark: "C" + alnum(csrfMark), pages: map[string]*stencil{}}, nil
-}
-
-// alnum keeps the letters and digits of s.
-func alnum(s string) string {
-	return string(bytes.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, []byte(s)))
+	return &pageCache{nonceMark: nonceMark, csrfMark: csrfMark, pages: map[string]*stencil{}}, nil
 }
 
 // page returns v rendered by render, from the cache when it can.

@@ -70,25 +70,20 @@ func (m *memory) perform(ctx context.Context, k opKey, res paylink.InquiryResult
 	if m.ops == nil {
 		m.ops = map[opKey]paylink.InquiryResult{}
 	}
-	if m.received == nil {
-		m.received = map[paylink.OpKind]int{}
-	}
 	if _, seen := m.ops[k]; !seen {
 		m.order = append(m.order, k)
 	}
 	m.ops[k] = res
-	m.received[k.kind]++
 	if len(m.order) > MemorySize {
 		delete(m.ops, m.order[0])
 		m.order = m.order[1:]
 	}
-	delay, silent := m.delay, m.silent
 	m.mu.Unlock()
-	return wait(ctx, delay, silent)
+	return m.count(ctx, k.kind)
 }
 
-// count records that a request of kind arrived, without remembering the
-// operation, and answers as perform does.
+// count records that a request of kind arrived, then answers as the
+// sandbox is told to; perform also remembers the operation.
 func (m *memory) count(ctx context.Context, kind paylink.OpKind) error {
 	m.mu.Lock()
 	if m.received == nil {

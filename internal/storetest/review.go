@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/paylink/paylink"
@@ -42,5 +43,21 @@ func testCountInStatus(t *testing.T, s paylink.Store) {
 	})
 	if got := count(); got != 2 {
 		t.Errorf("one UNKNOWN transaction and one UNKNOWN refund: got %d, want 2", got)
+	}
+	// Only the statuses work waits in are indexed (transactions_waiting):
+	// the others are refused rather than scanned for.
+	for _, st := range []paylink.Status{paylink.StatusPending, paylink.StatusProcessing, paylink.StatusUnknown,
+		paylink.StatusRequiresAuthentication, paylink.StatusPreAuthorised, paylink.StatusApproved, paylink.StatusDeclined} {
+		waiting := st != paylink.StatusApproved && st != paylink.StatusDeclined
+		err := s.View(context.Background(), func(tx paylink.Tx) error {
+			if _, err := tx.TransactionsInStatus(st, t0, 10); err != nil {
+				return err
+			}
+			_, err := tx.CountInStatus(st)
+			return err
+		})
+		if (err == nil) != waiting {
+			t.Errorf("status %s: got error %v, want one only for a status nothing waits in", st, err)
+		}
 	}
 }
