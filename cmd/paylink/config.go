@@ -107,7 +107,7 @@ func openVault(env environment, dsn string) (*vault.Vault, error) {
 	case d.Engine == sqlstore.Postgres:
 		return nil, errors.New("PAYLINK_MASTER_KEY (64 hex characters) is required with PostgreSQL: every instance must share it")
 	}
-	v, err := vault.OpenKeyFile(keyFilePath(d), previous...)
+	v, err := vault.OpenKeyFile(keyFilePath(d), vault.KeyFileRecheck, previous...)
 	if err != nil {
 		return nil, fmt.Errorf("master key file: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadKeyFileFormats(t *testing.T) {
@@ -81,7 +82,7 @@ func TestWriteKeyFileIsPrivateAndReadsBack(t *testing.T) {
 // `paylink keys rotate` rewrites their key file.
 func TestKeyFileVaultFollowsRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db.key")
-	serving, err := OpenKeyFile(path) // creates the file
+	serving, err := OpenKeyFile(path, 0) // creates the file; looks at it before every seal
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,21 +91,7 @@ func TestKeyFileVaultFollowsRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := ReadKeyFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteKeyFile(path, [][]byte{fresh, keys[0]}); err != nil {
-		t.Fatal(err)
-	}
-	rotator, err := New(fresh, keys[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	rotator := rotateKeyFile(t, path)
 	resealed, err := rotator.Seal([]byte("4111111111111111"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +108,76 @@ func TestKeyFileVaultFollowsRotation(t *testing.T) {
 	after, err := serving.Seal([]byte("x"))
 	if err != nil || after.KeyID != rotator.KeyID() {
 		t.Errorf("seal after the rotation: got key %s (%v), want the new active key %s", after.KeyID, err, rotator.KeyID())
+	}
+}
+
+// rotateKeyFile does to the key file at path what `paylink keys rotate`
+// does: a new active key first, the old one kept as previous. It returns
+// a vault on the new keys.
+func rotateKeyFile(t *testing.T, path string) *Vault {
+	t.Helper()
+	keys, err := ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteKeyFile(path, [][]byte{fresh, keys[0]}); err != nil {
+		t.Fatal(err)
+	}
+	rotator, err := New(fresh, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rotator
+}
+
+// TestKeyFileVaultLooksOncePerRecheck: between looks at its key file a
+// serving vault seals under the active key it knows, but a secret or a
+// MAC under a key it does not know yet makes it look at once, so another
+// process's new key is never refused.
+func TestKeyFileVaultLooksOncePerRecheck(t *testing.T) {
+	msg := []byte("token body")
+	for _, meet := range []struct {
+		name string
+		new  func(t *testing.T, serving, rotator *Vault) // serving meets the new key
+	}{
+		{"a MAC under the new key", func(t *testing.T, serving, rotator *Vault) {
+			if !serving.CheckMAC(msg, rotator.MAC(msg)) {
+				t.Errorf("a MAC made under the new key did not check")
+			}
+		}},
+		{"a secret under the new key", func(t *testing.T, serving, rotator *Vault) {
+			sealed, err := rotator.Seal([]byte("4111111111111111"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pt, err := serving.Open(sealed); err != nil || string(pt) != "4111111111111111" {
+				t.Errorf("open a secret sealed under the new key: got %q, %v", pt, err)
+			}
+		}},
+	} {
+		t.Run(meet.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.db.key")
+			serving, err := OpenKeyFile(path, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldID := serving.KeyID() // the first look: the next is an hour away
+			if serving.CheckMAC(msg, []byte("not a MAC")) {
+				t.Fatalf("a wrong MAC checked")
+			}
+			rotator := rotateKeyFile(t, path)
+			if got := serving.KeyID(); got != oldID {
+				t.Errorf("got active key %s before the next look, want %s still", got, oldID)
+			}
+			meet.new(t, serving, rotator)
+			if got := serving.KeyID(); got != rotator.KeyID() {
+				t.Errorf("got active key %s after meeting the new key, want %s", got, rotator.KeyID())
+			}
+		})
 	}
 }
 
