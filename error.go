@@ -162,3 +162,7 @@ var ErrUnavailable = errors.New("database unavailable")
 
 // ErrConflict is the store's error for a failed compare-and-set.
 var ErrConflict = errors.New("conflict")
+
+// ErrTokenSpent is the store's error for a transaction token spent
+// already (Tx.SpendTransactionToken); it is an ErrConflict.
+var ErrTokenSpent = fmt.Errorf("transaction token spent: %w", ErrConflict)

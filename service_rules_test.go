@@ -8,7 +8,9 @@ package paylink_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,6 +249,62 @@ func TestTransactionTokenUse(t *testing.T) {
 			}
 			_, err := r.svc.Purchase(ctx, r.m.Merchant, req)
 			wantCode(t, err, paylink.CodeTransactionTokenUsed)
+		})
+		// On PostgreSQL the spending is sent with the operation's next
+		// round trip (a read, or the commit), so the refusal comes back
+		// from the store late; every operation answers it the same way.
+		t.Run("used once, whatever the operation", func(t *testing.T) {
+			req := r.purchaseRequest("4111111111111111", 1000, false)
+			paid, err := r.svc.Purchase(ctx, r.m.Merchant, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := r.pay("4111111111111111", 1000, true, paylink.StatusPreAuthorised)
+			spent := req.TransactionToken
+			_, _, err = r.svc.Refund(ctx, r.m.Merchant, paid.Reference, paylink.RefundRequest{CompanyToken: r.m.Creds.CompanyToken,
+				TransactionToken: spent, Customer: req.Customer, Amount: 100, Currency: "AUD"})
+			wantCode(t, err, paylink.CodeTransactionTokenUsed)
+			_, err = r.svc.Capture(ctx, r.m.Merchant, held.Reference, paylink.CaptureRequest{CompanyToken: r.m.Creds.CompanyToken,
+				TransactionToken: spent, Amount: 1000, Currency: "AUD"})
+			wantCode(t, err, paylink.CodeTransactionTokenUsed)
+			_, err = r.svc.Cancel(ctx, r.m.Merchant, held.Reference, paylink.CancelRequest{CompanyToken: r.m.Creds.CompanyToken,
+				TransactionToken: spent})
+			wantCode(t, err, paylink.CodeTransactionTokenUsed)
+			if got := r.status(held.Reference); got != paylink.StatusPreAuthorised {
+				t.Errorf("the hold after refused captures and cancels: got %s, want %s", got, paylink.StatusPreAuthorised)
+			}
+		})
+		t.Run("raced", func(t *testing.T) {
+			req := r.purchaseRequest("4111111111111111", 1000, false)
+			const racers = 8
+			errs := make([]error, racers)
+			var wg sync.WaitGroup
+			for i := range racers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					mine := req
+					mine.InvoiceNumber = fmt.Sprintf("RACE-%d", i)
+					_, errs[i] = r.svc.Purchase(ctx, r.m.Merchant, mine)
+				}()
+			}
+			wg.Wait()
+			var won int
+			for i, err := range errs {
+				_, lookErr := r.svc.TransactionStatus(ctx, r.m.Merchant, fmt.Sprintf("RACE-%d", i))
+				if err == nil {
+					won++
+					if lookErr != nil {
+						t.Errorf("the winner's payment: %v", lookErr)
+					}
+					continue
+				}
+				wantCode(t, err, paylink.CodeTransactionTokenUsed)
+				wantCode(t, lookErr, paylink.CodeNotFound) // a refused purchase stores nothing
+			}
+			if won != 1 {
+				t.Errorf("got %d purchases with one token, want 1", won)
+			}
 		})
 		t.Run("another merchant's", func(t *testing.T) {
 			other := r.env.Onboard()

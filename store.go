@@ -14,7 +14,10 @@ type Store interface {
 	// Update runs fn in one write transaction and commits it durably
 	// before returning. fn must do no I/O other than through tx, and may
 	// be run batched with other callers' functions (group commit); an
-	// error from fn rolls back only fn's own writes.
+	// error from fn rolls back only fn's own writes. A write whose
+	// refusal a Tx method documents as possibly deferred fails, when
+	// refused, the transaction's next statement and Update itself, which
+	// then returns that refusal (ErrTokenSpent, ErrConflict).
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Ping reports whether the database is reachable.
 	Ping(ctx context.Context) error
@@ -45,8 +48,10 @@ type Tx interface {
 	RollAPIKey(k *APIKey, oldUntil time.Time) error
 
 	// SpendTransactionToken records a stateless transaction token (by its
-	// hash, with the expiry it carries) as spent; ErrConflict when it
-	// already is. Issuing a token stores nothing (token.go).
+	// hash, with the expiry it carries) as spent; ErrTokenSpent when it
+	// already is, possibly deferred (see Update): PostgreSQL sends the
+	// spend with the transaction's next round trip. Issuing a token
+	// stores nothing (token.go).
 	SpendTransactionToken(hash []byte, expiresAt time.Time) error
 	// DeleteSpentTransactionTokens forgets spent tokens that expired
 	// before the cutoff.
@@ -190,7 +195,8 @@ type Tx interface {
 	// Ledger (ledger.go): postings are appended, never changed.
 
 	// AddPosting appends a balanced posting and its lines; ErrConflict
-	// when a posting with its key exists (the event was posted already).
+	// when a posting with its key exists (the event was posted already),
+	// possibly deferred (see Update).
 	AddPosting(p *Posting) error
 	// LedgerBalances sums a merchant's journal lines by account and currency.
 	LedgerBalances(merchantID string) ([]AccountBalance, error)

@@ -99,13 +99,20 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
 		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
 	}
 	err := tx.SpendTransactionToken(HashSecret(token), expires)
-	if errors.Is(err, ErrConflict) {
-		return Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
+	if errors.Is(err, ErrTokenSpent) {
+		return errTokenUsed()
 	}
 	if err != nil {
 		return Internal("consume transaction token", err)
 	}
 	return nil
+}
+
+// errTokenUsed answers a transaction token spent already: found by the
+// spend itself, or on PostgreSQL by the transaction's next round trip or
+// its commit, which asServiceError turns into this answer.
+func errTokenUsed() *Error {
+	return Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
 }
 
 // CleanupTransactionTokens forgets spent tokens that expired over an hour

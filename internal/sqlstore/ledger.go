@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,18 +14,16 @@ import (
 // (the schema's triggers refuse updates and deletes).
 
 // AddPosting appends p and its lines. A posting whose key exists already
-// is refused with paylink.ErrConflict: every event is posted once.
+// is refused with paylink.ErrConflict: every event is posted once (on
+// PostgreSQL with the next round trip, see insertOnce).
 func (t *tx) AddPosting(p *paylink.Posting) error {
-	res, err := t.exec(`INSERT INTO ledger_postings (id, posting_key, kind, merchant_id, currency, reference,
-		refund_reference, amount, fee, net, moves_balance, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (posting_key) DO NOTHING`,
+	err := t.insertOnce("insert posting "+p.Key, paylink.ErrConflict, `INSERT INTO ledger_postings (id, posting_key, kind,
+		merchant_id, currency, reference, refund_reference, amount, fee, net, moves_balance, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p.ID, p.Key, string(p.Kind), p.MerchantID, p.Currency, p.Reference, p.RefundReference,
 		p.Amount, p.Fee, p.Net, p.MovesBalance(), p.CreatedAt.UnixMicro())
 	if err != nil {
-		return fmt.Errorf("insert posting %s: %w", p.Key, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errors.Join(paylink.ErrConflict, err)
+		return err
 	}
 	if len(p.Lines) == 0 {
 		return nil

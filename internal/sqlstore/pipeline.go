@@ -19,11 +19,13 @@ import (
 // round trips: a round trip costs the client two system calls and a
 // context switch, most of paylink's CPU per purchase on PostgreSQL
 // (docs/performance.md). BEGIN and the writes whose result nobody reads
-// (queued with tx.execLater) are held back and sent in one pipelined batch
-// together with the next statement that needs an answer, or with COMMIT.
-// Statements still run in the order they were made, so reads see every
-// earlier write; a held-back write that fails fails the next statement
-// and the commit, and the transaction rolls back.
+// (queued with tx.execLater, and tx.insertOnce's inserts, whose only
+// answer is whether the key was taken) are held back and sent in one
+// pipelined batch together with the next statement that needs an answer,
+// or with COMMIT: a purchase with a new card through the in-process
+// sandbox is one round trip. Statements still run in the order they were made, so reads
+// see every earlier write; a held-back write that fails fails the next
+// statement and the commit, and the transaction rolls back.
 type pipeline struct {
 	conn    *sql.Conn
 	pending []queued
@@ -37,6 +39,20 @@ type pipeline struct {
 type queued struct {
 	op, query string
 	args      []any
+	// taken, for an insertOnce, is what a unique violation means.
+	taken error
+}
+
+// uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
+const uniqueViolation = "23505"
+
+// failure is the error to report for q's failure err.
+func (q queued) failure(err error) error {
+	var pg *pgconn.PgError
+	if q.taken != nil && errors.As(err, &pg) && pg.Code == uniqueViolation {
+		err = q.taken
+	}
+	return fmt.Errorf("%s: %w", q.op, err)
 }
 
 // updatePipelined runs fn in a pipelined write transaction.
@@ -57,10 +73,11 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 	return p.commit(ctx)
 }
 
-// queue holds a write back until the next round trip.
-func (p *pipeline) queue(op, query string, args []any) {
+// queue holds a write back until the next round trip; q.taken is what a
+// unique violation means, if anything.
+func (p *pipeline) queue(q queued) {
 	p.statements++
-	p.pending = append(p.pending, queued{op: op, query: query, args: args})
+	p.pending = append(p.pending, q)
 }
 
 // send runs the held-back statements, then last if it is not nil, in one
@@ -124,7 +141,7 @@ func runBatch(ctx context.Context, c *pgx.Conn, batch []queued) (pgconn.CommandT
 			if i == len(batch)-1 {
 				return tag, fmt.Errorf("%w: %w", errLastFailed, err)
 			}
-			return tag, fmt.Errorf("%s: %w", q.op, err)
+			return tag, q.failure(err)
 		}
 	}
 	return tag, br.Close()
@@ -187,7 +204,7 @@ func queryBatch(ctx context.Context, c *pgx.Conn, batch []queued) (*bufferedRow,
 	defer br.Close()
 	for _, q := range batch[:len(batch)-1] {
 		if _, err := br.Exec(); err != nil {
-			return nil, fmt.Errorf("%s: %w", q.op, err)
+			return nil, q.failure(err)
 		}
 	}
 	rows, err := br.Query()

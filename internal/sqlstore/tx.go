@@ -64,13 +64,32 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 // statement and by the commit, wrapped with op.
 func (t *tx) execLater(op, query string, args ...any) error {
 	if p, ok := t.q.(*pipeline); ok {
-		p.queue(op, query, args)
+		p.queue(queued{op: op, query: query, args: args})
 		return nil
 	}
 	if _, err := t.exec(query, args...); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
+}
+
+// insertOnce runs insert, a plain INSERT of a row whose key must be new,
+// and returns taken when the key is there already. On SQLite the insert
+// runs at once, with ON CONFLICT DO NOTHING, and taken is this call's
+// answer. On PostgreSQL it is held back like execLater's writes, and the
+// unique violation fails the transaction's next round trip and its
+// commit as taken (wrapped with op): the store's Tx documents which
+// methods may answer late (paylink.Store.Update).
+func (t *tx) insertOnce(op string, taken error, insert string, args ...any) error {
+	if p, ok := t.q.(*pipeline); ok {
+		p.queue(queued{op: op, query: insert, args: args, taken: taken})
+		return nil
+	}
+	err := t.execOne(op, insert+" ON CONFLICT DO NOTHING", args...)
+	if errors.Is(err, paylink.ErrConflict) { // nothing inserted: the key is taken
+		return taken
+	}
+	return err
 }
 
 // execOne runs a guarded write and returns paylink.ErrConflict when it
@@ -198,21 +217,11 @@ func (t *tx) UpdateMerchantSettings(id string, s paylink.MerchantSettings) error
 
 // SpendTransactionToken records a token as spent; the primary key
 // (expires_at, hash) refuses a second spending, and lets the clean-up
-// delete by expiry without another index.
+// delete by expiry without another index. On PostgreSQL the refusal
+// comes with the next round trip (insertOnce).
 func (t *tx) SpendTransactionToken(hash []byte, expiresAt time.Time) error {
-	res, err := t.exec(`INSERT INTO spent_transaction_tokens (expires_at, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		expiresAt.UnixMicro(), hash)
-	if err != nil {
-		return fmt.Errorf("spend transaction token: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("spend transaction token: %w", err)
-	}
-	if n == 0 {
-		return paylink.ErrConflict
-	}
-	return nil
+	return t.insertOnce("spend transaction token", paylink.ErrTokenSpent,
+		`INSERT INTO spent_transaction_tokens (expires_at, hash) VALUES ($1, $2)`, expiresAt.UnixMicro(), hash)
 }
 
 // DeleteSpentTransactionTokens forgets spent tokens that expired before

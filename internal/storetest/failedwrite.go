@@ -4,19 +4,41 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 )
 
 // testFailedInsertFailsUpdate: an insert that fails fails the whole
-// Update and commits nothing, wherever the failure shows. On PostgreSQL
-// plain inserts are held back and sent with the transaction's next round
-// trip, so the failure is reported by a later statement or by the commit
-// rather than by the insert itself; the outcome must be the same.
+// Update and commits nothing, wherever the failure shows, and a refused
+// transaction token spending or posting is reported as such
+// (ErrTokenSpent, ErrConflict). On PostgreSQL these inserts are held
+// back and sent with the transaction's next round trip, so the failure is
+// reported by a later statement or by the commit rather than by the
+// insert itself; the outcome must be the same.
 func testFailedInsertFailsUpdate(t *testing.T, s paylink.Store) {
 	m := NewMerchant(t, s)
 	taken := newCard(m, "taken"+m.ID, true)
-	update(t, s, func(tx paylink.Tx) error { return tx.CreateCard(taken) })
+	spent, postedKey := paylink.HashSecret("spent-"+m.ID), "charge:posted:"+m.ID
+	update(t, s, func(tx paylink.Tx) error {
+		return errors.Join(tx.CreateCard(taken), tx.SpendTransactionToken(spent, t0.Add(time.Hour)),
+			tx.AddPosting(posting(m, "bt_posted"+m.ID, postedKey, 100)))
+	})
+	inserts := []struct {
+		name   string
+		insert func(tx paylink.Tx, id string) error
+		want   error // nil: any error
+	}{
+		{"duplicate card", func(tx paylink.Tx, _ string) error {
+			return tx.CreateCard(newCard(m, taken.Token, false)) // the token is the primary key
+		}, nil},
+		{"spent token", func(tx paylink.Tx, _ string) error {
+			return tx.SpendTransactionToken(spent, t0.Add(time.Hour))
+		}, paylink.ErrTokenSpent},
+		{"posted key", func(tx paylink.Tx, id string) error {
+			return tx.AddPosting(posting(m, "bt_"+id, postedKey, 100))
+		}, paylink.ErrConflict},
+	}
 	tests := []struct {
 		name string
 		then func(tx paylink.Tx) error // runs after the failing insert
@@ -34,31 +56,34 @@ func testFailedInsertFailsUpdate(t *testing.T, s paylink.Store) {
 			return nil
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ref := "ev_" + tt.name + m.ID
-			err := s.Update(context.Background(), func(tx paylink.Tx) error {
-				ev := &paylink.Event{MerchantID: m.ID, Reference: ref, Type: "transaction.APPROVED", Data: "{}", CreatedAt: t0}
-				if err := tx.AddEvent(ev); err != nil {
+	for _, ins := range inserts {
+		for _, tt := range tests {
+			t.Run(ins.name+"/"+tt.name, func(t *testing.T) {
+				ref := "ev_" + ins.name + tt.name + m.ID
+				err := s.Update(context.Background(), func(tx paylink.Tx) error {
+					ev := &paylink.Event{MerchantID: m.ID, Reference: ref, Type: "transaction.APPROVED", Data: "{}", CreatedAt: t0}
+					if err := tx.AddEvent(ev); err != nil {
+						return err
+					}
+					return errors.Join(ins.insert(tx, ref), tt.then(tx))
+				})
+				switch {
+				case err == nil:
+					t.Fatalf("got a committed update, want the %s's error", ins.name)
+				case errors.Is(err, paylink.ErrUnavailable):
+					t.Errorf("got %v, want the %s's error, not an unreachable database", err, ins.name)
+				case ins.want != nil && !errors.Is(err, ins.want):
+					t.Errorf("got %v, want %v", err, ins.want)
+				}
+				view(t, s, func(tx paylink.Tx) error {
+					evs, err := tx.Events(m.ID, []string{ref})
+					if len(evs) != 0 {
+						t.Errorf("got %d events of a failed update, want none", len(evs))
+					}
 					return err
-				}
-				dup := newCard(m, taken.Token, false) // the token is the primary key
-				return errors.Join(tx.CreateCard(dup), tt.then(tx))
+				})
 			})
-			if err == nil {
-				t.Fatal("got a committed update, want the duplicate card's error")
-			}
-			if errors.Is(err, paylink.ErrUnavailable) {
-				t.Errorf("got %v, want the duplicate card's error, not an unreachable database", err)
-			}
-			view(t, s, func(tx paylink.Tx) error {
-				evs, err := tx.Events(m.ID, []string{ref})
-				if len(evs) != 0 {
-					t.Errorf("got %d events of a failed update, want none", len(evs))
-				}
-				return err
-			})
-		})
+		}
 	}
 	view(t, s, func(tx paylink.Tx) error {
 		got, err := tx.Card(m.ID, taken.Token)

@@ -166,8 +166,8 @@ func testTokenRace(t *testing.T, s paylink.Store) {
 			err := spend(s, h, expires)
 			if err == nil {
 				wins.Add(1)
-			} else if !errors.Is(err, paylink.ErrConflict) {
-				t.Errorf("spend: got %v, want nil or ErrConflict", err)
+			} else if !errors.Is(err, paylink.ErrTokenSpent) {
+				t.Errorf("spend: got %v, want nil or ErrTokenSpent", err)
 			}
 		}()
 	}
@@ -182,8 +182,8 @@ func testTokenRules(t *testing.T, s paylink.Store) {
 	if err := spend(s, h, t0.Add(5*time.Minute)); err != nil {
 		t.Fatalf("first spending: got %v, want nil", err)
 	}
-	if err := spend(s, h, t0.Add(5*time.Minute)); !errors.Is(err, paylink.ErrConflict) {
-		t.Errorf("second spending: got %v, want ErrConflict", err)
+	if err := spend(s, h, t0.Add(5*time.Minute)); !errors.Is(err, paylink.ErrTokenSpent) {
+		t.Errorf("second spending: got %v, want ErrTokenSpent", err)
 	}
 	err := s.Update(context.Background(), func(tx paylink.Tx) error {
 		if err := tx.SpendTransactionToken(other, t0.Add(2*time.Hour)); err != nil {
@@ -204,8 +204,8 @@ func testTokenRules(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
-	if err := spend(s, other, t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrConflict) {
-		t.Errorf("a token not yet expired was forgotten: got %v, want ErrConflict", err)
+	if err := spend(s, other, t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrTokenSpent) {
+		t.Errorf("a token not yet expired was forgotten: got %v, want ErrTokenSpent", err)
 	}
 }
 
