@@ -283,8 +283,8 @@ func TestTransactionTokenUse(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					mine := req
-					mine.InvoiceNumber = fmt.Sprintf("RACE-%d", i)
+					mine, card := req, *req.Card // each request its own card, as decoded from its own body
+					mine.Card, mine.InvoiceNumber = &card, fmt.Sprintf("RACE-%d", i)
 					_, errs[i] = r.svc.Purchase(ctx, r.m.Merchant, mine)
 				}()
 			}
