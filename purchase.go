@@ -195,11 +195,11 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 // asServiceError passes *Error through and wraps anything else as
 // internal. An unreachable database stays recognisable (AsError answers
 // it 503) even where the store error is inside one of our own errors. A
-// transaction token found spent after the closure (ErrTokenSpent from
-// Update, see consumeToken) is answered as consumeToken answers it.
+// transaction token found spent (ErrTokenSpent, from consumeToken or from
+// Update itself on PostgreSQL) is the one answer errTokenUsed.
 func asServiceError(op string, err error) error {
 	if errors.Is(err, ErrTokenSpent) {
-		return errTokenUsed()
+		return errTokenUsed
 	}
 	var e *Error
 	if errors.As(err, &e) && !errors.Is(err, ErrUnavailable) {

@@ -3,7 +3,6 @@ package paylink
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -98,22 +97,17 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
 	if !s.now().Before(expires) {
 		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
 	}
-	err := tx.SpendTransactionToken(HashSecret(token), expires)
-	if errors.Is(err, ErrTokenSpent) {
-		return errTokenUsed()
-	}
-	if err != nil {
-		return Internal("consume transaction token", err)
+	// A spent token is ErrTokenSpent, from this call or (PostgreSQL) from
+	// the transaction's next round trip or commit; asServiceError answers
+	// it in either case.
+	if err := tx.SpendTransactionToken(HashSecret(token), expires); err != nil {
+		return fmt.Errorf("consume transaction token: %w", err)
 	}
 	return nil
 }
 
-// errTokenUsed answers a transaction token spent already: found by the
-// spend itself, or on PostgreSQL by the transaction's next round trip or
-// its commit, which asServiceError turns into this answer.
-func errTokenUsed() *Error {
-	return Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
-}
+// errTokenUsed answers a transaction token spent already (asServiceError).
+var errTokenUsed = Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
 
 // CleanupTransactionTokens forgets spent tokens that expired over an hour
 // ago: their own expiry refuses them now. It returns how many went.
