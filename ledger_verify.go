@@ -17,7 +17,8 @@ type Discrepancy struct {
 const verifyPage = 500
 
 // VerifyLedger checks the whole journal: every line has its posting;
-// every posting balances; every
+// every posting and payment names a merchant that exists; every posting
+// balances; every
 // approved payment, cleared or dishonoured debit and approved refund has
 // exactly its postings, for its amount; every settlement batch and payout
 // has its posting for its amount; nothing else is posted; and
@@ -25,7 +26,7 @@ const verifyPage = 500
 // pending plus available. It returns every discrepancy found, none when
 // the ledger is sound.
 func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
-	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}}
+	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}, merchants: map[string]int{}}
 	if err := s.scanPostings(ctx, v.addPosting); err != nil {
 		return nil, err
 	}
@@ -41,6 +42,9 @@ func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 	if err := s.checkOrphanLines(ctx, &v); err != nil {
 		return nil, err
 	}
+	if err := s.checkMerchants(ctx, &v); err != nil {
+		return nil, err
+	}
 	v.checkLeftovers()
 	v.checkBalances()
 	sort.SliceStable(v.found, func(i, j int) bool { return v.found[i].Reference < v.found[j].Reference })
@@ -52,7 +56,9 @@ type verifier struct {
 	postings map[string]*Posting // by key; removed once accounted for
 	net      map[string]int64    // merchant/currency: sum of balance transactions' net
 	held     map[string]int64    // merchant/currency: pending + available from the lines
-	found    []Discrepancy
+	// merchants counts the postings and payments naming each merchant id.
+	merchants map[string]int
+	found     []Discrepancy
 }
 
 func (v *verifier) report(ref, format string, args ...any) {
@@ -66,6 +72,7 @@ func (v *verifier) addPosting(p *Posting) {
 	if p.Net != p.Amount-p.Fee || p.Fee < 0 {
 		v.report(p.Reference, "posting %s: net %d is not amount %d less fee %d", p.Key, p.Net, p.Amount, p.Fee)
 	}
+	v.merchants[p.MerchantID]++
 	k := p.MerchantID + "/" + p.Currency
 	if p.MovesBalance() {
 		v.net[k] += p.Net
@@ -92,6 +99,7 @@ func (v *verifier) expect(ref string, kind PostingKind, key string, gross int64)
 }
 
 func (v *verifier) checkTransaction(t *Transaction) {
+	v.merchants[t.MerchantID]++
 	key := func(k PostingKind) string { return string(k) + ":" + t.Reference }
 	if t.PaymentType != PaymentTypeBankAccount {
 		if t.Status == StatusApproved {
@@ -215,6 +223,23 @@ func (s *Service) checkOrphanLines(ctx context.Context, v *verifier) error {
 	}
 	for _, id := range ids {
 		v.report(id, "ledger lines name posting %s, which does not exist", id)
+	}
+	return nil
+}
+
+// checkMerchants reports merchant ids that postings or payments name but
+// no merchant has: on PostgreSQL neither carries a foreign key to its
+// merchant (migration 0023).
+func (s *Service) checkMerchants(ctx context.Context, v *verifier) error {
+	ms, err := s.ListMerchants(ctx)
+	if err != nil {
+		return fmt.Errorf("verify merchants: %w", err)
+	}
+	for _, m := range ms {
+		delete(v.merchants, m.ID)
+	}
+	for id, n := range v.merchants {
+		v.report(id, "%d postings and payments name merchant %s, which does not exist", n, id)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package moneytest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/processor"
+	"github.com/paylink/paylink/internal/sqlstore"
 )
 
 // flow drives the Service directly for one merchant.
@@ -215,4 +217,45 @@ func TestVerifyFindsOrphanLines(t *testing.T) {
 	if len(d) != 1 || d[0].Reference != "bt_missing" {
 		t.Errorf("got %+v, want the line without its posting reported", d)
 	}
+}
+
+// TestVerifyFindsPaymentsOfNoMerchant: on PostgreSQL transactions and
+// postings carry no foreign key to their merchant (migration 0023), so
+// `ledger verify` checks it: a payment and its posting naming a merchant
+// that does not exist are reported once, under that merchant's id. SQLite
+// keeps the keys and refuses them, storing nothing.
+func TestVerifyFindsPaymentsOfNoMerchant(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		sound := f.card("4111111111111111", 1050, false, true)
+		if d := f.verify(); len(d) != 0 {
+			t.Fatalf("a sound ledger: got %+v, want nothing", d)
+		}
+		stray := *sound
+		stray.Reference, stray.MerchantID = sound.Reference+"x", "MGONE"
+		p, err := paylink.TransactionPosting(&stray, paylink.StatusProcessing, paylink.PricingOf(f.m.Merchant))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ID, p.CreatedAt = "bt_stray", stray.CreatedAt
+		err = f.e.Store.Update(f.ctx, func(tx paylink.Tx) error {
+			if err := tx.CreateTransaction(&stray); err != nil {
+				return err
+			}
+			return tx.AddPosting(p)
+		})
+		d := f.verify()
+		if f.e.Store.Engine() == sqlstore.SQLite {
+			if err == nil || len(d) != 0 {
+				t.Errorf("SQLite: got %v and %+v, want the write refused and nothing to report", err, d)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d) != 1 || d[0].Reference != "MGONE" || !strings.Contains(d[0].Problem, "2 postings and payments") {
+			t.Errorf("got %+v, want the payment and posting of merchant MGONE reported once", d)
+		}
+	})
 }
