@@ -156,6 +156,7 @@ func dashboardOptions(cfg serveConfig) []dashboard.Option {
 // serve runs the HTTP service and background jobs until ctx is done, then
 // drains in-flight requests and stops the jobs.
 func serve(ctx context.Context, env environment, cfg serveConfig) error {
+	tuneGC(env.getenv)
 	log := newLoggerAt(env.stderr, cfg.logLevel)
 	st, err := openStore(ctx, cfg.dsn)
 	if err != nil {
