@@ -5,7 +5,8 @@
 // echo server, with the servers' CPU per flow and peak RSS from /proc.
 // It can start the servers itself (start-up to ready measured), on SQLite
 // or on PostgreSQL with several instances, and follow throughput as the
-// stored transactions grow. docs/performance.md has one command per
+// stored transactions grow, and give the merchant a webhook URL.
+// docs/performance.md has one command per
 // figure.
 //
 //	paylink-load --serve-bin /tmp/paylink --scenario flow,status,page
@@ -52,6 +53,7 @@ type config struct {
 	duration, warmup     time.Duration
 	echo, json           bool
 	processingFirst      bool    // serve with --record-processing-first
+	webhookURL           string  // the merchant's webhook URL, if any
 	rows                 []int64 // row scaling: stored transactions at which to report
 }
 
@@ -74,6 +76,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.echo, "echo", true, "also send each scenario's requests to a trivial echo server, and compare")
 	rows := fs.String("rows", "", "row scaling: increasing stored-transaction counts, comma-separated; run flows (no warm-up, no time limit) until the last, reporting at each")
 	fs.BoolVar(&c.processingFirst, "record-processing-first", false, "with --serve-bin: start paylink with --record-processing-first (two commits per purchase, as for a remote acquirer)")
+	fs.StringVar(&c.webhookURL, "webhook-url", "", "with --serve-bin: give the merchant this webhook URL, so that every payment also writes a webhook delivery that paylink then sends")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -110,8 +113,8 @@ func (c config) check() error {
 		return errors.New("--warmup must be 0 to 1m")
 	case c.serveBin != "" && len(c.addrs) > 0:
 		return errors.New("give --url or --serve-bin, not both")
-	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst):
-		return errors.New("--db, --instances and --record-processing-first go with --serve-bin")
+	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst || c.webhookURL != ""):
+		return errors.New("--db, --instances, --record-processing-first and --webhook-url go with --serve-bin")
 	case c.instances < 1 || c.instances > 16:
 		return errors.New("--instances must be 1 to 16")
 	case c.instances > 1 && !isPostgres(c.db):

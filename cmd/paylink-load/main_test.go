@@ -146,16 +146,22 @@ func TestRowScalingCountsStoredTransactions(t *testing.T) {
 
 func countTransactions(t *testing.T, path string) int {
 	t.Helper()
+	var n int
+	if err := withDB(t, path).QueryRow("SELECT count(*) FROM transactions WHERE status = 'APPROVED'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// withDB opens the SQLite database at path for the rest of the test.
+func withDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM transactions WHERE status = 'APPROVED'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // buildPaylink builds the real binary for the tests that start it.
@@ -204,6 +210,28 @@ func TestStartsTheServers(t *testing.T) {
 	}
 }
 
+// TestWebhookURLGivesTheMerchantWebhooks: with --webhook-url every
+// approved payment of the run writes a webhook delivery for that URL.
+func TestWebhookURLGivesTheMerchantWebhooks(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "webhooks.db")
+	const url = "http://127.0.0.1:9/hook"
+	r := load(t, "--serve-bin", buildPaylink(t), "--db", db, "--webhook-url", url, "--clients", "4",
+		"--warmup", "200ms", "--duration", "400ms", "--echo=false")
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Paylink.Flows == 0 || r.Scenarios[0].Paylink.Errors != 0 {
+		t.Fatalf("got %+v, want flows without errors", r.Scenarios)
+	}
+	approved := countTransactions(t, db)
+	var deliveries, others int
+	err := withDB(t, db).QueryRow(`SELECT count(*) FILTER (WHERE url = $1), count(*) FILTER (WHERE url <> $1)
+		FROM webhook_deliveries`, url).Scan(&deliveries, &others)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if approved == 0 || deliveries != approved || others != 0 {
+		t.Errorf("got %d deliveries to %s and %d elsewhere for %d approved payments, want one each to it", deliveries, url, others, approved)
+	}
+}
+
 func TestFlagsAreChecked(t *testing.T) {
 	creds := []string{"--url", "http://127.0.0.1:1", "--api-key", "k", "--company-token", "c"}
 	for name, args := range map[string][]string{
@@ -218,6 +246,7 @@ func TestFlagsAreChecked(t *testing.T) {
 		"url and serve-bin":     append(creds, "--serve-bin", "/bin/false"),
 		"instances on SQLite":   {"--serve-bin", "/bin/false", "--instances", "3"},
 		"instances without bin": append(creds, "--instances", "3"),
+		"webhooks without bin":  append(creds, "--webhook-url", "http://127.0.0.1:9/hook"),
 		"rows not increasing":   append(creds, "--rows", "100,100"),
 		"rows not a number":     append(creds, "--rows", "1k"),
 		"rows with status":      append(creds, "--rows", "100", "--scenario", "status"),

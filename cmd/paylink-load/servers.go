@@ -108,28 +108,45 @@ func serverEnv(dsn string) ([]string, error) {
 
 // credentials is what `paylink merchant create --json` prints.
 type credentials struct {
+	MID          string `json:"mid"`
 	APIKey       string `json:"api_key"`
 	CompanyToken string `json:"company_token"`
 }
 
-// createMerchant onboards the merchant the load is sent for.
-func createMerchant(ctx context.Context, bin, dsn string, env []string) (credentials, error) {
-	cmd := exec.CommandContext(ctx, bin, "merchant", "create", "--db", dsn, "--name", "Load Test Pty Ltd",
+// createMerchant onboards the merchant the load is sent for, with
+// webhookURL as its webhook URL unless that is empty.
+func createMerchant(ctx context.Context, bin, dsn, webhookURL string, env []string) (credentials, error) {
+	out, err := paylinkCommand(ctx, bin, env, "merchant", "create", "--db", dsn, "--name", "Load Test Pty Ltd",
 		"--trading-name", "Load Test", "--json")
+	if err != nil {
+		return credentials{}, err
+	}
+	var c credentials
+	if err := json.Unmarshal(out, &c); err != nil || c.MID == "" || c.APIKey == "" || c.CompanyToken == "" {
+		return c, fmt.Errorf("merchant create printed %q, want JSON with mid, api_key and company_token", out)
+	}
+	if webhookURL != "" {
+		if _, err := paylinkCommand(ctx, bin, env, "merchant", "update", "--db", dsn, "--merchant", c.MID, "--webhook-url", webhookURL); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// paylinkCommand runs bin with args and returns what it printed.
+func paylinkCommand(ctx context.Context, bin string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
+		name := strings.Join(args[:min(2, len(args))], " ")
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return credentials{}, fmt.Errorf("merchant create: %w: %s", err, ee.Stderr)
+			return nil, fmt.Errorf("%s: %w: %s", name, err, ee.Stderr)
 		}
-		return credentials{}, fmt.Errorf("merchant create: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var c credentials
-	if err := json.Unmarshal(out, &c); err != nil || c.APIKey == "" || c.CompanyToken == "" {
-		return c, fmt.Errorf("merchant create printed %q, want JSON with api_key and company_token", out)
-	}
-	return c, nil
+	return out, nil
 }
 
 // startPaylink runs `paylink serve` on a free port, rate limit off (and

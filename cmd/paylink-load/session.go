@@ -89,7 +89,7 @@ func (s *session) startPaylink(ctx context.Context, c config, stderr io.Writer) 
 	if err != nil {
 		return "", "", err
 	}
-	creds, err := createMerchant(ctx, c.serveBin, dsn, env)
+	creds, err := createMerchant(ctx, c.serveBin, dsn, c.webhookURL, env)
 	if err != nil {
 		return "", "", err
 	}

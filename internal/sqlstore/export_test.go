@@ -50,6 +50,10 @@ func (c *countingConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// ClaimQuery is the query of ClaimWebhookDeliveries on each engine, for
+// its plan.
+func ClaimQuery(postgres bool) string { return claimQuery(postgres) }
+
 // WaitingQuery is the query of TransactionsInStatus, for its plan.
 const WaitingQuery = transactionsInStatusQuery
 

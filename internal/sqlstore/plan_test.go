@@ -72,6 +72,26 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 	})
 }
 
+// TestClaimLooksDeliveriesUpByKey: on SQLite, claiming webhook deliveries
+// finds the due ones through webhook_deliveries_due and updates those by
+// primary key. A claim that repeated its conditions outside the subquery
+// walked every due delivery instead (docs/performance.md, "Claiming
+// webhook deliveries"). PostgreSQL's query keeps them, and its planner
+// looks the claimed rows up by key once the table has statistics.
+func TestClaimLooksDeliveriesUpByKey(t *testing.T) {
+	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	args := []any{"token", int64(2), paylink.DeliveryPending, int64(1), int64(1), 10}
+	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.ClaimQuery(false), args)
+	const key = "sqlite_autoindex_webhook_deliveries_1 (id=?)"
+	if !strings.Contains(plan, key) || !strings.Contains(plan, "webhook_deliveries_due") {
+		t.Errorf("plan:\n%s\nwant the due index for the choice and %s for the update", plan, key)
+	}
+}
+
 // querier is a database or one of its connections.
 type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
