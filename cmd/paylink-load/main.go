@@ -6,8 +6,7 @@
 // It can start the servers itself (start-up to ready measured), on SQLite
 // or on PostgreSQL with several instances, and follow throughput as the
 // stored transactions grow, and give the merchant a webhook URL.
-// docs/performance.md has one command per
-// figure.
+// docs/performance.md has one command per figure.
 //
 //	paylink-load --serve-bin /tmp/paylink --scenario flow,status,page
 //	paylink-load --url http://127.0.0.1:8080 --api-key pl_sk_... --company-token ... --server-pid 1234
