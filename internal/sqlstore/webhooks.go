@@ -70,30 +70,34 @@ func (t *tx) ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, lim
 	return scanDeliveries(rows, "claim webhook deliveries")
 }
 
-// claimQuery leases up to $6 due rows. On PostgreSQL, rows another
-// instance is claiming are skipped rather than waited for, and the outer
-// WHERE repeats the inner one, so that a row another transaction claimed
-// meanwhile is re-checked once its lock is released and skipped: the
-// claim stays a compare-and-set. On SQLite the whole statement runs under
-// the database's write lock, so nothing changes between the SELECT and
-// the UPDATE, and repeating the conditions there made SQLite walk every
-// due row through webhook_deliveries_due instead of looking the chosen
-// ids up by primary key: with a backlog of 13,000 deliveries, claiming
-// was 42% of the server's CPU (docs/performance.md).
+// claimQuery is the claim of up to $6 due rows on each engine.
 func claimQuery(postgres bool) string {
-	q := `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+	if postgres {
+		return claimPostgres
+	}
+	return claimSQLite
+}
+
+// The claims. The inner SELECT chooses the due rows. On PostgreSQL, rows
+// another instance is claiming are skipped rather than waited for, and
+// the outer WHERE repeats the inner one, so that a row another
+// transaction claimed meanwhile is re-checked once its lock is released
+// and skipped: the claim stays a compare-and-set. On SQLite the whole
+// statement runs under the database's write lock, so nothing changes
+// between the SELECT and the UPDATE; repeating the conditions there made
+// SQLite walk every due row through webhook_deliveries_due instead of
+// looking the chosen ids up by primary key: with a backlog of 13,000
+// deliveries, claiming was 42% of the server's CPU (docs/performance.md).
+const (
+	claimDue = `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
 		WHERE id IN (SELECT id FROM webhook_deliveries
 			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $5)
 			ORDER BY next_attempt_at LIMIT $6`
-	if postgres {
-		q += ` FOR UPDATE SKIP LOCKED)
-		AND state = $7 AND next_attempt_at <= $8 AND (lease_until IS NULL OR lease_until <= $9)`
-	} else {
-		q += `)`
-	}
-	return q + `
+	claimSQLite   = claimDue + `) RETURNING ` + deliveryColumns
+	claimPostgres = claimDue + ` FOR UPDATE SKIP LOCKED)
+		AND state = $7 AND next_attempt_at <= $8 AND (lease_until IS NULL OR lease_until <= $9)
 		RETURNING ` + deliveryColumns
-}
+)
 
 // FinishWebhookAttempt records an attempt's result if the lease holds.
 func (t *tx) FinishWebhookAttempt(d *paylink.WebhookDelivery, token string) error {
