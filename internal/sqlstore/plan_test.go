@@ -84,7 +84,7 @@ func TestClaimLooksDeliveriesUpByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	args := []any{"token", int64(2), paylink.DeliveryPending, int64(1), int64(1), 10}
+	args := []any{"token", int64(2), paylink.DeliveryPending, int64(1), 10}
 	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.ClaimQuery(false), args)
 	const key = "sqlite_autoindex_webhook_deliveries_1 (id=?)"
 	if !strings.Contains(plan, key) || !strings.Contains(plan, "webhook_deliveries_due") {

@@ -59,18 +59,15 @@ func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
 
 // ClaimWebhookDeliveries leases due rows (claimQuery).
 func (t *tx) ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*paylink.WebhookDelivery, error) {
-	args := []any{token, leaseUntil.UnixMicro(), paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro(), limit}
-	if t.postgres {
-		args = append(args, paylink.DeliveryPending, now.UnixMicro(), now.UnixMicro())
-	}
-	rows, err := t.q.QueryContext(t.ctx, claimQuery(t.postgres), args...)
+	rows, err := t.q.QueryContext(t.ctx, claimQuery(t.postgres),
+		token, leaseUntil.UnixMicro(), paylink.DeliveryPending, now.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}
 	return scanDeliveries(rows, "claim webhook deliveries")
 }
 
-// claimQuery is the claim of up to $6 due rows on each engine.
+// claimQuery is the claim of up to $5 rows due at $4 on each engine.
 func claimQuery(postgres bool) string {
 	if postgres {
 		return claimPostgres
@@ -91,11 +88,11 @@ func claimQuery(postgres bool) string {
 const (
 	claimDue = `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
 		WHERE id IN (SELECT id FROM webhook_deliveries
-			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $5)
-			ORDER BY next_attempt_at LIMIT $6`
+			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $4)
+			ORDER BY next_attempt_at LIMIT $5`
 	claimSQLite   = claimDue + `) RETURNING ` + deliveryColumns
 	claimPostgres = claimDue + ` FOR UPDATE SKIP LOCKED)
-		AND state = $7 AND next_attempt_at <= $8 AND (lease_until IS NULL OR lease_until <= $9)
+		AND state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $4)
 		RETURNING ` + deliveryColumns
 )
 
