@@ -158,40 +158,73 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 	return secret, nil
 }
 
-// ClaimWebhooks leases up to limit due deliveries for lease (longer than
-// the delivery timeout; an instance that dies holding a lease loses it
-// when it runs out) and returns them ready to send.
-func (s *Service) ClaimWebhooks(ctx context.Context, limit int, lease time.Duration) ([]*WebhookJob, error) {
+// WebhookResult is an attempt of a claimed delivery, made and waiting to
+// be recorded.
+type WebhookResult struct {
+	Job     *WebhookJob
+	Attempt WebhookAttempt
+}
+
+// ExchangeWebhooks records the finished attempts in done and leases up
+// to limit due deliveries for lease (longer than the delivery timeout; an
+// instance that dies holding a lease loses it when it runs out), all in
+// one database transaction: a dispatcher's turn costs one commit however
+// many attempts it settles and starts. It is all or nothing: on an error
+// nothing was recorded or leased, and done may be given again (with
+// limit 0 to record them alone). Each recorded job's Delivery is updated
+// to its new state.
+func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, limit int, lease time.Duration) ([]*WebhookJob, error) {
 	token, err := s.token(32)
 	if err != nil {
-		return nil, fmt.Errorf("claim webhooks: %w", err)
+		return nil, fmt.Errorf("exchange webhooks: %w", err)
 	}
 	now := s.now()
-	var ds []*WebhookDelivery
-	merchants := map[string]*Merchant{}
+	finished := make([]WebhookDelivery, len(done))
+	var jobs []*WebhookJob
 	err = s.store.Update(ctx, func(tx Tx) error {
-		var err error
-		if ds, err = tx.ClaimWebhookDeliveries(now, now.Add(lease), token, limit); err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if merchants[d.MerchantID] == nil {
-				if merchants[d.MerchantID], err = tx.Merchant(d.MerchantID); err != nil {
-					return err
-				}
+		for i := range done {
+			d, err := s.recordAttempt(ctx, tx, done[i], now)
+			if err != nil {
+				return err
 			}
+			finished[i] = d
 		}
-		return nil
+		if limit <= 0 {
+			return nil
+		}
+		var err error
+		jobs, err = s.claimWebhooks(tx, token, limit, now, lease)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim webhooks: %w", err)
+		return nil, fmt.Errorf("exchange webhooks: %w", err)
 	}
+	for i, r := range done {
+		*r.Job.Delivery = finished[i]
+	}
+	return jobs, nil
+}
+
+// claimWebhooks leases up to limit due deliveries under token and makes
+// them ready to send, with their merchants' whitelists and signing keys.
+func (s *Service) claimWebhooks(tx Tx, token string, limit int, now time.Time, lease time.Duration) ([]*WebhookJob, error) {
+	ds, err := tx.ClaimWebhookDeliveries(now, now.Add(lease), token, limit)
+	if err != nil {
+		return nil, err
+	}
+	merchants := map[string]*Merchant{}
 	jobs := make([]*WebhookJob, 0, len(ds))
 	for _, d := range ds {
 		m := merchants[d.MerchantID]
+		if m == nil {
+			if m, err = tx.Merchant(d.MerchantID); err != nil {
+				return nil, fmt.Errorf("merchant %s: %w", d.MerchantID, err)
+			}
+			merchants[d.MerchantID] = m
+		}
 		keys, err := s.signingKeys(m.Settings.Webhook, now)
 		if err != nil {
-			return nil, fmt.Errorf("claim webhooks: merchant %s: %w", m.ID, err)
+			return nil, fmt.Errorf("merchant %s: %w", m.ID, err)
 		}
 		jobs = append(jobs, &WebhookJob{Delivery: d, LeaseToken: token, Domains: m.Settings.Webhook.Domains,
 			Keys: keys, Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries})
@@ -217,14 +250,13 @@ func (s *Service) signingKeys(w WebhookConfig, now time.Time) ([][]byte, error) 
 	return keys, nil
 }
 
-// FinishWebhook records one attempt of a claimed delivery and decides
+// recordAttempt records one attempt of a claimed delivery and decides
 // what follows: delivered on HTTP 200; otherwise failed, or pending again
 // after a backoff when retries are enabled and the retry window allows.
-// An attempt whose lease was lost (it outlived its lease) is logged but
-// changes nothing.
-func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookAttempt) error {
-	d := *job.Delivery
-	now := s.now()
+// It returns the delivery as it now is. An attempt whose lease was lost
+// (it outlived its lease) is logged but changes nothing.
+func (s *Service) recordAttempt(ctx context.Context, tx Tx, r WebhookResult, now time.Time) (WebhookDelivery, error) {
+	d, a := *r.Job.Delivery, r.Attempt
 	d.Attempts++
 	a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
 	a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
@@ -232,28 +264,23 @@ func (s *Service) FinishWebhook(ctx context.Context, job *WebhookJob, a WebhookA
 	switch next, retry := nextRetry(d.Attempts, d.CreatedAt, now); {
 	case a.StatusCode == 200 && a.Error == "":
 		d.State, d.DeliveredAt = DeliveryDelivered, now
-	case job.Retries && retry:
+	case r.Job.Retries && retry:
 		d.State, d.NextAttemptAt = DeliveryPending, next
 	default:
 		d.State = DeliveryFailed
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.AddWebhookAttempt(&a); err != nil {
-			return err
-		}
-		if err := tx.FinishWebhookAttempt(&d, job.LeaseToken); errors.Is(err, ErrConflict) {
-			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", d.ID)
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
+	if err := tx.AddWebhookAttempt(&a); err != nil {
+		return d, fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
 	}
-	*job.Delivery = d
-	return nil
+	err := tx.FinishWebhookAttempt(&d, r.Job.LeaseToken)
+	if errors.Is(err, ErrConflict) {
+		s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", d.ID)
+		return d, nil
+	}
+	if err != nil {
+		return d, fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
+	}
+	return d, nil
 }
 
 // nextRetry is when retry number attempts is due, and whether it is

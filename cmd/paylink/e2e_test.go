@@ -118,6 +118,19 @@ func (s *server) logText() string {
 	return s.logs.String()
 }
 
+// waitLog waits until the server has logged a line containing msg,
+// failing after a minute.
+func (s *server) waitLog(t *testing.T, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(s.logText(), msg) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log after a minute:\n%s", msg, s.logText())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (s *server) kill() {
 	if s.cmd.ProcessState == nil {
 		s.cmd.Process.Signal(syscall.SIGKILL)

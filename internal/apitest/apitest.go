@@ -95,6 +95,9 @@ type Options struct {
 	Processor paylink.Processor
 	// WebhookTimeout bounds one webhook delivery attempt (default 30s).
 	WebhookTimeout time.Duration
+	// WebhookConcurrency bounds the webhook attempts in flight (default:
+	// the dispatcher's).
+	WebhookConcurrency int
 	// Clock, when set, is shared with another Env (two instances on one
 	// database); default: a new clock at the current time.
 	Clock *Clock
@@ -158,7 +161,8 @@ func Start(t testing.TB, opts Options) *Env {
 	dispatcherDone := make(chan struct{})
 	go func() {
 		defer close(dispatcherDone)
-		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Logger: log, Metrics: whMetrics}).Run(dctx)
+		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Concurrency: opts.WebhookConcurrency,
+			Logger: log, Metrics: whMetrics}).Run(dctx)
 	}()
 	t.Cleanup(func() {
 		e.Server.Close()

@@ -61,8 +61,11 @@ func PublicAddress(ip netip.Addr) bool {
 type literalKey struct{}
 
 // newClient returns the delivery client: no proxy, no redirects, a
-// dialer that checks every address at connect time, and a timeout.
-func newClient(timeout time.Duration) *http.Client {
+// dialer that checks every address at connect time, and a timeout. It
+// keeps up to conns idle connections per receiver (the dispatcher's
+// concurrency), so that a busy receiver's connections are reused rather
+// than dialled again for every attempt.
+func newClient(timeout time.Duration, conns int) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		Proxy: nil,
@@ -76,7 +79,7 @@ func newClient(timeout time.Duration) *http.Client {
 		},
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   4,
+		MaxIdleConnsPerHost:   conns,
 		IdleConnTimeout:       60 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}

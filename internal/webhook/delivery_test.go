@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,5 +274,43 @@ func TestRedirectNotFollowed(t *testing.T) {
 	d := deliveries(t, env, m)[0]
 	if d.State != paylink.DeliveryFailed || d.LastStatusCode != http.StatusFound || len(target.requests()) != 0 {
 		t.Errorf("got state %s code %d and %d requests at the Location, want failed 302 and none", d.State, d.LastStatusCode, len(target.requests()))
+	}
+}
+
+// TestDispatcherKeepsToItsSlots: with two slots, a burst of webhooks is
+// delivered with never more than two attempts in flight, each webhook
+// once, and every attempt recorded (slots are handed back as answers come
+// in, and a turn records several at once).
+func TestDispatcherKeepsToItsSlots(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 2})
+	var mu sync.Mutex
+	inFlight, most, got := 0, 0, map[string]int{}
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		got[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // lets the attempts overlap
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	m := onboard(env, rc.URL+"/hook", nil)
+	const n = 12
+	for range n {
+		purchase(t, env, m, "4111111111111111", "10.00")
+	}
+	env.WaitWebhooks()
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 2 || len(got) != n {
+		t.Fatalf("got %d webhooks with up to %d in flight, want %d with at most 2", len(got), most, n)
+	}
+	for _, d := range deliveries(t, env, m) {
+		if d.State != paylink.DeliveryDelivered || d.Attempts != 1 || got[d.ID] != 1 {
+			t.Errorf("delivery %s: got %s after %d recorded attempts, received %d times; want delivered once", d.ID, d.State, d.Attempts, got[d.ID])
+		}
 	}
 }

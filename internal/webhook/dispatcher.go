@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -22,8 +21,11 @@ const DefaultTimeout = 30 * time.Second
 type Options struct {
 	// Timeout bounds one delivery attempt (default DefaultTimeout).
 	Timeout time.Duration
-	// Concurrency bounds the attempts in flight (default 32): a receiver
-	// that hangs holds one slot until Timeout, never the others.
+	// Concurrency bounds the attempts in flight (default 128): a receiver
+	// that hangs holds one slot until Timeout, never the others. Under
+	// load a slot waits for its turn's commit as well as for its
+	// receiver, so the outbox keeps pace with about Concurrency / (commit
+	// wait + receiver's answer) deliveries a second.
 	Concurrency int
 	// Sweep is how often due rows are looked for without a wake-up: rows
 	// left leased by a crashed instance and scheduled retries (default 5s).
@@ -37,12 +39,18 @@ type Options struct {
 // instance) may share a database: rows are leased with compare-and-set,
 // so each attempt is made by one of them. Run it with Run; it stops when
 // the context is cancelled.
+//
+// Run takes turns: each turn records the attempts finished since the
+// last and leases due rows for the free slots, in one database
+// transaction (Service.ExchangeWebhooks), then starts one goroutine per
+// leased row. A slot is free again once its attempt has an answer, so
+// under load a turn settles and starts many attempts for one commit.
 type Dispatcher struct {
 	svc      *paylink.Service
 	opts     Options
 	client   *http.Client
-	inflight atomic.Int64
-	freed    chan struct{}
+	inflight int                        // attempts started and not yet returned (Run's alone)
+	results  chan paylink.WebhookResult // capacity Concurrency: an attempt never waits to hand in its result
 	wg       sync.WaitGroup
 }
 
@@ -52,7 +60,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 32
+		opts.Concurrency = 128
 	}
 	if opts.Sweep <= 0 {
 		opts.Sweep = 5 * time.Second
@@ -60,7 +68,8 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout), freed: make(chan struct{}, 1)}
+	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
+		results: make(chan paylink.WebhookResult, opts.Concurrency)}
 }
 
 // lease is how long a claimed row stays with this dispatcher: the
@@ -71,56 +80,82 @@ func (d *Dispatcher) lease() time.Duration {
 }
 
 // Run delivers until ctx is cancelled, then waits for the attempts in
-// flight: they are not cancelled (each is bounded by the timeout), so an
-// answer already received is always recorded and a graceful restart
-// never sends a webhook twice.
+// flight and records them: they are not cancelled (each is bounded by
+// the timeout), so an answer already received is always recorded and a
+// graceful restart never sends a webhook twice.
 func (d *Dispatcher) Run(ctx context.Context) {
 	ticker := time.NewTicker(d.opts.Sweep)
 	defer ticker.Stop()
+	var done []paylink.WebhookResult
 	for {
-		d.dispatch(ctx)
+		done = d.turn(ctx, d.collect(done))
 		select {
 		case <-ctx.Done():
+			d.opts.Logger.Info("webhook dispatcher stopping", "in_flight", d.inflight)
 			d.wg.Wait()
+			d.turn(ctx, d.collect(done))
 			return
+		case r := <-d.results:
+			d.inflight--
+			done = append(done, r)
 		case <-d.svc.WebhookWake():
-		case <-d.freed:
 		case <-ticker.C:
 		}
 	}
 }
 
-// dispatch claims as many due rows as there are free slots and starts
-// one goroutine per row.
-func (d *Dispatcher) dispatch(ctx context.Context) {
-	free := d.opts.Concurrency - int(d.inflight.Load())
-	if free <= 0 || ctx.Err() != nil {
-		return
-	}
-	jobs, err := d.svc.ClaimWebhooks(ctx, free, d.lease())
-	if err != nil {
-		if ctx.Err() == nil {
-			d.opts.Logger.Error("claim webhooks", "err", err)
+// collect adds the results already handed in to done.
+func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResult {
+	for {
+		select {
+		case r := <-d.results:
+			d.inflight--
+			done = append(done, r)
+		default:
+			return done
 		}
-		return
-	}
-	for _, job := range jobs {
-		d.inflight.Add(1)
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.deliver(context.WithoutCancel(ctx), job)
-			d.inflight.Add(-1)
-			select {
-			case d.freed <- struct{}{}:
-			default:
-			}
-		}()
 	}
 }
 
-// deliver makes one attempt and records it.
-func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
+// turn records the finished attempts in done and, unless ctx is
+// cancelled, leases rows for the free slots and starts them. It returns
+// the results it could not record, to be given again at the next turn
+// (their leases keep them from other dispatchers meanwhile).
+func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) []paylink.WebhookResult {
+	free := d.opts.Concurrency - d.inflight
+	if ctx.Err() != nil {
+		free = 0
+	}
+	if free <= 0 && len(done) == 0 {
+		return done
+	}
+	// Recording is not cancelled with ctx: an answer received is kept.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	jobs, err := d.svc.ExchangeWebhooks(rctx, done, free, d.lease())
+	if err != nil && len(done) > 0 && free > 0 {
+		// Recording must not wait on leasing: try the results alone.
+		d.opts.Logger.Error("exchange webhooks", "err", err)
+		jobs, err = d.svc.ExchangeWebhooks(rctx, done, 0, 0)
+	}
+	if err != nil {
+		d.opts.Logger.Error("record webhook attempts", "attempts", len(done), "err", err)
+		return done
+	}
+	d.logAttempts(done)
+	for _, job := range jobs {
+		d.inflight++
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.results <- d.attempt(context.WithoutCancel(ctx), job)
+		}()
+	}
+	return done[:0]
+}
+
+// attempt makes one attempt of a leased delivery.
+func (d *Dispatcher) attempt(ctx context.Context, job *paylink.WebhookJob) paylink.WebhookResult {
 	a := paylink.WebhookAttempt{StartedAt: d.svc.Now()}
 	start := time.Now()
 	status, excerpt, err := d.send(ctx, job)
@@ -132,15 +167,17 @@ func (d *Dispatcher) deliver(ctx context.Context, job *paylink.WebhookJob) {
 	case status != http.StatusOK:
 		a.Error = fmt.Sprintf("receiver answered HTTP %d, want 200", status)
 	}
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := d.svc.FinishWebhook(rctx, job, a); err != nil {
-		d.opts.Logger.Error("record webhook attempt", "delivery", job.Delivery.ID, "err", err)
-		return
+	return paylink.WebhookResult{Job: job, Attempt: a}
+}
+
+// logAttempts logs recorded attempts, one line each.
+func (d *Dispatcher) logAttempts(done []paylink.WebhookResult) {
+	for _, r := range done {
+		w, a := r.Job.Delivery, r.Attempt
+		d.opts.Logger.Info("webhook attempt", "delivery", w.ID, "reference", w.Reference, "target", w.Target,
+			"status_code", a.StatusCode, "state", w.State, "attempt", w.Attempts, "latency_ms", a.Latency.Milliseconds(),
+			"error", a.Error)
 	}
-	d.opts.Logger.Info("webhook attempt", "delivery", job.Delivery.ID, "reference", job.Delivery.Reference,
-		"target", job.Delivery.Target, "status_code", status, "state", job.Delivery.State,
-		"attempt", job.Delivery.Attempts, "latency_ms", a.Latency.Milliseconds(), "error", a.Error)
 }
 
 // send POSTs the payload with its signature headers and returns the
