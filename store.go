@@ -175,12 +175,14 @@ type Tx interface {
 	// whose lease is free or expired, setting lease token and until with a
 	// compare-and-set, so concurrent claimers never get the same row.
 	ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*WebhookDelivery, error)
-	// FinishWebhookAttempt writes d's state, attempts, next attempt time
-	// and last result and releases its lease, if the row is still leased
-	// with token; otherwise it returns ErrConflict.
-	FinishWebhookAttempt(d *WebhookDelivery, token string) error
-	// AddWebhookAttempt appends to the delivery log.
-	AddWebhookAttempt(a *WebhookAttempt) error
+	// FinishWebhookAttempts writes each delivery's state, attempts, next
+	// attempt time and last result and releases its lease, if the row is
+	// still pending and leased with the finish's token, and returns the
+	// ids of the rows it wrote (a row whose lease was lost is left as it
+	// is). It takes a whole batch in one statement or a few.
+	FinishWebhookAttempts(fs []WebhookFinish) ([]string, error)
+	// AddWebhookAttempts appends to the delivery log.
+	AddWebhookAttempts(as []*WebhookAttempt) error
 	// ResendWebhookDelivery makes a delivered or failed row pending again,
 	// due at now; ErrConflict when it is pending already.
 	ResendWebhookDelivery(id string, now time.Time) error

@@ -60,6 +60,13 @@ type WebhookAttempt struct {
 	ResponseExcerpt string
 }
 
+// WebhookFinish is a leased delivery's state after an attempt, to be
+// written if the lease (LeaseToken) still holds.
+type WebhookFinish struct {
+	Delivery   *WebhookDelivery
+	LeaseToken string
+}
+
 // WebhookFilter selects deliveries for the operator's list, the
 // merchant's delivery log and a payment's timeline.
 type WebhookFilter struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -179,15 +180,11 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 		return nil, fmt.Errorf("exchange webhooks: %w", err)
 	}
 	now := s.now()
-	finished := make([]WebhookDelivery, len(done))
+	finished, attempts := settle(done, now)
 	var jobs []*WebhookJob
 	err = s.store.Update(ctx, func(tx Tx) error {
-		for i := range done {
-			d, err := s.recordAttempt(ctx, tx, done[i], now)
-			if err != nil {
-				return err
-			}
-			finished[i] = d
+		if err := s.recordAttempts(ctx, tx, finished, attempts); err != nil {
+			return err
 		}
 		if limit <= 0 {
 			return nil
@@ -200,7 +197,7 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 		return nil, fmt.Errorf("exchange webhooks: %w", err)
 	}
 	for i, r := range done {
-		*r.Job.Delivery = finished[i]
+		*r.Job.Delivery = *finished[i].Delivery
 	}
 	return jobs, nil
 }
@@ -250,37 +247,55 @@ func (s *Service) signingKeys(w WebhookConfig, now time.Time) ([][]byte, error) 
 	return keys, nil
 }
 
-// recordAttempt records one attempt of a claimed delivery and decides
-// what follows: delivered on HTTP 200; otherwise failed, or pending again
-// after a backoff when retries are enabled and the retry window allows.
-// It returns the delivery as it now is. An attempt whose lease was lost
-// (it outlived its lease) is logged but changes nothing.
-func (s *Service) recordAttempt(ctx context.Context, tx Tx, r WebhookResult, now time.Time) (WebhookDelivery, error) {
-	d, a := *r.Job.Delivery, r.Attempt
-	d.Attempts++
-	a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
-	a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
-	d.LastStatusCode, d.LastError, d.UpdatedAt = a.StatusCode, a.Error, now
-	switch next, retry := nextRetry(d.Attempts, d.CreatedAt, now); {
-	case a.StatusCode == 200 && a.Error == "":
-		d.State, d.DeliveredAt = DeliveryDelivered, now
-	case r.Job.Retries && retry:
-		d.State, d.NextAttemptAt = DeliveryPending, next
-	default:
-		d.State = DeliveryFailed
+// settle decides what follows each attempt in done: delivered on HTTP
+// 200; otherwise failed, or pending again after a backoff when retries
+// are enabled and the retry window allows. It returns the deliveries'
+// new states and the attempts for the delivery log, in done's order.
+func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAttempt) {
+	finished := make([]WebhookFinish, len(done))
+	attempts := make([]*WebhookAttempt, len(done))
+	for i, r := range done {
+		d, a := *r.Job.Delivery, r.Attempt
+		d.Attempts++
+		a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
+		a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
+		d.LastStatusCode, d.LastError, d.UpdatedAt = a.StatusCode, a.Error, now
+		switch next, retry := nextRetry(d.Attempts, d.CreatedAt, now); {
+		case a.StatusCode == 200 && a.Error == "":
+			d.State, d.DeliveredAt = DeliveryDelivered, now
+		case r.Job.Retries && retry:
+			d.State, d.NextAttemptAt = DeliveryPending, next
+		default:
+			d.State = DeliveryFailed
+		}
+		finished[i], attempts[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}, &a
 	}
-	if err := tx.AddWebhookAttempt(&a); err != nil {
-		return d, fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
+	return finished, attempts
+}
+
+// recordAttempts writes the attempts to the delivery log and the
+// deliveries' new states. An attempt whose lease was lost (it outlived
+// its lease) is logged, but its delivery is left as it is.
+func (s *Service) recordAttempts(ctx context.Context, tx Tx, finished []WebhookFinish, attempts []*WebhookAttempt) error {
+	if len(finished) == 0 {
+		return nil
 	}
-	err := tx.FinishWebhookAttempt(&d, r.Job.LeaseToken)
-	if errors.Is(err, ErrConflict) {
-		s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", d.ID)
-		return d, nil
+	if err := tx.AddWebhookAttempts(attempts); err != nil {
+		return err
 	}
+	ids, err := tx.FinishWebhookAttempts(finished)
 	if err != nil {
-		return d, fmt.Errorf("record webhook attempt %s: %w", d.ID, err)
+		return err
 	}
-	return d, nil
+	if len(ids) == len(finished) {
+		return nil
+	}
+	for _, f := range finished {
+		if !slices.Contains(ids, f.Delivery.ID) {
+			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", f.Delivery.ID)
+		}
+	}
+	return nil
 }
 
 // nextRetry is when retry number attempts is due, and whether it is

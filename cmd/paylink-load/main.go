@@ -5,7 +5,8 @@
 // echo server, with the servers' CPU per flow and peak RSS from /proc.
 // It can start the servers itself (start-up to ready measured), on SQLite
 // or on PostgreSQL with several instances, and follow throughput as the
-// stored transactions grow, and give the merchant a webhook URL.
+// stored transactions grow, and give the merchant a webhook URL or
+// receive its webhooks itself, counting them.
 // docs/performance.md has one command per figure.
 //
 //	paylink-load --serve-bin /tmp/paylink --scenario flow,status,page
@@ -53,6 +54,7 @@ type config struct {
 	echo, json           bool
 	processingFirst      bool    // serve with --record-processing-first
 	webhookURL           string  // the merchant's webhook URL, if any
+	webhookReceiver      bool    // receive the merchant's webhooks in the tool and count them
 	rows                 []int64 // row scaling: stored transactions at which to report
 }
 
@@ -76,6 +78,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	rows := fs.String("rows", "", "row scaling: increasing stored-transaction counts, comma-separated; run flows (no warm-up, no time limit) until the last, reporting at each")
 	fs.BoolVar(&c.processingFirst, "record-processing-first", false, "with --serve-bin: start paylink with --record-processing-first (two commits per purchase, as for a remote acquirer)")
 	fs.StringVar(&c.webhookURL, "webhook-url", "", "with --serve-bin: give the merchant this webhook URL, so that every payment also writes a webhook delivery that paylink then sends")
+	fs.BoolVar(&c.webhookReceiver, "webhook-receiver", false, "with --serve-bin: receive the merchant's webhooks in this tool (answering 200) and report how many a second arrive")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -112,8 +115,10 @@ func (c config) check() error {
 		return errors.New("--warmup must be 0 to 1m")
 	case c.serveBin != "" && len(c.addrs) > 0:
 		return errors.New("give --url or --serve-bin, not both")
-	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst || c.webhookURL != ""):
-		return errors.New("--db, --instances, --record-processing-first and --webhook-url go with --serve-bin")
+	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst || c.webhookURL != "" || c.webhookReceiver):
+		return errors.New("--db, --instances, --record-processing-first, --webhook-url and --webhook-receiver go with --serve-bin")
+	case c.webhookURL != "" && c.webhookReceiver:
+		return errors.New("give --webhook-url or --webhook-receiver, not both")
 	case c.instances < 1 || c.instances > 16:
 		return errors.New("--instances must be 1 to 16")
 	case c.instances > 1 && !isPostgres(c.db):

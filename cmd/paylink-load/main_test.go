@@ -232,6 +232,31 @@ func TestWebhookURLGivesTheMerchantWebhooks(t *testing.T) {
 	}
 }
 
+// TestWebhookReceiverCountsTheWebhooks: with --webhook-receiver the
+// merchant's webhooks come to the tool, which reports how many arrived
+// in the measured window; every approved payment has its delivery, and
+// paylink records the receiver's answers as delivered.
+func TestWebhookReceiverCountsTheWebhooks(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "receiver.db")
+	r := load(t, "--serve-bin", buildPaylink(t), "--db", db, "--webhook-receiver", "--clients", "4",
+		"--warmup", "200ms", "--duration", "400ms", "--echo=false")
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("got %+v, want one scenario", r.Scenarios)
+	}
+	p := r.Scenarios[0].Paylink
+	if p.Flows == 0 || p.Errors != 0 || p.Webhooks == nil || p.Webhooks.Received == 0 || p.Webhooks.PerSecond <= 0 {
+		t.Fatalf("got %d flows, %d errors, webhooks %+v; want flows without errors and webhooks received", p.Flows, p.Errors, p.Webhooks)
+	}
+	var delivered, approved int
+	if err := withDB(t, db).QueryRow(`SELECT count(*) FILTER (WHERE state = 'delivered'), count(*) FROM webhook_deliveries`).
+		Scan(&delivered, &approved); err != nil {
+		t.Fatal(err)
+	}
+	if approved != countTransactions(t, db) || delivered == 0 {
+		t.Errorf("got %d deliveries, %d delivered, for %d approved payments; want one each, delivered", approved, delivered, countTransactions(t, db))
+	}
+}
+
 func TestFlagsAreChecked(t *testing.T) {
 	creds := []string{"--url", "http://127.0.0.1:1", "--api-key", "k", "--company-token", "c"}
 	for name, args := range map[string][]string{
@@ -247,6 +272,8 @@ func TestFlagsAreChecked(t *testing.T) {
 		"instances on SQLite":   {"--serve-bin", "/bin/false", "--instances", "3"},
 		"instances without bin": append(creds, "--instances", "3"),
 		"webhooks without bin":  append(creds, "--webhook-url", "http://127.0.0.1:9/hook"),
+		"receiver without bin":  append(creds, "--webhook-receiver"),
+		"url and receiver":      {"--serve-bin", "/bin/false", "--webhook-url", "http://127.0.0.1:9/hook", "--webhook-receiver"},
 		"rows not increasing":   append(creds, "--rows", "100,100"),
 		"rows not a number":     append(creds, "--rows", "1k"),
 		"rows with status":      append(creds, "--rows", "100", "--scenario", "status"),

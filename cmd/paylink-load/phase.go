@@ -35,6 +35,7 @@ type phase struct {
 	flows    atomic.Int64 // measured flows
 	pids     []int        // the servers' processes, for CPU; none when unknown
 	dbPID    int          // the database server's main process; 0 when unknown
+	hooks    *receiver    // the tool's webhook receiver; nil when none
 	marks    []mark       // marks[w] starts window w; the last one ends the phase
 }
 
@@ -43,6 +44,7 @@ type phase struct {
 type mark struct {
 	at               time.Time
 	server, db, self time.Duration
+	webhooks         int64 // received so far
 	err              error
 }
 
@@ -54,10 +56,12 @@ type window struct {
 	serverCPU, genCPU time.Duration
 	dbCPU             time.Duration // when the phase has a dbPID
 	cpuErr            error
+	webhooks          int64 // received in the window, when the phase has a receiver
+	receiver          bool
 }
 
 func (p *phase) sample() mark {
-	m := mark{at: time.Now(), self: selfCPU()}
+	m := mark{at: time.Now(), self: selfCPU(), webhooks: p.hooks.received()}
 	for _, pid := range p.pids {
 		cpu, err := processCPU(pid)
 		m.server += cpu
@@ -152,7 +156,7 @@ func (p *phase) windows(clients []*client) []window {
 	for w := range ws {
 		a, b := marks[w], marks[w+1]
 		ws[w] = window{elapsed: b.at.Sub(a.at), serverCPU: b.server - a.server, genCPU: b.self - a.self, dbCPU: b.db - a.db,
-			cpuErr: errors.Join(a.err, b.err), flows: p.flows.Load()}
+			cpuErr: errors.Join(a.err, b.err), flows: p.flows.Load(), webhooks: b.webhooks - a.webhooks, receiver: p.hooks != nil}
 		if p.rows != nil {
 			ws[w].flows = p.rows[w] - p.from0(w)
 		}

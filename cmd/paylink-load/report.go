@@ -62,6 +62,15 @@ type measure struct {
 	GeneratorCores    float64            `json:"generator_cpu_cores"`
 	CPUUnit           string             `json:"cpu_unit"` // flow or request
 	CPUError          string             `json:"cpu_error,omitempty"`
+	// Webhooks is what the tool's receiver got in the window
+	// (--webhook-receiver).
+	Webhooks *webhooks `json:"webhooks,omitempty"`
+}
+
+// webhooks counts the webhooks the tool received in a window.
+type webhooks struct {
+	Received  int64   `json:"received"`
+	PerSecond float64 `json:"received_per_second"`
 }
 
 // latency is the spread of one kind of request, in milliseconds.
@@ -105,6 +114,9 @@ func measureOf(w window, rec record, serverKnown bool) measure {
 	}
 	m.RequestsPerSecond = float64(m.Requests) / m.Seconds
 	m.FlowsPerSecond = float64(m.Flows) / m.Seconds
+	if w.receiver {
+		m.Webhooks = &webhooks{Received: w.webhooks, PerSecond: float64(w.webhooks) / m.Seconds}
+	}
 	units, unit := float64(m.Requests), "request"
 	if m.Flows > 0 {
 		units, unit = float64(m.Flows), "flow"
@@ -193,6 +205,9 @@ func writeMeasure(w io.Writer, title string, m measure) {
 		fmt.Fprintf(w, "; database CPU %.0f µs per %s (%.2f cores)", m.DatabaseCPUUS, m.CPUUnit, m.DatabaseCores)
 	}
 	fmt.Fprintf(w, "; generator CPU %.0f µs per %s (%.2f cores)\n", m.GeneratorCPUUS, m.CPUUnit, m.GeneratorCores)
+	if h := m.Webhooks; h != nil {
+		fmt.Fprintf(w, "  webhooks received: %d (%.0f/s)\n", h.Received, h.PerSecond)
+	}
 }
 
 func writeRows(w io.Writer, r rowScaling) {

@@ -22,8 +22,9 @@ type session struct {
 	started  []*child
 	echo     *child
 	echoDest target
-	engine   string // SQLite or PostgreSQL when the tool started paylink
-	tmp      string // the default SQLite database's directory
+	hooks    *receiver // with --webhook-receiver
+	engine   string    // SQLite or PostgreSQL when the tool started paylink
+	tmp      string    // the default SQLite database's directory
 }
 
 // placeholder credentials for an echo-only run: as long as real ones, so
@@ -89,7 +90,14 @@ func (s *session) startPaylink(ctx context.Context, c config, stderr io.Writer) 
 	if err != nil {
 		return "", "", err
 	}
-	creds, err := createMerchant(ctx, c.serveBin, dsn, c.webhookURL, env)
+	hookURL := c.webhookURL
+	if c.webhookReceiver {
+		if s.hooks, err = startReceiver(); err != nil {
+			return "", "", err
+		}
+		hookURL = s.hooks.url
+	}
+	creds, err := createMerchant(ctx, c.serveBin, dsn, hookURL, env)
 	if err != nil {
 		return "", "", err
 	}
@@ -112,6 +120,11 @@ func (s *session) stop() {
 	}
 	if s.echo != nil {
 		s.echo.stop()
+	}
+	if s.hooks != nil {
+		if err := s.hooks.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "paylink-load:", err)
+		}
 	}
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
@@ -155,7 +168,7 @@ func (s *session) measure(ctx context.Context, c config) (report, error) {
 // scenario measures one scenario on paylink, then its requests on the
 // echo server.
 func (s *session) scenario(ctx context.Context, c config, name string) (scenarioResult, error) {
-	p := &phase{ctx: ctx, scenario: name, pids: s.pids, dbPID: s.dbPID}
+	p := &phase{ctx: ctx, scenario: name, pids: s.pids, dbPID: s.dbPID, hooks: s.hooks}
 	prepared := record{}
 	switch name {
 	case "status":
@@ -199,7 +212,7 @@ func (s *session) echoMeasure(ctx context.Context, c config, p *phase) measure {
 // rows runs flows until the last of c.rows transactions are stored,
 // measuring between each two.
 func (s *session) rows(ctx context.Context, c config) rowScaling {
-	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, dbPID: s.dbPID, rows: c.rows}
+	p := &phase{ctx: ctx, scenario: "flow", pids: s.pids, dbPID: s.dbPID, rows: c.rows, hooks: s.hooks}
 	ws, rec := p.run(s.paylink, c.clients, 0, 0)
 	r := rowScaling{Errors: rec.errors, FirstError: rec.firstErr}
 	for i, w := range ws {

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"database/sql"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,20 +42,7 @@ const lineColumns = 7
 func insertLines(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range lineColumns {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(i*lineColumns + c + 1))
-		}
-		b.WriteByte(')')
-	}
+	writeRows(&b, n, lineColumns, nil)
 	return b.String()
 }
 

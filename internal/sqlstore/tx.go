@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -107,6 +109,35 @@ func (t *tx) execOne(op, query string, args ...any) error {
 		return paylink.ErrConflict
 	}
 	return nil
+}
+
+// writeRows writes the rows of a VALUES list: n rows of cols
+// placeholders each, numbered from $1: "($1, $2), ($3, $4)". With types,
+// each value is cast to its column's type (a placeholder in a VALUES list
+// has no column to take its type from on PostgreSQL).
+func writeRows(b *strings.Builder, n, cols int, types []string) {
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			if types != nil {
+				b.WriteString("CAST(")
+			}
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(i*cols + c + 1))
+			if types != nil {
+				b.WriteString(" AS ")
+				b.WriteString(types[c])
+				b.WriteByte(')')
+			}
+		}
+		b.WriteByte(')')
+	}
 }
 
 // micros stores a time as unix microseconds, NULL when zero.

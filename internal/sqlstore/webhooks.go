@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -96,23 +98,90 @@ const (
 		RETURNING ` + deliveryColumns
 )
 
-// FinishWebhookAttempt records an attempt's result if the lease holds.
-func (t *tx) FinishWebhookAttempt(d *paylink.WebhookDelivery, token string) error {
-	return t.execOne("finish webhook attempt", `UPDATE webhook_deliveries SET state = $1, attempts = $2,
-		next_attempt_at = $3, lease_token = '', lease_until = NULL, last_status_code = $4, last_error = $5,
-		updated_at = $6, delivered_at = $7
-		WHERE id = $8 AND lease_token = $9 AND state = $10`,
-		d.State, d.Attempts, d.NextAttemptAt.UnixMicro(), d.LastStatusCode, d.LastError, d.UpdatedAt.UnixMicro(),
-		micros(d.DeliveredAt), d.ID, token, paylink.DeliveryPending)
+// batchRows bounds the rows of one multi-row statement (its
+// placeholders stay far below SQLite's limit, and the distinct statement
+// texts that the statement caches keep stay few).
+const batchRows = 64
+
+// FinishWebhookAttempts records attempts' results, batchRows rows per
+// statement, and returns the ids of the rows whose lease held.
+func (t *tx) FinishWebhookAttempts(fs []paylink.WebhookFinish) ([]string, error) {
+	var ids []string
+	for len(fs) > 0 {
+		n := min(len(fs), batchRows)
+		got, err := t.finishBatch(fs[:n])
+		if err != nil {
+			return nil, fmt.Errorf("finish webhook attempts: %w", err)
+		}
+		ids, fs = append(ids, got...), fs[n:]
+	}
+	return ids, nil
 }
 
-// AddWebhookAttempt appends to the delivery log.
-func (t *tx) AddWebhookAttempt(a *paylink.WebhookAttempt) error {
-	_, err := t.exec(`INSERT INTO webhook_attempts (`+attemptColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.DeliveryID, a.Attempt, a.URL, a.StatusCode, a.Latency.Microseconds(), a.Error, a.StartedAt.UnixMicro(), a.ResponseExcerpt)
+// finishColumns are the values finishQuery takes per row, with their types.
+var finishColumns = []string{"TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT"}
+
+// finishBatch is one UPDATE of the rows of fs that are still pending and
+// leased with their tokens; it returns their ids.
+func (t *tx) finishBatch(fs []paylink.WebhookFinish) ([]string, error) {
+	args := make([]any, 0, len(fs)*len(finishColumns)+1)
+	for _, f := range fs {
+		d := f.Delivery
+		args = append(args, d.ID, f.LeaseToken, d.State, d.Attempts, d.NextAttemptAt.UnixMicro(), d.LastStatusCode,
+			d.LastError, d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt))
+	}
+	args = append(args, paylink.DeliveryPending)
+	rows, err := t.q.QueryContext(t.ctx, finishQuery(len(fs)), args...)
 	if err != nil {
-		return fmt.Errorf("insert webhook attempt: %w", err)
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]string, 0, len(fs))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// finishQuery updates n deliveries from a VALUES list, each only if it
+// is still pending (the last placeholder) and leased with its token.
+func finishQuery(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH f(id, token, state, attempts, next_attempt_at, last_status_code, last_error, updated_at, delivered_at)
+		AS (VALUES `)
+	writeRows(&b, n, len(finishColumns), finishColumns)
+	b.WriteString(`)
+		UPDATE webhook_deliveries SET state = f.state, attempts = f.attempts, next_attempt_at = f.next_attempt_at,
+			lease_token = '', lease_until = NULL, last_status_code = f.last_status_code, last_error = f.last_error,
+			updated_at = f.updated_at, delivered_at = f.delivered_at
+		FROM f WHERE webhook_deliveries.id = f.id AND webhook_deliveries.lease_token = f.token
+			AND webhook_deliveries.state = $`)
+	b.WriteString(strconv.Itoa(n*len(finishColumns) + 1))
+	b.WriteString(` RETURNING webhook_deliveries.id`)
+	return b.String()
+}
+
+// AddWebhookAttempts appends attempts to the delivery log, batchRows rows
+// per INSERT (held back on PostgreSQL: see execLater).
+func (t *tx) AddWebhookAttempts(as []*paylink.WebhookAttempt) error {
+	for len(as) > 0 {
+		n := min(len(as), batchRows)
+		args := make([]any, 0, n*attemptValues)
+		for _, a := range as[:n] {
+			args = append(args, a.DeliveryID, a.Attempt, a.URL, a.StatusCode, a.Latency.Microseconds(), a.Error,
+				a.StartedAt.UnixMicro(), a.ResponseExcerpt)
+		}
+		var b strings.Builder
+		b.WriteString(`INSERT INTO webhook_attempts (` + attemptColumns + `) VALUES `)
+		writeRows(&b, n, attemptValues, nil)
+		if err := t.execLater("insert webhook attempts", b.String(), args...); err != nil {
+			return err
+		}
+		as = as[n:]
 	}
 	return nil
 }
@@ -171,6 +240,9 @@ func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookD
 }
 
 const attemptColumns = `delivery_id, attempt, url, status_code, latency_us, error, started_at, response_excerpt`
+
+// attemptValues is how many values attemptColumns names.
+const attemptValues = 8
 
 // WebhookAttempts lists the deliveries' attempts, oldest first.
 func (t *tx) WebhookAttempts(deliveryIDs ...string) ([]*paylink.WebhookAttempt, error) {

@@ -43,9 +43,10 @@ func Run(t *testing.T, open Opener) {
 		"RefundCompletionCompareAndSet":       testRefundCompletionCAS,
 		"ReleaseRefundedGivesReservationBack": testReleaseRefundedGivesTheReservationBack,
 		// Webhooks
-		"WebhookClaimRace": testWebhookClaimRace,
-		"WebhookLease":     testWebhookLease,
-		"WebhookBacklog":   testWebhookBacklog,
+		"WebhookClaimRace":   testWebhookClaimRace,
+		"WebhookLease":       testWebhookLease,
+		"WebhookFinishBatch": testWebhookFinishBatch,
+		"WebhookBacklog":     testWebhookBacklog,
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkList":          testPaymentLinkList,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -115,16 +116,24 @@ func testWebhookLease(t *testing.T, s paylink.Store) {
 	}
 	done := *d
 	done.State, done.Attempts, done.LastStatusCode, done.DeliveredAt = paylink.DeliveryDelivered, 1, 200, t0.Add(2*time.Minute)
-	err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.FinishWebhookAttempt(&done, "a") })
-	if !errors.Is(err, paylink.ErrConflict) {
-		t.Errorf("finish with a lost lease: got %v, want ErrConflict", err)
+	finish := func(token string) []string {
+		var ids []string
+		update(t, s, func(tx paylink.Tx) error {
+			var err error
+			ids, err = tx.FinishWebhookAttempts([]paylink.WebhookFinish{{Delivery: &done, LeaseToken: token}})
+			return err
+		})
+		return ids
+	}
+	if got := finish("a"); len(got) != 0 {
+		t.Errorf("finish with a lost lease: wrote %v, want nothing", got)
+	}
+	if got := finish("c"); !slices.Equal(got, []string{d.ID}) {
+		t.Errorf("finish with the lease: wrote %v, want %s", got, d.ID)
 	}
 	update(t, s, func(tx paylink.Tx) error {
-		if err := tx.FinishWebhookAttempt(&done, "c"); err != nil {
-			return err
-		}
-		return tx.AddWebhookAttempt(&paylink.WebhookAttempt{DeliveryID: d.ID, Attempt: 1, URL: d.URL, StatusCode: 200,
-			Latency: 1500 * time.Microsecond, StartedAt: t0})
+		return tx.AddWebhookAttempts([]*paylink.WebhookAttempt{{DeliveryID: d.ID, Attempt: 1, URL: d.URL, StatusCode: 200,
+			Latency: 1500 * time.Microsecond, StartedAt: t0}})
 	})
 	view(t, s, func(tx paylink.Tx) error {
 		got, err := tx.WebhookDelivery(d.ID)
@@ -146,7 +155,7 @@ func testWebhookLease(t *testing.T, s paylink.Store) {
 		return nil
 	})
 	update(t, s, func(tx paylink.Tx) error { return tx.ResendWebhookDelivery(d.ID, t0.Add(time.Hour)) })
-	err = s.Update(context.Background(), func(tx paylink.Tx) error { return tx.ResendWebhookDelivery(d.ID, t0.Add(time.Hour)) })
+	err := s.Update(context.Background(), func(tx paylink.Tx) error { return tx.ResendWebhookDelivery(d.ID, t0.Add(time.Hour)) })
 	if !errors.Is(err, paylink.ErrConflict) {
 		t.Errorf("resend a pending row: got %v, want ErrConflict", err)
 	}
@@ -198,8 +207,8 @@ func testWebhookBacklog(t *testing.T, s paylink.Store) {
 				continue
 			}
 			d.State, d.Attempts, d.DeliveredAt = paylink.DeliveryDelivered, 1, t0.Add(time.Second)
-			if err := tx.FinishWebhookAttempt(d, "lease"); err != nil {
-				return err
+			if ids, err := tx.FinishWebhookAttempts([]paylink.WebhookFinish{{Delivery: d, LeaseToken: "lease"}}); err != nil || len(ids) != 1 {
+				return fmt.Errorf("finish msg_c: wrote %v, %w", ids, err)
 			}
 		}
 		return nil
@@ -207,4 +216,78 @@ func testWebhookBacklog(t *testing.T, s paylink.Store) {
 	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 2, Oldest: t0.Add(time.Minute)}); got != want {
 		t.Errorf("after delivering the oldest: got %+v, want %+v (a leased row is still pending)", got, want)
 	}
+}
+
+// testWebhookFinishBatch: one call finishes a batch larger than one
+// statement's rows, writing exactly the rows whose lease holds, and
+// appends every attempt to the log.
+func testWebhookFinishBatch(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	const n = 150 // more than two statements' rows
+	var claimed []*paylink.WebhookDelivery
+	update(t, s, func(tx paylink.Tx) error {
+		for i := range n {
+			if err := tx.CreateWebhookDelivery(newDelivery(m, fmt.Sprintf("msg_batch%03d%s", i, m.ID), t0)); err != nil {
+				return err
+			}
+		}
+		var err error
+		claimed, err = tx.ClaimWebhookDeliveries(t0, t0.Add(time.Minute), "held", n)
+		return err
+	})
+	if len(claimed) != n {
+		t.Fatalf("claimed %d rows, want %d", len(claimed), n)
+	}
+	var fs []paylink.WebhookFinish
+	var as []*paylink.WebhookAttempt
+	var want []string
+	for i, d := range claimed {
+		d.State, d.Attempts, d.LastStatusCode, d.DeliveredAt, d.UpdatedAt = paylink.DeliveryDelivered, 1, 200, t0.Add(time.Second), t0.Add(time.Second)
+		token := "held"
+		if i%7 == 3 {
+			token = "lost" // another claimer's lease by now
+		} else {
+			want = append(want, d.ID)
+		}
+		fs = append(fs, paylink.WebhookFinish{Delivery: d, LeaseToken: token})
+		as = append(as, &paylink.WebhookAttempt{DeliveryID: d.ID, Attempt: 1, URL: d.URL, StatusCode: 200, StartedAt: t0})
+	}
+	var got []string
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.AddWebhookAttempts(as); err != nil {
+			return err
+		}
+		var err error
+		got, err = tx.FinishWebhookAttempts(fs)
+		return err
+	})
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("finish wrote %d rows, want the %d whose lease held", len(got), len(want))
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		for i, d := range claimed {
+			stored, err := tx.WebhookDelivery(d.ID)
+			if err != nil {
+				return err
+			}
+			wantState, wantLease := paylink.DeliveryDelivered, ""
+			if i%7 == 3 {
+				wantState, wantLease = paylink.DeliveryPending, "held"
+			}
+			if stored.State != wantState || stored.LeaseToken != wantLease {
+				t.Errorf("%s: got %s leased %q, want %s leased %q", d.ID, stored.State, stored.LeaseToken, wantState, wantLease)
+			}
+		}
+		ids := make([]string, len(claimed))
+		for i, d := range claimed {
+			ids[i] = d.ID
+		}
+		logged, err := tx.WebhookAttempts(ids...)
+		if err != nil || len(logged) != n {
+			t.Errorf("attempts: got %d, %v; want %d", len(logged), err, n)
+		}
+		return nil
+	})
 }
