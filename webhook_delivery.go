@@ -209,24 +209,38 @@ func (s *Service) claimWebhooks(tx Tx, token string, limit int, now time.Time, l
 	if err != nil {
 		return nil, err
 	}
-	merchants := map[string]*Merchant{}
+	// One template per merchant: its settings are read and its secrets
+	// opened once per claim, however many of its rows it leases.
+	templates := map[string]*WebhookJob{}
 	jobs := make([]*WebhookJob, 0, len(ds))
 	for _, d := range ds {
-		m := merchants[d.MerchantID]
-		if m == nil {
-			if m, err = tx.Merchant(d.MerchantID); err != nil {
-				return nil, fmt.Errorf("merchant %s: %w", d.MerchantID, err)
+		t := templates[d.MerchantID]
+		if t == nil {
+			if t, err = s.jobTemplate(tx, d.MerchantID, now); err != nil {
+				return nil, err
 			}
-			merchants[d.MerchantID] = m
+			templates[d.MerchantID] = t
 		}
-		keys, err := s.signingKeys(m.Settings.Webhook, now)
-		if err != nil {
-			return nil, fmt.Errorf("merchant %s: %w", m.ID, err)
-		}
-		jobs = append(jobs, &WebhookJob{Delivery: d, LeaseToken: token, Domains: m.Settings.Webhook.Domains,
-			Keys: keys, Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries})
+		job := *t
+		job.Delivery, job.LeaseToken = d, token
+		jobs = append(jobs, &job)
 	}
 	return jobs, nil
+}
+
+// jobTemplate is what every leased delivery of merchant mid is sent
+// with: its whitelist, its signing keys and its retry setting.
+func (s *Service) jobTemplate(tx Tx, mid string, now time.Time) (*WebhookJob, error) {
+	m, err := tx.Merchant(mid)
+	if err != nil {
+		return nil, fmt.Errorf("merchant %s: %w", mid, err)
+	}
+	keys, err := s.signingKeys(m.Settings.Webhook, now)
+	if err != nil {
+		return nil, fmt.Errorf("merchant %s: %w", mid, err)
+	}
+	return &WebhookJob{Domains: m.Settings.Webhook.Domains, Keys: keys,
+		Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries}, nil
 }
 
 // signingKeys opens the current secret and, during a rotation's overlap,
