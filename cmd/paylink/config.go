@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 type flags struct {
 	*flag.FlagSet
 	env environment
+	err error // a variable that does not parse, reported by parse
 }
 
 func newFlags(name string, env environment) *flags {
@@ -45,14 +47,39 @@ func (f *flags) str(name, def, help string) *string {
 
 func (f *flags) duration(name string, def time.Duration, help string) *time.Duration {
 	p := new(time.Duration)
-	*p = def
-	if v := f.env.getenv(envName(name)); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			*p = d
-		}
-	}
+	*p = fromEnv(f, name, def, time.ParseDuration)
 	f.DurationVar(p, name, *p, help+" (env "+envName(name)+")")
 	return p
+}
+
+func (f *flags) integer(name string, def int, help string) *int {
+	p := new(int)
+	*p = fromEnv(f, name, def, strconv.Atoi)
+	f.IntVar(p, name, *p, help+" (env "+envName(name)+")")
+	return p
+}
+
+func (f *flags) float(name string, def float64, help string) *float64 {
+	p := new(float64)
+	*p = fromEnv(f, name, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
+	f.Float64Var(p, name, *p, help+" (env "+envName(name)+")")
+	return p
+}
+
+// fromEnv is flag name's default: its variable parsed, or def when the
+// variable is unset. A variable that does not parse is noted for parse
+// to report.
+func fromEnv[T any](f *flags, name string, def T, parse func(string) (T, error)) T {
+	v := f.env.getenv(envName(name))
+	if v == "" {
+		return def
+	}
+	x, err := parse(v)
+	if err != nil {
+		f.err = errors.Join(f.err, fmt.Errorf("%s: %w", envName(name), err))
+		return def
+	}
+	return x
 }
 
 func (f *flags) boolean(name string, help string) *bool {
@@ -62,6 +89,9 @@ func (f *flags) boolean(name string, help string) *bool {
 
 // parse parses args, treating -h as success.
 func (f *flags) parse(args []string) error {
+	if f.err != nil {
+		return f.err
+	}
 	err := f.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return errHelp

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/webhook"
 )
 
 func envWith(vars map[string]string) environment {
@@ -145,5 +146,53 @@ func TestSMTPSettings(t *testing.T) {
 				t.Errorf("mail on: got %v, want %v", got, tt.on)
 			}
 		})
+	}
+}
+
+// TestWebhookConcurrencySetting: serve's --webhook-concurrency defaults
+// to the dispatcher's, is read from PAYLINK_WEBHOOK_CONCURRENCY, the flag
+// wins over the variable, and values that cannot work are refused.
+func TestWebhookConcurrencySetting(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want int // 0: refused
+	}{
+		{"default", nil, nil, webhook.DefaultConcurrency},
+		{"environment", map[string]string{"PAYLINK_WEBHOOK_CONCURRENCY": "256"}, nil, 256},
+		{"flag over environment", map[string]string{"PAYLINK_WEBHOOK_CONCURRENCY": "256"}, []string{"--webhook-concurrency", "16"}, 16},
+		{"zero", nil, []string{"--webhook-concurrency", "0"}, 0},
+		{"too many", nil, []string{"--webhook-concurrency", "5000"}, 0},
+		{"variable not a number", map[string]string{"PAYLINK_WEBHOOK_CONCURRENCY": "lots"}, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseServe(envWith(tt.env), tt.args)
+			switch {
+			case tt.want == 0 && err == nil:
+				t.Errorf("got %d, want the setting refused", cfg.webhookConcurrency)
+			case tt.want != 0 && (err != nil || cfg.webhookConcurrency != tt.want):
+				t.Errorf("got %d, %v; want %d", cfg.webhookConcurrency, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRateLimitSettings: the per-merchant rate limit is read from
+// PAYLINK_RATE_LIMIT and PAYLINK_RATE_BURST as the README says, and a
+// variable that is not a number is refused rather than ignored.
+func TestRateLimitSettings(t *testing.T) {
+	cfg, err := parseServe(envWith(map[string]string{"PAYLINK_RATE_LIMIT": "2.5", "PAYLINK_RATE_BURST": "7"}), nil)
+	if err != nil || cfg.rateLimit != 2.5 || cfg.rateBurst != 7 {
+		t.Errorf("got %v/s burst %d, %v; want 2.5/s burst 7", cfg.rateLimit, cfg.rateBurst, err)
+	}
+	if cfg, err := parseServe(envWith(nil), nil); err != nil || cfg.rateLimit != 100 || cfg.rateBurst != 200 {
+		t.Errorf("defaults: got %v/s burst %d, %v; want 100/s burst 200", cfg.rateLimit, cfg.rateBurst, err)
+	}
+	for _, env := range []map[string]string{{"PAYLINK_RATE_LIMIT": "fast"}, {"PAYLINK_RATE_BURST": "1.5"}, {"PAYLINK_PREAUTH_EXPIRY": "a week"}} {
+		if _, err := parseServe(envWith(env), nil); err == nil {
+			t.Errorf("%v: got no error, want the variable refused", env)
+		}
 	}
 }

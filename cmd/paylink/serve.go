@@ -39,6 +39,8 @@ type serveConfig struct {
 	logLevel    slog.Level // info logs every request; warn keeps only problems
 	// webhookTimeout bounds one webhook delivery attempt.
 	webhookTimeout time.Duration
+	// webhookConcurrency bounds the webhook attempts in flight.
+	webhookConcurrency int
 	// dashboardIdle ends dashboard sessions unused for this long.
 	dashboardIdle time.Duration
 	// mail, when set (--smtp-addr), mails dashboard invites.
@@ -64,8 +66,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
 	ttl := f.duration("transaction-token-ttl", paylink.DefaultTransactionTokenTTL, "lifetime of a transaction token")
 	preauth := f.duration("preauth-expiry", paylink.DefaultPreAuthExpiry, "holds not captured or cancelled within this are cancelled")
-	f.Float64Var(&cfg.rateLimit, "rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
-	f.IntVar(&cfg.rateBurst, "rate-burst", 200, "burst size of the per-merchant rate limit")
+	rateLimit := f.float("rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
+	rateBurst := f.integer("rate-burst", 200, "burst size of the per-merchant rate limit")
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
@@ -76,6 +78,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", paylink.DefaultDirectDebitClearing, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", webhook.DefaultTimeout, "timeout of one webhook delivery attempt")
+	whConcurrency := f.integer("webhook-concurrency", webhook.DefaultConcurrency,
+		"webhook delivery attempts in flight per instance, 1 to "+fmt.Sprint(webhook.MaxConcurrency)+" (also the idle connections kept per receiver)")
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
 	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
 		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
@@ -92,7 +96,10 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		return cfg, err
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
-	cfg.dashboardIdle = *dashIdle
+	cfg.dashboardIdle, cfg.webhookConcurrency, cfg.rateLimit, cfg.rateBurst = *dashIdle, *whConcurrency, *rateLimit, *rateBurst
+	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
+		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
+	}
 	var err error
 	if cfg.mail, err = smtpMailer(*smtpAddr, *smtpFrom, *smtpUser, *smtpPasswordFile); err != nil {
 		return cfg, err
@@ -218,7 +225,8 @@ func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln ne
 	}()
 	go func() {
 		defer wg.Done()
-		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Logger: log, Metrics: webhook.NewMetrics(reg)}).Run(jobCtx)
+		webhook.New(svc, webhook.Options{Timeout: cfg.webhookTimeout, Concurrency: cfg.webhookConcurrency, Logger: log,
+			Metrics: webhook.NewMetrics(reg)}).Run(jobCtx)
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

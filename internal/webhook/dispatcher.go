@@ -17,11 +17,19 @@ import (
 // otherwise: the spec's 30 seconds.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultConcurrency is how many attempts a dispatcher has in flight
+// unless Options.Concurrency says otherwise; MaxConcurrency is the most
+// serve accepts.
+const (
+	DefaultConcurrency = 128
+	MaxConcurrency     = 4096
+)
+
 // Options tune a Dispatcher; zero values take the defaults.
 type Options struct {
 	// Timeout bounds one delivery attempt (default DefaultTimeout).
 	Timeout time.Duration
-	// Concurrency bounds the attempts in flight (default 128): a receiver
+	// Concurrency bounds the attempts in flight (DefaultConcurrency): a receiver
 	// that hangs holds one slot until Timeout, never the others. Under
 	// load a slot waits for its turn's commit as well as for its
 	// receiver, so the outbox keeps pace with about Concurrency / (commit
@@ -60,7 +68,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 128
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Sweep <= 0 {
 		opts.Sweep = 5 * time.Second
