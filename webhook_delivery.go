@@ -160,10 +160,13 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 }
 
 // WebhookResult is an attempt of a claimed delivery, made and waiting to
-// be recorded.
+// be recorded; or, when DeferUntil is set, a claimed delivery the
+// dispatcher did not try (its receiver is hanging): it is released,
+// pending and due at DeferUntil, with no attempt counted or logged.
 type WebhookResult struct {
-	Job     *WebhookJob
-	Attempt WebhookAttempt
+	Job        *WebhookJob
+	Attempt    WebhookAttempt
+	DeferUntil time.Time
 }
 
 // ExchangeWebhooks records the finished attempts in done and leases up
@@ -263,13 +266,19 @@ func (s *Service) signingKeys(w WebhookConfig, now time.Time) ([][]byte, error) 
 
 // settle decides what follows each attempt in done: delivered on HTTP
 // 200; otherwise failed, or pending again after a backoff when retries
-// are enabled and the retry window allows. It returns the deliveries'
-// new states and the attempts for the delivery log, in done's order.
+// are enabled and the retry window allows; a deferred delivery is
+// pending again, due when it was deferred to. It returns the deliveries'
+// new states, in done's order, and the attempts for the delivery log.
 func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAttempt) {
 	finished := make([]WebhookFinish, len(done))
-	attempts := make([]*WebhookAttempt, len(done))
+	attempts := make([]*WebhookAttempt, 0, len(done))
 	for i, r := range done {
 		d, a := *r.Job.Delivery, r.Attempt
+		if !r.DeferUntil.IsZero() {
+			d.NextAttemptAt, d.UpdatedAt = r.DeferUntil, now
+			finished[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}
+			continue
+		}
 		d.Attempts++
 		a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
 		a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
@@ -282,7 +291,8 @@ func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAtt
 		default:
 			d.State = DeliveryFailed
 		}
-		finished[i], attempts[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}, &a
+		finished[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}
+		attempts = append(attempts, &a)
 	}
 	return finished, attempts
 }

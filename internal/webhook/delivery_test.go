@@ -314,3 +314,50 @@ func TestDispatcherKeepsToItsSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestHangingReceiverHoldsOneSlot: a merchant whose endpoint never
+// answers, with a backlog longer than the dispatcher's slots, does not
+// hold the other merchants' webhooks back. Once its attempts have timed
+// out it has one attempt at a time, and its other rows go back to the
+// outbox, still pending with no attempt counted.
+func TestHangingReceiverHoldsOneSlot(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	var mu sync.Mutex
+	hung := 0
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hung++
+		mu.Unlock()
+		select {
+		case <-r.Context().Done(): // the dispatcher gave up
+		case <-release:
+		}
+	}))
+	defer hanging.Close()
+	defer close(release) // before Close, which waits for the handlers
+	healthy := newReceiver(t, 200)
+	slow, other := onboard(env, hanging.URL+"/hook", nil), onboard(env, healthy.URL+"/hook", nil)
+	const backlog = 30
+	for range backlog {
+		purchase(t, env, slow, "4111111111111111", "10.00")
+	}
+	purchase(t, env, other, "4111111111111111", "10.00")
+	waitHit(t, healthy)
+	mu.Lock()
+	tried := hung
+	mu.Unlock()
+	if tried >= 12 {
+		t.Errorf("the other merchant's webhook came after %d attempts at the hanging endpoint, want it before the backlog (%d) is worked through", tried, backlog)
+	}
+	pending, attempted := 0, 0
+	for _, d := range deliveries(t, env, slow) {
+		if d.State == paylink.DeliveryPending {
+			pending++
+		}
+		attempted += d.Attempts
+	}
+	if pending < backlog-12 || attempted > tried {
+		t.Errorf("hanging endpoint: got %d pending and %d recorded attempts of %d made, want the untried rows pending with no attempt counted", pending, attempted, tried)
+	}
+}

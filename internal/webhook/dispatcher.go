@@ -3,10 +3,14 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,13 +57,34 @@ type Options struct {
 // transaction (Service.ExchangeWebhooks), then starts one goroutine per
 // leased row. A slot is free again once its attempt has an answer, so
 // under load a turn settles and starts many attempts for one commit.
+//
+// A receiver whose last attempt timed out has one attempt at a time
+// until it answers again; the other rows leased for it go back to the
+// outbox, due a timeout later, with no attempt counted. So a merchant
+// whose endpoint hangs, however long its backlog, holds one slot, not
+// all of them, and the other merchants' webhooks go out. (A refused
+// connection fails at once and holds no slot: such a receiver is tried
+// as usual.)
 type Dispatcher struct {
-	svc      *paylink.Service
-	opts     Options
-	client   *http.Client
-	inflight int                        // attempts started and not yet returned (Run's alone)
-	results  chan paylink.WebhookResult // capacity Concurrency: an attempt never waits to hand in its result
-	wg       sync.WaitGroup
+	svc       *paylink.Service
+	opts      Options
+	client    *http.Client
+	inflight  int                  // attempts started and not yet returned (Run's alone)
+	receivers map[string]*receiver // by the URL's host; Run's alone
+	results   chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
+	wg        sync.WaitGroup
+}
+
+// receiver is what the dispatcher knows of one receiving host.
+type receiver struct {
+	inflight int
+	hanging  bool // its last finished attempt timed out
+}
+
+// outcome is an attempt's result, and whether it timed out.
+type outcome struct {
+	paylink.WebhookResult
+	timedOut bool
 }
 
 // New returns a dispatcher for svc's outbox.
@@ -77,7 +102,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
-		results: make(chan paylink.WebhookResult, opts.Concurrency)}
+		receivers: map[string]*receiver{}, results: make(chan outcome, opts.Concurrency)}
 }
 
 // lease is how long a claimed row stays with this dispatcher: the
@@ -96,16 +121,18 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	defer ticker.Stop()
 	var done []paylink.WebhookResult
 	for {
-		done = d.turn(ctx, d.collect(done))
+		var deferred bool
+		if done, deferred = d.turn(ctx, d.collect(done)); deferred {
+			continue // hand those rows back and lease others at once
+		}
 		select {
 		case <-ctx.Done():
 			d.opts.Logger.Info("webhook dispatcher stopping", "in_flight", d.inflight)
 			d.wg.Wait()
-			d.turn(ctx, d.collect(done))
+			d.turn(ctx, d.collect(done)) // records; leases nothing now
 			return
 		case r := <-d.results:
-			d.inflight--
-			done = append(done, r)
+			done = append(done, d.returned(r))
 		case <-d.svc.WebhookWake():
 		case <-ticker.C:
 		}
@@ -117,25 +144,75 @@ func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResu
 	for {
 		select {
 		case r := <-d.results:
-			d.inflight--
-			done = append(done, r)
+			done = append(done, d.returned(r))
 		default:
 			return done
 		}
 	}
 }
 
+// returned notes that an attempt is over: its slot is free, and its
+// receiver is hanging if it timed out, and no longer if it answered.
+func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
+	d.inflight--
+	host := receiverOf(o.Job)
+	rc := d.receivers[host]
+	rc.inflight--
+	switch {
+	case o.timedOut:
+		rc.hanging = true
+	case o.Attempt.StatusCode != 0:
+		rc.hanging = false
+	}
+	if rc.inflight == 0 && !rc.hanging {
+		delete(d.receivers, host)
+	}
+	return o.WebhookResult
+}
+
+// receiverOf names a delivery's receiver: its URL's host and port.
+func receiverOf(job *paylink.WebhookJob) string {
+	u, err := url.Parse(job.Delivery.URL)
+	if err != nil {
+		return job.Delivery.URL // refused before any connection by send
+	}
+	return strings.ToLower(u.Host)
+}
+
+// start makes job's attempt in a goroutine of its own, or defers it when
+// its receiver is hanging and already has an attempt in flight.
+func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferred bool) {
+	host := receiverOf(job)
+	rc := d.receivers[host]
+	if rc == nil {
+		rc = &receiver{}
+		d.receivers[host] = rc
+	}
+	if rc.hanging && rc.inflight > 0 {
+		return true
+	}
+	d.inflight++
+	rc.inflight++
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.results <- d.attempt(context.WithoutCancel(ctx), job)
+	}()
+	return false
+}
+
 // turn records the finished attempts in done and, unless ctx is
 // cancelled, leases rows for the free slots and starts them. It returns
-// the results it could not record, to be given again at the next turn
-// (their leases keep them from other dispatchers meanwhile).
-func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) []paylink.WebhookResult {
+// the results it could not record, or the rows it deferred (then
+// deferred is true), to be given again at the next turn (their leases
+// keep them from other dispatchers meanwhile).
+func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ []paylink.WebhookResult, deferred bool) {
 	free := d.opts.Concurrency - d.inflight
 	if ctx.Err() != nil {
 		free = 0
 	}
 	if free <= 0 && len(done) == 0 {
-		return done
+		return done, false
 	}
 	// Recording is not cancelled with ctx: an answer received is kept.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -148,22 +225,21 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) []p
 	}
 	if err != nil {
 		d.opts.Logger.Error("record webhook attempts", "attempts", len(done), "err", err)
-		return done
+		return done, false
 	}
 	d.logAttempts(done)
+	done = done[:0]
 	for _, job := range jobs {
-		d.inflight++
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.results <- d.attempt(context.WithoutCancel(ctx), job)
-		}()
+		if d.start(ctx, job) {
+			// Released at the next turn, due a timeout from now.
+			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(d.opts.Timeout)})
+		}
 	}
-	return done[:0]
+	return done, len(done) > 0
 }
 
 // attempt makes one attempt of a leased delivery.
-func (d *Dispatcher) attempt(ctx context.Context, job *paylink.WebhookJob) paylink.WebhookResult {
+func (d *Dispatcher) attempt(ctx context.Context, job *paylink.WebhookJob) outcome {
 	a := paylink.WebhookAttempt{StartedAt: d.svc.Now()}
 	start := time.Now()
 	status, excerpt, err := d.send(ctx, job)
@@ -175,13 +251,18 @@ func (d *Dispatcher) attempt(ctx context.Context, job *paylink.WebhookJob) payli
 	case status != http.StatusOK:
 		a.Error = fmt.Sprintf("receiver answered HTTP %d, want 200", status)
 	}
-	return paylink.WebhookResult{Job: job, Attempt: a}
+	return outcome{WebhookResult: paylink.WebhookResult{Job: job, Attempt: a}, timedOut: timedOut(err)}
 }
 
-// logAttempts logs recorded attempts, one line each.
+// logAttempts logs recorded attempts, one line each, and deferrals at
+// debug level.
 func (d *Dispatcher) logAttempts(done []paylink.WebhookResult) {
 	for _, r := range done {
 		w, a := r.Job.Delivery, r.Attempt
+		if !r.DeferUntil.IsZero() {
+			d.opts.Logger.Debug("webhook deferred: its receiver is hanging", "delivery", w.ID, "until", r.DeferUntil)
+			continue
+		}
 		d.opts.Logger.Info("webhook attempt", "delivery", w.ID, "reference", w.Reference, "target", w.Target,
 			"status_code", a.StatusCode, "state", w.State, "attempt", w.Attempts, "latency_ms", a.Latency.Milliseconds(),
 			"error", a.Error)
@@ -216,4 +297,11 @@ func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, st
 	head, _ := io.ReadAll(io.LimitReader(res.Body, paylink.ResponseExcerptBytes))
 	io.Copy(io.Discard, io.LimitReader(res.Body, MaxResponseBytes))
 	return res.StatusCode, string(head), nil
+}
+
+// timedOut tells an attempt that ran out of time from one that failed
+// at once (a refused connection, a refused host).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
