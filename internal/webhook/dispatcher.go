@@ -60,7 +60,7 @@ type Options struct {
 //
 // A receiver whose last attempt timed out has one attempt at a time
 // until it answers again; the other rows leased for it go back to the
-// outbox, due a timeout later, with no attempt counted. So a merchant
+// outbox with no attempt counted, due again later (deferral). So a merchant
 // whose endpoint hangs, however long its backlog, holds one slot, not
 // all of them, and the other merchants' webhooks go out. (A refused
 // connection fails at once and holds no slot: such a receiver is tried
@@ -78,13 +78,14 @@ type Dispatcher struct {
 // receiver is what the dispatcher knows of one receiving host.
 type receiver struct {
 	inflight int
-	hanging  bool // its last finished attempt timed out
+	hangs    int // timeouts in a row (a first wave of them counts once); 0 once it answers
 }
 
-// outcome is an attempt's result, and whether it timed out.
+// outcome is an attempt's result, whether it timed out, and whether it
+// was made while its receiver was known to hang.
 type outcome struct {
 	paylink.WebhookResult
-	timedOut bool
+	timedOut, probe bool
 }
 
 // New returns a dispatcher for svc's outbox.
@@ -159,12 +160,12 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	rc := d.receivers[host]
 	rc.inflight--
 	switch {
-	case o.timedOut:
-		rc.hanging = true
+	case o.timedOut && (rc.hangs == 0 || o.probe):
+		rc.hangs++
 	case o.Attempt.StatusCode != 0:
-		rc.hanging = false
+		rc.hangs = 0
 	}
-	if rc.inflight == 0 && !rc.hanging {
+	if rc.inflight == 0 && rc.hangs == 0 {
 		delete(d.receivers, host)
 	}
 	return o.WebhookResult
@@ -179,26 +180,44 @@ func receiverOf(job *paylink.WebhookJob) string {
 	return strings.ToLower(u.Host)
 }
 
-// start makes job's attempt in a goroutine of its own, or defers it when
-// its receiver is hanging and already has an attempt in flight.
-func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferred bool) {
+// start makes job's attempt in a goroutine of its own; or, when its
+// receiver is hanging and already has an attempt in flight, it returns
+// how long the job is to wait in the outbox instead.
+func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration) {
 	host := receiverOf(job)
 	rc := d.receivers[host]
 	if rc == nil {
 		rc = &receiver{}
 		d.receivers[host] = rc
 	}
-	if rc.hanging && rc.inflight > 0 {
-		return true
+	if rc.hangs > 0 && rc.inflight > 0 {
+		return deferral(d.opts.Timeout, rc.hangs)
 	}
+	probe := rc.hangs > 0
 	d.inflight++
 	rc.inflight++
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.results <- d.attempt(context.WithoutCancel(ctx), job)
+		o := d.attempt(context.WithoutCancel(ctx), job)
+		o.probe = probe
+		d.results <- o
 	}()
-	return false
+	return 0
+}
+
+// maxDeferral bounds how long a row waits for a hanging receiver.
+const maxDeferral = 10 * time.Minute
+
+// deferral is how long rows wait for a receiver that timed out hangs
+// times in a row: the timeout, doubling with each further timeout, at
+// most maxDeferral. A long outage then costs few leases of its backlog.
+func deferral(timeout time.Duration, hangs int) time.Duration {
+	d := timeout
+	for i := 1; i < hangs && d < maxDeferral; i++ {
+		d *= 2
+	}
+	return min(d, maxDeferral)
 }
 
 // turn records the finished attempts in done and, unless ctx is
@@ -230,9 +249,9 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	d.logAttempts(done)
 	done = done[:0]
 	for _, job := range jobs {
-		if d.start(ctx, job) {
-			// Released at the next turn, due a timeout from now.
-			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(d.opts.Timeout)})
+		if wait := d.start(ctx, job); wait > 0 {
+			// Released at the next turn.
+			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(wait)})
 		}
 	}
 	return done, len(done) > 0
