@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/processor"
@@ -321,7 +323,8 @@ func TestDispatcherKeepsToItsSlots(t *testing.T) {
 // out it has one attempt at a time, and its other rows go back to the
 // outbox, still pending with no attempt counted.
 func TestHangingReceiverHoldsOneSlot(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second, Registry: reg})
 	var mu sync.Mutex
 	hung := 0
 	release := make(chan struct{})
@@ -360,4 +363,23 @@ func TestHangingReceiverHoldsOneSlot(t *testing.T) {
 	if pending < backlog-12 || attempted > tried {
 		t.Errorf("hanging endpoint: got %d pending and %d recorded attempts of %d made, want the untried rows pending with no attempt counted", pending, attempted, tried)
 	}
+	if n := counter(t, reg, "paylink_webhook_deferred_total"); n < float64(backlog-12) {
+		t.Errorf("paylink_webhook_deferred_total: got %v, want at least the %d rows handed back", n, backlog-12)
+	}
+}
+
+// counter reads an unlabelled counter from reg.
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
 }

@@ -252,6 +252,7 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		if wait := d.start(ctx, job); wait > 0 {
 			// Released at the next turn.
 			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(wait)})
+			d.opts.Metrics.deferredOne()
 		}
 	}
 	return done, len(done) > 0

@@ -20,6 +20,7 @@ const (
 type Metrics struct {
 	attempts *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	deferred prometheus.Counter
 }
 
 // NewMetrics registers the webhook series in reg.
@@ -34,8 +35,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Latency of webhook delivery attempts by outcome.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"outcome"}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "paylink_webhook_deferred_total",
+			Help: "Webhook deliveries handed back to the outbox untried because their receiver is hanging (its last attempt timed out).",
+		}),
 	}
-	reg.MustRegister(m.attempts, m.latency)
+	reg.MustRegister(m.attempts, m.latency, m.deferred)
 	for _, o := range []string{outcomeDelivered, outcomeRejected, outcomeError} {
 		m.attempts.WithLabelValues(o) // every outcome is a series from the start, so rates and alerts see zeros
 		m.latency.WithLabelValues(o)
@@ -57,4 +62,12 @@ func (m *Metrics) observe(status int, err error, d time.Duration) {
 	}
 	m.attempts.WithLabelValues(outcome).Inc()
 	m.latency.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// deferredOne counts a delivery handed back untried; a nil receiver
+// records nothing.
+func (m *Metrics) deferredOne() {
+	if m != nil {
+		m.deferred.Inc()
+	}
 }
