@@ -364,6 +364,31 @@ func TestWebhookResendFromDashboard(t *testing.T) {
 	})
 }
 
+// TestWebhookLogShowsTheNextTry: a delivery waiting for a later attempt
+// (a retry after a failure, or a receiver that hangs) says when it is
+// next tried; one delivered does not.
+func TestWebhookLogShowsTheNextTry(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	failing := hook(t, http.StatusInternalServerError)
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		failing(n)
+		n.Settings.Webhook.Retries = true
+	})
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	purchase(t, env, m, "10.00", false)
+	env.WaitWebhooks()
+	log, err := env.Service.WebhookLog(context.Background(), m.Merchant, paylink.WebhookLogFilter{})
+	if err != nil || len(log.Entries) != 1 || log.Entries[0].Delivery.State != paylink.DeliveryPending {
+		t.Fatalf("got %+v, %v, want one delivery pending a retry", log, err)
+	}
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	want := "next try " + log.Entries[0].Delivery.NextAttemptAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	if p := b.get("/dashboard/developers"); p.status != http.StatusOK || !strings.Contains(p.body, want) {
+		t.Errorf("delivery log: got %d without %q", p.status, want)
+	}
+}
+
 func TestBalancesPage(t *testing.T) {
 	eachEngine(t, func(t *testing.T, dsn string) {
 		env := apitest.Start(t, apitest.Options{DSN: dsn})
