@@ -383,3 +383,33 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("no counter %s", name)
 	return 0
 }
+
+// TestSlowReceiverHoldsAFewSlots: a merchant whose endpoint answers, but
+// takes more than half the timeout to, has an eighth of the slots (one
+// of four here) once that is known, so another merchant's webhook does
+// not wait for its backlog.
+func TestSlowReceiverHoldsAFewSlots(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: 2 * time.Second})
+	var mu sync.Mutex
+	answered := 0
+	crawling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(1200 * time.Millisecond) // more than half the timeout
+		mu.Lock()
+		answered++
+		mu.Unlock()
+	}))
+	defer crawling.Close()
+	healthy := newReceiver(t, 200)
+	slow, other := onboard(env, crawling.URL+"/hook", nil), onboard(env, healthy.URL+"/hook", nil)
+	const backlog = 20
+	for range backlog {
+		purchase(t, env, slow, "4111111111111111", "10.00")
+	}
+	purchase(t, env, other, "4111111111111111", "10.00")
+	waitHit(t, healthy)
+	mu.Lock()
+	defer mu.Unlock()
+	if answered >= 10 {
+		t.Errorf("the other merchant's webhook came after %d answers from the slow endpoint, want it before the backlog (%d) is worked through", answered, backlog)
+	}
+}

@@ -59,12 +59,13 @@ type Options struct {
 // under load a turn settles and starts many attempts for one commit.
 //
 // A receiver whose last attempt timed out has one attempt at a time
-// until it answers again; the other rows leased for it go back to the
-// outbox with no attempt counted, due again later (deferral). So a merchant
-// whose endpoint hangs, however long its backlog, holds one slot, not
-// all of them, and the other merchants' webhooks go out. (A refused
-// connection fails at once and holds no slot: such a receiver is tried
-// as usual.)
+// until it answers again, and one whose last answer took at least half
+// the timeout has an eighth of the slots until it answers faster; the
+// other rows leased for it go back to the outbox with no attempt
+// counted, due again later (deferral). So a merchant whose endpoint
+// hangs or crawls, however long its backlog, holds few slots, and the
+// other merchants' webhooks go out. (A refused connection fails at once
+// and holds no slot: such a receiver is tried as usual.)
 type Dispatcher struct {
 	svc       *paylink.Service
 	opts      Options
@@ -78,7 +79,8 @@ type Dispatcher struct {
 // receiver is what the dispatcher knows of one receiving host.
 type receiver struct {
 	inflight int
-	hangs    int // timeouts in a row (a first wave of them counts once); 0 once it answers
+	hangs    int  // timeouts in a row (a first wave of them counts once); 0 once it answers
+	slow     bool // its last answer took at least half the timeout
 }
 
 // outcome is an attempt's result, whether it timed out, and whether it
@@ -163,9 +165,9 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	case o.timedOut && (rc.hangs == 0 || o.probe):
 		rc.hangs++
 	case o.Attempt.StatusCode != 0:
-		rc.hangs = 0
+		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
 	}
-	if rc.inflight == 0 && rc.hangs == 0 {
+	if rc.inflight == 0 && rc.hangs == 0 && !rc.slow {
 		delete(d.receivers, host)
 	}
 	return o.WebhookResult
@@ -181,8 +183,9 @@ func receiverOf(job *paylink.WebhookJob) string {
 }
 
 // start makes job's attempt in a goroutine of its own; or, when its
-// receiver is hanging and already has an attempt in flight, it returns
-// how long the job is to wait in the outbox instead.
+// receiver is hanging or slow and already has as many attempts in flight
+// as it may, it returns how long the job is to wait in the outbox
+// instead.
 func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration) {
 	host := receiverOf(job)
 	rc := d.receivers[host]
@@ -190,8 +193,11 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 		rc = &receiver{}
 		d.receivers[host] = rc
 	}
-	if rc.hangs > 0 && rc.inflight > 0 {
+	switch {
+	case rc.hangs > 0 && rc.inflight > 0:
 		return deferral(d.opts.Timeout, rc.hangs)
+	case rc.slow && rc.inflight >= max(1, d.opts.Concurrency/8):
+		return d.opts.Timeout
 	}
 	probe := rc.hangs > 0
 	d.inflight++

@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"outcome"}),
 		deferred: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "paylink_webhook_deferred_total",
-			Help: "Webhook deliveries handed back to the outbox untried because their receiver is hanging (its last attempt timed out).",
+			Help: "Webhook deliveries handed back to the outbox untried because their receiver hangs or is slow (docs/webhooks.md).",
 		}),
 	}
 	reg.MustRegister(m.attempts, m.latency, m.deferred)
