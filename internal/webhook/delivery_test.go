@@ -339,14 +339,8 @@ func TestHangingReceiverHoldsOneSlot(t *testing.T) {
 	}))
 	defer hanging.Close()
 	defer close(release) // before Close, which waits for the handlers
-	healthy := newReceiver(t, 200)
-	slow, other := onboard(env, hanging.URL+"/hook", nil), onboard(env, healthy.URL+"/hook", nil)
 	const backlog = 30
-	for range backlog {
-		purchase(t, env, slow, "4111111111111111", "10.00")
-	}
-	purchase(t, env, other, "4111111111111111", "10.00")
-	waitHit(t, healthy)
+	slow := backlogThenOther(t, env, hanging.URL, backlog)
 	mu.Lock()
 	tried := hung
 	mu.Unlock()
@@ -399,17 +393,27 @@ func TestSlowReceiverHoldsAFewSlots(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer crawling.Close()
-	healthy := newReceiver(t, 200)
-	slow, other := onboard(env, crawling.URL+"/hook", nil), onboard(env, healthy.URL+"/hook", nil)
 	const backlog = 20
-	for range backlog {
-		purchase(t, env, slow, "4111111111111111", "10.00")
-	}
-	purchase(t, env, other, "4111111111111111", "10.00")
-	waitHit(t, healthy)
+	backlogThenOther(t, env, crawling.URL, backlog)
 	mu.Lock()
 	defer mu.Unlock()
 	if answered >= 10 {
 		t.Errorf("the other merchant's webhook came after %d answers from the slow endpoint, want it before the backlog (%d) is worked through", answered, backlog)
 	}
+}
+
+// backlogThenOther onboards a merchant whose webhooks go to slowURL and
+// makes backlog payments for it, then one payment for another merchant
+// with a healthy receiver, and returns once that webhook has arrived. It
+// returns the first merchant.
+func backlogThenOther(t *testing.T, env *apitest.Env, slowURL string, backlog int) *apitest.Merchant {
+	t.Helper()
+	healthy := newReceiver(t, 200)
+	slow, other := onboard(env, slowURL+"/hook", nil), onboard(env, healthy.URL+"/hook", nil)
+	for range backlog {
+		purchase(t, env, slow, "4111111111111111", "10.00")
+	}
+	purchase(t, env, other, "4111111111111111", "10.00")
+	waitHit(t, healthy)
+	return slow
 }
