@@ -161,7 +161,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 
 // WebhookResult is an attempt of a claimed delivery, made and waiting to
 // be recorded; or, when DeferUntil is set, a claimed delivery the
-// dispatcher did not try (its receiver is hanging): it is released,
+// dispatcher did not try (its receiver hangs or is slow): it is released,
 // pending and due at DeferUntil, with no attempt counted or logged.
 type WebhookResult struct {
 	Job        *WebhookJob

@@ -65,3 +65,6 @@ const (
 
 // SearchQuery is SearchTransactions' query, for its plan.
 var SearchQuery = searchQuery
+
+// FinishQuery is the update of n finished webhook deliveries.
+func FinishQuery(n int) string { return finishQuery(n) }

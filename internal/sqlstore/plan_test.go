@@ -92,6 +92,27 @@ func TestClaimLooksDeliveriesUpByKey(t *testing.T) {
 	}
 }
 
+// TestFinishLooksDeliveriesUpByKey: on SQLite, finishing a batch of
+// webhook deliveries (an UPDATE ... FROM a VALUES list) finds each row by
+// primary key, not by walking the outbox, which grows with every payment.
+func TestFinishLooksDeliveriesUpByKey(t *testing.T) {
+	st, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var args []any
+	for i := range 3 {
+		args = append(args, fmt.Sprintf("msg_%d", i), "token", paylink.DeliveryDelivered, 1, int64(2), 200, "", int64(2), int64(2))
+	}
+	args = append(args, paylink.DeliveryPending)
+	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.FinishQuery(3), args)
+	const key = "SEARCH webhook_deliveries USING INDEX sqlite_autoindex_webhook_deliveries_1 (id=?)"
+	if !strings.Contains(plan, key) || strings.Contains(plan, "SCAN webhook_deliveries") {
+		t.Errorf("plan:\n%s\nwant each row found by %s", plan, key)
+	}
+}
+
 // querier is a database or one of its connections.
 type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)

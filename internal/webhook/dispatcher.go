@@ -83,10 +83,11 @@ type receiver struct {
 	slow     bool // its last answer took at least half the timeout
 }
 
-// outcome is an attempt's result, whether it timed out, and whether it
-// was made while its receiver was known to hang.
+// outcome is an attempt's result, its receiver, whether it timed out,
+// and whether it was made while its receiver was known to hang.
 type outcome struct {
 	paylink.WebhookResult
+	host            string
 	timedOut, probe bool
 }
 
@@ -155,11 +156,11 @@ func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResu
 }
 
 // returned notes that an attempt is over: its slot is free, and its
-// receiver is hanging if it timed out, and no longer if it answered.
+// receiver is hanging if it timed out, and no longer if it answered
+// (then slow if the answer took half the timeout).
 func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	d.inflight--
-	host := receiverOf(o.Job)
-	rc := d.receivers[host]
+	rc := d.receivers[o.host]
 	rc.inflight--
 	switch {
 	case o.timedOut && (rc.hangs == 0 || o.probe):
@@ -168,7 +169,7 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
 	}
 	if rc.inflight == 0 && rc.hangs == 0 && !rc.slow {
-		delete(d.receivers, host)
+		delete(d.receivers, o.host)
 	}
 	return o.WebhookResult
 }
@@ -206,7 +207,7 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 	go func() {
 		defer d.wg.Done()
 		o := d.attempt(context.WithoutCancel(ctx), job)
-		o.probe = probe
+		o.host, o.probe = host, probe
 		d.results <- o
 	}()
 	return 0
@@ -286,7 +287,7 @@ func (d *Dispatcher) logAttempts(done []paylink.WebhookResult) {
 	for _, r := range done {
 		w, a := r.Job.Delivery, r.Attempt
 		if !r.DeferUntil.IsZero() {
-			d.opts.Logger.Debug("webhook deferred: its receiver is hanging", "delivery", w.ID, "until", r.DeferUntil)
+			d.opts.Logger.Debug("webhook deferred: its receiver hangs or is slow", "delivery", w.ID, "until", r.DeferUntil)
 			continue
 		}
 		d.opts.Logger.Info("webhook attempt", "delivery", w.ID, "reference", w.Reference, "target", w.Target,
