@@ -36,6 +36,10 @@ type WebhookJob struct {
 	Domains    []string
 	Keys       [][]byte
 	Retries    bool
+	// Unsendable, when set, says why the delivery cannot be sent (its
+	// merchant does not exist): the dispatcher records it as a failed
+	// attempt without connecting to anything.
+	Unsendable string
 }
 
 // markingTx notes whether an Update wrote outbox rows, so that the
@@ -233,8 +237,14 @@ func (s *Service) claimWebhooks(tx Tx, token string, limit int, now time.Time, l
 
 // jobTemplate is what every leased delivery of merchant mid is sent
 // with: its whitelist, its signing keys and its retry setting.
+// On PostgreSQL a delivery carries no foreign key to its merchant
+// (migration 0024): one naming a merchant that does not exist is failed,
+// rather than failing every claim that leases it.
 func (s *Service) jobTemplate(tx Tx, mid string, now time.Time) (*WebhookJob, error) {
 	m, err := tx.Merchant(mid)
+	if errors.Is(err, ErrNotFound) {
+		return &WebhookJob{Unsendable: fmt.Sprintf("merchant %s does not exist", mid)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("merchant %s: %w", mid, err)
 	}

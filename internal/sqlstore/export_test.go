@@ -66,5 +66,14 @@ const (
 // SearchQuery is SearchTransactions' query, for its plan.
 var SearchQuery = searchQuery
 
+// DeliveriesQuery is ListWebhookDeliveries' query, for its plan.
+var DeliveriesQuery = deliveriesQuery
+
+// The outbox's counts, for their plans.
+const (
+	CountDueQuery = countDueQuery
+	BacklogQuery  = backlogQuery
+)
+
 // FinishQuery is the update of n finished webhook deliveries.
 func FinishQuery(n int) string { return finishQuery(n) }

@@ -15,27 +15,36 @@ import (
 // TestQueriesUsePartialIndexes: the queries that read a partial index do
 // so on both engines. A planner only uses a partial index for a query
 // that repeats its WHERE clause, so a drift between a migration (0020
-// for transactions_waiting, 0022 for the search indexes) and its query
-// would turn a job run, a status look-up by invoice number or a dashboard
-// search into a scan of all transactions.
+// for transactions_waiting, 0022 for the search indexes, 0024 for the
+// webhook outbox) and its query would turn a job run, a status look-up by
+// invoice number or a dashboard search into a scan of all transactions,
+// and a webhook claim into a scan of every delivery ever made.
 func TestQueriesUsePartialIndexes(t *testing.T) {
 	search, searchArgs := sqlstore.SearchQuery(paylink.PaymentQuery{MerchantID: "M1", Search: "INV-1",
 		SearchEmail: "inv-1", SearchLast4: "4242", Limit: 20})
-	queries := []struct {
+	failed, failedArgs := sqlstore.DeliveriesQuery(paylink.WebhookFilter{MerchantID: "M1", FailedOnly: true})
+	ofPayment, ofPaymentArgs := sqlstore.DeliveriesQuery(paylink.WebhookFilter{MerchantID: "M1", Reference: "pr_1"})
+	type planCase struct {
 		name    string
 		query   string
 		args    []any
 		indexes []string
-	}{
+	}
+	queries := []planCase{
 		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), 100}, []string{"transactions_waiting"}},
 		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
 		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
 		{"dashboard search", search, searchArgs,
 			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},
+		{"webhooks due", sqlstore.CountDueQuery, []any{int64(1)}, []string{"webhook_deliveries_due"}},
+		{"webhook backlog", sqlstore.BacklogQuery, nil, []string{"webhook_deliveries_due"}},
+		{"failed webhooks", failed, failedArgs, []string{"webhook_deliveries_failed"}},
+		{"a payment's webhooks", ofPayment, ofPaymentArgs, []string{"webhook_deliveries_merchant_reference"}},
 	}
 	ctx := context.Background()
-	check := func(t *testing.T, q querier, explainPrefix string) {
-		for _, c := range queries {
+	check := func(t *testing.T, q querier, explainPrefix string, postgres bool) {
+		claim := planCase{"webhook claim", sqlstore.ClaimQuery(postgres), claimArgs, []string{"webhook_deliveries_due"}}
+		for _, c := range append(queries, claim) {
 			plan := explain(t, q, explainPrefix+c.query, c.args)
 			for _, index := range c.indexes {
 				if !strings.Contains(plan, index) {
@@ -50,7 +59,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		check(t, st.DB(), "EXPLAIN QUERY PLAN ")
+		check(t, st.DB(), "EXPLAIN QUERY PLAN ", false)
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		st, err := sqlstore.Open(ctx, pg.Database(t))
@@ -68,7 +77,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "SET enable_seqscan = off"); err != nil {
 			t.Fatal(err)
 		}
-		check(t, conn, "EXPLAIN ")
+		check(t, conn, "EXPLAIN ", true)
 	})
 }
 
@@ -84,8 +93,7 @@ func TestClaimLooksDeliveriesUpByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	args := []any{"token", int64(2), paylink.DeliveryPending, int64(1), 10}
-	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.ClaimQuery(false), args)
+	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.ClaimQuery(false), claimArgs)
 	const key = "sqlite_autoindex_webhook_deliveries_1 (id=?)"
 	if !strings.Contains(plan, key) || !strings.Contains(plan, "webhook_deliveries_due") {
 		t.Errorf("plan:\n%s\nwant the due index for the choice and %s for the update", plan, key)
@@ -112,6 +120,9 @@ func TestFinishLooksDeliveriesUpByKey(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant each row found by %s", plan, key)
 	}
 }
+
+// claimArgs are a claim's token, lease end, time and limit.
+var claimArgs = []any{"token", int64(2), int64(1), 10}
 
 // querier is a database or one of its connections.
 type querier interface {

@@ -61,15 +61,14 @@ func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
 
 // ClaimWebhookDeliveries leases due rows (claimQuery).
 func (t *tx) ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*paylink.WebhookDelivery, error) {
-	rows, err := t.q.QueryContext(t.ctx, claimQuery(t.postgres),
-		token, leaseUntil.UnixMicro(), paylink.DeliveryPending, now.UnixMicro(), limit)
+	rows, err := t.q.QueryContext(t.ctx, claimQuery(t.postgres), token, leaseUntil.UnixMicro(), now.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}
 	return scanDeliveries(rows, "claim webhook deliveries")
 }
 
-// claimQuery is the claim of up to $5 rows due at $4 on each engine.
+// claimQuery is the claim of up to $4 rows due at $3 on each engine.
 func claimQuery(postgres bool) string {
 	if postgres {
 		return claimPostgres
@@ -87,15 +86,19 @@ func claimQuery(postgres bool) string {
 // SQLite walk every due row through webhook_deliveries_due instead of
 // looking the chosen ids up by primary key: with a backlog of 13,000
 // deliveries, claiming was 42% of the server's CPU (docs/performance.md).
+//
+// A state is named as a literal, not a placeholder, wherever a query is
+// to read webhook_deliveries_due or webhook_deliveries_failed: a planner
+// uses a partial index only for a query that repeats its WHERE clause
+// (migration 0024).
 const (
+	pending  = `state = '` + paylink.DeliveryPending + `'`
+	failed   = `state = '` + paylink.DeliveryFailed + `'`
+	due      = pending + ` AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)`
 	claimDue = `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
-		WHERE id IN (SELECT id FROM webhook_deliveries
-			WHERE state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $4)
-			ORDER BY next_attempt_at LIMIT $5`
+		WHERE id IN (SELECT id FROM webhook_deliveries WHERE ` + due + ` ORDER BY next_attempt_at LIMIT $4`
 	claimSQLite   = claimDue + `) RETURNING ` + deliveryColumns
-	claimPostgres = claimDue + ` FOR UPDATE SKIP LOCKED)
-		AND state = $3 AND next_attempt_at <= $4 AND (lease_until IS NULL OR lease_until <= $4)
-		RETURNING ` + deliveryColumns
+	claimPostgres = claimDue + ` FOR UPDATE SKIP LOCKED) AND ` + due + ` RETURNING ` + deliveryColumns
 )
 
 // batchRows bounds the rows of one multi-row statement (its
@@ -208,12 +211,22 @@ func (t *tx) WebhookDelivery(id string) (*paylink.WebhookDelivery, error) {
 	return d, nil
 }
 
-// ListWebhookDeliveries lists deliveries newest first. Only the given
-// filters become conditions, so each query can use its index:
-// webhook_deliveries_merchant_created for a merchant's deliveries,
-// webhook_deliveries_merchant_state for its failed ones and
-// webhook_deliveries_merchant_reference for a payment's.
+// ListWebhookDeliveries lists deliveries newest first (deliveriesQuery).
 func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookDelivery, error) {
+	query, args := deliveriesQuery(f)
+	rows, err := t.q.QueryContext(t.ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return scanDeliveries(rows, "list webhook deliveries")
+}
+
+// deliveriesQuery is ListWebhookDeliveries' query. Only the given filters
+// become conditions, so each query can use its index:
+// webhook_deliveries_merchant_created for a merchant's deliveries,
+// webhook_deliveries_failed for its failed ones and
+// webhook_deliveries_merchant_reference for a payment's.
+func deliveriesQuery(f paylink.WebhookFilter) (string, []any) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -226,17 +239,12 @@ func (t *tx) ListWebhookDeliveries(f paylink.WebhookFilter) ([]*paylink.WebhookD
 		c.add("reference = ?", f.Reference)
 	}
 	if f.FailedOnly {
-		c.add("state = ?", paylink.DeliveryFailed)
+		c.add(failed)
 	}
 	if !f.BeforeCreated.IsZero() {
 		c.add("(created_at < ? OR (created_at = ? AND id < ?))", f.BeforeCreated.UnixMicro(), f.BeforeCreated.UnixMicro(), f.BeforeID)
 	}
-	query := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries` + c.where() + ` ORDER BY created_at DESC, id DESC LIMIT ` + c.arg(limit)
-	rows, err := t.q.QueryContext(t.ctx, query, c.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list webhook deliveries: %w", err)
-	}
-	return scanDeliveries(rows, "list webhook deliveries")
+	return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries` + c.where() + ` ORDER BY created_at DESC, id DESC LIMIT ` + c.arg(limit), c.args
 }
 
 const attemptColumns = `delivery_id, attempt, url, status_code, latency_us, error, started_at, response_excerpt`
@@ -269,11 +277,16 @@ func (t *tx) WebhookAttempts(deliveryIDs ...string) ([]*paylink.WebhookAttempt, 
 	return out, rows.Err()
 }
 
+// The outbox's counts read webhook_deliveries_due.
+const (
+	countDueQuery = `SELECT COUNT(*) FROM webhook_deliveries WHERE ` + pending + ` AND next_attempt_at <= $1`
+	backlogQuery  = `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE ` + pending
+)
+
 // CountDueWebhookDeliveries counts pending rows due at now.
 func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
 	var n int
-	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = $1 AND next_attempt_at <= $2`,
-		paylink.DeliveryPending, now.UnixMicro()).Scan(&n)
+	err := t.q.QueryRowContext(t.ctx, countDueQuery, now.UnixMicro()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count due webhook deliveries: %w", err)
 	}
@@ -284,8 +297,7 @@ func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
 func (t *tx) WebhookBacklog() (paylink.WebhookBacklog, error) {
 	var b paylink.WebhookBacklog
 	var oldest sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE state = $1`,
-		paylink.DeliveryPending).Scan(&b.Pending, &oldest)
+	err := t.q.QueryRowContext(t.ctx, backlogQuery).Scan(&b.Pending, &oldest)
 	if err != nil {
 		return paylink.WebhookBacklog{}, fmt.Errorf("webhook backlog: %w", err)
 	}

@@ -279,6 +279,47 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 }
 
+// TestDeliveryWithoutItsMerchantFails: on PostgreSQL a delivery carries
+// no foreign key to its merchant (migration 0024). One naming a merchant
+// that does not exist is recorded as failed, without a request, and the
+// outbox goes on: other merchants' webhooks are still sent.
+func TestDeliveryWithoutItsMerchantFails(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{DSN: pg.Database(t)})
+	rc := newReceiver(t, 200)
+	now := env.Service.Now()
+	orphan := &paylink.WebhookDelivery{ID: "msg_orphan", MerchantID: "Mnobody", Reference: "pr_orphan",
+		EventStatus: paylink.StatusApproved, Target: paylink.TargetCompany, URL: rc.URL + "/orphan",
+		Payload: []byte(`{}`), State: paylink.DeliveryPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.CreateWebhookDelivery(orphan) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := onboard(env, rc.URL+"/hook", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+
+	ds, err := env.Service.ListWebhooks(context.Background(), paylink.WebhookFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		switch d.ID {
+		case orphan.ID:
+			if d.State != paylink.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, "Mnobody does not exist") {
+				t.Errorf("orphan: got state %s after %d attempts, error %q; want failed once, its merchant missing", d.State, d.Attempts, d.LastError)
+			}
+		default:
+			if d.State != paylink.DeliveryDelivered {
+				t.Errorf("%s: got state %s, want delivered", d.ID, d.State)
+			}
+		}
+	}
+	got := rc.requests()
+	if len(ds) != 2 || len(got) != 1 || got[0].Header.Get("webhook-id") == orphan.ID {
+		t.Errorf("got %d deliveries and %d requests, want 2 and the purchase's webhook alone", len(ds), len(got))
+	}
+}
+
 // TestDispatcherKeepsToItsSlots: with two slots, a burst of webhooks is
 // delivered with never more than two attempts in flight, each webhook
 // once, and every attempt recorded (slots are handed back as answers come
