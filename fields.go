@@ -23,11 +23,16 @@ const (
 )
 
 // CheckText is the one field-hygiene rule for text that paylink stores
-// and shows again: at most max characters (runes, so that non-Latin names
-// get the same room) and no control characters, which would corrupt logs,
-// CSV exports and the hosted page. The problem is phrased to follow a
-// field name ("customer.city must ...").
+// and shows again: valid UTF-8 (PostgreSQL refuses anything else, and
+// SQLite would keep bytes that no export or page can show), at most max
+// characters (runes, so that non-Latin names get the same room) and no
+// control characters, which would corrupt logs, CSV exports and the
+// hosted page. The problem is phrased to follow a field name
+// ("customer.city must ...").
 func CheckText(s string, max int) error {
+	if !utf8.ValidString(s) {
+		return errNotUTF8
+	}
 	if utf8.RuneCountInString(s) > max {
 		return fmt.Errorf("must be at most %d characters", max)
 	}
@@ -36,6 +41,9 @@ func CheckText(s string, max int) error {
 	}
 	return nil
 }
+
+// errNotUTF8 is CheckText's answer to bytes that are not UTF-8 text.
+var errNotUTF8 = errors.New("must be UTF-8 text")
 
 // checkField applies CheckText to one field, recording the problem.
 func checkField(f FieldErrors, field, value string, max int) {

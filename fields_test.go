@@ -20,6 +20,9 @@ func TestCheckText(t *testing.T) {
 		{name: "NUL", in: "a\x00b", wantErr: "control"},
 		{name: "DEL", in: "a\x7fb", wantErr: "control"},
 		{name: "C1 control", in: "a\u0085b", wantErr: "control"},
+		{name: "not UTF-8", in: "INV\xff\xfe", wantErr: "UTF-8"},
+		{name: "a lone surrogate's bytes", in: "a\xed\xa0\x80", wantErr: "UTF-8"},
+		{name: "a character cut in two", in: "caf\xc3", wantErr: "UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

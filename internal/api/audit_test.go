@@ -48,18 +48,17 @@ func auditRows(t *testing.T, env *apitest.Env) []*paylink.AuditEvent {
 }
 
 func TestAuditOverHTTP(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) { testAuditOverHTTP(t, auditedEnv(t, dsn)) })
+}
+
+// eachEngine runs fn on SQLite ("") and on a throwaway PostgreSQL
+// database, started for this test.
+func eachEngine(t *testing.T, fn func(t *testing.T, dsn string)) {
 	var pg pgtest.Shared
 	pg.Start()
 	defer pg.Stop()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			dsn := ""
-			if engine == "postgres" {
-				dsn = pg.Database(t)
-			}
-			testAuditOverHTTP(t, auditedEnv(t, dsn))
-		})
-	}
+	t.Run("sqlite", func(t *testing.T) { fn(t, "") })
+	t.Run("postgres", func(t *testing.T) { fn(t, pg.Database(t)) })
 }
 
 func testAuditOverHTTP(t *testing.T, env *apitest.Env) {

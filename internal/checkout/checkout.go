@@ -18,6 +18,7 @@ import (
 	"net/http"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 //go:embed templates/*.html static/*
@@ -125,6 +126,12 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 		}
 		securityHeaders(w, nonce)
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if r.Method == http.MethodPost {
+			if err := httpx.ReadForm(r); err != nil { // the surcharge's JSON body is left unread
+				h.renderError(w, r, nonce, err)
+				return
+			}
+		}
 		r = r.WithContext(paylink.WithActor(r.Context(), pageActor(r)))
 		ls, err := h.svc.OpenLink(r.Context(), r.PathValue("token"))
 		if err != nil {

@@ -357,6 +357,40 @@ func TestVirtualTerminal(t *testing.T) {
 	}
 }
 
+// TestFormThatIsNotTextIsRefused: on PostgreSQL, which refuses bytes
+// that are not UTF-8 in a text parameter, such a field was a 500 (the
+// virtual terminal's invoice number) and such a query value too (the 3-D
+// Secure return); both are a 400 now and take no money, while a browser
+// whose User-Agent is not UTF-8 still pays.
+func TestFormThatIsNotTextIsRefused(t *testing.T) {
+	env := startPostgres(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, vt := pageURLs(r)
+	b := newBrowser(t, env)
+	f := cardForm(b.get(vt).csrf(t), cardOK)
+	f.Set("invoice_number", "INV\xff\xfe")
+	if p := b.post(vt, f); p.status != http.StatusBadRequest {
+		t.Errorf("invoice number not UTF-8: got %d, want 400:\n%s", p.status, p.body)
+	}
+	if p := b.get(hpp + "/3ds?purchase_reference=%ff"); p.status != http.StatusBadRequest {
+		t.Errorf("3-D Secure return not UTF-8: got %d, want 400", p.status)
+	}
+	if st := linkState(t, env, m, r.Str("id")); st.Str("transaction_reference") != "" {
+		t.Fatalf("got a payment %s, want none", st.Str("transaction_reference"))
+	}
+	req, _ := http.NewRequest(http.MethodPost, hpp, strings.NewReader(cardForm(b.get(hpp).csrf(t), cardOK).Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", "Mozilla/5.0 \xff\xfe")
+	if p := b.do(req); p.status != http.StatusSeeOther {
+		t.Fatalf("pay with a User-Agent that is not UTF-8: got %d, want 303:\n%s", p.status, p.body)
+	}
+	tr := transaction(t, env, m, linkState(t, env, m, r.Str("id")).Str("transaction_reference"))
+	if ua := tr.Details.Customer.UserAgent; ua != "Mozilla/5.0 \uFFFD" {
+		t.Errorf("got User-Agent %q, want it made UTF-8", ua)
+	}
+}
+
 func TestSurchargeQuote(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()

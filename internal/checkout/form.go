@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/paylink/paylink"
 )
@@ -50,7 +51,21 @@ func (f formValues) customer(r *http.Request) paylink.Customer {
 	return paylink.Customer{FirstName: f.FirstName, LastName: f.LastName, Email: f.Email, Phone: f.Phone,
 		Address: f.Address, Address2: f.Address2, City: f.City, State: f.State, Postcode: f.Postcode,
 		CountryCode: f.CountryCode, Reference: f.CustomerReference, IPAddress: clientIP(r), Timezone: f.Timezone,
-		UserAgent: truncate(r.UserAgent(), paylink.MaxUserAgentLength)}
+		UserAgent: userAgent(r)}
+}
+
+// userAgent is the browser's User-Agent as the Service accepts it: a
+// customer cannot change what their browser sends, so bytes that are not
+// UTF-8 and control characters are replaced rather than refused, and a
+// long one is cut.
+func userAgent(r *http.Request) string {
+	ua := strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, strings.ToValidUTF8(r.UserAgent(), "\uFFFD"))
+	return truncate(ua, paylink.MaxUserAgentLength)
 }
 
 // browserTimezone accepts the IANA zone the script read from the browser;
@@ -65,9 +80,13 @@ func browserTimezone(tz string) string {
 // clientIP is the address the request came from.
 func clientIP(r *http.Request) string { return paylink.SourceIP(r.RemoteAddr) }
 
+// truncate cuts s to at most n characters, at a character boundary.
 func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
 	}
 	return s
 }

@@ -73,3 +73,37 @@ func TestEmptyFormFieldsAreAbsent(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncateKeepsCharactersWhole: a cut field ends on a character
+// boundary, so that a name cut at the limit is still UTF-8.
+func TestTruncateKeepsCharactersWhole(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"}, {"abcdef", 3, "abc"}, {"aéé", 2, "aé"}, {"北京市", 1, "北"}, {"😀😀", 1, "😀"}, {"", 0, ""},
+	} {
+		if got := truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("truncate(%q, %d): got %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestUserAgentIsMadeText: the customer cannot change what their browser
+// sends, so a User-Agent that is not UTF-8 or has control characters is
+// cleaned, not refused, and a long one is cut to the Service's limit.
+func TestUserAgentIsMadeText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Mozilla/5.0 (X11)", "Mozilla/5.0 (X11)"},
+		{"Mozilla/5.0 \xff\xfe", "Mozilla/5.0 \uFFFD"},
+		{"Mozilla\t5.0\x7f", "Mozilla 5.0 "},
+		{strings.Repeat("é", 600), strings.Repeat("é", 512)},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("User-Agent", tt.in)
+		if got := userAgent(r); got != tt.want {
+			t.Errorf("userAgent(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

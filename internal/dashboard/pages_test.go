@@ -98,6 +98,26 @@ func TestLinksPage(t *testing.T) {
 				t.Errorf("got %d links, want 0", n)
 			}
 		})
+		// PostgreSQL refuses bytes that are not UTF-8 in a text parameter:
+		// each of these was a 500 there.
+		t.Run("not UTF-8", func(t *testing.T) {
+			f := linkForm(list.csrf(), key)
+			f.Set("merchantReference", "REF\xff")
+			if p := b.post("/dashboard/links", f); p.status != http.StatusBadRequest {
+				t.Errorf("a reference that is not UTF-8: got %d, want 400", p.status)
+			}
+			if p := b.post("/dashboard/links/%ff/cancel", url.Values{"csrf": {list.csrf()}}); p.status != http.StatusBadRequest {
+				t.Errorf("a link id that is not UTF-8: got %d, want 400", p.status)
+			}
+			for _, path := range []string{"/dashboard/payments?q=%ff", "/dashboard/payments?cursor=MTcwMDAwMDAwMDAwMDAwMC7_"} {
+				if p := b.get(path); p.status != http.StatusBadRequest {
+					t.Errorf("GET %s: got %d, want 400", path, p.status)
+				}
+			}
+			if n := linkCount(t, env, m); n != 0 {
+				t.Errorf("got %d links, want 0", n)
+			}
+		})
 
 		created := b.post("/dashboard/links", linkForm(list.csrf(), key))
 		loc := created.header.Get("Location")

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -178,6 +177,9 @@ func (rq *request) checkPost() error {
 	if o := rq.r.Header.Get("Origin"); o != "" && o != rq.h.origin && o != "http://"+rq.r.Host && o != "https://"+rq.r.Host {
 		return errCSRF()
 	}
+	if err := httpx.ReadForm(rq.r); err != nil {
+		return err
+	}
 	got := rq.r.PostFormValue("csrf")
 	if rq.csrf == "" || !hmac.Equal([]byte(got), []byte(rq.csrf)) {
 		return errCSRF()
@@ -197,10 +199,6 @@ func (h *Handler) clearCookie(w http.ResponseWriter, name string) { h.setCookie(
 
 // fail renders an error page; internal detail is logged, never shown.
 func (rq *request) fail(err error) {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		err = paylink.Errorf(paylink.KindTooLarge, paylink.CodeBodyTooLarge, "the form is too large")
-	}
 	e := paylink.AsError(err)
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		rq.h.log.Error("dashboard error", "route", rq.r.Pattern, "err", e.Error())

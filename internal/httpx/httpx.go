@@ -10,9 +10,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
+	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paylink/paylink"
 )
@@ -55,8 +60,83 @@ func Wrap(next http.Handler, o Options) http.Handler {
 				"duration_ms", time.Since(start).Milliseconds())
 			o.Metrics.observe(Route(r), rec.status, time.Since(start))
 		}()
+		if !addressIsText(r) {
+			writeNotText(rec, r)
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// addressIsText reports whether the request's path and query decode to
+// UTF-8 text. Anything else is refused before routing, so that no route
+// looks up, stores or shows such bytes: PostgreSQL refuses them in a
+// text parameter (an error, not an answer), and SQLite would keep them.
+func addressIsText(r *http.Request) bool {
+	if !utf8.ValidString(r.URL.Path) {
+		return false
+	}
+	return r.URL.RawQuery == "" || valuesAreText(r.URL.Query())
+}
+
+// ReadForm parses a posted form (URL-encoded or multipart; the caller has
+// bounded the body) and checks that every name and value is UTF-8 text.
+// The payment pages and the dashboard call it before reading any field,
+// so that a form that cannot be read is refused instead of read as empty.
+// Its errors are the Service's kinds: too large, or invalid.
+func ReadForm(r *http.Request) error {
+	var err error
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		err = r.ParseMultipartForm(maxFormMemory)
+	} else {
+		err = r.ParseForm()
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return paylink.Errorf(paylink.KindTooLarge, paylink.CodeBodyTooLarge, "The form is too large.")
+	case err != nil:
+		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "The form could not be read.")
+	case !valuesAreText(r.Form):
+		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "The form must be UTF-8 text.")
+	}
+	return nil
+}
+
+// maxFormMemory bounds what a multipart form keeps in memory; the pages'
+// own body limits are smaller.
+const maxFormMemory = 32 << 10
+
+func valuesAreText(vs url.Values) bool {
+	for k, v := range vs {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, s := range v {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// notText is the message of the answer to an address that is not UTF-8
+// text.
+const notText = "the request's path and query must be UTF-8 text"
+
+// writeNotText answers 400 to an address that is not text: with the
+// API's error body under /v5/, plain text elsewhere (no page would send
+// such an address).
+func writeNotText(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/v5/") {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"response_code":"invalid_request","response_message":"` + notText +
+			`","error_code":"invalid_request","error_message":"` + notText + `"}` + "\n"))
+		return
+	}
+	http.Error(w, "Bad request: "+notText+".", http.StatusBadRequest)
 }
 
 // writeInternalError answers a panic with the API's error body shape; a

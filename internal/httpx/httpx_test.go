@@ -144,3 +144,71 @@ func TestStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestAddressThatIsNotTextIsRefused: a path or query that does not decode
+// to UTF-8 is a 400 before any route runs (PostgreSQL answered such a
+// reference with an error, a 500), with the API's error body under /v5/;
+// text in any script passes.
+func TestAddressThatIsNotTextIsRefused(t *testing.T) {
+	ran := false
+	h := func(http.ResponseWriter, *http.Request) { ran = true }
+	for _, target := range []string{"/things/%ff", "/things/1?q=%ff", "/things/1?%c3=x", "/v5/purchase/%ed%a0%80"} {
+		ran = false
+		rec, lines := serve(t, h, httptest.NewRequest(http.MethodPost, target, nil))
+		if rec.Code != http.StatusBadRequest || ran {
+			t.Errorf("%s: got %d (handler ran: %v), want 400 before the handler", target, rec.Code, ran)
+		}
+		api := strings.HasPrefix(target, "/v5/")
+		if got := strings.Contains(rec.Body.String(), `"error_code":"invalid_request"`); got != api {
+			t.Errorf("%s: got body %q, want the API's error body only under /v5/", target, rec.Body)
+		}
+		if len(lines) != 1 || lines[0]["status"] != float64(400) {
+			t.Errorf("%s: got log %v, want the access line with status 400", target, lines)
+		}
+	}
+	rec, _ := serve(t, h, httptest.NewRequest(http.MethodPost, "/things/%C3%A9t%C3%A9?q=%E5%8C%97%F0%9F%98%80", nil))
+	if rec.Code != http.StatusOK || !ran {
+		t.Errorf("UTF-8 path and query: got %d (handler ran: %v), want 200", rec.Code, ran)
+	}
+}
+
+// TestReadForm: a posted form is read whole, URL-encoded or multipart,
+// and refused when it is too large, cannot be parsed or is not UTF-8.
+func TestReadForm(t *testing.T) {
+	multipart := func(value string) *http.Request {
+		body := "--b\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n" + value + "\r\n--b--\r\n"
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+		return r
+	}
+	encoded := func(body string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return r
+	}
+	limited := encoded("name=" + strings.Repeat("a", 100))
+	limited.Body = http.MaxBytesReader(httptest.NewRecorder(), limited.Body, 50)
+	read := func(name string, r *http.Request) {
+		if err := httpx.ReadForm(r); err != nil || r.PostFormValue("name") != "Zoë" {
+			t.Errorf("%s: got %v and name %q, want the form read", name, err, r.PostFormValue("name"))
+		}
+	}
+	read("encoded", encoded("name=Zo%C3%AB"))
+	read("multipart", multipart("Zoë"))
+	for _, tt := range []struct {
+		name string
+		r    *http.Request
+		want paylink.Kind
+	}{
+		{"encoded, not UTF-8", encoded("name=Zo%FF"), paylink.KindInvalid},
+		{"multipart, not UTF-8", multipart("Zo\xff"), paylink.KindInvalid},
+		{"not UTF-8 in the query", httptest.NewRequest(http.MethodPost, "/?name=%FF", nil), paylink.KindInvalid},
+		{"malformed", encoded("name=%zz"), paylink.KindInvalid},
+		{"over the caller's bound", limited, paylink.KindTooLarge},
+	} {
+		err := httpx.ReadForm(tt.r)
+		if got := paylink.AsError(err).Kind; err == nil || got != tt.want {
+			t.Errorf("%s: got %v (kind %v), want kind %v", tt.name, err, got, tt.want)
+		}
+	}
+}
