@@ -122,12 +122,20 @@ func parseExpiry(s string) (month, year int, ok bool) {
 	if !found && len(s) == 4 {
 		mm, yy = s[:2], s[2:]
 	}
-	m, err1 := strconv.Atoi(mm)
-	y, err2 := strconv.Atoi(yy)
-	if err1 != nil || err2 != nil || (len(yy) != 2 && len(yy) != 4) || len(mm) > 2 {
+	if !digits(mm) || !digits(yy) || (len(yy) != 2 && len(yy) != 4) || len(mm) > 2 {
 		return 0, 0, false
 	}
+	m, _ := strconv.Atoi(mm)
+	y, _ := strconv.Atoi(yy)
+	if len(yy) == 4 && y < 2000 {
+		return 0, 0, false // 0029 is not 2029
+	}
 	return m, y, true
+}
+
+// digits reports whether s is one or more ASCII digits (no sign).
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // fieldOf maps the service's field paths to the form's field names.

@@ -24,6 +24,10 @@ func TestParseExpiry(t *testing.T) {
 		{"123/39", 0, 0, false},
 		{"ab/cd", 0, 0, false},
 		{"12/039", 0, 0, false},
+		{"+1/39", 0, 0, false},
+		{"-1/39", 0, 0, false},
+		{"12/+039", 0, 0, false},
+		{"12/0039", 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
