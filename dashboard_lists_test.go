@@ -60,7 +60,7 @@ func TestPayoutDays(t *testing.T) {
 		if _, err := env.Service.Settle(ctx, env.Clock.Now().Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		payouts, err := env.Service.Payouts(ctx, m.Merchant, "", 10)
+		payouts, _, err := env.Service.Payouts(ctx, m.Merchant, "", 10)
 		if err != nil || len(payouts) != 1 {
 			t.Fatalf("got %v, %v, want one payout", payouts, err)
 		}

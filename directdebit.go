@@ -161,7 +161,7 @@ type DirectDebitRequest struct {
 func (r *DirectDebitRequest) validate() error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "purchase", r.Amount, r.Currency)
-	checkField(f, "purchase.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
+	checkInvoice(f, "purchase.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	checkBankAccount(f, &r.Account)
 	if r.PreAuth {

@@ -10,7 +10,7 @@ import (
 func validateDebitRefund(r *RefundRequest) error {
 	f := FieldErrors{}
 	checkDebitMoney(f, "refund", r.Amount, r.Currency)
-	checkField(f, "refund.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
+	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	return f.Err()
 }

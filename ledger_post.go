@@ -112,19 +112,29 @@ func BalancesOf(rows []AccountBalance) []Balance {
 const MaxBalanceTransactions = 100
 
 // BalanceTransactions lists m's balance transactions newest first, up
-// to limit (1 to MaxBalanceTransactions), after the id startingAfter.
-func (s *Service) BalanceTransactions(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Posting, error) {
-	if limit < 1 || limit > MaxBalanceTransactions {
-		return nil, Errorf(KindInvalid, CodeInvalidRequest, "limit must be between 1 and %d", MaxBalanceTransactions)
+// to limit (1 to MaxBalanceTransactions), after the id startingAfter,
+// and reports whether more follow.
+func (s *Service) BalanceTransactions(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Posting, bool, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, false, err
 	}
 	var out []*Posting
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		out, err = tx.BalanceTransactions(m.ID, startingAfter, limit)
+		out, err = tx.BalanceTransactions(m.ID, startingAfter, limit+1)
 		return err
 	})
 	if err != nil {
-		return nil, Internal("balance transactions", err)
+		return nil, false, Internal("balance transactions", err)
 	}
-	return out, nil
+	return out[:min(len(out), limit)], len(out) > limit, nil
+}
+
+// checkPageLimit is the rule for a page of balance transactions or
+// payouts: 1 to MaxBalanceTransactions rows.
+func checkPageLimit(limit int) error {
+	if limit < 1 || limit > MaxBalanceTransactions {
+		return Errorf(KindInvalid, CodeInvalidRequest, "limit must be between 1 and %d", MaxBalanceTransactions)
+	}
+	return nil
 }

@@ -67,7 +67,7 @@ func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 		return Internal("link payment", errors.New("no client IP address"))
 	}
 	checkLinkCustomer(f, "customer.", p.Customer)
-	checkField(f, "invoice_number", p.InvoiceNumber, MaxInvoiceLength)
+	checkInvoice(f, "invoice_number", p.InvoiceNumber)
 	if p.Card == nil {
 		f.Add("card.number", "is required")
 	} else {

@@ -36,11 +36,22 @@ type PurchaseRequest struct {
 // MaxInvoiceLength is the longest accepted invoice number (spec: 255).
 const MaxInvoiceLength = 255
 
+// checkInvoice is the invoice number rule: CheckText up to
+// MaxInvoiceLength, and not "." or "..", which a status look-up by invoice
+// number (GET /v5/purchase/{invoice}) could never reach: HTTP routers
+// resolve them as path segments.
+func checkInvoice(f FieldErrors, field, value string) {
+	checkField(f, field, value, MaxInvoiceLength)
+	if value == "." || value == ".." {
+		f.Add(field, `must not be "." or ".."`)
+	}
+}
+
 // validate checks the rules of a purchase request that need no database.
 func (r *PurchaseRequest) validate(now time.Time) error {
 	f := FieldErrors{}
 	checkMoney(f, "purchase", r.Amount, r.Currency)
-	checkField(f, "purchase.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
+	checkInvoice(f, "purchase.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	switch {
 	case r.Card == nil && r.CardToken == "":
@@ -128,7 +139,7 @@ func checkRedirectURL(f FieldErrors, raw string) {
 		return
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" || !validPort(u) {
 		f.Add(field, "must be an absolute https:// address")
 	}
 }

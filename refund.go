@@ -21,7 +21,7 @@ func (r *RefundRequest) validate() error {
 	f := FieldErrors{}
 	checkMoney(f, "refund", r.Amount, r.Currency)
 	checkCustomer(f, r.Customer)
-	checkField(f, "refund.invoice_number", r.InvoiceNumber, MaxInvoiceLength)
+	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
 	return f.Err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -115,18 +116,21 @@ func (rep *SettlementReport) addFees(row *ReportRow, lines []LedgerLine) {
 	}
 }
 
+// addPayouts adds the payouts of the day's batches, newest first (ids
+// are time-ordered). Each is read by its id: a report of an old day
+// names payouts that are far from the newest.
 func (rep *SettlementReport) addPayouts(tx Tx, merchantID string, ids map[string]bool) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	all, err := tx.Payouts(merchantID, "", MaxBalanceTransactions)
-	if err != nil {
-		return err
-	}
-	for _, p := range all {
-		if ids[p.ID] {
-			rep.Payouts = append(rep.Payouts, p)
+	newest := slices.Sorted(maps.Keys(ids))
+	slices.Reverse(newest)
+	for _, id := range newest {
+		if !ids[id] {
+			continue
 		}
+		p, err := tx.Payout(merchantID, id)
+		if err != nil {
+			return err
+		}
+		rep.Payouts = append(rep.Payouts, p)
 	}
 	return nil
 }

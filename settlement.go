@@ -180,40 +180,51 @@ func (s *Service) payOut(tx Tx, a MerchantCurrency) (*Payout, error) {
 }
 
 // Payouts lists m's payouts newest first, up to limit (1 to
-// MaxBalanceTransactions), after the id startingAfter.
-func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Payout, error) {
-	if limit < 1 || limit > MaxBalanceTransactions {
-		return nil, Errorf(KindInvalid, CodeInvalidRequest, "limit must be between 1 and %d", MaxBalanceTransactions)
+// MaxBalanceTransactions), after the id startingAfter, and reports
+// whether more follow.
+func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string, limit int) ([]*Payout, bool, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, false, err
 	}
 	var out []*Payout
+	var more bool
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		if out, err = tx.Payouts(m.ID, startingAfter, limit); err != nil {
+		if out, err = tx.Payouts(m.ID, startingAfter, limit+1); err != nil {
 			return err
 		}
+		out, more = out[:min(len(out), limit)], len(out) > limit
 		for _, p := range out {
-			for _, b := range p.BatchIDs {
-				ps, err := tx.BatchPostings(b)
-				if err != nil {
-					return err
-				}
-				for _, bt := range ps {
-					p.BalanceTransactionIDs = append(p.BalanceTransactionIDs, bt.ID)
-				}
-				if len(ps) > 0 { // a batch covers one UTC day
-					if day := ps[0].CreatedAt.UTC().Format(time.DateOnly); !slices.Contains(p.Days, day) {
-						p.Days = append(p.Days, day)
-					}
-				}
+			if err := coverOf(tx, p); err != nil {
+				return err
 			}
-			slices.Sort(p.Days)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, Internal("payouts", err)
+		return nil, false, Internal("payouts", err)
 	}
-	return out, nil
+	return out, more, nil
+}
+
+// coverOf fills in the balance transactions and the days p pays out.
+func coverOf(tx Tx, p *Payout) error {
+	for _, b := range p.BatchIDs {
+		ps, err := tx.BatchPostings(b)
+		if err != nil {
+			return err
+		}
+		for _, bt := range ps {
+			p.BalanceTransactionIDs = append(p.BalanceTransactionIDs, bt.ID)
+		}
+		if len(ps) > 0 { // a batch covers one UTC day
+			if day := ps[0].CreatedAt.UTC().Format(time.DateOnly); !slices.Contains(p.Days, day) {
+				p.Days = append(p.Days, day)
+			}
+		}
+	}
+	slices.Sort(p.Days)
+	return nil
 }
 
 // LastCutoff is the most recent daily settlement cut-off at or before

@@ -236,6 +236,8 @@ type Tx interface {
 	CreatePayout(p *Payout) error
 	// Payouts lists a merchant's payouts newest first, ids below before.
 	Payouts(merchantID, before string, limit int) ([]*Payout, error)
+	// Payout loads one of a merchant's payouts with its batches.
+	Payout(merchantID, id string) (*Payout, error)
 	// SettlementBatches lists a merchant's batches of a UTC day.
 	SettlementBatches(merchantID, day string) ([]*SettlementBatch, error)
 	// BatchPostings lists the balance transactions a batch covers, with

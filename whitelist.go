@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -92,10 +93,24 @@ func hostAllowed(whitelist []string, host string) bool {
 // https, a host, and no user information (which would leak in logs).
 func parseWebhookURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || !validPort(u) {
 		return nil, errBadWebhookURL
 	}
 	return u, nil
+}
+
+// validPort reports whether u names no port or one from 1 to 65535
+// (url.Parse takes "host:", "host:0" and "host:99999").
+func validPort(u *url.URL) bool {
+	if strings.HasSuffix(u.Host, ":") {
+		return false
+	}
+	p := u.Port()
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // CheckWebhookURL is the whole whitelist rule for one webhook address:

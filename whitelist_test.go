@@ -77,3 +77,17 @@ func TestHostAllowedOnRawEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookURLPort: a webhook address names no port or one from 1 to
+// 65535; url.Parse alone takes an empty, zero or out-of-range one.
+func TestWebhookURLPort(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://hooks.example.com/x": true, "https://hooks.example.com:8443/x": true, "http://[::1]:65535/x": true,
+		"https://hooks.example.com:/x": false, "https://hooks.example.com:0/x": false,
+		"https://hooks.example.com:99999/x": false, "http://[::1]:/x": false,
+	} {
+		if _, err := parseWebhookURL(raw); (err == nil) != ok {
+			t.Errorf("parseWebhookURL(%q): got %v, want accepted %v", raw, err, ok)
+		}
+	}
+}

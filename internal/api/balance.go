@@ -74,12 +74,10 @@ func (s *Server) balanceTransactions(w http.ResponseWriter, r *http.Request, m *
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.svc.BalanceTransactions(r.Context(), m, after, limit+1)
+	ps, more, err := s.svc.BalanceTransactions(r.Context(), m, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	more := len(ps) > limit
-	ps = ps[:min(len(ps), limit)]
 	out := make([]balanceTransactionJSON, 0, len(ps))
 	for _, p := range ps {
 		cur, _ := paylink.LookupCurrency(p.Currency)
@@ -110,12 +108,10 @@ func (s *Server) payouts(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.svc.Payouts(r.Context(), m, after, min(limit+1, paylink.MaxBalanceTransactions))
+	ps, more, err := s.svc.Payouts(r.Context(), m, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	more := len(ps) > limit
-	ps = ps[:min(len(ps), limit)]
 	out := make([]payoutJSON, 0, len(ps))
 	for _, p := range ps {
 		cur, _ := paylink.LookupCurrency(p.Currency)

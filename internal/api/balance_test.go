@@ -3,10 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
 )
 
 // The ledger's read API answers with the documented shapes, pages through
@@ -81,4 +85,58 @@ func TestLedgerAPI(t *testing.T) {
 	if r := env.Do(http.MethodGet, "/v5/balance", nil, nil); r.Status != http.StatusUnauthorized {
 		t.Errorf("no key: got %d", r.Status)
 	}
+}
+
+// TestPagesAtTheLargestLimit: a page of 100 (the documented largest) is
+// served and says whether more follow, and a day's settlement report
+// names its payout however many payouts came after it. Balance
+// transactions at limit=100 were refused, payouts at limit=100 said
+// has_more false with more to come, and the report looked for its payouts
+// among the newest hundred only. Both engines.
+func TestPagesAtTheLargestLimit(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		if r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00")); r.Status != http.StatusOK {
+			t.Fatalf("purchase: got %d %s", r.Status, r.Raw)
+		}
+		day := env.Clock.Now().UTC().Format(time.DateOnly)
+		env.Clock.Advance(24 * time.Hour)
+		settled, err := env.Service.Settle(context.Background(), env.Clock.Now())
+		if err != nil || len(settled.Payouts) != 1 {
+			t.Fatalf("settle: got %+v, %v; want one payout", settled, err)
+		}
+		old := settled.Payouts[0]
+		err = env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+			for i := range paylink.MaxBalanceTransactions {
+				p := &paylink.Payout{ID: fmt.Sprintf("%s-%03d", old.ID, i), MerchantID: m.ID, Currency: "AUD", Amount: 1,
+					CreatedAt: env.Clock.Now()}
+				if err := tx.CreatePayout(p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		data := func(r apitest.Response) []any { l, _ := r.Get("data").([]any); return l }
+		if r := env.Do(http.MethodGet, "/v5/balance_transactions?limit=100", m, nil); r.Status != http.StatusOK || len(data(r)) != 2 {
+			t.Errorf("balance transactions at limit=100: got %d %s, want 200 with the charge and its payout", r.Status, r.Raw)
+		}
+		first := env.Do(http.MethodGet, "/v5/payouts?limit=100", m, nil)
+		if len(data(first)) != 100 || first.Body["has_more"] != true {
+			t.Fatalf("payouts at limit=100: got %d rows, has_more %v; want 100 and more to come", len(data(first)), first.Body["has_more"])
+		}
+		last := data(first)[99].(map[string]any)["id"].(string)
+		rest := env.Do(http.MethodGet, "/v5/payouts?limit=100&starting_after="+last, m, nil)
+		if page := data(rest); len(page) != 1 || page[0].(map[string]any)["id"] != old.ID || rest.Body["has_more"] != false {
+			t.Errorf("the next page: got %s, want the first payout alone", rest.Raw)
+		}
+		rep := env.Do(http.MethodGet, "/v5/reports/settlement?date="+day, m, nil)
+		if rep.Status != http.StatusOK || !strings.Contains(rep.Raw, old.ID) {
+			t.Errorf("settlement report of %s: got %d without payout %s:\n%s", day, rep.Status, old.ID, rep.Raw)
+		}
+	})
 }

@@ -33,8 +33,11 @@ func (b *body) timestamp(path string) time.Time {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
+	switch {
+	case err != nil:
 		b.fail(path, "must be an RFC 3339 time such as 2026-12-31T23:59:00Z")
+	case t.IsZero(): // the year 1, which would read as no time at all
+		b.fail(path, "must be in the future")
 	}
 	return t.UTC()
 }

@@ -82,6 +82,8 @@ func TestCreatePaymentLinkBadInput(t *testing.T) {
 		{"webhook ftp", func(b map[string]any) { b["webhook_url"] = "ftp://hooks.example.com/x" }, m, 400, "invalid_request", "webhook_url"},
 		{"expiry in the past", func(b map[string]any) { b["expires_at"] = "2001-01-01T00:00:00Z" }, m, 400, "invalid_request", "expires_at"},
 		{"expiry not a time", func(b map[string]any) { b["expires_at"] = "tomorrow" }, m, 400, "invalid_request", "expires_at"},
+		// The year 1 is Go's zero time, which once read as "never expires".
+		{"expiry in the year 1", func(b map[string]any) { b["expires_at"] = "0001-01-01T00:00:00Z" }, m, 400, "invalid_request", "expires_at"},
 		{"company token of another merchant", func(b map[string]any) { b["company_token"] = other.Creds.CompanyToken }, m, 403, "company_token_mismatch", ""},
 		{"no API key", func(map[string]any) {}, nil, 401, "unauthorized", ""},
 	}

@@ -367,6 +367,7 @@ var badInputs = []struct {
 	{"expired card", func(b map[string]any) { apitest.Set(b, "card.expiry_year", 20) }, 400, "card.expiry_year"},
 	{"cvc letters", func(b map[string]any) { apitest.Set(b, "card.cvc", "12a") }, 400, "card.cvc"},
 	{"token and details", func(b map[string]any) { apitest.Set(b, "card.token", strings.Repeat("a", 128)) }, 400, "card"},
+	{"invoice number ..", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "..") }, 400, "purchase.invoice_number"},
 	{"invoice over 255", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", strings.Repeat("9", 256)) }, 400, "purchase.invoice_number"},
 	{"holder name over 128", func(b map[string]any) { apitest.Set(b, "card.holder_name", strings.Repeat("x", 129)) }, 400, "card.holder_name"},
 	{"email over 128", func(b map[string]any) { apitest.Set(b, "customer.email", strings.Repeat("x", 120)+"@example.com") }, 400, "customer.email"},
@@ -376,6 +377,10 @@ var badInputs = []struct {
 	{"3DS with http redirect", func(b map[string]any) {
 		apitest.Set(b, "customer.should_service_apply_authentication", true)
 		apitest.Set(b, "customer.authentication_redirect_url", "http://shop.example/back")
+	}, 400, "customer.authentication_redirect_url"},
+	{"3DS with a port out of range", func(b map[string]any) {
+		apitest.Set(b, "customer.should_service_apply_authentication", true)
+		apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example:99999/back")
 	}, 400, "customer.authentication_redirect_url"},
 	{"control characters", func(b map[string]any) { apitest.Set(b, "card.holder_name", "Jo\x00") }, 400, "card.holder_name"},
 }

@@ -44,7 +44,7 @@ func (h *Handler) balances(rq *request) error {
 	if err != nil {
 		return err
 	}
-	payouts, err := h.svc.Payouts(ctx, m, "", payoutRows)
+	payouts, _, err := h.svc.Payouts(ctx, m, "", payoutRows)
 	if err != nil {
 		return err
 	}

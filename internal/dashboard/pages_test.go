@@ -427,7 +427,7 @@ func TestBalancesPage(t *testing.T) {
 		if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		payouts, err := env.Service.Payouts(context.Background(), m.Merchant, "", 10)
+		payouts, _, err := env.Service.Payouts(context.Background(), m.Merchant, "", 10)
 		if err != nil || len(payouts) != 1 {
 			t.Fatalf("payouts: got %v, %v, want one", payouts, err)
 		}

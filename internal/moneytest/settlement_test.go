@@ -65,7 +65,7 @@ func TestSettleAndPayOut(t *testing.T) {
 		if err != nil || len(again.Batches) != 0 || len(again.Payouts) != 0 {
 			t.Errorf("second run: got %+v, %v; want nothing", again, err)
 		}
-		bts, err := f.e.Service.BalanceTransactions(f.ctx, f.m.Merchant, "", 100)
+		bts, _, err := f.e.Service.BalanceTransactions(f.ctx, f.m.Merchant, "", 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestSettleAndPayOut(t *testing.T) {
 		if bts[0].Kind != paylink.PostingPayout || bts[0].Amount != -want {
 			t.Errorf("newest balance transaction: got %s %d, want the payout -%d", bts[0].Kind, bts[0].Amount, want)
 		}
-		pos, err := f.e.Service.Payouts(f.ctx, f.m.Merchant, "", 10)
+		pos, _, err := f.e.Service.Payouts(f.ctx, f.m.Merchant, "", 10)
 		if err != nil || len(pos) != 1 || len(pos[0].BatchIDs) != 2 {
 			t.Errorf("payouts: got %+v, %v; want one covering two batches", pos, err)
 		}

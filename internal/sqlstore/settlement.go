@@ -139,6 +139,28 @@ func (t *tx) Payouts(merchantID, before string, limit int) ([]*paylink.Payout, e
 	if err != nil {
 		return nil, fmt.Errorf("payouts: %w", err)
 	}
+	return t.withBatches(rows)
+}
+
+// Payout loads one of a merchant's payouts with its batches.
+func (t *tx) Payout(merchantID, id string) (*paylink.Payout, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT id, merchant_id, currency, amount, created_at FROM payouts
+		WHERE id = $1 AND merchant_id = $2`, id, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("payout %s: %w", id, err)
+	}
+	out, err := t.withBatches(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("payout %s: %w", id, paylink.ErrNotFound)
+	}
+	return out[0], nil
+}
+
+// withBatches scans payouts and names the batches each covers.
+func (t *tx) withBatches(rows *sql.Rows) ([]*paylink.Payout, error) {
 	out, err := scanPayouts(rows)
 	if err != nil {
 		return nil, err
