@@ -107,6 +107,7 @@ func ReadForm(r *http.Request) error {
 // own body limits are smaller.
 const maxFormMemory = 32 << 10
 
+// valuesAreText reports whether every name and value of vs is UTF-8.
 func valuesAreText(vs url.Values) bool {
 	for k, v := range vs {
 		if !utf8.ValidString(k) {
