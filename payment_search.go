@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 )
 
 // The dashboard's payment list: a merchant's transactions, newest first,
@@ -277,7 +276,7 @@ func decodeCursor(c string) (time.Time, string, error) {
 	}
 	at, id, ok := strings.Cut(string(b), ".")
 	micros, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil || id == "" || micros <= 0 || !utf8.ValidString(id) {
+	if !ok || err != nil || id == "" || micros <= 0 || CheckText(id, MaxInvoiceLength) != nil {
 		return time.Time{}, "", fmt.Errorf("cursor: malformed")
 	}
 	return time.UnixMicro(micros).UTC(), id, nil

@@ -103,6 +103,23 @@ func TestRefunds(t *testing.T) {
 	})
 }
 
+// TestLargeRefund: a refund above 2^31-1 minor units is an ordinary
+// refund on both engines (on PostgreSQL it was a 500: the amount was sent
+// as a 32-bit parameter).
+func TestLargeRefund(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		ref := paid(t, env, m, "25000000.00")
+		if r := refund(env, m, ref, "25000000.00"); r.Status != http.StatusOK || r.Str("refund.status") != "APPROVED" {
+			t.Errorf("refund of 25,000,000.00: got %d %s, want 200 APPROVED", r.Status, r.Raw)
+		}
+		if got := stored(t, env, m, ref).Refunded; got != 2_500_000_000 {
+			t.Errorf("refunded: got %d, want 2500000000", got)
+		}
+	})
+}
+
 func TestRefundStatus(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m, other := env.Onboard(), env.Onboard()

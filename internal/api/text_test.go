@@ -9,9 +9,9 @@ import (
 )
 
 // TestBytesThatAreNotTextAreRefused: a reference in the path, a query
-// value or an Idempotency-Key that is not UTF-8 is a 400 invalid_request
-// on both engines. PostgreSQL refuses such bytes in a text parameter, and
-// each of these was a 500 there.
+// value or an Idempotency-Key that is not UTF-8, or holds a NUL, is a 400
+// invalid_request on both engines. PostgreSQL refuses such bytes in a
+// text parameter, and each of these was a 500 there.
 func TestBytesThatAreNotTextAreRefused(t *testing.T) {
 	eachEngine(t, func(t *testing.T, dsn string) {
 		env := apitest.Start(t, apitest.Options{DSN: dsn})
@@ -19,6 +19,7 @@ func TestBytesThatAreNotTextAreRefused(t *testing.T) {
 		for _, c := range []struct{ method, path string }{
 			{http.MethodGet, "/v5/purchase/%ff"}, {http.MethodPost, "/v5/refund/pr%ed%a0%80"},
 			{http.MethodPost, "/v5/payment-links/%c3"}, {http.MethodGet, "/v5/balance_transactions?starting_after=%ff"},
+			{http.MethodGet, "/v5/purchase/pr%00"}, {http.MethodGet, "/v5/payouts?starting_after=%00"},
 		} {
 			if r := env.Do(c.method, c.path, m, nil); r.Status != http.StatusBadRequest || r.Str("error_code") != "invalid_request" {
 				t.Errorf("%s %s: got %d %s, want 400 invalid_request", c.method, c.path, r.Status, r.Raw)

@@ -106,10 +106,16 @@ func TestLinksPage(t *testing.T) {
 			if p := b.post("/dashboard/links", f); p.status != http.StatusBadRequest {
 				t.Errorf("a reference that is not UTF-8: got %d, want 400", p.status)
 			}
+			f = linkForm(list.csrf(), key)
+			f.Set("idempotency_key", "a\x00b")
+			if p := b.post("/dashboard/links", f); p.status != http.StatusBadRequest {
+				t.Errorf("a NUL in the form: got %d, want 400", p.status)
+			}
 			if p := b.post("/dashboard/links/%ff/cancel", url.Values{"csrf": {list.csrf()}}); p.status != http.StatusBadRequest {
 				t.Errorf("a link id that is not UTF-8: got %d, want 400", p.status)
 			}
-			for _, path := range []string{"/dashboard/payments?q=%ff", "/dashboard/payments?cursor=MTcwMDAwMDAwMDAwMDAwMC7_"} {
+			for _, path := range []string{"/dashboard/payments?q=%ff", "/dashboard/payments?cursor=MTcwMDAwMDAwMDAwMDAwMC7_",
+				"/dashboard/payments?cursor=MS4A", "/dashboard/payments/pr%00"} {
 				if p := b.get(path); p.status != http.StatusBadRequest {
 					t.Errorf("GET %s: got %d, want 400", path, p.status)
 				}

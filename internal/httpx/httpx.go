@@ -69,18 +69,25 @@ func Wrap(next http.Handler, o Options) http.Handler {
 }
 
 // addressIsText reports whether the request's path and query decode to
-// UTF-8 text. Anything else is refused before routing, so that no route
-// looks up, stores or shows such bytes: PostgreSQL refuses them in a
-// text parameter (an error, not an answer), and SQLite would keep them.
+// text (isText). Anything else is refused before routing, so that no
+// route looks up, stores or shows such bytes: PostgreSQL refuses them in
+// a text parameter (an error, not an answer), and SQLite would keep them.
 func addressIsText(r *http.Request) bool {
-	if !utf8.ValidString(r.URL.Path) {
+	if !isText(r.URL.Path) {
 		return false
 	}
 	return r.URL.RawQuery == "" || valuesAreText(r.URL.Query())
 }
 
+// isText reports whether s is UTF-8 without NUL, the one character
+// PostgreSQL cannot store in text.
+func isText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
 // ReadForm parses a posted form (URL-encoded or multipart; the caller has
-// bounded the body) and checks that every name and value is UTF-8 text.
+// bounded the body) and checks that every name and value is text (UTF-8
+// without NUL).
 // The payment pages and the dashboard call it before reading any field,
 // so that a form that cannot be read is refused instead of read as empty.
 // Its errors are the Service's kinds: too large, or invalid.
@@ -98,7 +105,7 @@ func ReadForm(r *http.Request) error {
 	case err != nil:
 		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "The form could not be read.")
 	case !valuesAreText(r.Form):
-		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "The form must be UTF-8 text.")
+		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "The form must be UTF-8 text without NUL characters.")
 	}
 	return nil
 }
@@ -107,14 +114,14 @@ func ReadForm(r *http.Request) error {
 // own body limits are smaller.
 const maxFormMemory = 32 << 10
 
-// valuesAreText reports whether every name and value of vs is UTF-8.
+// valuesAreText reports whether every name and value of vs is text.
 func valuesAreText(vs url.Values) bool {
 	for k, v := range vs {
-		if !utf8.ValidString(k) {
+		if !isText(k) {
 			return false
 		}
 		for _, s := range v {
-			if !utf8.ValidString(s) {
+			if !isText(s) {
 				return false
 			}
 		}
@@ -122,9 +129,8 @@ func valuesAreText(vs url.Values) bool {
 	return true
 }
 
-// notText is the message of the answer to an address that is not UTF-8
-// text.
-const notText = "the request's path and query must be UTF-8 text"
+// notText is the message of the answer to an address that is not text.
+const notText = "the request's path and query must be UTF-8 text without NUL characters"
 
 // writeNotText answers 400 to an address that is not text: with the
 // API's error body under /v5/, plain text elsewhere (no page would send

@@ -152,7 +152,7 @@ func TestStatus(t *testing.T) {
 func TestAddressThatIsNotTextIsRefused(t *testing.T) {
 	ran := false
 	h := func(http.ResponseWriter, *http.Request) { ran = true }
-	for _, target := range []string{"/things/%ff", "/things/1?q=%ff", "/things/1?%c3=x", "/v5/purchase/%ed%a0%80"} {
+	for _, target := range []string{"/things/%ff", "/things/1?q=%ff", "/things/1?%c3=x", "/v5/purchase/%ed%a0%80", "/things/a%00b", "/things/1?q=%00"} {
 		ran = false
 		rec, lines := serve(t, h, httptest.NewRequest(http.MethodPost, target, nil))
 		if rec.Code != http.StatusBadRequest || ran {
@@ -201,6 +201,7 @@ func TestReadForm(t *testing.T) {
 		want paylink.Kind
 	}{
 		{"encoded, not UTF-8", encoded("name=Zo%FF"), paylink.KindInvalid},
+		{"encoded, a NUL", encoded("name=Zo%00"), paylink.KindInvalid},
 		{"multipart, not UTF-8", multipart("Zo\xff"), paylink.KindInvalid},
 		{"not UTF-8 in the query", httptest.NewRequest(http.MethodPost, "/?name=%FF", nil), paylink.KindInvalid},
 		{"malformed", encoded("name=%zz"), paylink.KindInvalid},

@@ -172,9 +172,11 @@ func prefixed(prefix, columns string) string {
 }
 
 // AddRefunded adds to the refunded total while it stays within the total.
+// The amount's bare comparison with 0 is cast: PostgreSQL would infer a
+// 32-bit parameter from the literal and refuse a refund over 21,474,836.47.
 func (t *tx) AddRefunded(reference string, amount int64, now time.Time) error {
 	return t.execOne("add refunded", `UPDATE transactions SET refunded = refunded + $1, version = version + 1, updated_at = $2
-		WHERE reference = $3 AND status = $4 AND $5 > 0 AND refunded + $6 <= total`,
+		WHERE reference = $3 AND status = $4 AND CAST($5 AS BIGINT) > 0 AND refunded + $6 <= total`,
 		amount, now.UnixMicro(), reference, string(paylink.StatusApproved), amount, amount)
 }
 
