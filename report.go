@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -59,12 +58,14 @@ func (s *Service) SettlementReport(ctx context.Context, m *Merchant, day string)
 		if err != nil {
 			return err
 		}
-		payouts := map[string]bool{}
+		var payouts []string
 		for _, b := range batches {
 			if err := rep.addBatch(tx, m.ID, b); err != nil {
 				return err
 			}
-			payouts[b.PayoutID] = b.PayoutID != ""
+			if b.PayoutID != "" {
+				payouts = append(payouts, b.PayoutID)
+			}
 		}
 		return rep.addPayouts(tx, m.ID, payouts)
 	})
@@ -119,13 +120,11 @@ func (rep *SettlementReport) addFees(row *ReportRow, lines []LedgerLine) {
 // addPayouts adds the payouts of the day's batches, newest first (ids
 // are time-ordered). Each is read by its id: a report of an old day
 // names payouts that are far from the newest.
-func (rep *SettlementReport) addPayouts(tx Tx, merchantID string, ids map[string]bool) error {
-	newest := slices.Sorted(maps.Keys(ids))
-	slices.Reverse(newest)
-	for _, id := range newest {
-		if !ids[id] {
-			continue
-		}
+func (rep *SettlementReport) addPayouts(tx Tx, merchantID string, ids []string) error {
+	slices.Sort(ids)
+	ids = slices.Compact(ids) // a payout may pay out several of the day's batches
+	slices.Reverse(ids)
+	for _, id := range ids {
 		p, err := tx.Payout(merchantID, id)
 		if err != nil {
 			return err

@@ -36,10 +36,6 @@ type WebhookJob struct {
 	Domains    []string
 	Keys       [][]byte
 	Retries    bool
-	// Unsendable, when set, says why the delivery cannot be sent (its
-	// merchant does not exist): the dispatcher records it as a failed
-	// attempt without connecting to anything.
-	Unsendable string
 }
 
 // markingTx notes whether an Update wrote outbox rows, so that the
@@ -197,7 +193,7 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 			return nil
 		}
 		var err error
-		jobs, err = s.claimWebhooks(tx, token, limit, now, lease)
+		jobs, err = s.claimWebhooks(ctx, tx, token, limit, now, lease)
 		return err
 	})
 	if err != nil {
@@ -211,7 +207,11 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 
 // claimWebhooks leases up to limit due deliveries under token and makes
 // them ready to send, with their merchants' whitelists and signing keys.
-func (s *Service) claimWebhooks(tx Tx, token string, limit int, now time.Time, lease time.Duration) ([]*WebhookJob, error) {
+// On PostgreSQL a delivery carries no foreign key to its merchant
+// (migration 0024): one naming a merchant that does not exist is failed
+// here, in the claim's transaction, with an attempt that says so, rather
+// than failing every claim that leases it.
+func (s *Service) claimWebhooks(ctx context.Context, tx Tx, token string, limit int, now time.Time, lease time.Duration) ([]*WebhookJob, error) {
 	ds, err := tx.ClaimWebhookDeliveries(now, now.Add(lease), token, limit)
 	if err != nil {
 		return nil, err
@@ -220,30 +220,39 @@ func (s *Service) claimWebhooks(tx Tx, token string, limit int, now time.Time, l
 	// opened once per claim, however many of its rows it leases.
 	templates := map[string]*WebhookJob{}
 	jobs := make([]*WebhookJob, 0, len(ds))
+	var orphans []WebhookResult
 	for _, d := range ds {
-		t := templates[d.MerchantID]
-		if t == nil {
+		t, seen := templates[d.MerchantID]
+		if !seen {
 			if t, err = s.jobTemplate(tx, d.MerchantID, now); err != nil {
 				return nil, err
 			}
 			templates[d.MerchantID] = t
 		}
+		if t == nil {
+			orphans = append(orphans, WebhookResult{Job: &WebhookJob{Delivery: d, LeaseToken: token},
+				Attempt: WebhookAttempt{StartedAt: now, Error: fmt.Sprintf("merchant %s does not exist", d.MerchantID)}})
+			continue
+		}
 		job := *t
 		job.Delivery, job.LeaseToken = d, token
 		jobs = append(jobs, &job)
+	}
+	if len(orphans) > 0 {
+		s.log.WarnContext(ctx, "webhook deliveries naming a merchant that does not exist are failed", "deliveries", len(orphans))
+		finished, attempts := settle(orphans, now)
+		return jobs, s.recordAttempts(ctx, tx, finished, attempts)
 	}
 	return jobs, nil
 }
 
 // jobTemplate is what every leased delivery of merchant mid is sent
-// with: its whitelist, its signing keys and its retry setting.
-// On PostgreSQL a delivery carries no foreign key to its merchant
-// (migration 0024): one naming a merchant that does not exist is failed,
-// rather than failing every claim that leases it.
+// with: its whitelist, its signing keys and its retry setting; nil when
+// the merchant does not exist.
 func (s *Service) jobTemplate(tx Tx, mid string, now time.Time) (*WebhookJob, error) {
 	m, err := tx.Merchant(mid)
 	if errors.Is(err, ErrNotFound) {
-		return &WebhookJob{Unsendable: fmt.Sprintf("merchant %s does not exist", mid)}, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("merchant %s: %w", mid, err)

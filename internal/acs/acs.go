@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 //go:embed page.html style.css
@@ -88,8 +89,9 @@ func (p *page) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		p.render(w, r, http.StatusBadRequest, view{Title: "Request refused", Message: "The form could not be read."}, "")
+	if err := httpx.ReadForm(r); err != nil {
+		e := paylink.AsError(err)
+		p.render(w, r, httpx.Status(e.Kind), view{Title: "Request refused", Message: e.Message}, "")
 		return
 	}
 	outcome := r.PostForm.Get("outcome")

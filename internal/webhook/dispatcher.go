@@ -302,9 +302,6 @@ func (d *Dispatcher) logAttempts(done []paylink.WebhookResult) {
 // hosts outside the whitelist before any connection is made.
 func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, string, error) {
 	w := job.Delivery
-	if job.Unsendable != "" {
-		return 0, "", errors.New(job.Unsendable)
-	}
 	u, err := paylink.CheckWebhookURL(w.URL, job.Domains)
 	if err != nil {
 		return 0, "", fmt.Errorf("webhook URL: %w", err)
