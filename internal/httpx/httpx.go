@@ -87,10 +87,10 @@ func isText(s string) bool {
 
 // ReadForm parses a posted form (URL-encoded or multipart; the caller has
 // bounded the body) and checks that every name and value is text (UTF-8
-// without NUL).
-// The payment pages and the dashboard call it before reading any field,
-// so that a form that cannot be read is refused instead of read as empty.
-// Its errors are the Service's kinds: too large, or invalid.
+// without NUL). The payment pages, the dashboard and the 3-D Secure
+// challenge call it before reading any field, so that a form that cannot
+// be read is refused instead of read as empty. Its errors are the
+// Service's kinds: too large, or invalid.
 func ReadForm(r *http.Request) error {
 	var err error
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
