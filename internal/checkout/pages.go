@@ -247,19 +247,6 @@ func (h *Handler) zipPay(rq *request) error {
 	return h.result(rq, v, t, err)
 }
 
-// threeDSReturn is where the challenge page sends the customer back,
-// with purchase_reference: the payment is completed and its result shown.
-func (h *Handler) threeDSReturn(rq *request) error {
-	t, err := h.svc.LinkTransaction(rq.r.Context(), rq.ls, rq.r.URL.Query().Get("purchase_reference"))
-	if err != nil {
-		return err
-	}
-	if t.Status == paylink.StatusRequiresAuthentication {
-		t, err = completeThreeDS(rq.r.Context(), h.svc, rq.ls.Merchant, t.Reference)
-	}
-	return h.result(rq, h.newView(rq), t, err)
-}
-
 // render writes a page.
 func (h *Handler) render(rq *request, status int, v *view) error {
 	h.writePage(rq.w, rq.r, status, v, h.execute)

@@ -2,6 +2,8 @@ package checkout_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,5 +138,39 @@ func TestReturnAfterTheJobEndedTheAttempt(t *testing.T) {
 	}
 	if strings.Contains(p.body, `id="card_number"`) || strings.Contains(p.body, "try again") {
 		t.Errorf("return page offers to pay a paid link: %s", p.body)
+	}
+}
+
+// TestReturnsAtOnceAllShowThePayment: the customer's browser loads the
+// 3-D Secure return address several times at once (a double click, a
+// restored tab). One load completes the payment; every other shows its
+// outcome too, never "not confirmed yet" or an error.
+func TestReturnsAtOnceAllShowThePayment(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	pageURL, linkID, first := answeredLinkAttempt(t, env, m)
+	returnURL := pageURL + "/3ds?" + url.Values{"purchase_reference": {first.Reference}}.Encode()
+	c := newBrowser(t, env).c
+	const loads = 10
+	got := make(chan string, loads)
+	for range loads {
+		go func() {
+			res, err := c.Get(returnURL)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			got <- fmt.Sprintf("%d %s %s", res.StatusCode, res.Header.Get("Location"), body)
+		}()
+	}
+	for range loads {
+		if answer := <-got; !strings.HasPrefix(answer, fmt.Sprintf("303 %s ", strings.TrimPrefix(pageURL, env.Server.URL))) {
+			t.Errorf("a load of the return address got %.300s, want 303 to the paid link", answer)
+		}
+	}
+	if st := linkState(t, env, m, linkID); st.Str("status") != "paid" || st.Str("transaction_reference") != first.Reference {
+		t.Errorf("got link %s, want paid by %s", st.Raw, first.Reference)
 	}
 }
