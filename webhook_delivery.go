@@ -207,10 +207,16 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 
 // claimWebhooks leases up to limit due deliveries under token and makes
 // them ready to send, with their merchants' whitelists and signing keys.
-// On PostgreSQL a delivery carries no foreign key to its merchant
-// (migration 0024): one naming a merchant that does not exist is failed
-// here, in the claim's transaction, with an attempt that says so, rather
-// than failing every claim that leases it.
+// A merchant's deliveries that cannot be sent are settled here, in the
+// claim's transaction, rather than failing every claim that leases them
+// and so stopping every other merchant's webhooks:
+//   - on PostgreSQL a delivery carries no foreign key to its merchant
+//     (migration 0024): one naming a merchant that does not exist is
+//     failed, with an attempt that says so;
+//   - one whose merchant's signing secret cannot be opened (a key file
+//     or vault fault an operator can mend) is put back, pending, for
+//     unopenableSecretDelay, with no attempt counted, and the fault is
+//     logged as an error.
 func (s *Service) claimWebhooks(ctx context.Context, tx Tx, token string, limit int, now time.Time, lease time.Duration) ([]*WebhookJob, error) {
 	ds, err := tx.ClaimWebhookDeliveries(now, now.Add(lease), token, limit)
 	if err != nil {
@@ -218,51 +224,65 @@ func (s *Service) claimWebhooks(ctx context.Context, tx Tx, token string, limit 
 	}
 	// One template per merchant: its settings are read and its secrets
 	// opened once per claim, however many of its rows it leases.
-	templates := map[string]*WebhookJob{}
+	templates := map[string]jobTemplate{}
 	jobs := make([]*WebhookJob, 0, len(ds))
-	var orphans []WebhookResult
+	var unsent []WebhookResult
 	for _, d := range ds {
 		t, seen := templates[d.MerchantID]
 		if !seen {
-			if t, err = s.jobTemplate(tx, d.MerchantID, now); err != nil {
+			if t, err = s.jobTemplate(ctx, tx, d.MerchantID, now); err != nil {
 				return nil, err
 			}
 			templates[d.MerchantID] = t
 		}
-		if t == nil {
-			orphans = append(orphans, WebhookResult{Job: &WebhookJob{Delivery: d, LeaseToken: token},
-				Attempt: WebhookAttempt{StartedAt: now, Error: fmt.Sprintf("merchant %s does not exist", d.MerchantID)}})
+		if t.job == nil {
+			unsent = append(unsent, WebhookResult{Job: &WebhookJob{Delivery: d, LeaseToken: token},
+				Attempt: WebhookAttempt{StartedAt: now, Error: t.failure}, DeferUntil: t.deferUntil})
 			continue
 		}
-		job := *t
+		job := *t.job
 		job.Delivery, job.LeaseToken = d, token
 		jobs = append(jobs, &job)
 	}
-	if len(orphans) > 0 {
-		s.log.WarnContext(ctx, "webhook deliveries naming a merchant that does not exist are failed", "deliveries", len(orphans))
-		finished, attempts := settle(orphans, now)
+	if len(unsent) > 0 {
+		finished, attempts := settle(unsent, now)
 		return jobs, s.recordAttempts(ctx, tx, finished, attempts)
 	}
 	return jobs, nil
 }
 
-// jobTemplate is what every leased delivery of merchant mid is sent
-// with: its whitelist, its signing keys and its retry setting; nil when
-// the merchant does not exist.
-func (s *Service) jobTemplate(tx Tx, mid string, now time.Time) (*WebhookJob, error) {
+// unopenableSecretDelay is how long the deliveries of a merchant whose
+// signing secret cannot be opened wait before they are claimed again.
+const unopenableSecretDelay = time.Minute
+
+// jobTemplate is what every leased delivery of one merchant is sent with
+// (job), or why none can be sent: failed with failure, or put back until
+// deferUntil.
+type jobTemplate struct {
+	job        *WebhookJob
+	failure    string
+	deferUntil time.Time
+}
+
+// jobTemplate reads merchant mid's whitelist, signing keys and retry
+// setting. Only a database error is returned as an error.
+func (s *Service) jobTemplate(ctx context.Context, tx Tx, mid string, now time.Time) (jobTemplate, error) {
 	m, err := tx.Merchant(mid)
 	if errors.Is(err, ErrNotFound) {
-		return nil, nil
+		s.log.WarnContext(ctx, "webhook deliveries naming a merchant that does not exist are failed", "merchant", mid)
+		return jobTemplate{failure: fmt.Sprintf("merchant %s does not exist", mid)}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("merchant %s: %w", mid, err)
+		return jobTemplate{}, fmt.Errorf("merchant %s: %w", mid, err)
 	}
 	keys, err := s.signingKeys(m.Settings.Webhook, now)
 	if err != nil {
-		return nil, fmt.Errorf("merchant %s: %w", mid, err)
+		s.log.ErrorContext(ctx, "webhook deliveries put back: the merchant's signing secret cannot be opened",
+			"merchant", mid, "retry_in", unopenableSecretDelay.String(), "err", err)
+		return jobTemplate{deferUntil: now.Add(unopenableSecretDelay)}, nil
 	}
-	return &WebhookJob{Domains: m.Settings.Webhook.Domains, Keys: keys,
-		Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries}, nil
+	return jobTemplate{job: &WebhookJob{Domains: m.Settings.Webhook.Domains, Keys: keys,
+		Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries}}, nil
 }
 
 // signingKeys opens the current secret and, during a rotation's overlap,

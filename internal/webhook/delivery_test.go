@@ -458,3 +458,67 @@ func backlogThenOther(t *testing.T, env *apitest.Env, slowURL string, backlog in
 	waitHit(t, healthy)
 	return slow
 }
+
+// TestUnopenableSecretDefersItsMerchantAlone: one merchant's signing
+// secret cannot be opened (here, its sealed bytes are damaged). Its
+// webhook is put back, pending, with no attempt counted and the fault
+// logged; another merchant's webhooks are delivered meanwhile. Once the
+// secret is mended, the first webhook goes out after the delay. On both
+// engines.
+func TestUnopenableSecretDefersItsMerchantAlone(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{
+		"sqlite": func(testing.TB) string { return "" }, "postgres": pg.Database} {
+		t.Run(name, func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{DSN: dsn(t)})
+			rc := newReceiver(t, 200)
+			broken, healthy := onboard(env, rc.URL+"/broken", nil), onboard(env, rc.URL+"/healthy", nil)
+			sealed := setWebhookSecrets(t, env, broken.ID, func(s []paylink.SealedSecret) []paylink.SealedSecret {
+				return []paylink.SealedSecret{{KeyID: s[0].KeyID, Ciphertext: append([]byte("damaged"), s[0].Ciphertext...)}}
+			})
+			purchase(t, env, broken, "4111111111111111", "10.00")
+			purchase(t, env, healthy, "4111111111111111", "11.00")
+			env.WaitWebhooks()
+
+			d := deliveries(t, env, broken)[0]
+			if d.State != paylink.DeliveryPending || d.Attempts != 0 || !d.NextAttemptAt.After(env.Service.Now()) {
+				t.Errorf("broken merchant: got %s after %d attempts, due %s; want pending, none, later", d.State, d.Attempts, d.NextAttemptAt)
+			}
+			if got := deliveries(t, env, healthy)[0]; got.State != paylink.DeliveryDelivered {
+				t.Errorf("healthy merchant: got %s, want delivered", got.State)
+			}
+			if !strings.Contains(env.LogText(), "signing secret cannot be opened") {
+				t.Errorf("the fault was not logged:\n%s", env.LogText())
+			}
+
+			setWebhookSecrets(t, env, broken.ID, func([]paylink.SealedSecret) []paylink.SealedSecret { return sealed })
+			env.Clock.Advance(time.Minute)
+			env.WaitWebhooks()
+			if d := deliveries(t, env, broken)[0]; d.State != paylink.DeliveryDelivered || d.Attempts != 1 {
+				t.Errorf("after the mend: got %s after %d attempts, want delivered at the first", d.State, d.Attempts)
+			}
+			if got := rc.requests(); len(got) != 2 {
+				t.Errorf("got %d requests, want one per merchant", len(got))
+			}
+		})
+	}
+}
+
+// setWebhookSecrets replaces merchant id's sealed webhook secrets with
+// change's result and returns the ones it had.
+func setWebhookSecrets(t *testing.T, env *apitest.Env, id string, change func([]paylink.SealedSecret) []paylink.SealedSecret) []paylink.SealedSecret {
+	t.Helper()
+	var was []paylink.SealedSecret
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		m, err := tx.Merchant(id)
+		if err != nil {
+			return err
+		}
+		was = m.Settings.Webhook.Secrets
+		m.Settings.Webhook.Secrets = change(was)
+		return tx.UpdateMerchantSettings(id, m.Settings)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return was
+}
