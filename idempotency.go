@@ -17,6 +17,11 @@ const (
 	MaxIdempotencyKey    = 255
 )
 
+// DashboardKeyPrefix begins the idempotency keys of the dashboard's
+// forms, which share a merchant's keys with its API clients; the API
+// refuses keys that begin with it, so the two never meet.
+const DashboardKeyPrefix = "dashboard:"
+
 // IdempotencyKey is a remembered request.
 type IdempotencyKey struct {
 	MerchantID  string

@@ -15,11 +15,12 @@ const (
 	SecretDirectDebit   SecretKind = "direct_debit_account" // a direct debit's account number
 	SecretLinkTokens    SecretKind = "payment_link_tokens"  // a payment link's page tokens
 	SecretWebhookSecret SecretKind = "webhook_secret"       // a merchant's webhook signing secret
+	SecretTOTP          SecretKind = "totp_secret"          // a dashboard user's two-factor secret
 )
 
 // SecretKinds lists every kind, in the order rotation visits them.
 func SecretKinds() []SecretKind {
-	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret}
+	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret, SecretTOTP}
 }
 
 // StoredSecret is one sealed secret as key rotation sees it.

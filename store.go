@@ -288,7 +288,10 @@ type Tx interface {
 	UserByEmail(email string) (*User, error)
 	// Users lists a merchant's users by email.
 	Users(merchantID string) ([]*User, error)
-	// UpdateUser writes u's role, password hash, TOTP and recovery codes.
+	// UpdateUser writes u's role, password hash, TOTP, recovery codes and
+	// last TOTP step if the stored user is still at u.Version, and moves
+	// both to the next version; ErrConflict when the user changed or went
+	// since u was read.
 	UpdateUser(u *User) error
 	// DeleteUser deletes a user of the merchant and its sessions.
 	DeleteUser(merchantID, id string) error
@@ -306,8 +309,12 @@ type Tx interface {
 	UseInvite(tokenHash []byte, now time.Time) error
 	// AddSignInFailure records a failed sign-in for email from the source
 	// address ip ("" when unknown) at, and deletes that email's and that
-	// address's failures from before pruneBefore.
-	AddSignInFailure(email, ip string, at, pruneBefore time.Time) error
+	// address's failures from before pruneBefore. It returns the
+	// failure's id.
+	AddSignInFailure(email, ip string, at, pruneBefore time.Time) (int64, error)
+	// DeleteSignInFailure deletes the failure with id (an attempt that
+	// turned out not to fail).
+	DeleteSignInFailure(id int64) error
 	// CountSignInFailures counts email's failures at or after since.
 	CountSignInFailures(email string, since time.Time) (int, error)
 	// CountSignInFailuresFromIP counts the failures from the source

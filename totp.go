@@ -43,17 +43,19 @@ func TOTPCode(secret []byte, t time.Time) string {
 	return totpCode(secret, uint64(t.Unix())/uint64(totpStep/time.Second))
 }
 
-// totpValid reports whether code is secret's code at now or one step
-// either side, comparing in constant time.
-func totpValid(secret []byte, code string, now time.Time) bool {
-	step := uint64(now.Unix()) / uint64(totpStep/time.Second)
-	ok := false
-	for d := -totpSkew; d <= totpSkew; d++ {
-		if hmac.Equal([]byte(totpCode(secret, step+uint64(d))), []byte(code)) {
-			ok = true
+// totpMatch returns the time step whose code is code, looking at now's
+// step and one either side, if that step is later than after (the step
+// of the last code accepted for the user): a code is accepted once (RFC
+// 6238, section 5.2). Codes are compared in constant time.
+func totpMatch(secret []byte, code string, now time.Time, after int64) (int64, bool) {
+	step := now.Unix() / int64(totpStep/time.Second)
+	var found int64
+	for d := int64(-totpSkew); d <= totpSkew; d++ {
+		if hmac.Equal([]byte(totpCode(secret, uint64(step+d))), []byte(code)) && step+d > after {
+			found = step + d
 		}
 	}
-	return ok
+	return found, found != 0
 }
 
 // TOTPURI is the otpauth URI an authenticator app reads (from a QR code

@@ -86,8 +86,14 @@ type User struct {
 	TOTPEnabled bool
 	// RecoveryCodes are SHA-256 hashes (hex) of the unused recovery codes.
 	RecoveryCodes []string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// TOTPLastStep is the time step of the last TOTP code accepted: a
+	// code is accepted once.
+	TOTPLastStep int64
+	// Version moves on with every write: Tx.UpdateUser writes a user
+	// only while the stored one is at the version it was read at.
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Session is a signed-in browser. Only the SHA-256 hash of its id is

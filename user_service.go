@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
@@ -144,12 +145,8 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 		return nil, errSignInFailed()
 	}
 	var u *User
-	var throttled error
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		if throttled, err = s.signInThrottled(ctx, tx, key); err != nil || throttled != nil {
-			return err
-		}
 		u, err = tx.UserByEmail(key)
 		if errors.Is(err, ErrNotFound) {
 			return nil
@@ -159,78 +156,21 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 	if err != nil {
 		return nil, Internal("sign in", err)
 	}
-	if throttled != nil {
-		return nil, throttled
-	}
 	encoded := ""
 	if u != nil {
 		encoded = u.PasswordHash
 	}
-	ok, err := s.passwords.Verify(encoded, password) // also for an unknown email: the same work, the same time
-	if err != nil {
-		return nil, Internal("verify password", err)
-	}
-	if u == nil || !ok {
-		return nil, s.signInFailed(ctx, key, u, "password")
-	}
-	return s.openSession(ctx, u)
-}
-
-// signInThrottled is the refusal of a sign-in attempt for email when the
-// email has SignInFailureLimit failures within SignInFailureWindow, or the
-// request's source address SignInIPFailureLimit; nil when it may go on.
-// Failures count for unknown emails too, so neither answer tells whether
-// an email has an account.
-func (s *Service) signInThrottled(ctx context.Context, tx Tx, email string) (throttled, err error) {
-	since := s.now().Add(-SignInFailureWindow)
-	n, err := tx.CountSignInFailures(email, since)
-	if err != nil {
-		return nil, err
-	}
-	if n >= SignInFailureLimit {
-		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
-			int(SignInFailureWindow/time.Minute)), nil
-	}
-	ip := ActorFrom(ctx).IP
-	if ip == "" {
-		return nil, nil
-	}
-	if n, err = tx.CountSignInFailuresFromIP(ip, since); err != nil {
-		return nil, err
-	}
-	if n >= SignInIPFailureLimit {
-		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",
-			int(SignInFailureWindow/time.Minute)), nil
-	}
-	return nil, nil
-}
-
-// signInFailed records a failed attempt for the email, and its audit row,
-// in one transaction, and returns the sign-in error.
-func (s *Service) signInFailed(ctx context.Context, key string, u *User, factor string) error {
-	e := AuditEvent{Action: AuditSignInFailed, ObjectType: ObjectUser, Outcome: OutcomeDenied, Detail: factor}
-	if u != nil {
-		ctx = staffActor(ctx, u)
-		e.MerchantID, e.ObjectID = u.MerchantID, u.ID
-	} else {
-		a := ActorFrom(ctx)
-		a.Kind, a.ID = ActorStaff, ""
-		ctx, e.Detail = WithActor(ctx, a), "unknown_email"
-	}
-	now := s.now()
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.AddSignInFailure(key, ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow)); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, e)
+	ok, err := s.attempt(ctx, key, u, factorPassword, func() (bool, error) {
+		ok, err := s.passwords.Verify(encoded, password) // also for an unknown email: the same work, the same time
+		return ok && u != nil, err
 	})
 	if err != nil {
-		return Internal("record sign-in failure", err)
+		return nil, err
 	}
-	if factor == "password" {
-		return errSignInFailed()
+	if !ok {
+		return nil, errSignInFailed()
 	}
-	return Errorf(KindUnauthorized, CodeTOTPInvalid, "the code is not right")
+	return s.openSession(ctx, u)
 }
 
 // openSession creates a session for u after a correct password.
@@ -345,40 +285,92 @@ func (s *Service) SignOut(ctx context.Context, ss *StaffSession) error {
 
 // ChangePassword sets a new password after checking the current one, and
 // revokes every session of the user, this one included: whoever knew the
-// old password is signed out everywhere.
+// old password is signed out everywhere. A wrong current password counts
+// as a failed sign-in of the user's email, under the same throttle.
 func (s *Service) ChangePassword(ctx context.Context, ss *StaffSession, current, next string) error {
 	if s.passwords == nil {
 		return Internal("change password", errNoHasher)
 	}
-	ok, err := s.passwords.Verify(ss.User.PasswordHash, current)
-	if err != nil {
-		return Internal("verify password", err)
-	}
-	if !ok {
-		return &Error{Kind: KindInvalid, Code: CodeSignInFailed, Message: "current password: not right",
-			Fields: map[string]string{"current_password": "not right"}}
+	if err := s.checkOwnPassword(ctx, ss.User, "current_password", current); err != nil {
+		return err
 	}
 	hash, err := s.hashPassword(next, ss.User.Email)
 	if err != nil {
 		return err
 	}
-	u := *ss.User
-	u.PasswordHash, u.UpdatedAt = hash, s.now()
-	ctx = staffActor(ctx, &u)
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateUser(&u); err != nil {
-			return err
+	ctx = staffActor(ctx, ss.User)
+	_, err = s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+		if u.PasswordHash != ss.User.PasswordHash { // changed since this request checked it
+			return errUserChanged()
 		}
+		u.PasswordHash, u.UpdatedAt = hash, s.now()
 		if err := tx.DeleteUserSessions(u.ID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditPasswordChange, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess})
+		return s.audit(ctx, tx, userEvent(u, AuditPasswordChange, ""))
 	})
+	return err
+}
+
+// checkOwnPassword checks a signed-in user's password before a change
+// to their account (field names the form field), as a guarded attempt.
+func (s *Service) checkOwnPassword(ctx context.Context, u *User, field, password string) error {
+	ok, err := s.attempt(ctx, u.Email, u, field, func() (bool, error) { return s.passwords.Verify(u.PasswordHash, password) })
 	if err != nil {
-		return Internal("change password", err)
+		return err
+	}
+	if !ok {
+		return &Error{Kind: KindInvalid, Code: CodeSignInFailed, Message: field + ": not right",
+			Fields: map[string]string{field: "not right"}}
 	}
 	return nil
+}
+
+// errUserChanged answers a change to a user that another request changed
+// in the meantime (on PostgreSQL; SQLite's writer runs them one after
+// the other).
+func errUserChanged() error {
+	return Errorf(KindConflict, CodeOperationInProgress, "this account was changed by another request meanwhile; try again")
+}
+
+// changeUser reads user u afresh, applies change to the fresh copy and
+// writes it back, in one transaction with whatever else change writes.
+// The write is a compare-and-set on the user's version (Tx.UpdateUser):
+// a request's session carries the user as it was when the request
+// began, and writing that copy would undo what other requests changed
+// since (a new password, a demotion, a spent recovery code). change's
+// refusals (*Error) are returned as they are; a user changed meanwhile
+// is errUserChanged.
+func (s *Service) changeUser(ctx context.Context, u *User, change func(Tx, *User) error) (*User, error) {
+	var fresh *User
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if fresh, err = tx.User(u.MerchantID, u.ID); err != nil {
+			return err
+		}
+		if err := change(tx, fresh); err != nil {
+			return err
+		}
+		return tx.UpdateUser(fresh)
+	})
+	var refused *Error
+	switch {
+	case errors.As(err, &refused):
+		return nil, refused
+	case errors.Is(err, ErrConflict):
+		return nil, errUserChanged()
+	case errors.Is(err, ErrNotFound):
+		return nil, errSessionExpired() // the user was removed
+	case err != nil:
+		return nil, Internal("change user", err)
+	}
+	return fresh, nil
+}
+
+// userEvent is the audit row of a change to u.
+func userEvent(u *User, action, detail string) AuditEvent {
+	return AuditEvent{MerchantID: u.MerchantID, Action: action, ObjectType: ObjectUser, ObjectID: u.ID,
+		Outcome: OutcomeSuccess, Detail: detail}
 }
 
 // Team lists the users of actor's merchant.
@@ -547,7 +539,11 @@ func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) er
 
 // changeTeamMember loads a user of actor's merchant and applies change in
 // one transaction; when losesAdmin and the user is the merchant's only
-// admin, it refuses.
+// admin, it refuses. Two admins demoting or removing each other at once
+// must not leave the merchant with none: the change first rewrites every
+// admin's row by compare-and-set, in id order (claimAdmins), so of two
+// such changes on PostgreSQL the second finds a row changed and is
+// refused (errUserChanged).
 func (s *Service) changeTeamMember(ctx context.Context, actor *User, userID string, losesAdmin bool, change func(Tx, *User) error) error {
 	var lastAdmin bool
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -556,13 +552,8 @@ func (s *Service) changeTeamMember(ctx context.Context, actor *User, userID stri
 			return err
 		}
 		if losesAdmin && u.Role == RoleAdmin {
-			all, err := tx.Users(actor.MerchantID)
-			if err != nil {
+			if lastAdmin, err = claimAdmins(tx, u); err != nil || lastAdmin {
 				return err
-			}
-			if countRole(all, RoleAdmin) < 2 {
-				lastAdmin = true
-				return ErrConflict
 			}
 		}
 		return change(tx, u)
@@ -572,10 +563,39 @@ func (s *Service) changeTeamMember(ctx context.Context, actor *User, userID stri
 		return Errorf(KindConflict, CodeLastAdmin, "a merchant needs at least one admin")
 	case errors.Is(err, ErrNotFound):
 		return Errorf(KindNotFound, CodeNotFound, "no such user")
+	case errors.Is(err, ErrConflict):
+		return errUserChanged()
 	case err != nil:
 		return Internal("change team member", err)
 	}
 	return nil
+}
+
+// claimAdmins reports whether admin u is its merchant's last admin;
+// otherwise it rewrites every admin's row unchanged (u's through u
+// itself, which moves u's version on), in id order so that two claims
+// never wait for each other's rows.
+func claimAdmins(tx Tx, u *User) (last bool, err error) {
+	all, err := tx.Users(u.MerchantID)
+	if err != nil {
+		return false, err
+	}
+	if countRole(all, RoleAdmin) < 2 {
+		return true, nil
+	}
+	slices.SortFunc(all, func(a, b *User) int { return strings.Compare(a.ID, b.ID) })
+	for _, a := range all {
+		if a.ID == u.ID {
+			a = u
+		}
+		if a.Role != RoleAdmin {
+			continue
+		}
+		if err := tx.UpdateUser(a); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 func countRole(users []*User, r Role) int {

@@ -1,8 +1,10 @@
 package paylink
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -13,11 +15,16 @@ import (
 // recoveryCodeCount is how many one-time recovery codes a user gets.
 const recoveryCodeCount = 10
 
+// errTOTPOn refuses a set-up while two-factor sign-in is on.
+func errTOTPOn() error {
+	return Errorf(KindConflict, CodeInvalidState, "two-factor sign-in is on already")
+}
+
 // BeginTOTP gives the user a new, not yet enabled TOTP secret, sealed by
 // the vault, and returns it for the set-up page.
 func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession) ([]byte, error) {
 	if ss.User.TOTPEnabled {
-		return nil, Errorf(KindConflict, CodeInvalidState, "two-factor sign-in is on already")
+		return nil, errTOTPOn()
 	}
 	secret := make([]byte, 20)
 	if _, err := s.random.Read(secret); err != nil {
@@ -27,12 +34,17 @@ func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession) ([]byte, erro
 	if err != nil {
 		return nil, Internal("seal totp secret", err)
 	}
-	u := *ss.User
-	u.TOTP, u.UpdatedAt = sealed, s.now()
-	if err := s.store.Update(ctx, func(tx Tx) error { return tx.UpdateUser(&u) }); err != nil {
-		return nil, Internal("begin totp", err)
+	u, err := s.changeUser(ctx, ss.User, func(_ Tx, u *User) error {
+		if u.TOTPEnabled {
+			return errTOTPOn()
+		}
+		u.TOTP, u.UpdatedAt = sealed, s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	*ss.User = u
+	*ss.User = *u
 	return secret, nil
 }
 
@@ -59,32 +71,50 @@ func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code string
 	if secret == nil {
 		return nil, Errorf(KindConflict, CodeInvalidState, "start two-factor set-up first")
 	}
-	if !totpValid(secret, strings.TrimSpace(code), s.now()) {
+	step, ok := totpMatch(secret, strings.TrimSpace(code), s.now(), 0)
+	if !ok {
 		return nil, &Error{Kind: KindInvalid, Code: CodeTOTPInvalid, Message: "code: not right; check the time on your phone",
 			Fields: map[string]string{"code": "not right"}}
 	}
-	codes := make([]string, recoveryCodeCount)
-	hashes := make([]string, recoveryCodeCount)
+	codes, hashes, err := s.recoveryCodes()
+	if err != nil {
+		return nil, err
+	}
+	pending := ss.User.TOTP
+	ctx = staffActor(ctx, ss.User)
+	u, err := s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+		if u.TOTPEnabled || u.TOTP.KeyID != pending.KeyID || !bytes.Equal(u.TOTP.Ciphertext, pending.Ciphertext) {
+			return Errorf(KindConflict, CodeInvalidState, "two-factor set-up was changed meanwhile; start it again")
+		}
+		u.TOTPEnabled, u.RecoveryCodes, u.TOTPLastStep, u.UpdatedAt = true, hashes, step, s.now()
+		return s.audit(ctx, tx, userEvent(u, AuditTOTPEnable, ""))
+	})
+	if err != nil {
+		return nil, err
+	}
+	*ss.User = *u
+	return codes, nil
+}
+
+// recoveryCodes makes a user's one-time recovery codes, as shown once
+// and as stored (hashes).
+func (s *Service) recoveryCodes() (codes, hashes []string, err error) {
+	codes = make([]string, recoveryCodeCount)
+	hashes = make([]string, recoveryCodeCount)
 	for i := range codes {
 		c, err := s.token(10)
 		if err != nil {
-			return nil, Internal("recovery code", err)
+			return nil, nil, Internal("recovery code", err)
 		}
 		codes[i] = strings.ToLower(c[:5] + "-" + c[5:])
 		hashes[i] = hexHash(codes[i])
 	}
-	u := *ss.User
-	u.TOTPEnabled, u.RecoveryCodes, u.UpdatedAt = true, hashes, s.now()
-	err = s.updateUserAudited(ctx, &u, AuditTOTPEnable, "")
-	if err != nil {
-		return nil, err
-	}
-	*ss.User = u
-	return codes, nil
+	return codes, hashes, nil
 }
 
-// DisableTOTP turns two-factor sign-in off after checking the password;
-// refused while the merchant requires it.
+// DisableTOTP turns two-factor sign-in off after checking the password
+// (a guarded attempt, like sign-in); refused while the merchant requires
+// it.
 func (s *Service) DisableTOTP(ctx context.Context, ss *StaffSession, password string) error {
 	if ss.Merchant.Settings.Dashboard.RequireTOTP {
 		return Errorf(KindConflict, CodeTOTPRequired, "your merchant requires two-factor sign-in")
@@ -92,93 +122,87 @@ func (s *Service) DisableTOTP(ctx context.Context, ss *StaffSession, password st
 	if s.passwords == nil {
 		return Internal("disable totp", errNoHasher)
 	}
-	ok, err := s.passwords.Verify(ss.User.PasswordHash, password)
-	if err != nil {
-		return Internal("verify password", err)
-	}
-	if !ok {
-		return &Error{Kind: KindInvalid, Code: CodeSignInFailed, Message: "password: not right",
-			Fields: map[string]string{"password": "not right"}}
-	}
-	u := *ss.User
-	u.TOTP, u.TOTPEnabled, u.RecoveryCodes, u.UpdatedAt = SealedSecret{}, false, nil, s.now()
-	if err := s.updateUserAudited(ctx, &u, AuditTOTPDisable, ""); err != nil {
+	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
 		return err
 	}
-	*ss.User = u
-	return nil
-}
-
-// updateUserAudited writes u and its audit row in one transaction.
-func (s *Service) updateUserAudited(ctx context.Context, u *User, action, detail string) error {
-	ctx = staffActor(ctx, u)
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UpdateUser(u); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: action, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: detail})
+	ctx = staffActor(ctx, ss.User)
+	u, err := s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+		u.TOTP, u.TOTPEnabled, u.RecoveryCodes, u.UpdatedAt = SealedSecret{}, false, nil, s.now()
+		return s.audit(ctx, tx, userEvent(u, AuditTOTPDisable, ""))
 	})
 	if err != nil {
-		return Internal(action, err)
+		return err
 	}
+	*ss.User = *u
 	return nil
 }
 
 // VerifySecondFactor completes a sign-in pending its second factor with
-// a TOTP code or an unused recovery code (which is then spent). Wrong
-// codes count as sign-in failures of the email, so the same throttle
-// bounds guessing.
+// a TOTP code not used before or an unused recovery code, and spends
+// it. Each code is a guarded attempt, like a password: wrong codes count
+// as sign-in failures of the email, so the same throttle bounds guessing.
 func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code string) error {
 	if !ss.Session.PendingTOTP {
 		return nil
 	}
-	var throttled error
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		throttled, err = s.signInThrottled(ctx, tx, ss.User.Email)
-		return err
-	})
-	if err != nil {
-		return Internal("verify second factor", err)
-	}
-	if throttled != nil {
-		return throttled
-	}
-	secret, err := s.vault.Open(ss.User.TOTP)
-	if err != nil {
-		return Internal("open totp secret", err)
-	}
 	code = strings.ToLower(strings.TrimSpace(code))
-	u, how := *ss.User, "password+totp"
-	if !totpValid(secret, code, s.now()) {
-		i := slices.Index(u.RecoveryCodes, hexHash(code))
-		if i < 0 {
-			return s.signInFailed(ctx, u.Email, &u, "totp")
-		}
-		u.RecoveryCodes, how = slices.Delete(slices.Clone(u.RecoveryCodes), i, i+1), "password+recovery_code"
-	}
-	ctx = staffActor(ctx, &u)
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if how == "password+recovery_code" {
-			if err := tx.UpdateUser(&u); err != nil {
+	ctx = staffActor(ctx, ss.User)
+	var u *User
+	ok, err := s.attempt(ctx, ss.User.Email, ss.User, factorTOTP, func() (bool, error) {
+		wrong := false
+		var err error
+		u, err = s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+			how, err := s.spendSecondFactor(u, code)
+			if err != nil {
 				return err
 			}
+			if how == "" { // nothing is written
+				wrong = true
+				return errors.New("wrong second factor")
+			}
+			u.UpdatedAt = s.now()
+			if err := tx.TouchSession(ss.Session.IDHash, s.now(), false); errors.Is(err, ErrConflict) {
+				return errSessionExpired()
+			} else if err != nil {
+				return err
+			}
+			return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditSignIn, ObjectType: ObjectUser,
+				ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: how})
+		})
+		if wrong {
+			return false, nil
 		}
-		if err := tx.TouchSession(ss.Session.IDHash, s.now(), false); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditSignIn, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: how})
+		return err == nil, err
 	})
-	if errors.Is(err, ErrConflict) {
-		return errSessionExpired()
-	}
 	if err != nil {
-		return Internal("verify second factor", err)
+		return err
 	}
-	ss.Session.PendingTOTP, *ss.User = false, u
+	if !ok {
+		return Errorf(KindUnauthorized, CodeTOTPInvalid, "the code is not right")
+	}
+	ss.Session.PendingTOTP, *ss.User = false, *u
 	return nil
+}
+
+// spendSecondFactor checks code against u's TOTP secret, then against
+// its unused recovery codes, and spends on u what matched: the code's
+// time step, or the recovery code. It returns how u signed in, "" when
+// code matched nothing.
+func (s *Service) spendSecondFactor(u *User, code string) (string, error) {
+	secret, err := s.vault.Open(u.TOTP)
+	if err != nil {
+		return "", fmt.Errorf("open totp secret: %w", err)
+	}
+	if step, ok := totpMatch(secret, code, s.now(), u.TOTPLastStep); ok {
+		u.TOTPLastStep = step
+		return "password+totp", nil
+	}
+	i := slices.Index(u.RecoveryCodes, hexHash(code))
+	if i < 0 {
+		return "", nil
+	}
+	u.RecoveryCodes = slices.Delete(slices.Clone(u.RecoveryCodes), i, i+1)
+	return "password+recovery_code", nil
 }
 
 // SetTOTPRequired makes two-factor sign-in mandatory (or optional) for

@@ -366,6 +366,7 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	e := newRotationEnv(t, sqlstore.SQLite)
 	shops := e.vaultCards(t, 1, 2)
 	first := e.oldKeyID
+	recovery := enrolTwoFactor(t, e.tokenise, shops[0].m.ID)
 	if out, err := e.keysRotate(context.Background(), io.Discard); err != nil {
 		t.Fatalf("first rotation: %v\n%s", err, out)
 	}
@@ -389,6 +390,9 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 		if err := e.purchase(context.Background(), shops[0], tok); err != nil {
 			t.Errorf("after two rotations: %v", err)
 		}
+	}
+	if err := secondFactor(e.serve, recovery); err != nil {
+		t.Errorf("two-factor sign-in after two rotations: %v", err)
 	}
 
 	stranger, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
@@ -509,4 +513,53 @@ func TestKeysRotateBesideARunningServer(t *testing.T) {
 	if stale != 0 {
 		t.Errorf("got %d cards sealed under another key than the new active %s, want 0 (the server must seal new cards under it)", stale, active)
 	}
+}
+
+// Two-factor sign-in across rotations: a staff user's TOTP secret is
+// sealed like the other secrets.
+const (
+	staffEmail    = "owner@example.com"
+	staffPassword = "correct staple battery horse"
+)
+
+// enrolTwoFactor creates an admin of merchant mid with two-factor sign-in
+// on and returns one of its recovery codes.
+func enrolTwoFactor(t *testing.T, svc *paylink.Service, mid string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := svc.CreateUser(ctx, paylink.NewUser{MerchantID: mid, Email: staffEmail, Role: paylink.RoleAdmin, Password: staffPassword}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := svc.SignIn(ctx, staffEmail, staffPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := svc.StaffSession(ctx, in.Token, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := svc.BeginTOTP(ctx, ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes, err := svc.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codes[0]
+}
+
+// secondFactor signs the enrolled user in with a recovery code, which
+// opens the user's sealed TOTP secret first.
+func secondFactor(svc *paylink.Service, recovery string) error {
+	ctx := context.Background()
+	in, err := svc.SignIn(ctx, staffEmail, staffPassword)
+	if err != nil {
+		return err
+	}
+	ss, err := svc.StaffSession(ctx, in.Token, time.Hour)
+	if err != nil {
+		return err
+	}
+	return svc.VerifySecondFactor(ctx, ss, recovery)
 }

@@ -4,16 +4,25 @@ import (
 	"context"
 	"crypto/sha256"
 	"net/http"
+	"strings"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
 )
+
+// errReservedKey refuses an Idempotency-Key in the dashboard's namespace.
+var errReservedKey = &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest,
+	Message: "Idempotency-Key: keys beginning with " + paylink.DashboardKeyPrefix + " are reserved for the dashboard",
+	Fields:  map[string]string{"Idempotency-Key": "keys beginning with " + paylink.DashboardKeyPrefix + " are reserved for the dashboard"}}
 
 // idempotent runs a request at most once per Idempotency-Key: a retry
 // with the same key and body gets the first response again (with
 // Idempotent-Replayed: true), a different body or a concurrent retry gets
 // 409. Responses of 5xx release the key so the request can be retried.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, key string, raw []byte, h merchantHandler) (int, []byte) {
+	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
+		return s.errorResponse(w, r, errReservedKey)
+	}
 	hash := requestHash(r, raw)
 	replay, err := s.svc.BeginIdempotent(r.Context(), m, key, hash)
 	if err != nil {

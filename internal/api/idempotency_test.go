@@ -90,6 +90,21 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	}
 }
 
+// TestDashboardKeysAreReserved: the dashboard's forms claim keys under
+// a prefix the API refuses, so an API client's key never meets one.
+func TestDashboardKeysAreReserved(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	res, raw := postKey(t, env, m, paylink.DashboardKeyPrefix+"refund-1", body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "reserved for the dashboard") {
+		t.Errorf("got %d %s, want 400: the prefix is the dashboard's", res.StatusCode, raw)
+	}
+	if res, raw := postKey(t, env, m, "x"+paylink.DashboardKeyPrefix+"refund-1", body); res.StatusCode != http.StatusOK {
+		t.Errorf("the prefix elsewhere in a key: got %d %s, want 200", res.StatusCode, raw)
+	}
+}
+
 func TestIdempotencyKeyConcurrentRetries(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m, webhooks := onboardWithWebhooks(t, env)

@@ -19,10 +19,6 @@ import (
 // acting twice. The Service writes the audit row, with the signed-in user
 // as the actor.
 
-// keyPrefix keeps the dashboard's idempotency keys apart from those a
-// merchant's API client chooses.
-const keyPrefix = "dashboard:"
-
 // action is one payment action under way.
 type action struct {
 	rq   *request
@@ -55,8 +51,8 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 // again; a failure of ours (5xx) releases the key for a retry.
 func (a action) run(op func() error, amount int64) error {
 	rq, m := a.rq, a.rq.ss.Merchant
-	key := keyPrefix + rq.r.PostFormValue("idempotency_key")
-	if key == keyPrefix {
+	key := paylink.DashboardKeyPrefix + rq.r.PostFormValue("idempotency_key")
+	if key == paylink.DashboardKeyPrefix {
 		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "the form has no idempotency key; reload the page and try again")
 	}
 	h := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%d %s", rq.r.URL.Path, rq.ss.User.ID, amount, a.t.Currency))

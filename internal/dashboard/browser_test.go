@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/paylink/paylink"
@@ -143,6 +144,7 @@ func TestBrowserTwoFactor(t *testing.T) {
 	signInBrowser(t, ctx, base, "owner@example.com")
 	browsertest.WantText(t, ctx, "code page", "Code from your authenticator app")
 	auditPage(t, ctx, "code page")
+	env.Clock.Advance(30 * time.Second) // the set-up's code is spent: the next step's
 	browsertest.Run(t, ctx, "type the code", chromedp.SendKeys(chromedp.ID("code"), paylink.TOTPCode(secret, env.Clock.Now())))
 	browsertest.Submit(t, ctx, "verify")
 	browsertest.WantText(t, ctx, "home after the code", "Balances")

@@ -36,7 +36,7 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 		return nil, nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest,
 			"this form has no idempotency key; reload the page and try again")
 	}
-	ctx, m, key := rq.r.Context(), rq.ss.Merchant, "dashboard:"+form
+	ctx, m, key := rq.r.Context(), rq.ss.Merchant, paylink.DashboardKeyPrefix+form
 	hash := sha256.Sum256([]byte(action + "\x00" + strings.Join(parts, "\x00")))
 	replay, err := h.svc.BeginIdempotent(ctx, m, key, hash[:])
 	if err != nil || replay != nil {

@@ -15,6 +15,9 @@ type sealedTable struct {
 	table, id, keyID, sealed string
 	// stale is the WHERE clause of rows to rotate; $1 is the active key id.
 	stale string
+	// touch is more of a re-seal's SET clause, for tables whose rows are
+	// written by compare-and-set on a version.
+	touch string
 }
 
 // sealedTableOf maps a secret kind to its columns; webhook secrets live in
@@ -23,13 +26,16 @@ func sealedTableOf(kind paylink.SecretKind) (sealedTable, bool) {
 	switch kind {
 	case paylink.SecretCard:
 		return sealedTable{"cards", "token", "key_id", "pan_sealed",
-			`key_id <> '' AND (key_id <> $1 OR fingerprint_key_id <> $1)`}, true
+			`key_id <> '' AND (key_id <> $1 OR fingerprint_key_id <> $1)`, ""}, true
 	case paylink.SecretDirectDebit:
 		return sealedTable{"transactions", "reference", "secret_key_id", "secret_sealed",
-			`secret_key_id <> '' AND secret_key_id <> $1`}, true
+			`secret_key_id <> '' AND secret_key_id <> $1`, ""}, true
 	case paylink.SecretLinkTokens:
 		return sealedTable{"payment_links", "id", "tokens_key_id", "tokens_sealed",
-			`tokens_key_id <> '' AND tokens_key_id <> $1`}, true
+			`tokens_key_id <> '' AND tokens_key_id <> $1`, ""}, true
+	case paylink.SecretTOTP:
+		return sealedTable{"users", "id", "totp_key_id", "totp_sealed",
+			`totp_key_id <> '' AND totp_key_id <> $1`, `, version = version + 1`}, true
 	}
 	return sealedTable{}, false
 }
@@ -122,7 +128,7 @@ func (t *tx) ResealSecret(s paylink.StoredSecret, old paylink.SealedSecret) erro
 	if !ok {
 		return fmt.Errorf("reseal: unknown kind %q", s.Kind)
 	}
-	return t.execOne("reseal "+string(s.Kind), `UPDATE `+st.table+` SET `+st.keyID+` = $1, `+st.sealed+` = $2
+	return t.execOne("reseal "+string(s.Kind), `UPDATE `+st.table+` SET `+st.keyID+` = $1, `+st.sealed+` = $2`+st.touch+`
 		WHERE `+st.id+` = $3 AND `+st.keyID+` = $4 AND `+st.sealed+` = $5`,
 		s.Sealed.KeyID, s.Sealed.Ciphertext, s.ID, old.KeyID, old.Ciphertext)
 }

@@ -12,14 +12,14 @@ import (
 // Dashboard users, sessions, invites and sign-in failures (migration 0015).
 
 const userColumns = `id, merchant_id, email, role, password_hash, totp_key_id, totp_sealed, totp_enabled, recovery_codes,
-	created_at, updated_at`
+	totp_last_step, version, created_at, updated_at`
 
 func scanUser(row interface{ Scan(...any) error }) (*paylink.User, error) {
 	var u paylink.User
 	var role, codes string
 	var created, updated int64
 	err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &role, &u.PasswordHash, &u.TOTP.KeyID, &u.TOTP.Ciphertext,
-		&u.TOTPEnabled, &codes, &created, &updated)
+		&u.TOTPEnabled, &codes, &u.TOTPLastStep, &u.Version, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -46,9 +46,9 @@ func (t *tx) CreateUser(u *paylink.User) error {
 		return err
 	}
 	return t.execOne("insert user", `INSERT INTO users (`+userColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (email) DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (email) DO NOTHING`,
 		u.ID, u.MerchantID, u.Email, string(u.Role), u.PasswordHash, u.TOTP.KeyID, u.TOTP.Ciphertext, u.TOTPEnabled,
-		codes, u.CreatedAt.UnixMicro(), u.UpdatedAt.UnixMicro())
+		codes, u.TOTPLastStep, u.Version, u.CreatedAt.UnixMicro(), u.UpdatedAt.UnixMicro())
 }
 
 // User loads a user of the merchant.
@@ -91,16 +91,23 @@ func (t *tx) Users(merchantID string) ([]*paylink.User, error) {
 	return out, nil
 }
 
-// UpdateUser writes a user's mutable fields.
+// UpdateUser writes a user's mutable fields if the stored user is still
+// at u.Version, and moves it and u to the next version; ErrConflict when
+// the user changed or went since u was read.
 func (t *tx) UpdateUser(u *paylink.User) error {
 	codes, err := recoveryJSON(u.RecoveryCodes)
 	if err != nil {
 		return err
 	}
-	return t.execOne("update user", `UPDATE users SET role = $1, password_hash = $2, totp_key_id = $3, totp_sealed = $4,
-		totp_enabled = $5, recovery_codes = $6, updated_at = $7 WHERE id = $8 AND merchant_id = $9`,
-		string(u.Role), u.PasswordHash, u.TOTP.KeyID, u.TOTP.Ciphertext, u.TOTPEnabled, codes, u.UpdatedAt.UnixMicro(),
-		u.ID, u.MerchantID)
+	err = t.execOne("update user", `UPDATE users SET role = $1, password_hash = $2, totp_key_id = $3, totp_sealed = $4,
+		totp_enabled = $5, recovery_codes = $6, totp_last_step = $7, updated_at = $8, version = version + 1
+		WHERE id = $9 AND merchant_id = $10 AND version = $11`,
+		string(u.Role), u.PasswordHash, u.TOTP.KeyID, u.TOTP.Ciphertext, u.TOTPEnabled, codes, u.TOTPLastStep,
+		u.UpdatedAt.UnixMicro(), u.ID, u.MerchantID, u.Version)
+	if err == nil {
+		u.Version++
+	}
+	return err
 }
 
 // DeleteUser deletes a user of the merchant with its sessions.
@@ -195,17 +202,28 @@ func (t *tx) UseInvite(tokenHash []byte, now time.Time) error {
 
 // AddSignInFailure records a failure and prunes the email's and the
 // address's old ones.
-func (t *tx) AddSignInFailure(email, ip string, at, pruneBefore time.Time) error {
+func (t *tx) AddSignInFailure(email, ip string, at, pruneBefore time.Time) (int64, error) {
 	if _, err := t.exec(`DELETE FROM signin_failures WHERE email = $1 AND at < $2`, email, pruneBefore.UnixMicro()); err != nil {
-		return fmt.Errorf("prune sign-in failures: %w", err)
+		return 0, fmt.Errorf("prune sign-in failures: %w", err)
 	}
 	if ip != "" {
 		if _, err := t.exec(`DELETE FROM signin_failures WHERE ip = $1 AND at < $2`, ip, pruneBefore.UnixMicro()); err != nil {
-			return fmt.Errorf("prune sign-in failures: %w", err)
+			return 0, fmt.Errorf("prune sign-in failures: %w", err)
 		}
 	}
-	if _, err := t.exec(`INSERT INTO signin_failures (email, ip, at) VALUES ($1, $2, $3)`, email, ip, at.UnixMicro()); err != nil {
-		return fmt.Errorf("insert sign-in failure: %w", err)
+	var id int64
+	err := t.q.QueryRowContext(t.ctx, `INSERT INTO signin_failures (email, ip, at) VALUES ($1, $2, $3) RETURNING id`,
+		email, ip, at.UnixMicro()).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert sign-in failure: %w", err)
+	}
+	return id, nil
+}
+
+// DeleteSignInFailure deletes one failure.
+func (t *tx) DeleteSignInFailure(id int64) error {
+	if _, err := t.exec(`DELETE FROM signin_failures WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete sign-in failure: %w", err)
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 			tx.CreateCard(legacyFP), tx.CreateCard(wiped), tx.CreateTransaction(debit))
 	})
 	link := newLink(t, s, m) // tokens under k1
+	staff := &paylink.User{ID: "usr_" + m.ID, MerchantID: m.ID, Email: m.ID + "@example.com", Role: paylink.RoleAdmin,
+		PasswordHash: "x", TOTP: old, TOTPEnabled: true}
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateUser(staff) })
 
 	listed := map[paylink.SecretKind][]string{}
 	update(t, s, func(tx paylink.Tx) error {
@@ -52,6 +55,7 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 		paylink.SecretDirectDebit:   {debit.Reference},
 		paylink.SecretLinkTokens:    {link.ID},
 		paylink.SecretWebhookSecret: {m.ID},
+		paylink.SecretTOTP:          {staff.ID},
 	}
 	for kind, ids := range want {
 		if !slices.Equal(listed[kind], ids) {
@@ -67,7 +71,7 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 			return nil
 		})
 	}
-	countIs(5)
+	countIs(6)
 
 	resealed := paylink.SealedSecret{KeyID: "k2", Ciphertext: []byte{7, 8, 9}}
 	update(t, s, func(tx paylink.Tx) error {
@@ -77,6 +81,7 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 			{Kind: paylink.SecretDirectDebit, ID: debit.Reference, Sealed: resealed},
 			{Kind: paylink.SecretLinkTokens, ID: link.ID, Sealed: resealed},
 			{Kind: paylink.SecretWebhookSecret, ID: m.ID, Index: 1, Sealed: resealed},
+			{Kind: paylink.SecretTOTP, ID: staff.ID, Sealed: resealed},
 		}
 		for _, sec := range secrets {
 			from := old
@@ -105,6 +110,10 @@ func testSecretRotation(t *testing.T, s paylink.Store) {
 		got, err := tx.Merchant(m.ID)
 		if err != nil {
 			return err
+		}
+		u, err := tx.User(m.ID, staff.ID)
+		if err != nil || u.TOTP.KeyID != "k2" || !slices.Equal(u.TOTP.Ciphertext, resealed.Ciphertext) || u.Version != 1 || !u.TOTPEnabled {
+			t.Errorf("re-sealed two-factor secret: got %+v, %v; want k2, the new ciphertext, enabled, version 1", u, err)
 		}
 		secrets := got.Settings.Webhook.Secrets
 		if len(secrets) != 2 || secrets[0].KeyID != "k2" || !slices.Equal(secrets[1].Ciphertext, resealed.Ciphertext) ||

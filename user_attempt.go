@@ -1,0 +1,139 @@
+package paylink
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sign-in throttling. Every check of a staff user's secret (a password
+// at sign-in or on the account page, a second factor) is an attempt:
+// it counts as a failure of the email, and of the source address, until
+// it succeeds.
+
+// The audit detail of a failed attempt: which secret was wrong.
+const (
+	factorPassword = "password"
+	factorTOTP     = "totp"
+)
+
+// attempt runs check, a check of a secret for email (u is its user, nil
+// for an unknown email), under the sign-in throttle. The failure is
+// recorded and committed before check runs, and the throttle then counts
+// it with the others: of any number of concurrent attempts, across
+// instances, at most SignInFailureLimit for one email are checked and
+// fail within SignInFailureWindow (each attempt that passed the count saw
+// every other that passed before it). A check that succeeds, or ends in
+// an error, takes its failure back; a wrong one keeps it and is audited
+// with factor as its detail.
+func (s *Service) attempt(ctx context.Context, email string, u *User, factor string, check func() (bool, error)) (bool, error) {
+	id, err := s.reserveFailure(ctx, email)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.checkReserved(ctx, email, check)
+	if ok || err != nil {
+		if taken := s.takeBackFailure(ctx, id); taken != nil && err == nil {
+			err = taken
+		}
+		return ok, err
+	}
+	return false, s.auditFailure(ctx, u, factor)
+}
+
+// checkReserved runs check unless the email or the source address is
+// past its limit, counting the failure just reserved.
+func (s *Service) checkReserved(ctx context.Context, email string, check func() (bool, error)) (bool, error) {
+	var throttled error
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		throttled, err = s.throttled(ctx, tx, email)
+		return err
+	})
+	if err != nil {
+		return false, Internal("count sign-in failures", err)
+	}
+	if throttled != nil {
+		return false, throttled
+	}
+	ok, err := check()
+	if err != nil {
+		var refused *Error
+		if errors.As(err, &refused) {
+			return false, refused
+		}
+		return false, Internal("check sign-in secret", err)
+	}
+	return ok, nil
+}
+
+// reserveFailure records a failure for email from the request's source
+// address and returns its id.
+func (s *Service) reserveFailure(ctx context.Context, email string) (int64, error) {
+	var id int64
+	now := s.now()
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		id, err = tx.AddSignInFailure(email, ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow))
+		return err
+	})
+	if err != nil {
+		return 0, Internal("record sign-in attempt", err)
+	}
+	return id, nil
+}
+
+// takeBackFailure deletes a reserved failure that did not happen.
+func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
+	if err := s.store.Update(ctx, func(tx Tx) error { return tx.DeleteSignInFailure(id) }); err != nil {
+		return Internal("take back sign-in attempt", err)
+	}
+	return nil
+}
+
+// throttled is the refusal of an attempt for email whose reserved
+// failure makes more than SignInFailureLimit within SignInFailureWindow
+// for the email, or more than SignInIPFailureLimit for the request's
+// source address; nil when it may go on. Failures count for unknown
+// emails too, so neither answer tells whether an email has an account.
+func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, err error) {
+	since := s.now().Add(-SignInFailureWindow)
+	n, err := tx.CountSignInFailures(email, since)
+	if err != nil {
+		return nil, err
+	}
+	if n > SignInFailureLimit {
+		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
+			int(SignInFailureWindow/time.Minute)), nil
+	}
+	ip := ActorFrom(ctx).IP
+	if ip == "" {
+		return nil, nil
+	}
+	if n, err = tx.CountSignInFailuresFromIP(ip, since); err != nil {
+		return nil, err
+	}
+	if n > SignInIPFailureLimit {
+		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",
+			int(SignInFailureWindow/time.Minute)), nil
+	}
+	return nil, nil
+}
+
+// auditFailure writes the audit row of a failed attempt: by the user
+// when the email has one, by an anonymous staff actor otherwise.
+func (s *Service) auditFailure(ctx context.Context, u *User, factor string) error {
+	e := AuditEvent{Action: AuditSignInFailed, ObjectType: ObjectUser, Outcome: OutcomeDenied, Detail: factor}
+	if u != nil {
+		ctx = staffActor(ctx, u)
+		e.MerchantID, e.ObjectID = u.MerchantID, u.ID
+	} else {
+		a := ActorFrom(ctx)
+		a.Kind, a.ID = ActorStaff, ""
+		ctx, e.Detail = WithActor(ctx, a), "unknown_email"
+	}
+	if err := s.store.Update(ctx, func(tx Tx) error { return s.audit(ctx, tx, e) }); err != nil {
+		return Internal("audit sign-in failure", err)
+	}
+	return nil
+}
