@@ -293,21 +293,23 @@ func (s *Service) openLinkURLs(l *PaymentLink) (LinkURLs, error) {
 func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*PaymentLink, LinkURLs, error) {
 	var l *PaymentLink
 	err := s.store.Update(ctx, func(tx Tx) error {
+		var cancelled bool
 		var err error
-		if l, err = tx.PaymentLink(m.ID, id); err != nil {
-			return err
-		}
-		now := s.now()
-		switch {
-		case l.Status == LinkCancelled:
-			return nil
-		case l.Status == LinkPaid:
-			return errLinkPaid
-		case l.busy(now, s.cfg.AuthenticationTimeout):
-			return errLinkBusy
-		}
-		l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
-		if err := tx.UpdatePaymentLink(l); err != nil {
+		l, err = changeLink(tx, m.ID, id, func(l *PaymentLink) (bool, error) {
+			now := s.now()
+			switch {
+			case l.Status == LinkCancelled:
+				return false, nil
+			case l.Status == LinkPaid:
+				return false, errLinkPaid
+			case l.busy(now, s.cfg.AuthenticationTimeout):
+				return false, errLinkBusy
+			}
+			l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
+			cancelled = true
+			return true, nil
+		})
+		if err != nil || !cancelled {
 			return err
 		}
 		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditLinkCancel, ObjectType: ObjectPaymentLink,
@@ -316,13 +318,39 @@ func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*Paym
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil, LinkURLs{}, errNoSuchLink
-	case errors.Is(err, ErrConflict):
-		return nil, LinkURLs{}, errLinkBusy
 	case err != nil:
 		return nil, LinkURLs{}, asServiceError("cancel payment link", err)
 	}
 	urls, err := s.openLinkURLs(l)
 	return l, urls, err
+}
+
+// linkChangeTries bounds how often changeLink reads a link again after
+// losing its compare-and-set to another transaction.
+const linkChangeTries = 4
+
+// changeLink reads link id of the merchant, lets change decide (a
+// refusal, or whether it changed the link) and writes a changed link by
+// compare-and-set on its version. On PostgreSQL another transaction may
+// change the link between the read and the write: the link is then read
+// again and change decides afresh, so the answer follows the state that
+// won (cancelled, paid, an attempt in progress) rather than a bare
+// conflict. A link still changing after linkChangeTries reads is busy.
+func changeLink(tx Tx, merchantID, id string, change func(*PaymentLink) (bool, error)) (*PaymentLink, error) {
+	for range linkChangeTries {
+		l, err := tx.PaymentLink(merchantID, id)
+		if err != nil {
+			return nil, err
+		}
+		write, err := change(l)
+		if err != nil || !write {
+			return l, err
+		}
+		if err := tx.UpdatePaymentLink(l); !errors.Is(err, ErrConflict) {
+			return l, err
+		}
+	}
+	return nil, errLinkBusy
 }
 
 var (
@@ -337,32 +365,26 @@ var (
 // claimLink starts the payment attempt of transaction ref on a link
 // inside tx: the link must be unpaid, not cancelled or expired, free of
 // another attempt and within its attempt rate limit. The claim is a
-// compare-and-set on the link's version, so of two tabs paying at once
-// exactly one proceeds.
+// compare-and-set on the link's version (changeLink), so of two tabs
+// paying at once exactly one proceeds, and the other is told why.
 func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
-	l, err := tx.PaymentLink(merchantID, id)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	if err := s.linkPayable(l, now); err != nil {
-		return err
-	}
-	if now.Sub(l.WindowStart) >= LinkAttemptWindow {
-		l.WindowStart, l.WindowAttempts = now, 0
-	}
-	if l.WindowAttempts >= LinkAttemptLimit {
-		return errLinkRate
-	}
-	l.WindowAttempts++
-	l.Attempts++
-	l.ClaimedAt, l.ClaimReference, l.UpdatedAt = now, ref, now
-	if err := tx.UpdatePaymentLink(l); errors.Is(err, ErrConflict) {
-		return errLinkBusy
-	} else if err != nil {
-		return err
-	}
-	return nil
+	_, err := changeLink(tx, merchantID, id, func(l *PaymentLink) (bool, error) {
+		now := s.now()
+		if err := s.linkPayable(l, now); err != nil {
+			return false, err
+		}
+		if now.Sub(l.WindowStart) >= LinkAttemptWindow {
+			l.WindowStart, l.WindowAttempts = now, 0
+		}
+		if l.WindowAttempts >= LinkAttemptLimit {
+			return false, errLinkRate
+		}
+		l.WindowAttempts++
+		l.Attempts++
+		l.ClaimedAt, l.ClaimReference, l.UpdatedAt = now, ref, now
+		return true, nil
+	})
+	return err
 }
 
 // linkPayable reports why a link cannot take a new payment at now, or nil.

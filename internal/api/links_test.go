@@ -135,3 +135,27 @@ func TestCancelAndExpirePaymentLink(t *testing.T) {
 		t.Errorf("cancel unknown: got %d, want 404", got.Status)
 	}
 }
+
+// TestConcurrentCancelsAllSucceed: cancelling is idempotent, also when
+// the cancels arrive at once. On PostgreSQL the cancels that lose the
+// link's compare-and-set read it again and find it cancelled (200), not
+// "a payment is in progress" (there is none).
+func TestConcurrentCancelsAllSucceed(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		for round := range 5 {
+			id := env.Post("/v5/payment-links", m, map[string]any{"amount": "5", "currency": "AUD", "merchantReference": "C-1"}).Str("id")
+			const n = 8
+			got := make(chan apitest.Response, n)
+			for range n {
+				go func() { got <- env.Post("/v5/payment-links/"+id+"/cancel", m, nil) }()
+			}
+			for range n {
+				if r := <-got; r.Status != 200 || r.Str("status") != "cancelled" {
+					t.Errorf("round %d: a cancel got %d %s, want 200 cancelled", round, r.Status, r.Raw)
+				}
+			}
+		}
+	})
+}

@@ -347,3 +347,38 @@ func TestLateReturnRaces(t *testing.T) {
 		}
 	})
 }
+
+// TestPaymentRacingACancelIsToldWhichWon: a customer pays a link while
+// the merchant cancels it. Exactly one wins, and the other is told which
+// (the link was paid, or it was cancelled), never that a payment is in
+// progress: on PostgreSQL the loser of the link's compare-and-set reads
+// the link again.
+func TestPaymentRacingACancelIsToldWhichWon(t *testing.T) {
+	engines(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		for round := range 10 {
+			r := link(t, env, m, "10.50", nil)
+			ls := openLink(t, env, r.Str("url"))
+			card := &paylink.CardDetails{Number: cardOK, ExpiryMonth: 12, ExpiryYear: env.Clock.Now().Year() + 3, CVC: "123"}
+			var payErr, cancelErr error
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				_, payErr = env.Service.PayLink(ctx, ls, paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard,
+					Customer: paylink.Customer{IPAddress: "203.0.113.7"}, Card: card})
+			}()
+			go func() {
+				defer wg.Done()
+				_, _, cancelErr = env.Service.CancelLink(ctx, ls.Merchant, r.Str("id"))
+			}()
+			wg.Wait()
+			paid := payErr == nil && cancelErr != nil && paylink.AsError(cancelErr).Code == paylink.CodeLinkPaid
+			cancelled := cancelErr == nil && payErr != nil && paylink.AsError(payErr).Code == paylink.CodeLinkCancelled
+			if !paid && !cancelled {
+				t.Errorf("round %d: payment got %v, cancel got %v; want one to win and the other told so", round, payErr, cancelErr)
+			}
+		}
+	})
+}

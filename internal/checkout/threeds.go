@@ -25,7 +25,9 @@ func (h *Handler) threeDSReturn(rq *request) error {
 	if err == nil && t.Status == paylink.StatusRequiresAuthentication {
 		t, err = h.svc.CompleteThreeDS(ctx, rq.ls.Merchant, t.Reference)
 		if completedByAnother(err) {
-			t, err = h.svc.LinkTransaction(ctx, rq.ls, ref)
+			if again, rerr := h.svc.LinkTransaction(ctx, rq.ls, ref); rerr == nil && again.Status != paylink.StatusRequiresAuthentication {
+				t, err = again, nil
+			}
 		}
 	}
 	if err == nil && t.Status == paylink.StatusProcessing {
