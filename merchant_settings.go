@@ -24,6 +24,9 @@ type SettingsChange struct {
 func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChange) (*Merchant, error) {
 	var m *Merchant
 	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.LockMerchantSettings(mid); err != nil {
+			return err
+		}
 		var err error
 		if m, err = tx.Merchant(mid); err != nil {
 			return err

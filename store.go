@@ -33,6 +33,10 @@ type Tx interface {
 	Merchant(id string) (*Merchant, error)
 	ListMerchants() ([]*Merchant, error)
 	UpdateMerchantSettings(id string, s MerchantSettings) error
+	// LockMerchantSettings serialises changes to one merchant's settings
+	// (read, change, write) until the end of the database transaction:
+	// two changes at once both keep what they changed.
+	LockMerchantSettings(merchantID string) error
 
 	// API keys (apikey.go).
 

@@ -213,6 +213,9 @@ func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool
 	}
 	ctx = staffActor(ctx, actor)
 	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.LockMerchantSettings(actor.MerchantID); err != nil {
+			return err
+		}
 		m, err := tx.Merchant(actor.MerchantID)
 		if err != nil {
 			return err

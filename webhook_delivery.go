@@ -137,6 +137,9 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 		return "", Internal("rotate webhook secret", err)
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.LockMerchantSettings(mid); err != nil {
+			return err
+		}
 		m, err := tx.Merchant(mid)
 		if err != nil {
 			return err

@@ -138,6 +138,9 @@ func (t *tx) ResealSecret(s paylink.StoredSecret, old paylink.SealedSecret) erro
 // was read, so a concurrent settings change (a webhook secret rotation,
 // a whitelist edit) is never lost: it wins, and this returns ErrConflict.
 func (t *tx) resealWebhookSecret(s paylink.StoredSecret, old paylink.SealedSecret) error {
+	if err := t.LockMerchantSettings(s.ID); err != nil {
+		return err
+	}
 	var raw string
 	err := t.q.QueryRowContext(t.ctx, `SELECT settings FROM merchants WHERE id = $1`, s.ID).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -40,13 +40,7 @@ func (t *tx) UnsettledAccounts(cutoff time.Time) ([]paylink.MerchantCurrency, er
 // LockMerchantLedger takes a transaction-scoped advisory lock on
 // PostgreSQL; SQLite has one writer, which serialises settlement anyway.
 func (t *tx) LockMerchantLedger(merchantID, currency string) error {
-	if !t.postgres {
-		return nil
-	}
-	if _, err := t.exec(`SELECT pg_advisory_xact_lock(hashtext($1))`, "ledger/"+merchantID+"/"+currency); err != nil {
-		return fmt.Errorf("lock ledger of %s %s: %w", merchantID, currency, err)
-	}
-	return nil
+	return t.lock("ledger/" + merchantID + "/" + currency)
 }
 
 // UnsettledPostings lists a merchant's unsettled balance transactions in

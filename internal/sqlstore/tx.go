@@ -233,6 +233,24 @@ func (t *tx) ListMerchants() ([]*paylink.Merchant, error) {
 	return out, rows.Err()
 }
 
+// LockMerchantSettings holds the lock of one merchant's settings.
+func (t *tx) LockMerchantSettings(merchantID string) error {
+	return t.lock("settings/" + merchantID)
+}
+
+// lock takes the transaction-scoped lock called name. On PostgreSQL it
+// is an advisory lock; SQLite's single writer runs write transactions
+// one at a time, so there it is already held.
+func (t *tx) lock(name string) error {
+	if !t.postgres {
+		return nil
+	}
+	if _, err := t.exec(`SELECT pg_advisory_xact_lock(hashtext($1))`, name); err != nil {
+		return fmt.Errorf("lock %s: %w", name, err)
+	}
+	return nil
+}
+
 // UpdateMerchantSettings replaces a merchant's settings.
 func (t *tx) UpdateMerchantSettings(id string, s paylink.MerchantSettings) error {
 	settings, err := toJSON(s)

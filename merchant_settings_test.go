@@ -1,0 +1,70 @@
+package paylink_test
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// TestSettingsChangesAtOnceAreAllKept: three changes to one merchant's
+// settings at the same moment (two-factor required, a webhook secret
+// rotated, webhook retries switched) each keep what they changed; none
+// writes back the settings it read over another's change.
+func TestSettingsChangesAtOnceAreAllKept(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		for round := range 10 {
+			on := round%2 == 0
+			before := merchantSettings(t, env, m.ID)
+			var wg sync.WaitGroup
+			errs := make([]error, 3)
+			for i, change := range []func() error{
+				func() error { return env.Service.SetTOTPRequired(ctx, admin, on) },
+				func() error { _, err := env.Service.RotateWebhookSecret(ctx, m.ID, 0); return err },
+				func() error {
+					_, err := env.Service.UpdateSettings(ctx, m.ID, paylink.SettingsChange{WebhookRetries: &on})
+					return err
+				},
+			} {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = change() }()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("round %d, change %d: %v", round, i, err)
+				}
+			}
+			got := merchantSettings(t, env, m.ID)
+			if got.Dashboard.RequireTOTP != on || got.Webhook.Retries != on ||
+				bytes.Equal(got.Webhook.Secrets[0].Ciphertext, before.Webhook.Secrets[0].Ciphertext) {
+				t.Errorf("round %d: got two-factor required %v, retries %v, secret rotated %v; want %v, %v, true", round,
+					got.Dashboard.RequireTOTP, got.Webhook.Retries,
+					!bytes.Equal(got.Webhook.Secrets[0].Ciphertext, before.Webhook.Secrets[0].Ciphertext), on, on)
+			}
+		}
+	})
+}
+
+// merchantSettings reads merchant id's settings from the store.
+func merchantSettings(t *testing.T, env *apitest.Env, id string) paylink.MerchantSettings {
+	t.Helper()
+	var s paylink.MerchantSettings
+	err := env.Store.View(context.Background(), func(tx paylink.Tx) error {
+		m, err := tx.Merchant(id)
+		if err == nil {
+			s = m.Settings
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
