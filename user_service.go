@@ -545,22 +545,24 @@ func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) er
 // such changes on PostgreSQL the second finds a row changed and is
 // refused (errUserChanged).
 func (s *Service) changeTeamMember(ctx context.Context, actor *User, userID string, losesAdmin bool, change func(Tx, *User) error) error {
-	var lastAdmin bool
 	err := s.store.Update(ctx, func(tx Tx) error {
 		u, err := tx.User(actor.MerchantID, userID)
 		if err != nil {
 			return err
 		}
 		if losesAdmin && u.Role == RoleAdmin {
-			if lastAdmin, err = claimAdmins(tx, u); err != nil || lastAdmin {
+			if last, err := claimAdmins(tx, u); err != nil {
 				return err
+			} else if last {
+				return Errorf(KindConflict, CodeLastAdmin, "a merchant needs at least one admin")
 			}
 		}
 		return change(tx, u)
 	})
+	var refused *Error
 	switch {
-	case lastAdmin:
-		return Errorf(KindConflict, CodeLastAdmin, "a merchant needs at least one admin")
+	case errors.As(err, &refused):
+		return refused
 	case errors.Is(err, ErrNotFound):
 		return Errorf(KindNotFound, CodeNotFound, "no such user")
 	case errors.Is(err, ErrConflict):
