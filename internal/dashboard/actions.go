@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,13 +49,8 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 // the first request did; a refusal is stored too, so a replay shows it
 // again; a failure of ours (5xx) releases the key for a retry.
 func (a action) run(op func() error, amount int64) error {
-	rq, m := a.rq, a.rq.ss.Merchant
-	key := paylink.DashboardKeyPrefix + rq.r.PostFormValue("idempotency_key")
-	if key == paylink.DashboardKeyPrefix {
-		return paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "the form has no idempotency key; reload the page and try again")
-	}
-	h := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%d %s", rq.r.URL.Path, rq.ss.User.ID, amount, a.t.Currency))
-	replay, err := a.h.svc.BeginIdempotent(a.ctx, m, key, h[:])
+	rq := a.rq
+	replay, finish, err := a.h.once(rq, "payment", rq.r.URL.Path, rq.ss.User.ID, fmt.Sprintf("%d %s", amount, a.t.Currency))
 	if err != nil {
 		return err
 	}
@@ -70,9 +64,7 @@ func (a action) run(op func() error, amount int64) error {
 		e := paylink.AsError(err)
 		status, body = httpx.Status(e.Kind), e.Message
 	}
-	if ferr := a.h.svc.FinishIdempotent(context.WithoutCancel(a.ctx), m, key, status, []byte(body)); ferr != nil {
-		a.h.log.Error("dashboard: idempotency key not recorded", "err", ferr)
-	}
+	finish(status, []byte(body))
 	if err != nil {
 		return err
 	}
