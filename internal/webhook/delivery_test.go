@@ -403,6 +403,29 @@ func TestHangingReceiverHoldsOneSlot(t *testing.T) {
 	}
 }
 
+// TestNewlySilentReceiverLeavesSlotsForOthers: before any attempt to it
+// has timed out, a receiver that has not answered yet holds at most
+// three quarters of the slots (six of eight here), so another merchant's
+// webhook goes out at once rather than after the timeout.
+func TestNewlySilentReceiverLeavesSlotsForOthers(t *testing.T) {
+	const timeout = 20 * time.Second
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 8, WebhookTimeout: timeout})
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hanging.Close()
+	defer close(release)
+	start := time.Now()
+	backlogThenOther(t, env, hanging.URL, 12)
+	if took := time.Since(start); took > timeout/4 {
+		t.Errorf("the other merchant's webhook took %s, want it well before the silent endpoint's timeout (%s)", took, timeout)
+	}
+}
+
 // counter reads an unlabelled counter from reg.
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()

@@ -59,10 +59,11 @@ type Options struct {
 // under load a turn settles and starts many attempts for one commit.
 //
 // A receiver whose last attempt timed out has one attempt at a time
-// until it answers again, and one whose last answer took at least half
-// the timeout has an eighth of the slots until it answers faster; the
-// other rows leased for it go back to the outbox with no attempt
-// counted, due again later (deferral). So a merchant whose endpoint
+// until it answers again, one whose last answer took at least half the
+// timeout has an eighth of the slots until it answers faster, and one
+// that has not answered for a second (a new one included) three quarters
+// of them; the other rows leased for it go back to the outbox with no
+// attempt counted, due again later (deferral). So a merchant whose endpoint
 // hangs or crawls, however long its backlog, holds few slots, and the
 // other merchants' webhooks go out. (A refused connection fails at once
 // and holds no slot: such a receiver is tried as usual.)
@@ -78,10 +79,23 @@ type Dispatcher struct {
 
 // receiver is what the dispatcher knows of one receiving host.
 type receiver struct {
-	inflight int
-	hangs    int  // timeouts in a row (a first wave of them counts once); 0 once it answers
-	slow     bool // its last answer took at least half the timeout
+	inflight   int
+	hangs      int       // timeouts in a row (a first wave of them counts once); 0 once it answers
+	slow       bool      // its last answer took at least half the timeout
+	lastAnswer time.Time // when an attempt to it last ended other than by timing out
 }
+
+// A receiver that has not answered for quietAfter, one not seen before
+// included, may hold at most a share of the slots (Dispatcher.share):
+// until an attempt to it times out nothing else tells that it hangs, and
+// without the share a backlog for one silent receiver would take every
+// slot for a whole timeout. Its rows over the share go back to the
+// outbox for quietDeferral. A receiver that answers holds as many slots
+// as it has rows.
+const (
+	quietAfter    = time.Second
+	quietDeferral = 5 * time.Second
+)
 
 // outcome is an attempt's result, its receiver, whether it timed out,
 // and whether it was made while its receiver was known to hang.
@@ -168,6 +182,9 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	case o.Attempt.StatusCode != 0:
 		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
 	}
+	if !o.timedOut {
+		rc.lastAnswer = time.Now()
+	}
 	if rc.inflight == 0 && rc.hangs == 0 && !rc.slow {
 		delete(d.receivers, o.host)
 	}
@@ -199,6 +216,8 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 		return deferral(d.opts.Timeout, rc.hangs)
 	case rc.slow && rc.inflight >= max(1, d.opts.Concurrency/8):
 		return d.opts.Timeout
+	case rc.inflight >= d.share() && time.Since(rc.lastAnswer) > quietAfter:
+		return quietDeferral
 	}
 	probe := rc.hangs > 0
 	d.inflight++
@@ -211,6 +230,18 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 		d.results <- o
 	}()
 	return 0
+}
+
+// share is how many slots a receiver that is not answering may hold:
+// all but a quarter of them, which stay for the other receivers. With
+// fewer than eight slots there is no quarter to keep (a quarter of one
+// slot would leave a new receiver one attempt at a time), and a receiver
+// may hold them all until it is known to hang.
+func (d *Dispatcher) share() int {
+	if d.opts.Concurrency < 8 {
+		return d.opts.Concurrency
+	}
+	return d.opts.Concurrency - d.opts.Concurrency/4
 }
 
 // maxDeferral bounds how long a row waits for a hanging receiver.
