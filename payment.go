@@ -217,6 +217,25 @@ func (t *Transaction) Refundable() int64 {
 	return t.Total - t.Refunded
 }
 
+// HoldApproved reports whether t is a pre-authorisation whose hold the
+// issuer approved: held now (PRE_AUTHORISED), captured (APPROVED),
+// released (PRE_AUTHORISED_REVERSED), or being captured or released
+// (PROCESSING or UNKNOWN with the hold's approval code). A hold that was
+// declined or failed, or still awaits 3-D Secure or the processor's first
+// answer, never held anything.
+func (t *Transaction) HoldApproved() bool {
+	if !t.PreAuth {
+		return false
+	}
+	switch t.Status {
+	case StatusPreAuthorised, StatusApproved, StatusPreAuthorisedReversed:
+		return true
+	case StatusProcessing, StatusUnknown:
+		return t.Details.AuthCode != ""
+	}
+	return false
+}
+
 // Refund is a return of funds against an approved transaction.
 type Refund struct {
 	Reference            string

@@ -38,9 +38,13 @@ func referenceTransaction(t *paylink.Transaction, preAuthNumber bool) map[string
 	if t.Status == paylink.StatusRequiresAuthentication {
 		total = nil
 	}
-	var preAuth any = paylink.FormatAmount(t.PreAuthAmount, cur)
+	held := int64(0)
+	if t.HoldApproved() {
+		held = t.PreAuthAmount
+	}
+	var preAuth any = paylink.FormatAmount(held, cur)
 	if preAuthNumber {
-		preAuth = number(t.PreAuthAmount, cur)
+		preAuth = number(held, cur)
 	}
 	return map[string]any{
 		"card":     card,
@@ -48,7 +52,7 @@ func referenceTransaction(t *paylink.Transaction, preAuthNumber bool) map[string
 		"purchase": map[string]any{
 			"transaction_time_utc": nullable(paylink.FormatSpecTime(t.ProcessedAt)), "status": t.Status.Public(),
 			"purchase_reference": t.Reference, "invoice_number": t.InvoiceNumber, "amount": number(t.Amount, cur),
-			"surcharge_amount": number(t.Surcharge, cur), "total_amount": total, "pre_authorised": t.PreAuth,
+			"surcharge_amount": number(t.Surcharge, cur), "total_amount": total, "pre_authorised": t.HoldApproved(),
 			"pre_authorised_amount": preAuth, "currency": t.Currency,
 		},
 		"response_code": responseCode(t.Status), "response_message": d.Message,

@@ -83,6 +83,15 @@ func TestPreAuthorisationHoldsFunds(t *testing.T) {
 	if r.Get("purchase.pre_authorised") != true {
 		t.Errorf("pre_authorised: got %v, want true", r.Get("purchase.pre_authorised"))
 	}
+	// A hold the issuer did not approve held nothing.
+	for card, status := range map[string]string{"4000000000000002": "DECLINED", "4000000000000119": "FAILED"} {
+		r := env.Post("/v5/purchase", m, env.CardPurchase(m, card, "15.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", "true")
+		}))
+		if r.Str("purchase.status") != status || r.Get("purchase.pre_authorised") != false || r.Str("purchase.pre_authorised_amount") != "0.00" {
+			t.Errorf("a %s hold: got %s, want pre_authorised false and 0.00 held", status, r.Raw)
+		}
+	}
 }
 
 func TestCaptureRules(t *testing.T) {

@@ -174,11 +174,15 @@ func (r txResult) appendPurchase(o *object) {
 	o.raw("amount", paylink.FormatAmountShort(t.Amount, cur))
 	o.str("currency", t.Currency)
 	o.str("invoice_number", t.InvoiceNumber)
-	o.boolean("pre_authorised", t.PreAuth)
+	held := int64(0) // the amount held: nothing for a hold never approved
+	if t.HoldApproved() {
+		held = t.PreAuthAmount
+	}
+	o.boolean("pre_authorised", t.HoldApproved())
 	if r.preAuthNumber {
-		o.raw("pre_authorised_amount", paylink.FormatAmountShort(t.PreAuthAmount, cur))
+		o.raw("pre_authorised_amount", paylink.FormatAmountShort(held, cur))
 	} else {
-		o.str("pre_authorised_amount", paylink.FormatAmount(t.PreAuthAmount, cur))
+		o.str("pre_authorised_amount", paylink.FormatAmount(held, cur))
 	}
 	o.str("purchase_reference", t.Reference)
 	o.str("status", string(t.Status.Public()))

@@ -151,6 +151,9 @@ func TestThreeDSChallengeFlowThroughThePage(t *testing.T) {
 				r.Get("purchase.total_amount") != nil || !strings.HasPrefix(pageURL, env.Server.URL+paylink.ChallengePath) {
 				t.Fatalf("purchase: got %s, want REQUIRES_AUTHENTICATION, null time and total, our challenge page", r.Raw)
 			}
+			if r.Get("purchase.pre_authorised") != false || r.Str("purchase.pre_authorised_amount") != "0.00" {
+				t.Errorf("awaiting the challenge: got %s, want nothing held yet", r.Raw)
+			}
 			expectError(t, threeDSRedirect(env, m, ref), http.StatusConflict, paylink.CodeAuthenticationPending)
 
 			page := fetchChallenge(t, env, pageURL)
