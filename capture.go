@@ -41,6 +41,9 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 		return nil, err
 	}
 	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", PermCapture, func(t *Transaction) error {
+		if s.holdExpired(t) {
+			return errHoldExpired
+		}
 		plan, err := planCapture(m, t, req)
 		if err != nil {
 			return err
@@ -55,6 +58,18 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	}
 	return s.settleHold(ctx, t)
 }
+
+// holdExpired reports whether a PRE_AUTHORISED hold is past
+// Config.PreAuthExpiry, by the same clock and column as the
+// preauth-expiry job (its last change), which releases it within a
+// minute: a capture re-checks it, so an overdue hold is never captured
+// in the meantime.
+func (s *Service) holdExpired(t *Transaction) bool {
+	return t.Status == StatusPreAuthorised && t.UpdatedAt.Before(s.now().Add(-s.cfg.PreAuthExpiry))
+}
+
+var errHoldExpired = Errorf(KindConflict, CodeHoldReleased,
+	"this hold has expired and its funds are being released; nothing was captured")
 
 // Operations on a claimed hold (PendingOp.Op).
 const (

@@ -378,6 +378,13 @@ func TestPreAuthExpiry(t *testing.T) {
 		r.env.Clock.Advance(paylink.DefaultPreAuthExpiry - time.Hour)
 		young := r.pay("4111111111111111", 5000, true, paylink.StatusPreAuthorised).Reference
 		r.env.Clock.Advance(2 * time.Hour)
+		// Overdue, and the job has not run yet: a capture is refused all
+		// the same, and nothing changes.
+		_, err := r.capture(old, 1000)
+		wantCode(t, err, paylink.CodeHoldReleased)
+		if got := r.status(old); got != paylink.StatusPreAuthorised {
+			t.Errorf("overdue hold after the refused capture: got %s, want it left to the job", got)
+		}
 		n, err := r.svc.ExpirePreAuths(ctx)
 		if err != nil {
 			t.Fatal(err)
