@@ -479,9 +479,11 @@ func replaced(v []value, after []int32, later map[string]bool, key string) bool 
 }
 
 // lookup follows a dotted path through nested objects; nil when absent.
-// Among duplicate keys the last counts.
+// Among duplicate keys the last counts. A member on the path that is
+// present but not an object ("customer": "bob") is recorded as a field
+// error rather than read as absent.
 func (b *body) lookup(path string) *value {
-	lo, hi := 0, len(b.v)
+	lo, hi, full := 0, len(b.v), path
 	for {
 		key, rest, nested := strings.Cut(path, ".")
 		found := -1
@@ -497,6 +499,7 @@ func (b *body) lookup(path string) *value {
 			return &b.v[found]
 		}
 		if b.v[found].kind != kindObject {
+			b.fail(full[:len(full)-len(rest)-1], "must be an object")
 			return nil
 		}
 		lo, hi, path = found+1, int(b.v[found].end), rest

@@ -44,8 +44,9 @@ func TestBodyCoercions(t *testing.T) {
 	}
 	b.str(10, "a.o")
 	b.integer("a.f")
-	if len(b.f) != 2 {
-		t.Errorf("got field errors %v, want two (object as string, fraction as integer)", b.f)
+	b.str(10, "a.s.deeper", "a.n.other")
+	if len(b.f) != 4 || b.f["a.s"] != "must be an object" || b.f["a.n"] != "must be an object" {
+		t.Errorf("got field errors %v, want four (object as string, fraction as integer, a.s and a.n not objects)", b.f)
 	}
 }
 

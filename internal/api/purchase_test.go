@@ -341,6 +341,7 @@ var badInputs = []struct {
 	{"missing ip address", func(b map[string]any) { apitest.Delete(b, "customer.ip_address") }, 400, "customer.ip_address"},
 	{"missing timezone", func(b map[string]any) { apitest.Delete(b, "customer.timezone") }, 400, "customer.timezone"},
 	{"missing card", func(b map[string]any) { delete(b, "card") }, 400, "card"},
+	{"customer not an object", func(b map[string]any) { b["customer"] = 5 }, 400, "customer"},
 	{"missing card number", func(b map[string]any) { apitest.Delete(b, "card.number") }, 400, "card.number"},
 	{"missing expiry month", func(b map[string]any) { apitest.Delete(b, "card.expiry_month") }, 400, "card.expiry_month"},
 	{"missing expiry year", func(b map[string]any) { apitest.Delete(b, "card.expiry_year") }, 400, "card.expiry_year"},
