@@ -149,30 +149,10 @@ func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code
 	ctx = staffActor(ctx, ss.User)
 	var u *User
 	ok, err := s.attempt(ctx, ss.User.Email, ss.User, factorTOTP, func() (bool, error) {
-		wrong := false
+		var wrong bool
 		var err error
-		u, err = s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
-			how, err := s.spendSecondFactor(u, code)
-			if err != nil {
-				return err
-			}
-			if how == "" { // nothing is written
-				wrong = true
-				return errors.New("wrong second factor")
-			}
-			u.UpdatedAt = s.now()
-			if err := tx.TouchSession(ss.Session.IDHash, s.now(), false); errors.Is(err, ErrConflict) {
-				return errSessionExpired()
-			} else if err != nil {
-				return err
-			}
-			return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditSignIn, ObjectType: ObjectUser,
-				ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: how})
-		})
-		if wrong {
-			return false, nil
-		}
-		return err == nil, err
+		u, wrong, err = s.completeSecondFactor(ctx, ss, code)
+		return !wrong && err == nil, err
 	})
 	if err != nil {
 		return err
@@ -182,6 +162,34 @@ func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code
 	}
 	ss.Session.PendingTOTP, *ss.User = false, *u
 	return nil
+}
+
+// completeSecondFactor spends code on the session's user and completes
+// the session's sign-in, in one transaction; wrong when code matched
+// nothing (then nothing is written).
+func (s *Service) completeSecondFactor(ctx context.Context, ss *StaffSession, code string) (u *User, wrong bool, err error) {
+	u, err = s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+		how, err := s.spendSecondFactor(u, code)
+		if err != nil {
+			return err
+		}
+		if how == "" {
+			wrong = true
+			return errors.New("wrong second factor") // rolls back
+		}
+		u.UpdatedAt = s.now()
+		if err := tx.TouchSession(ss.Session.IDHash, s.now(), false); errors.Is(err, ErrConflict) {
+			return errSessionExpired()
+		} else if err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditSignIn, ObjectType: ObjectUser,
+			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: how})
+	})
+	if wrong {
+		return nil, true, nil
+	}
+	return u, false, err
 }
 
 // spendSecondFactor checks code against u's TOTP secret, then against
