@@ -2,8 +2,12 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/paylink/paylink"
@@ -83,5 +87,40 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	}
 	if got := sqlstore.SchemaVersion(sqlstore.SQLite); got != sqlstore.SchemaVersion(sqlstore.Postgres) {
 		t.Errorf("got SQLite schema %d and PostgreSQL schema %d, want the same version", got, sqlstore.SchemaVersion(sqlstore.Postgres))
+	}
+}
+
+// TestDroppedDatabaseIsUnavailable: a database dropped under a running
+// store answers every call as unavailable (503 to clients), as a server
+// that is down does, not as a fault of paylink's (500).
+func TestDroppedDatabaseIsUnavailable(t *testing.T) {
+	dsn := pg.Database(t)
+	st, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	u.Path = "/postgres"
+	admin, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec(`DROP DATABASE "` + name + `" WITH (FORCE)`); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the pool's connection was cut; the next one cannot connect
+		err = st.View(context.Background(), func(tx paylink.Tx) error {
+			_, err := tx.Merchant("Mnobody")
+			return err
+		})
+		if !errors.Is(err, paylink.ErrUnavailable) {
+			t.Errorf("after the drop: got %v, want unavailable", err)
+		}
 	}
 }

@@ -35,9 +35,10 @@ func (s *Store) UnavailableErrors() int64 { return s.unavailable.Load() }
 
 // PostgreSQL error classes and codes that mean "not now": a connection
 // exception (class 08), the server shutting down or restarting (57P01
-// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now) or out
-// of connection slots (53300).
-var unavailableStates = map[string]bool{"57P01": true, "57P02": true, "57P03": true, "53300": true}
+// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now), out
+// of connection slots (53300), or the database gone (57P04
+// database_dropped, 3D000 invalid_catalog_name when connecting to it).
+var unavailableStates = map[string]bool{"57P01": true, "57P02": true, "57P03": true, "57P04": true, "53300": true, "3D000": true}
 
 // unavailable reports whether err says the database cannot be reached or
 // is restarting, rather than that a statement was wrong.

@@ -28,6 +28,8 @@ func TestClassifyUnavailable(t *testing.T) {
 		{"crash shutdown 57P02", &pgconn.PgError{Code: "57P02"}, true},
 		{"cannot connect now 57P03", &pgconn.PgError{Code: "57P03"}, true},
 		{"too many connections 53300", &pgconn.PgError{Code: "53300"}, true},
+		{"database dropped 57P04", &pgconn.PgError{Code: "57P04"}, true},
+		{"no such database 3D000", &pgconn.PgError{Code: "3D000"}, true},
 		{"connection failure 08006", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "08006"}), true},
 		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
 		{"bad connection", driver.ErrBadConn, true},
