@@ -545,3 +545,22 @@ func setWebhookSecrets(t *testing.T, env *apitest.Env, id string, change func([]
 	}
 	return was
 }
+
+// TestAttemptErrorsKeepTheURLsSecret: a merchant's webhook URL may carry
+// their own secret; a failed attempt's error names the receiver by
+// scheme and host, in the delivery log and in the server's log.
+func TestAttemptErrorsKeepTheURLsSecret(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := onboard(env, "http://127.0.0.1:1/hook/PATHSECRET?token=QUERYSECRET", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	d := deliveries(t, env, m)[0]
+	if d.State != paylink.DeliveryFailed || !strings.Contains(d.LastError, "http://127.0.0.1:1") {
+		t.Fatalf("got %s with error %q, want failed, naming the receiver", d.State, d.LastError)
+	}
+	for where, text := range map[string]string{"delivery log": d.LastError, "server log": env.LogText()} {
+		if strings.Contains(text, "SECRET") {
+			t.Errorf("the %s shows the URL's path or query: %s", where, text)
+		}
+	}
+}

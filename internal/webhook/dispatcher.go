@@ -305,11 +305,27 @@ func (d *Dispatcher) attempt(ctx context.Context, job *paylink.WebhookJob) outco
 	d.opts.Metrics.observe(status, err, a.Latency)
 	switch {
 	case err != nil:
-		a.Error = err.Error()
+		a.Error = attemptError(err)
 	case status != http.StatusOK:
 		a.Error = fmt.Sprintf("receiver answered HTTP %d, want 200", status)
 	}
 	return outcome{WebhookResult: paylink.WebhookResult{Job: job, Attempt: a}, timedOut: timedOut(err)}
+}
+
+// attemptError is how a failed attempt is told in the delivery log and
+// the server's log. Go's HTTP client names the whole URL in its errors;
+// a merchant's URL may carry their own secret in its path or query, so
+// only its scheme and host are kept.
+func attemptError(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	target := "the receiver"
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		target = u.Scheme + "://" + u.Host
+	}
+	return ue.Op + " " + target + ": " + ue.Err.Error()
 }
 
 // logAttempts logs recorded attempts, one line each, and deferrals at
