@@ -47,7 +47,12 @@ func ParseDSN(dsn string) (DSN, error) {
 		return DSN{}, errors.New("empty database DSN")
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		if _, err := url.Parse(dsn); err != nil {
-			return DSN{}, fmt.Errorf("postgres DSN: %w", err)
+			// Not %w: url.Parse's error quotes the whole URL, password and all.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return DSN{}, fmt.Errorf("postgres DSN: cannot parse it as a URL: %v", err)
 		}
 		return DSN{Engine: Postgres, URL: dsn}, nil
 	case strings.HasPrefix(dsn, "sqlite:"):

@@ -61,6 +61,8 @@ func TestParseDSN(t *testing.T) {
 		{in: "postgres://u:p@h/db", engine: sqlstore.Postgres},
 		{in: "postgresql://h/db", engine: sqlstore.Postgres},
 		{in: "mysql://h/db", bad: true},
+		{in: "mysql://u:S3cretPW@h/db", bad: true},
+		{in: "postgres://u:S3cretPW@127.0.0.1:bad/x", bad: true},
 		{in: "", bad: true},
 	}
 	for _, tt := range tests {
@@ -68,6 +70,9 @@ func TestParseDSN(t *testing.T) {
 			d, err := sqlstore.ParseDSN(tt.in)
 			if (err != nil) != tt.bad {
 				t.Fatalf("got err %v, want bad=%v", err, tt.bad)
+			}
+			if err != nil && strings.Contains(err.Error(), "S3cretPW") {
+				t.Errorf("the error shows the password: %v", err)
 			}
 			if !tt.bad && (d.Engine != tt.engine || d.Path != tt.path) {
 				t.Errorf("got %+v, want engine %s path %q", d, tt.engine, tt.path)
