@@ -40,7 +40,7 @@ func runAuditExport(ctx context.Context, env environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("audit export: --since: %w", err)
 	}
-	st, err := openStore(ctx, *dsn)
+	st, err := openExistingStore(ctx, *dsn)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,10 @@ type flags struct {
 	*flag.FlagSet
 	env environment
 	err error // a variable that does not parse, reported by parse
+	// positional holds the arguments that are not flags, wherever they
+	// stood; at most maxArgs are accepted (none unless a command says).
+	positional []string
+	maxArgs    int
 }
 
 func newFlags(name string, env environment) *flags {
@@ -87,25 +91,60 @@ func (f *flags) boolean(name string, help string) *bool {
 	return f.Bool(name, def, help+" (env "+envName(name)+")")
 }
 
-// parse parses args, treating -h as success.
+// parse parses args, treating -h as success. Flags may come before or
+// after the command's arguments (webhooks resend ID --db PATH); an
+// argument the command does not take is an error, so that a path given
+// without --db is never ignored for the default database.
 func (f *flags) parse(args []string) error {
 	if f.err != nil {
 		return f.err
 	}
-	err := f.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return errHelp
+	for {
+		err := f.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		if err != nil {
+			return err
+		}
+		if f.FlagSet.NArg() == 0 {
+			break
+		}
+		f.positional = append(f.positional, f.FlagSet.Arg(0))
+		args = f.FlagSet.Args()[1:]
 	}
-	return err
+	if len(f.positional) > f.maxArgs {
+		return fmt.Errorf("%s: unexpected argument %q (flags take a value: --db PATH)", f.Name(), f.positional[f.maxArgs])
+	}
+	return nil
 }
+
+// NArg is the number of arguments that are not flags.
+func (f *flags) NArg() int { return len(f.positional) }
+
+// Arg is the i-th argument that is not a flag.
+func (f *flags) Arg(i int) string { return f.positional[i] }
 
 var errHelp = errors.New("help requested")
 
 const defaultDB = "paylink.db"
 
-// openStore opens the database named by a DSN.
+// openStore opens the database named by a DSN, creating and migrating
+// it as needed: serve, demo, migrate and merchant create, the commands
+// that may start a database.
 func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	st, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return st, nil
+}
+
+// openExistingStore opens a database paylink has set up, at this
+// binary's schema, creating nothing: every other command, so that a
+// mistyped --db is an error rather than an empty database.
+func openExistingStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
+	st, err := sqlstore.OpenExisting(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -168,10 +207,23 @@ func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Con
 	return newObservedService(env, st, dsn, cfg, log, nil)
 }
 
-// withService opens the database named by --db and runs fn with a
-// service on it: the shape of every administrative command.
+// withService opens the existing database named by --db and runs fn
+// with a service on it: the shape of every administrative command.
 func withService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
-	st, err := openStore(ctx, dsn)
+	return serviceOn(ctx, env, dsn, openExistingStore, fn)
+}
+
+// withNewService is withService for merchant create, which may start
+// the database: it is created and migrated when missing.
+func withNewService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
+	return serviceOn(ctx, env, dsn, openStore, fn)
+}
+
+// serviceOn opens the database with open and runs fn with a service on
+// it.
+func serviceOn(ctx context.Context, env environment, dsn string, open func(context.Context, string) (*sqlstore.Store, error),
+	fn func(*paylink.Service) error) error {
+	st, err := open(ctx, dsn)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dsn)
+	st, err := openExistingStore(ctx, *dsn)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	}
 	n.Settings.Pricing = p
 	n.Settings.Webhook.Domains = domains
-	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
+	return withNewService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		m, creds, err := svc.CreateMerchant(ctx, n)
 		if err != nil {
 			return fmt.Errorf("create merchant: %w", err)

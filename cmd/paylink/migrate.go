@@ -18,6 +18,13 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 		return err
 	}
 	defer st.Close()
-	fmt.Fprintf(env.stdout, "database is at schema version %d (%s)\n", sqlstore.SchemaVersion(st.Engine()), st.Engine())
+	have, err := st.AppliedVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "database is at schema version %d (%s)\n", have, st.Engine())
+	if want := sqlstore.SchemaVersion(st.Engine()); have > want {
+		fmt.Fprintf(env.stdout, "it is newer than this paylink's %d: a later release migrated it\n", want)
+	}
 	return nil
 }

@@ -74,6 +74,7 @@ func printAttempts(ctx context.Context, tw *tabwriter.Writer, svc *paylink.Servi
 
 func runWebhooksResend(ctx context.Context, env environment, args []string) error {
 	f := newFlags("webhooks resend", env)
+	f.maxArgs = 1
 	dsn := f.str("db", defaultDB, "database DSN")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)

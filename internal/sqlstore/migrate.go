@@ -56,6 +56,17 @@ func SchemaVersion(engine Engine) int {
 	return ms[len(ms)-1].version
 }
 
+// AppliedVersion is the newest migration applied to the database, which
+// may be newer than this binary's SchemaVersion after an upgrade by a
+// later release.
+func (s *Store) AppliedVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	return v, nil
+}
+
 // migrate applies pending migrations, each in its own transaction. On
 // PostgreSQL an advisory lock makes concurrent instances wait for each
 // other, so exactly one applies each migration.

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -85,6 +86,47 @@ type Store struct {
 
 // Open connects, applies pending migrations and returns the store.
 func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, nil) }
+
+// OpenExisting opens a database paylink has already set up, at this
+// binary's schema version or newer, and creates or migrates nothing: the
+// administrative commands use it, so that a mistyped --db is an error
+// rather than a new, empty database that every check then passes.
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	d, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	var s *Store
+	if d.Engine == Postgres {
+		s, err = openPostgres(d.URL, nil)
+	} else {
+		if _, serr := os.Stat(d.Path); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no database at %s: paylink serve, paylink migrate or paylink merchant create makes one", d.Path)
+		}
+		s, err = openSQLite(d.Path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSchema(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkSchema refuses a database without paylink's schema, or with an
+// older one than this binary's.
+func (s *Store) checkSchema(ctx context.Context) error {
+	have, err := s.AppliedVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("the database has no paylink schema (paylink migrate sets one up): %w", s.classify(err))
+	}
+	if want := SchemaVersion(s.engine); have < want {
+		return fmt.Errorf("the database is at schema version %d and this paylink needs %d: run paylink migrate", have, want)
+	}
+	return nil
+}
 
 // open is Open with, for PostgreSQL, the function that dials the server
 // (nil for the default): tests count round trips through it.

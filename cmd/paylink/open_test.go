@@ -1,0 +1,68 @@
+package main
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandsNeedAnExistingDatabase: only serve, demo, migrate and
+// merchant create start a database. Every other command refuses a
+// missing SQLite file or a PostgreSQL database without paylink's schema,
+// and creates nothing, so that a mistyped --db is never a green check
+// on an empty database.
+func TestCommandsNeedAnExistingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	for _, args := range [][]string{
+		{"ledger", "verify", "--db", missing},
+		{"webhooks", "list", "--db", missing},
+		{"audit", "export", "--db", missing, "--since", "1h"},
+		{"review", "--db", missing},
+		{"settle", "--db", missing},
+		{"merchant", "list", "--db", missing},
+		{"keys", "rotate", "--db", missing},
+	} {
+		if _, err := runCLI(t, args...); err == nil || !strings.Contains(err.Error(), "no database at") {
+			t.Errorf("%s: got %v, want no database", strings.Join(args[:2], " "), err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the commands created %v", entries)
+	}
+
+	dsn := pg.Database(t)
+	if _, err := runCLI(t, "audit", "export", "--db", dsn, "--since", "1h"); err == nil || !strings.Contains(err.Error(), "no paylink schema") {
+		t.Errorf("audit export on an empty PostgreSQL database: got %v, want no schema", err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&tables); err != nil || tables != 0 {
+		t.Errorf("after the refusal: %d tables (%v), want none", tables, err)
+	}
+}
+
+// TestArgumentsAreNotIgnored: a path given without --db is refused, not
+// dropped for the default ./paylink.db, and flags may follow a
+// command's own argument.
+func TestArgumentsAreNotIgnored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	if _, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "ledger", "verify", db); err == nil || !strings.Contains(err.Error(), "unexpected argument") {
+		t.Errorf("ledger verify PATH: got %v, want an unexpected argument", err)
+	}
+	if _, err := os.Stat("paylink.db"); err == nil {
+		t.Error("a paylink.db was created in the working directory")
+	}
+	if _, err := runCLI(t, "webhooks", "resend", "msg_nope", "--db", db); err == nil || !strings.Contains(err.Error(), "no webhook delivery msg_nope") {
+		t.Errorf("webhooks resend ID --db PATH: got %v, want the delivery looked up in PATH", err)
+	}
+}
