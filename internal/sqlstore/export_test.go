@@ -25,7 +25,7 @@ func OpenCounted(ctx context.Context, dsn string, rt *RoundTrips) (*Store, error
 		cc := &countingConn{Conn: c, rt: rt}
 		cc.read.Store(true)
 		return cc, nil
-	})
+	}, (*Store).migrate)
 }
 
 // countingConn counts the writes that follow a read.

@@ -85,7 +85,7 @@ type Store struct {
 }
 
 // Open connects, applies pending migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, nil) }
+func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, nil, (*Store).migrate) }
 
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
@@ -96,23 +96,10 @@ func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s *Store
-	if d.Engine == Postgres {
-		s, err = openPostgres(d.URL, nil)
-	} else {
-		if _, serr := os.Stat(d.Path); errors.Is(serr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no database at %s: paylink serve, paylink migrate or paylink merchant create makes one", d.Path)
-		}
-		s, err = openSQLite(d.Path)
+	if _, serr := os.Stat(d.Path); d.Engine == SQLite && errors.Is(serr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no database at %s: paylink serve, paylink migrate or paylink merchant create makes one", d.Path)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkSchema(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return open(ctx, dsn, nil, (*Store).checkSchema)
 }
 
 // checkSchema refuses a database without paylink's schema, or with an
@@ -128,9 +115,10 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	return nil
 }
 
-// open is Open with, for PostgreSQL, the function that dials the server
-// (nil for the default): tests count round trips through it.
-func open(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store, error) {
+// open connects to the database of dsn (for PostgreSQL through dial, nil
+// for the default: tests count round trips through it) and makes the
+// schema ready with prepare: migrate, or checkSchema.
+func open(ctx context.Context, dsn string, dial pgconn.DialFunc, prepare func(*Store, context.Context) error) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -144,7 +132,7 @@ func open(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := prepare(s, ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
