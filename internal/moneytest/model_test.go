@@ -150,7 +150,13 @@ func (m *model) capture() {
 	amount := 1 + m.rng.Int64N(h.PreAuthAmount+h.PreAuthAmount/10) // sometimes above the hold
 	t, err := m.e.Service.Capture(m.ctx, m.m.Merchant, h.Reference, paylink.CaptureRequest{
 		CompanyToken: m.m.Creds.CompanyToken, TransactionToken: m.token(), Amount: amount, Currency: "AUD"})
+	overdue := h.UpdatedAt.Before(m.e.Clock.Now().Add(-m.e.Service.Config().PreAuthExpiry))
 	switch {
+	case overdue: // other operations moved the clock past its expiry; the job has not run
+		if err == nil || paylink.AsError(err).Code != paylink.CodeHoldReleased {
+			m.t.Errorf("seed %d: capture of an overdue hold: got %v, want hold_released", m.seed, err)
+		}
+		m.holds = append(m.holds, h) // still held until the job releases it
 	case amount > h.PreAuthAmount:
 		if err == nil || paylink.AsError(err).Code != paylink.CodeAmountExceedsAuthorised {
 			m.t.Errorf("seed %d: capture %d of a %d hold: got %v, want amount_exceeds_authorised", m.seed, amount, h.PreAuthAmount, err)
