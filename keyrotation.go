@@ -176,3 +176,26 @@ func (s *Service) reseal(tx Tx, sec StoredSecret, res *RotationResult) error {
 	}
 	return nil
 }
+
+// CheckSecretsOpen opens every merchant's webhook signing secrets with
+// the vault: a serving instance started with the wrong master key, or a
+// new key file beside a database sealed under another, then refuses to
+// start instead of failing every card-token payment and webhook later.
+// Merchants' secrets stand for all the stored secrets: every merchant has
+// one, sealed at onboarding and re-sealed by each rotation, and there are
+// few enough to open them all at start.
+func (s *Service) CheckSecretsOpen(ctx context.Context) error {
+	ms, err := s.ListMerchants(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		for _, sealed := range m.Settings.Webhook.Secrets {
+			if _, err := s.vault.Open(sealed); err != nil {
+				return fmt.Errorf("merchant %s's webhook secret, sealed under key %s, does not open with this instance's keys: %w",
+					m.ID, sealed.KeyID, err)
+			}
+		}
+	}
+	return nil
+}

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -183,6 +185,35 @@ func openVault(env environment, dsn string) (*vault.Vault, error) {
 	return v, nil
 }
 
+// checkKeyFileFor refuses to let openVault create a key file for a
+// SQLite database that already has merchants: their secrets were sealed
+// under a key kept elsewhere (a key file not copied with the database, or
+// PAYLINK_MASTER_KEY not set this time), and a new key would open none of
+// them and seal new secrets under a key nobody backed up.
+func checkKeyFileFor(env environment, st *sqlstore.Store, dsn string) error {
+	d, err := sqlstore.ParseDSN(dsn)
+	if err != nil || d.Engine != sqlstore.SQLite || env.getenv("PAYLINK_MASTER_KEY") != "" {
+		return err
+	}
+	if _, err := os.Stat(keyFilePath(d)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var n int
+	err = st.View(context.Background(), func(tx paylink.Tx) error {
+		ms, err := tx.ListMerchants()
+		n = len(ms)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("master key file: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("master key file: %s is missing but the database holds %d merchants whose secrets were sealed under it: "+
+			"restore it beside the database, or set PAYLINK_MASTER_KEY to the key they were sealed with", keyFilePath(d), n)
+	}
+	return nil
+}
+
 // keyFilePath is the master key file of a SQLite database.
 func keyFilePath(d sqlstore.DSN) string { return d.Path + ".key" }
 
@@ -238,6 +269,9 @@ func serviceOn(ctx context.Context, env environment, dsn string, open func(conte
 // newObservedService is newService with an Observer of payment outcomes
 // (the metrics of a serving instance); obs may be nil.
 func newObservedService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger, obs paylink.Observer) (*paylink.Service, error) {
+	if err := checkKeyFileFor(env, st, dsn); err != nil {
+		return nil, err
+	}
 	v, err := openVault(env, dsn)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,8 @@ import (
 func paylinkCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := run(context.Background(), args, func(string) string { return "" }, &out, io.Discard)
+	vars := map[string]string{"PAYLINK_MASTER_KEY": apitest.MasterKeyHex} // the Env's databases are sealed under it
+	err := run(context.Background(), args, func(k string) string { return vars[k] }, &out, io.Discard)
 	return out.String(), err
 }
 

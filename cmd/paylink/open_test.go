@@ -66,3 +66,27 @@ func TestArgumentsAreNotIgnored(t *testing.T) {
 		t.Errorf("webhooks resend ID --db PATH: got %v, want the delivery looked up in PATH", err)
 	}
 }
+
+// TestKeysThatOpenNothingAreRefused: a SQLite database whose merchants'
+// secrets were sealed under a key kept elsewhere gets no new key file
+// from a command run without that key; and serve refuses to start with a
+// master key that does not open the merchants' secrets.
+func TestKeysThatOpenNothingAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "p.db")
+	sealed := map[string]string{"PAYLINK_MASTER_KEY": strings.Repeat("1a", 32)}
+	if _, err := runCLIWith(t, sealed, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "webhooks", "list", "--db", db); err == nil || !strings.Contains(err.Error(), "is missing but the database holds 1 merchants") {
+		t.Errorf("without the key: got %v, want the missing key file named", err)
+	}
+	if _, err := os.Stat(db + ".key"); err == nil {
+		t.Error("a new key file was created beside a database sealed under another key")
+	}
+	wrong := map[string]string{"PAYLINK_MASTER_KEY": strings.Repeat("2b", 32)}
+	_, err := runCLIWith(t, wrong, "serve", "--db", db, "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "does not open with this instance's keys") {
+		t.Errorf("serve with another key: got %v, want a refusal to start", err)
+	}
+}

@@ -35,7 +35,7 @@ func TestReviewListsUnknownItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCLI(t, "review", "--db", db)
+	out, err := runCLIWith(t, map[string]string{"PAYLINK_MASTER_KEY": strings.Repeat("1a", 32)}, "review", "--db", db)
 	if err != nil {
 		t.Fatalf("review: %v", err)
 	}

@@ -105,6 +105,10 @@ type Options struct {
 	Dashboard []dashboard.Option
 }
 
+// MasterKeyHex is the vault key of every Env, as PAYLINK_MASTER_KEY spells
+// it: a command run on an Env's database needs it.
+var MasterKeyHex = strings.Repeat("07", vault.KeySize)
+
 // Start runs an API for the test; it is stopped by t.Cleanup.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
@@ -122,7 +126,7 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("open store: %v", err)
 	}
 	e.Store = st
-	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize)) // MasterKeyHex
 	if err != nil {
 		t.Fatal(err)
 	}

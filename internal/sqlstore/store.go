@@ -85,7 +85,9 @@ type Store struct {
 }
 
 // Open connects, applies pending migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, nil, (*Store).migrate) }
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, nil, (*Store).migrate)
+}
 
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
