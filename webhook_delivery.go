@@ -128,10 +128,18 @@ func (s *Service) newWebhookSecret() (string, SealedSecret, error) {
 	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(key), sealed, nil
 }
 
+// MaxWebhookSecretOverlap bounds how long the previous signing secret
+// still signs after a rotation: a week, like an API key's overlap.
+const MaxWebhookSecretOverlap = 7 * 24 * time.Hour
+
 // RotateWebhookSecret gives merchant mid a new signing secret and returns
 // it (shown once). Until overlap has passed, webhooks carry signatures
 // under both the new and the previous secret.
 func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap time.Duration) (string, error) {
+	if overlap < 0 || overlap > MaxWebhookSecretOverlap {
+		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be between 0 and 168h",
+			Fields: map[string]string{"overlap": "must be between 0 and 168h"}}
+	}
 	secret, sealed, err := s.newWebhookSecret()
 	if err != nil {
 		return "", Internal("rotate webhook secret", err)

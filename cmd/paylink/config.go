@@ -121,6 +121,14 @@ func (f *flags) parse(args []string) error {
 	return nil
 }
 
+// inRange refuses a count flag outside lo..hi.
+func inRange(flagName string, n, lo, hi int) error {
+	if n < lo || n > hi {
+		return fmt.Errorf("--%s: got %d, want %d to %d", flagName, n, lo, hi)
+	}
+	return nil
+}
+
 // NArg is the number of arguments that are not flags.
 func (f *flags) NArg() int { return len(f.positional) }
 

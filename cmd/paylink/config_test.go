@@ -196,3 +196,22 @@ func TestRateLimitSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesSettingsThatCannotWork: a duration that is not
+// positive, a rate or burst that is negative or not a number, and a base
+// URL that page links cannot be made from stop serve before it starts.
+func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
+	for _, args := range [][]string{
+		{"--transaction-token-ttl", "0s"}, {"--preauth-expiry", "-1h"}, {"--direct-debit-clearing", "0s"},
+		{"--webhook-timeout", "-5s"}, {"--authentication-timeout", "0s"}, {"--dashboard-idle", "-1m"},
+		{"--rate-limit", "-5"}, {"--rate-limit", "NaN"}, {"--rate-burst", "0"},
+		{"--base-url", "not a url"}, {"--base-url", "ftp://pay.example.com"}, {"--base-url", "https://pay.example.com/?x=1"},
+	} {
+		if _, err := parseServe(envWith(nil), args); err == nil {
+			t.Errorf("%v: got nil error, want it refused", args)
+		}
+	}
+	if _, err := parseServe(envWith(nil), []string{"--base-url", "https://pay.example.com/shop", "--rate-limit", "0"}); err != nil {
+		t.Errorf("a base URL with a path and the rate limit off: got %v, want accepted", err)
+	}
+}

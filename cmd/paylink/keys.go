@@ -27,9 +27,12 @@ var errOldKeysInUse = errors.New("some secrets still use an old key: run paylink
 func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	f := newFlags("keys rotate", env)
 	dsn := f.str("db", defaultDB, "database DSN")
-	batch := f.Int("batch", 100, "secrets re-encrypted per database transaction")
+	batch := f.Int("batch", 100, "secrets re-encrypted per database transaction, 1 to 10000")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
+	}
+	if err := inRange("batch", *batch, 1, 10000); err != nil {
+		return err
 	}
 	d, err := sqlstore.ParseDSN(*dsn)
 	if err != nil {

@@ -65,9 +65,13 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	cutoff, err := parseCutoff(*before, time.Now())
+	now := time.Now()
+	cutoff, err := parseCutoff(*before, now)
 	if err != nil {
 		return fmt.Errorf("settle --before: %w", err)
+	}
+	if cutoff.After(now) {
+		return fmt.Errorf("settle --before: %s is in the future; payments still to come cannot be settled", cutoff.Format(time.RFC3339))
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		res, err := svc.Settle(ctx, cutoff)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,36 @@ func TestKeysThatOpenNothingAreRefused(t *testing.T) {
 	_, err := runCLIWith(t, wrong, "serve", "--db", db, "--addr", "127.0.0.1:0")
 	if err == nil || !strings.Contains(err.Error(), "does not open with this instance's keys") {
 		t.Errorf("serve with another key: got %v, want a refusal to start", err)
+	}
+}
+
+// TestCountsAndTimesOutOfRangeAreRefused: the administrative commands'
+// counts, a settlement cut-off in the future and a secret rotation's
+// overlap outside 0 to 168h are refused before anything is done.
+func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	created, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var creds struct{ MID string }
+	if err := json.Unmarshal([]byte(created), &creds); err != nil || creds.MID == "" {
+		t.Fatalf("merchant create printed %q", created)
+	}
+	mid := creds.MID
+	if _, err := runCLI(t, "merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "168h"); err != nil {
+		t.Fatalf("an overlap of a week: %v", err)
+	}
+	for _, args := range [][]string{
+		{"keys", "rotate", "--db", db, "--batch", "0"},
+		{"webhooks", "list", "--db", db, "--limit", "-1"},
+		{"review", "--db", db, "--limit", "-5"},
+		{"settle", "--db", db, "--before", "2099-01-01"},
+		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "-1h"},
+		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "100000h"},
+	} {
+		if _, err := runCLI(t, args...); err == nil {
+			t.Errorf("%v: got nil error, want it refused", args)
+		}
 	}
 }

@@ -15,9 +15,12 @@ import (
 func runReview(ctx context.Context, env environment, args []string) error {
 	f := newFlags("review", env)
 	dsn := f.str("db", defaultDB, "database DSN")
-	limit := f.Int("limit", 100, "at most this many transactions and this many refunds, oldest first")
+	limit := f.Int("limit", 100, "at most this many transactions and this many refunds, oldest first, 1 to 10000")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
+	}
+	if err := inRange("limit", *limit, 1, 10000); err != nil {
+		return err
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		ts, rs, err := svc.ReviewItems(ctx, *limit)

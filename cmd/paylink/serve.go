@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -100,6 +102,19 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
 	}
+	for name, d := range map[string]time.Duration{"transaction-token-ttl": *ttl, "preauth-expiry": *preauth,
+		"direct-debit-clearing": *clearing, "webhook-timeout": *whTimeout, "authentication-timeout": *authTimeout,
+		"dashboard-idle": *dashIdle} {
+		if d <= 0 {
+			return cfg, fmt.Errorf("--%s: got %s, want a positive duration", name, d)
+		}
+	}
+	if math.IsNaN(cfg.rateLimit) || math.IsInf(cfg.rateLimit, 0) || cfg.rateLimit < 0 || cfg.rateBurst < 1 {
+		return cfg, fmt.Errorf("--rate-limit %v, --rate-burst %d: want a rate of 0 (off) or more and a burst of 1 or more", cfg.rateLimit, cfg.rateBurst)
+	}
+	if err := checkBaseURL(cfg.baseURL); err != nil {
+		return cfg, err
+	}
 	var err error
 	if cfg.mail, err = smtpMailer(*smtpAddr, *smtpFrom, *smtpUser, *smtpPasswordFile); err != nil {
 		return cfg, err
@@ -115,6 +130,20 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		return cfg, fmt.Errorf("--processor-timeout: %w", err)
 	}
 	return cfg, nil
+}
+
+// checkBaseURL refuses a --base-url that page links cannot be made from:
+// it must be an absolute http or https URL with a host, and no query or
+// fragment ("" derives it from --addr).
+func checkBaseURL(base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--base-url %q: want an absolute http or https URL, such as https://pay.example.com", base)
+	}
+	return nil
 }
 
 // smtpMailer builds the invite mailer from the --smtp-* flags: nil

@@ -35,10 +35,13 @@ func runWebhooksList(ctx context.Context, env environment, args []string) error 
 	var filter paylink.WebhookFilter
 	f.StringVar(&filter.MerchantID, "merchant", "", "only this merchant's deliveries (mid)")
 	f.BoolVar(&filter.FailedOnly, "failed", false, "only failed deliveries")
-	f.IntVar(&filter.Limit, "limit", 100, "at most this many deliveries, newest first")
+	f.IntVar(&filter.Limit, "limit", 100, "at most this many deliveries, newest first, 1 to 10000")
 	attempts := f.Bool("attempts", false, "also print every attempt of each delivery")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
+	}
+	if err := inRange("limit", filter.Limit, 1, 10000); err != nil {
+		return err
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		ds, err := svc.ListWebhooks(ctx, filter)
