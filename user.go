@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Dashboard users (staff), their roles and sessions. A staff user belongs
@@ -202,6 +203,8 @@ var commonPasswordList string
 func CheckPassword(password, email string) error {
 	n := len([]rune(password))
 	switch {
+	case !utf8.ValidString(password):
+		return weakPassword("use text: this password is not UTF-8")
 	case n < MinPasswordLength:
 		return weakPassword("use at least %d characters", MinPasswordLength)
 	case len(password) > MaxPasswordLength:
@@ -250,9 +253,9 @@ func commonPassword(p string) bool {
 
 // NormalizeEmail lower-cases and checks a staff user's email address.
 func NormalizeEmail(email string) (string, error) {
-	e := strings.ToLower(strings.TrimSpace(email))
+	e := strings.ToLower(strings.TrimSpace(email)) // (ToLower would make bytes that are not UTF-8 into U+FFFD)
 	a, err := mail.ParseAddress(e)
-	if err != nil || a.Address != e || len(e) > 254 || !strings.Contains(e, "@") {
+	if err != nil || a.Address != e || len(e) > 254 || !strings.Contains(e, "@") || CheckText(email, 254) != nil {
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "email: not a valid email address",
 			Fields: map[string]string{"email": "not a valid email address"}}
 	}

@@ -85,6 +85,7 @@ func TestCheckPassword(t *testing.T) {
 		{"jo.citizen-2026!", paylink.CodeWeakPassword}, // contains the email's local part
 		{staffPassword, ""},
 		{"Tr1cky-but-fine", ""},
+		{"Tr1cky-but-fine\xff\xfe", paylink.CodeWeakPassword}, // not UTF-8
 	}
 	for _, tt := range tests {
 		t.Run(tt.password, func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestCreateUser(t *testing.T) {
 			{"ok", paylink.NewUser{MerchantID: m.ID, Email: "new@example.com", Role: paylink.RoleStaff, Password: staffPassword}, ""},
 			{"email taken, any case", paylink.NewUser{MerchantID: m.ID, Email: "taken@example.COM", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeEmailTaken},
 			{"bad email", paylink.NewUser{MerchantID: m.ID, Email: "not an email", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
+			{"email not UTF-8", paylink.NewUser{MerchantID: m.ID, Email: "a\xff@example.com", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
 			{"bad role", paylink.NewUser{MerchantID: m.ID, Email: "r@example.com", Role: "owner", Password: staffPassword}, paylink.CodeInvalidRequest},
 			{"weak password", paylink.NewUser{MerchantID: m.ID, Email: "w@example.com", Role: paylink.RoleStaff, Password: "letmein12345"}, paylink.CodeWeakPassword},
 			{"unknown merchant", paylink.NewUser{MerchantID: "nope", Email: "u@example.com", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeNotFound},

@@ -92,6 +92,9 @@ func hostAllowed(whitelist []string, host string) bool {
 // parseWebhookURL checks the shape of a webhook address: absolute http or
 // https, a host, and no user information (which would leak in logs).
 func parseWebhookURL(raw string) (*url.URL, error) {
+	if CheckText(raw, MaxURLLength) != nil { // UTF-8 text without control characters, as every field
+		return nil, errBadWebhookURL
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || !validPort(u) {
 		return nil, errBadWebhookURL

@@ -85,6 +85,7 @@ func TestWebhookURLPort(t *testing.T) {
 		"https://hooks.example.com/x": true, "https://hooks.example.com:8443/x": true, "http://[::1]:65535/x": true,
 		"https://hooks.example.com:/x": false, "https://hooks.example.com:0/x": false,
 		"https://hooks.example.com:99999/x": false, "http://[::1]:/x": false,
+		"https://hooks.example.com/\xff": false, "https://hooks.example.com/x\ny": false,
 	} {
 		if _, err := parseWebhookURL(raw); (err == nil) != ok {
 			t.Errorf("parseWebhookURL(%q): got %v, want accepted %v", raw, err, ok)
