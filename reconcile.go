@@ -57,6 +57,9 @@ func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 	}
 	col := map[string]int{}
 	for i, h := range head {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff") // the byte order mark spreadsheets write
+		}
 		col[strings.ToLower(strings.TrimSpace(h))] = i
 	}
 	for _, need := range []string{"date", "reference", "currency", "amount"} {
@@ -67,6 +70,9 @@ func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 	var out []AcquirerRecord
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) && len(out) == 0 {
+			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file: no lines after the header (a truncated file?)")
+		}
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
@@ -95,8 +101,8 @@ func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, er
 	if _, err := ParseDay(r.Date); err != nil {
 		return bad("date %q is not YYYY-MM-DD", r.Date)
 	}
-	if r.Reference == "" || len(r.Reference) > MaxInvoiceLength {
-		return bad("reference is empty or too long")
+	if r.Reference == "" || CheckText(r.Reference, MaxInvoiceLength) != nil {
+		return bad("reference is empty, too long, or not one line of text")
 	}
 	cur, ok := LookupCurrency(r.Currency)
 	if !ok {
@@ -115,7 +121,9 @@ func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, er
 const (
 	VarianceMissingInLedger = "missing_in_ledger" // the acquirer settled it, the ledger has no such posting
 	VarianceMissingInFile   = "missing_in_file"   // posted in the ledger, absent from the file
-	VarianceAmount          = "amount_differs"    // both have it, for different amounts or currencies
+	VarianceAmount          = "amount_differs"    // both have it, for different amounts
+	VarianceCurrency        = "currency_differs"  // both have it, in different currencies (Currency is the file's)
+	VarianceDuplicate       = "duplicate_in_file" // the file names a reference a line before it already did
 )
 
 // Variance is one disagreement between a settlement file and the ledger.
@@ -223,20 +231,27 @@ func acquirerReference(p *Posting) string {
 
 // match pairs file records with ledger postings by reference.
 func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting) {
+	seen := map[string]bool{}
 	for _, r := range records {
+		v := Variance{Reference: r.Reference, Currency: r.Currency, FileAmount: r.Amount, Line: r.Line}
 		p, ok := ledger[r.Reference]
-		if !ok {
-			rec.Variances = append(rec.Variances, Variance{Kind: VarianceMissingInLedger, Reference: r.Reference,
-				Currency: r.Currency, FileAmount: r.Amount, Line: r.Line})
-			continue
+		switch {
+		case seen[r.Reference]:
+			v.Kind = VarianceDuplicate
+		case !ok:
+			v.Kind = VarianceMissingInLedger
+		case p.Currency != r.Currency:
+			v.Kind, v.LedgerAmount = VarianceCurrency, abs(p.Amount)
+		case abs(p.Amount) != r.Amount:
+			v.Kind, v.LedgerAmount = VarianceAmount, abs(p.Amount)
+		default:
+			rec.Matched++
 		}
+		seen[r.Reference] = true
 		delete(ledger, r.Reference)
-		if gross := abs(p.Amount); gross != r.Amount || p.Currency != r.Currency {
-			rec.Variances = append(rec.Variances, Variance{Kind: VarianceAmount, Reference: r.Reference,
-				Currency: r.Currency, FileAmount: r.Amount, LedgerAmount: gross, Line: r.Line})
-			continue
+		if v.Kind != "" {
+			rec.Variances = append(rec.Variances, v)
 		}
-		rec.Matched++
 	}
 	var missing []Variance
 	for ref, p := range ledger {

@@ -65,13 +65,9 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	now := time.Now()
-	cutoff, err := parseCutoff(*before, now)
+	cutoff, err := parseCutoff(*before, time.Now())
 	if err != nil {
 		return fmt.Errorf("settle --before: %w", err)
-	}
-	if cutoff.After(now) {
-		return fmt.Errorf("settle --before: %s is in the future; payments still to come cannot be settled", cutoff.Format(time.RFC3339))
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		res, err := svc.Settle(ctx, cutoff)
@@ -183,8 +179,12 @@ func runReconcile(ctx context.Context, env environment, args []string) error {
 		}
 		for _, v := range rec.Variances {
 			cur, _ := paylink.LookupCurrency(v.Currency)
-			fmt.Fprintf(env.stdout, "variance\t%s\t%s\tline %d\tfile %s %s\tledger %s %s\n", v.Kind, v.Reference, v.Line,
-				paylink.FormatAmount(v.FileAmount, cur), v.Currency, paylink.FormatAmount(v.LedgerAmount, cur), v.Currency)
+			ledger := paylink.FormatAmount(v.LedgerAmount, cur) + " " + v.Currency
+			if v.Kind == paylink.VarianceCurrency {
+				ledger = "in another currency"
+			}
+			fmt.Fprintf(env.stdout, "variance\t%s\t%s\tline %d\tfile %s %s\tledger %s\n", v.Kind, v.Reference, v.Line,
+				paylink.FormatAmount(v.FileAmount, cur), v.Currency, ledger)
 		}
 		fmt.Fprintf(env.stdout, "reconciliation %s: %d matched, %d variances (%s)\n", rec.ID, rec.Matched, len(rec.Variances),
 			strings.Join(rec.Days, ", "))

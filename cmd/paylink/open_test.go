@@ -93,8 +93,8 @@ func TestKeysThatOpenNothingAreRefused(t *testing.T) {
 }
 
 // TestCountsAndTimesOutOfRangeAreRefused: the administrative commands'
-// counts, a settlement cut-off in the future and a secret rotation's
-// overlap outside 0 to 168h are refused before anything is done.
+// counts and a secret rotation's overlap outside 0 to 168h are refused
+// before anything is done.
 func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
 	created, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme", "--json")
@@ -113,7 +113,6 @@ func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
 		{"keys", "rotate", "--db", db, "--batch", "0"},
 		{"webhooks", "list", "--db", db, "--limit", "-1"},
 		{"review", "--db", db, "--limit", "-5"},
-		{"settle", "--db", db, "--before", "2099-01-01"},
 		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "-1h"},
 		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "100000h"},
 	} {
