@@ -26,6 +26,7 @@ import (
 	"github.com/paylink/paylink/internal/mailer"
 	"github.com/paylink/paylink/internal/metrics"
 	"github.com/paylink/paylink/internal/site"
+	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/webhook"
 )
 
@@ -199,6 +200,10 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		return err
 	}
 	defer st.Close()
+	if have, err := st.AppliedVersion(ctx); err == nil && have > sqlstore.SchemaVersion(st.Engine()) {
+		log.Warn("the database's schema is newer than this paylink's: a later release migrated it",
+			"database_version", have, "paylink_version", sqlstore.SchemaVersion(st.Engine()))
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
