@@ -263,3 +263,32 @@ func TestAccountPasswordChecksAreThrottled(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionOfARemovedUserEndsCleanly: a user's session loaded while
+// another admin removes that user ends as expired, never as an internal
+// error, however the two interleave.
+func TestSessionOfARemovedUserEndsCleanly(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		for round := range 20 {
+			m := env.Onboard()
+			x := newStaff(t, env, m, fmtEmail("x", round), paylink.RoleAdmin)
+			y := newStaff(t, env, m, fmtEmail("y", round), paylink.RoleAdmin)
+			in, err := env.Service.SignIn(ctx, y.Email, staffPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			codes := concurrently(2, func(i int) error {
+				if i == 0 {
+					return env.Service.RemoveUser(ctx, x, y.ID)
+				}
+				_, err := env.Service.StaffSession(ctx, in.Token, time.Hour)
+				return err
+			})
+			if codes[0] != "" || (codes[1] != "" && codes[1] != paylink.CodeSessionExpired) {
+				t.Errorf("round %d: removal got %q, the removed user's request %q; want success and success or %s",
+					round, codes[0], codes[1], paylink.CodeSessionExpired)
+			}
+		}
+	})
+}

@@ -241,7 +241,9 @@ func (s *Service) StaffSession(ctx context.Context, token string, idle time.Dura
 		return tx.TouchSession(hash, now, sess.PendingTOTP)
 	})
 	switch {
-	case errors.Is(err, ErrNotFound), expired && err == nil:
+	// ErrConflict: the session was deleted between its read and its touch
+	// (its user removed, or signed out, by another request at that moment).
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), expired && err == nil:
 		return nil, errSessionExpired()
 	case err != nil:
 		return nil, Internal("load session", err)
