@@ -58,6 +58,9 @@ func ParseDSN(dsn string) (DSN, error) {
 		return DSN{Engine: Postgres, URL: dsn}, nil
 	case strings.HasPrefix(dsn, "sqlite:"):
 		dsn = strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+	case strings.HasPrefix(dsn, "file:"):
+		// Not a path: SQLite's own URI form, whose parameters paylink sets itself.
+		return DSN{}, errors.New("a SQLite database is a file path or sqlite:PATH, not a file: URI")
 	}
 	if strings.Contains(dsn, "://") {
 		return DSN{}, fmt.Errorf("unsupported database DSN scheme in %q", redact(dsn))

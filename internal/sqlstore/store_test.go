@@ -61,6 +61,7 @@ func TestParseDSN(t *testing.T) {
 		{in: "postgres://u:p@h/db", engine: sqlstore.Postgres},
 		{in: "postgresql://h/db", engine: sqlstore.Postgres},
 		{in: "mysql://h/db", bad: true},
+		{in: "file:s2.db?mode=rwc", bad: true},
 		{in: "mysql://u:S3cretPW@h/db", bad: true},
 		{in: "postgres://u:S3cretPW@127.0.0.1:bad/x", bad: true},
 		{in: "", bad: true},
