@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -449,6 +450,9 @@ func TestMalformedBodies(t *testing.T) {
 	}
 }
 
+// cvcAlone is the test's CVC with no letter or digit either side.
+var cvcAlone = regexp.MustCompile(`(^|[^0-9A-Za-z])7319([^0-9A-Za-z]|$)`)
+
 func TestNoCardDataAtRestOrInLogs(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -466,39 +470,21 @@ func TestNoCardDataAtRestOrInLogs(t *testing.T) {
 			files = append(files, b)
 		}
 	}
-	files = append(files, withoutGeneratedFields(t, env.LogText()))
+	files = append(files, []byte(env.LogText()))
 	for i, content := range files {
-		for _, secret := range append(pans, "7319", m.Creds.APIKey, m.Creds.CompanyToken) {
+		for _, secret := range append(pans, m.Creds.APIKey, m.Creds.CompanyToken) {
 			if at := bytes.Index(content, []byte(secret)); at >= 0 {
 				t.Errorf("file %d contains a secret (%.6s...) in %q", i, secret, content[max(0, at-40):min(len(content), at+40)])
 			}
+		}
+		// Four digits turn up by chance inside the ids, hashes and times
+		// paylink makes (key_16d7319afa..., 01:57:31.973190000Z): the CVC
+		// counts only as a value of its own, not inside a longer word.
+		if at := cvcAlone.FindIndex(content); at != nil {
+			t.Errorf("file %d contains the CVC in %q", i, content[max(0, at[0]-40):min(len(content), at[1]+40)])
 		}
 	}
 	if !strings.Contains(env.LogText(), `"route":"POST /v5/purchase"`) {
 		t.Errorf("the log shows no requests at all, so the check above proves nothing")
 	}
-}
-
-// withoutGeneratedFields is the log without the values paylink makes up
-// itself (each line's time, to the nanosecond, its request id, 32 hex
-// digits, and how long the request took), in which a four-digit CVC can
-// turn up by chance.
-func withoutGeneratedFields(t *testing.T, log string) []byte {
-	t.Helper()
-	var out []byte
-	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
-		var fields map[string]any
-		if err := json.Unmarshal([]byte(line), &fields); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		delete(fields, "time")
-		delete(fields, "request_id")
-		delete(fields, "duration_ms")
-		b, err := json.Marshal(fields)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(append(out, b...), '\n')
-	}
-	return out
 }
