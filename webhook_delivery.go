@@ -241,7 +241,7 @@ func (s *Service) claimWebhooks(ctx context.Context, tx Tx, token string, limit 
 	for _, d := range ds {
 		t, seen := templates[d.MerchantID]
 		if !seen {
-			if t, err = s.jobTemplate(ctx, tx, d.MerchantID, now); err != nil {
+			if t, err = s.templateFor(ctx, tx, d.MerchantID, now); err != nil {
 				return nil, err
 			}
 			templates[d.MerchantID] = t
@@ -275,9 +275,9 @@ type jobTemplate struct {
 	deferUntil time.Time
 }
 
-// jobTemplate reads merchant mid's whitelist, signing keys and retry
+// templateFor reads merchant mid's whitelist, signing keys and retry
 // setting. Only a database error is returned as an error.
-func (s *Service) jobTemplate(ctx context.Context, tx Tx, mid string, now time.Time) (jobTemplate, error) {
+func (s *Service) templateFor(ctx context.Context, tx Tx, mid string, now time.Time) (jobTemplate, error) {
 	m, err := tx.Merchant(mid)
 	if errors.Is(err, ErrNotFound) {
 		s.log.WarnContext(ctx, "webhook deliveries naming a merchant that does not exist are failed", "merchant", mid)
