@@ -34,14 +34,15 @@ const MaxAPIKeyOverlap = 7 * 24 * time.Hour
 // RollAPIKey issues merchant merchantID a new API key and returns it
 // (shown once; only its hash is stored). Every previous key keeps working
 // until now+overlap at the latest (a key already due to expire earlier
-// keeps its earlier end); an overlap of 0 revokes them at once. This
+// keeps its earlier end); an overlap of 0 revokes them at once. The
+// overlap is whole seconds, as the audit log records it. This
 // instance forgets its cached authentications; another instance sees the
 // roll when its cache entry ends (AuthCacheTTL), and never accepts a
 // previous key after its end once it has read it.
 func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap time.Duration) (string, error) {
-	if overlap < 0 || overlap > MaxAPIKeyOverlap {
-		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be between 0 and 168h",
-			Fields: map[string]string{"overlap": "must be between 0 and 168h"}}
+	if overlap < 0 || overlap > MaxAPIKeyOverlap || overlap%time.Second != 0 {
+		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be whole seconds between 0 and 168h",
+			Fields: map[string]string{"overlap": "must be whole seconds between 0 and 168h"}}
 	}
 	secret, err := s.newAPIKey()
 	if err != nil {

@@ -45,7 +45,7 @@ func TestRollAPIKey(t *testing.T) {
 		oldKey, oldID := m.Creds.APIKey, m.APIKeyID()
 		wantAuth(t, svc, "old key before the roll", oldKey, true)
 
-		for _, bad := range []time.Duration{-time.Second, paylink.MaxAPIKeyOverlap + time.Second} {
+		for _, bad := range []time.Duration{-time.Second, paylink.MaxAPIKeyOverlap + time.Second, time.Nanosecond, 1500 * time.Millisecond} {
 			_, err := svc.RollAPIKey(ctx, m.ID, bad)
 			wantError(t, "overlap "+bad.String(), err, paylink.KindInvalid, paylink.CodeInvalidRequest)
 		}

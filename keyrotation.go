@@ -42,7 +42,8 @@ type KeyRotation struct {
 	// on a row rotation holds.
 	Batch int
 	// OnBatch, when set, is told the running totals after each committed
-	// batch (progress output; tests interrupt a rotation with it).
+	// batch that held secrets (progress output; tests interrupt a
+	// rotation with it).
 	OnBatch func(RotationResult)
 }
 
@@ -107,13 +108,14 @@ func (s *Service) rotateKind(ctx context.Context, kind SecretKind, opts KeyRotat
 		}
 		var batch RotationResult
 		var next string
+		var seen int
 		err := s.store.Update(ctx, func(tx Tx) error {
 			batch = RotationResult{}
 			secrets, n, err := tx.SecretsToRotate(kind, s.vault.KeyID(), after, opts.Batch)
 			if err != nil {
 				return err
 			}
-			next = n
+			next, seen = n, len(secrets)
 			for _, sec := range secrets {
 				if err := s.reseal(tx, sec, &batch); err != nil {
 					return err
@@ -127,7 +129,7 @@ func (s *Service) rotateKind(ctx context.Context, kind SecretKind, opts KeyRotat
 		res.Resealed += batch.Resealed
 		res.Fingerprinted += batch.Fingerprinted
 		res.Unreadable += batch.Unreadable
-		if opts.OnBatch != nil {
+		if opts.OnBatch != nil && seen > 0 {
 			opts.OnBatch(*res)
 		}
 		if next == "" {

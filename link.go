@@ -139,7 +139,7 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 // of the hosted page's form.
 func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {
 	checkCustomerFields(f, prefix, c)
-	if c.CountryCode != "" && (len(c.CountryCode) != 2 || strings.ToUpper(c.CountryCode) != c.CountryCode) {
+	if c.CountryCode != "" && !IsCountryCode(c.CountryCode) {
 		f.Add(prefix+"country_code", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
 }

@@ -151,7 +151,7 @@ func (n NewMerchant) Validate() error {
 	}
 	checkField(f, "name", n.Name, MaxFieldLength)
 	checkField(f, "trading_name", n.TradingName, MaxFieldLength)
-	if len(n.Country) != 2 || strings.ToUpper(n.Country) != n.Country {
+	if !IsCountryCode(n.Country) {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
 	return f.Err()

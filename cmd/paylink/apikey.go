@@ -16,7 +16,7 @@ func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 	f := newFlags("merchant roll-api-key", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	mid := f.String("merchant", "", "mid of the merchant (required)")
-	overlap := f.Duration("overlap", 24*time.Hour, "how long the previous key keeps working (0 revokes it at once; at most 168h)")
+	overlap := f.Duration("overlap", 24*time.Hour, "how long the previous key keeps working, in whole seconds (0 revokes it at once; at most 168h)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}

@@ -367,8 +367,15 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	shops := e.vaultCards(t, 1, 2)
 	first := e.oldKeyID
 	recovery := enrolTwoFactor(t, e.tokenise, shops[0].m.ID)
-	if out, err := e.keysRotate(context.Background(), io.Discard); err != nil {
+	var progress bytes.Buffer
+	if out, err := e.keysRotate(context.Background(), &progress); err != nil {
 		t.Fatalf("first rotation: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] == lines[i-1] {
+			t.Errorf("progress repeats a line:\n%s", progress.String())
+		}
 	}
 	out, err := e.keysRotate(context.Background(), io.Discard)
 	if err != nil {

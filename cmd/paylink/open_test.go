@@ -93,8 +93,9 @@ func TestKeysThatOpenNothingAreRefused(t *testing.T) {
 }
 
 // TestCountsAndTimesOutOfRangeAreRefused: the administrative commands'
-// counts and a secret rotation's overlap outside 0 to 168h are refused
-// before anything is done.
+// counts, a secret rotation's overlap outside 0 to 168h, an API key's
+// overlap that is not whole seconds and a country code ISO 3166-1 does
+// not assign are refused before anything is done.
 func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
 	created, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme", "--json")
@@ -115,6 +116,9 @@ func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
 		{"review", "--db", db, "--limit", "-5"},
 		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "-1h"},
 		{"merchant", "rotate-webhook-secret", "--db", db, "--merchant", mid, "--overlap", "100000h"},
+		{"merchant", "roll-api-key", "--db", db, "--merchant", mid, "--overlap", "1ns"},
+		{"merchant", "create", "--db", db, "--name", "Acme", "--trading-name", "Acme", "--country", "ZZ"},
+		{"merchant", "create", "--db", db, "--name", "Acme", "--trading-name", "Acme", "--country", "UK"},
 	} {
 		if _, err := runCLI(t, args...); err == nil {
 			t.Errorf("%v: got nil error, want it refused", args)

@@ -74,6 +74,7 @@ func TestCreatePaymentLinkBadInput(t *testing.T) {
 		{"reference too long", func(b map[string]any) { b["merchantReference"] = strings.Repeat("x", 129) }, m, 400, "invalid_request", "merchantReference"},
 		{"bad email", func(b map[string]any) { b["customer"] = map[string]any{"email": "nope"} }, m, 400, "invalid_request", "customer.email"},
 		{"bad country", func(b map[string]any) { b["customer"] = map[string]any{"country_code": "au"} }, m, 400, "invalid_request", "customer.country_code"},
+		{"unassigned country", func(b map[string]any) { b["customer"] = map[string]any{"country_code": "UK"} }, m, 400, "invalid_request", "customer.country_code"},
 		{"customer field not a string", func(b map[string]any) { b["customer"] = map[string]any{"first_name": []int{1}} }, m, 400, "invalid_request", "customer.first_name"},
 		{"customer not an object", func(b map[string]any) { b["customer"] = "bob" }, m, 400, "invalid_request", "customer"},
 		{"webhook not whitelisted", func(b map[string]any) { b["webhook_url"] = "https://evil.example.net/x" }, m, 400, "webhook_url_not_whitelisted", "webhook_url"},
