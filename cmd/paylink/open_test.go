@@ -3,10 +3,13 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/paylink/paylink/internal/sqlstore"
 )
 
 // TestCommandsNeedAnExistingDatabase: only serve, demo, migrate and
@@ -123,5 +126,34 @@ func TestCountsAndTimesOutOfRangeAreRefused(t *testing.T) {
 		if _, err := runCLI(t, args...); err == nil {
 			t.Errorf("%v: got nil error, want it refused", args)
 		}
+	}
+}
+
+// TestNewerSchemaIsReported: after a later release migrated the database
+// (a schema_migrations row newer than this binary's), migrate says so
+// and serve starts with a warning naming both versions.
+func TestNewerSchemaIsReported(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	if _, err := runCLI(t, "migrate", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	later := sqlstore.SchemaVersion(sqlstore.SQLite) + 1
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'later_release', 0)`, later)
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "migrate", "--db", db)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("schema version %d", later)) || !strings.Contains(out, "newer than this paylink's") {
+		t.Errorf("migrate on a newer schema: %v\n%s", err, out)
+	}
+	s := startServe(t, db)
+	s.waitLog(t, "schema is newer than this paylink's")
+	if log := s.logText(); !strings.Contains(log, fmt.Sprintf(`"database_version":%d`, later)) {
+		t.Errorf("the warning does not name the database's version %d:\n%s", later, log)
 	}
 }
