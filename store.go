@@ -32,6 +32,9 @@ type Tx interface {
 	CreateMerchant(m *Merchant) error
 	Merchant(id string) (*Merchant, error)
 	ListMerchants() ([]*Merchant, error)
+	// MerchantsAtEnds lists the n merchants with the lowest mids and the
+	// n with the highest, each once, ordered by mid.
+	MerchantsAtEnds(n int) ([]*Merchant, error)
 	UpdateMerchantSettings(id string, s MerchantSettings) error
 	// LockMerchantSettings serialises changes to one merchant's settings
 	// (read, change, write) until the end of the database transaction:

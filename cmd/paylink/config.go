@@ -206,18 +206,17 @@ func checkKeyFileFor(env environment, st *sqlstore.Store, dsn string) error {
 	if _, err := os.Stat(keyFilePath(d)); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	var n int
+	var some []*paylink.Merchant
 	err = st.View(context.Background(), func(tx paylink.Tx) error {
-		ms, err := tx.ListMerchants()
-		n = len(ms)
+		some, err = tx.MerchantsAtEnds(1)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("master key file: %w", err)
 	}
-	if n > 0 {
-		return fmt.Errorf("master key file: %s is missing but the database holds %d merchants whose secrets were sealed under it: "+
-			"restore it beside the database, or set PAYLINK_MASTER_KEY to the key they were sealed with", keyFilePath(d), n)
+	if len(some) > 0 {
+		return fmt.Errorf("master key file: %s is missing but the database holds merchants whose secrets were sealed under it: "+
+			"restore it beside the database, or set PAYLINK_MASTER_KEY to the key they were sealed with", keyFilePath(d))
 	}
 	return nil
 }

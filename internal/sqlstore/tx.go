@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -217,7 +218,31 @@ func (t *tx) Merchant(id string) (*paylink.Merchant, error) {
 
 // ListMerchants lists all merchants, oldest first.
 func (t *tx) ListMerchants() ([]*paylink.Merchant, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+merchantColumns+` FROM merchants ORDER BY created_at, id`)
+	return t.merchants(`SELECT ` + merchantColumns + ` FROM merchants ORDER BY created_at, id`)
+}
+
+// MerchantsAtEnds lists the n merchants with the lowest mids and the n
+// with the highest, each once, by mid: two index range reads however
+// many merchants there are.
+func (t *tx) MerchantsAtEnds(n int) ([]*paylink.Merchant, error) {
+	first, err := t.merchants(`SELECT `+merchantColumns+` FROM merchants ORDER BY id LIMIT $1`, n)
+	if err != nil {
+		return nil, err
+	}
+	last, err := t.merchants(`SELECT `+merchantColumns+` FROM merchants ORDER BY id DESC LIMIT $1`, n)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(last)
+	for len(last) > 0 && len(first) > 0 && last[0].ID <= first[len(first)-1].ID {
+		last = last[1:]
+	}
+	return append(first, last...), nil
+}
+
+// merchants runs a query of merchantColumns.
+func (t *tx) merchants(query string, args ...any) ([]*paylink.Merchant, error) {
+	rows, err := t.q.QueryContext(t.ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list merchants: %w", err)
 	}

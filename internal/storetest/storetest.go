@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ type Opener func(t *testing.T) paylink.Store
 func Run(t *testing.T, open Opener) {
 	tests := map[string]func(*testing.T, paylink.Store){
 		"Merchants":                  testMerchants,
+		"MerchantsAtEnds":            testMerchantsAtEnds,
 		"TransactionTokenRace":       testTokenRace,
 		"TransactionTokenRules":      testTokenRules,
 		"Cards":                      testCards,
@@ -149,6 +151,38 @@ func testMerchants(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
+}
+
+// testMerchantsAtEnds: the lowest and highest mids, each merchant once,
+// in mid order, whether the two ends overlap or not.
+func testMerchantsAtEnds(t *testing.T, s paylink.Store) {
+	var ids []string
+	for range 5 {
+		ids = append(ids, NewMerchant(t, s).ID)
+	}
+	slices.Sort(ids)
+	for _, c := range []struct {
+		n    int
+		want []string
+	}{
+		{0, nil},
+		{1, []string{ids[0], ids[4]}},
+		{2, []string{ids[0], ids[1], ids[3], ids[4]}},
+		{3, ids},
+		{10, ids},
+	} {
+		view(t, s, func(tx paylink.Tx) error {
+			ms, err := tx.MerchantsAtEnds(c.n)
+			var got []string
+			for _, m := range ms {
+				got = append(got, m.ID)
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("MerchantsAtEnds(%d) = %v, %v; want %v", c.n, got, err, c.want)
+			}
+			return nil
+		})
+	}
 }
 
 // spend spends a transaction token's hash in its own transaction.
