@@ -11,6 +11,11 @@ import (
 // intermediate product of the fee and surcharge arithmetic inside int64.
 const MaxAmount int64 = 1_000_000_000_000
 
+// MaxTotal is the largest total a payment can carry: an amount up to
+// MaxAmount plus a surcharge (at most 100%) or a direct debit fee (capped
+// within MaxAmount). An acquirer's settlement file lists such totals.
+const MaxTotal = 2 * MaxAmount
+
 // Currency is an ISO 4217 currency with its minor-unit exponent.
 type Currency struct {
 	Code     string
@@ -52,6 +57,11 @@ type Money struct {
 // currency has, exponents, signs other than a leading minus, and anything
 // that is not a plain decimal are errors.
 func ParseAmount(s string, cur Currency) (int64, error) {
+	return parseAmountWithin(s, cur, MaxAmount)
+}
+
+// parseAmountWithin is ParseAmount with max in place of MaxAmount.
+func parseAmountWithin(s string, cur Currency, max int64) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, fmt.Errorf("amount is empty")
@@ -80,7 +90,7 @@ func ParseAmount(s string, cur Currency) (int64, error) {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n > MaxAmount {
+	if err != nil || n > max {
 		return 0, fmt.Errorf("amount is too large")
 	}
 	if neg {

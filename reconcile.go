@@ -60,7 +60,11 @@ func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 		if i == 0 {
 			h = strings.TrimPrefix(h, "\ufeff") // the byte order mark spreadsheets write
 		}
-		col[strings.ToLower(strings.TrimSpace(h))] = i
+		name := strings.ToLower(strings.TrimSpace(h))
+		if _, twice := col[name]; twice && name != "" {
+			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line 1: the header names %q twice", name)
+		}
+		col[name] = i
 	}
 	for _, need := range []string{"date", "reference", "currency", "amount"} {
 		if _, ok := col[need]; !ok {
@@ -109,7 +113,7 @@ func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, er
 		return bad("unknown currency %q", r.Currency)
 	}
 	r.Currency = cur.Code
-	amount, err := ParseAmount(field("amount"), cur)
+	amount, err := parseAmountWithin(field("amount"), cur, MaxTotal)
 	if err != nil {
 		return bad("amount: %v", err)
 	}
@@ -229,6 +233,16 @@ func acquirerReference(p *Posting) string {
 	return p.Reference
 }
 
+// fileAmount is what a file line says was moved for posting p: a refund
+// may be written as a negative amount, the sign acquirers' files often
+// give money going back to the cardholder; a charge's sign is kept.
+func fileAmount(r AcquirerRecord, p *Posting) int64 {
+	if p.RefundReference != "" {
+		return abs(r.Amount)
+	}
+	return r.Amount
+}
+
 // match pairs file records with ledger postings by reference.
 func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting) {
 	seen := map[string]bool{}
@@ -242,7 +256,7 @@ func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Po
 			v.Kind = VarianceMissingInLedger
 		case p.Currency != r.Currency:
 			v.Kind, v.LedgerAmount = VarianceCurrency, abs(p.Amount)
-		case abs(p.Amount) != r.Amount:
+		case abs(p.Amount) != fileAmount(r, p):
 			v.Kind, v.LedgerAmount = VarianceAmount, abs(p.Amount)
 		default:
 			rec.Matched++

@@ -8,16 +8,24 @@ import (
 // TestParseSettlementFile: a spreadsheet's byte order mark is not part
 // of the first column's name; a file with no line after its header is
 // refused (a truncated file must not reconcile clean); a reference must
-// be one line of text, so that it cannot forge lines in the report.
+// be one line of text, so that it cannot forge lines in the report; a
+// column named twice is refused rather than one of them read; a line
+// carries a payment's total, which may exceed MaxAmount up to MaxTotal.
 func TestParseSettlementFile(t *testing.T) {
 	const head = "date,reference,type,currency,amount\n"
 	const line = "2026-11-27,pr_1,purchase,AUD,10.00\n"
 	if rs, err := ParseSettlementFile(strings.NewReader("\ufeff" + head + line)); err != nil || len(rs) != 1 {
 		t.Errorf("with a byte order mark: got %v, %v; want one record", rs, err)
 	}
+	big := head + "2026-11-27,pr_1,purchase,AUD,15000000000.00\n" // a maximum amount with a 50% surcharge
+	if rs, err := ParseSettlementFile(strings.NewReader(big)); err != nil || len(rs) != 1 || rs[0].Amount != 1_500_000_000_000 {
+		t.Errorf("a total above MaxAmount: got %v, %v; want 15000000000.00", rs, err)
+	}
 	for name, file := range map[string]string{
 		"header only":          head,
 		"reference of 2 lines": head + "2026-11-27,\"pr_1\nreconciliation rc_FAKE\",purchase,AUD,10.00\n",
+		"a column named twice": "date,reference,amount,currency,Amount\n2026-11-27,pr_1,10.00,AUD,99.00\n",
+		"above any total":      head + "2026-11-27,pr_1,purchase,AUD,20000000000.01\n",
 	} {
 		if _, err := ParseSettlementFile(strings.NewReader(file)); err == nil {
 			t.Errorf("%s: got nil error, want it refused", name)
@@ -26,13 +34,17 @@ func TestParseSettlementFile(t *testing.T) {
 }
 
 // TestMatchNamesEachVariance: a reference the file names twice is a
-// duplicate (not missing from the ledger), and one settled in another
-// currency is told apart from an amount that differs.
+// duplicate (not missing from the ledger), one settled in another
+// currency is told apart from an amount that differs, and a refund
+// matches whichever sign the file gives it, a charge only if positive.
 func TestMatchNamesEachVariance(t *testing.T) {
 	ledger := map[string]*Posting{
 		"pr_1": {Reference: "pr_1", Currency: "AUD", Amount: 1000},
 		"pr_2": {Reference: "pr_2", Currency: "AUD", Amount: 2000},
 		"pr_3": {Reference: "pr_3", Currency: "AUD", Amount: 3000},
+		"pr_4": {Reference: "pr_4", Currency: "AUD", Amount: 4000},
+		"rf_1": {Reference: "pr_1", RefundReference: "rf_1", Currency: "AUD", Amount: -500},
+		"rf_2": {Reference: "pr_2", RefundReference: "rf_2", Currency: "AUD", Amount: -700},
 	}
 	rec := &Reconciliation{}
 	rec.match([]AcquirerRecord{
@@ -40,13 +52,16 @@ func TestMatchNamesEachVariance(t *testing.T) {
 		{Line: 3, Reference: "pr_1", Currency: "AUD", Amount: 1000},
 		{Line: 4, Reference: "pr_2", Currency: "NZD", Amount: 2000},
 		{Line: 5, Reference: "pr_3", Currency: "AUD", Amount: 2999},
+		{Line: 6, Reference: "pr_4", Currency: "AUD", Amount: -4000}, // a charge's sign counts
+		{Line: 7, Reference: "rf_1", Currency: "AUD", Amount: 500},
+		{Line: 8, Reference: "rf_2", Currency: "AUD", Amount: -700}, // a refund may be negative
 	}, ledger)
 	var kinds []string
 	for _, v := range rec.Variances {
 		kinds = append(kinds, v.Kind)
 	}
-	want := []string{VarianceDuplicate, VarianceCurrency, VarianceAmount}
-	if rec.Matched != 1 || strings.Join(kinds, ",") != strings.Join(want, ",") {
-		t.Errorf("got %d matched and %v, want 1 and %v", rec.Matched, kinds, want)
+	want := []string{VarianceDuplicate, VarianceCurrency, VarianceAmount, VarianceAmount}
+	if rec.Matched != 3 || strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Errorf("got %d matched and %v, want 3 and %v", rec.Matched, kinds, want)
 	}
 }
