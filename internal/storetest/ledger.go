@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,65 @@ func posting(m *paylink.Merchant, id, key string, amount int64) *paylink.Posting
 			{Account: paylink.AccountFeeRevenue, Amount: -10, FeeCode: paylink.FeeServiceBlended},
 			{Account: paylink.AccountMerchantPending, Amount: -(amount - 10)},
 		}}
+}
+
+// testLedgerListsInByteOrder: balance transactions and payouts are listed
+// newest first by id, and their ids (time-ordered, mixed-case base62) are
+// in time order byte by byte only: under a linguistic collation, as a
+// PostgreSQL cluster made with en-US has, "bt_a" sorts before "bt_B".
+func testLedgerListsInByteOrder(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	suffixes := []string{"B", "Z", "a", "b"} // oldest first, in byte order
+	update(t, s, func(tx paylink.Tx) error {
+		for i, x := range suffixes {
+			p := posting(m, "bt_"+x, "charge:"+m.ID+":"+x, int64(1000*(i+1)))
+			b := &paylink.SettlementBatch{ID: "sb_" + x, MerchantID: m.ID, Currency: "AUD", Day: "2026-11-21", Count: 1, Net: p.Net, CreatedAt: t0}
+			if err := tx.AddPosting(p); err != nil {
+				return err
+			}
+			if err := tx.CreateSettlementBatch(b, []string{p.ID}); err != nil {
+				return err
+			}
+			if err := tx.CreatePayout(&paylink.Payout{ID: "po_" + x, MerchantID: m.ID, Currency: "AUD", Amount: p.Net,
+				BatchIDs: []string{b.ID}, CreatedAt: t0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	lists := map[string]func(tx paylink.Tx, before string) ([]string, error){
+		"bt_": func(tx paylink.Tx, before string) ([]string, error) {
+			ps, err := tx.BalanceTransactions(m.ID, before, 10)
+			return idsOf(ps, func(p *paylink.Posting) string { return p.ID }), err
+		},
+		"po_": func(tx paylink.Tx, before string) ([]string, error) {
+			ps, err := tx.Payouts(m.ID, before, 10)
+			return idsOf(ps, func(p *paylink.Payout) string { return p.ID }), err
+		},
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		for prefix, list := range lists {
+			for before, want := range map[string]string{"": "b a Z B", prefix + "a": "Z B"} {
+				got, err := list(tx, before)
+				if err != nil {
+					return err
+				}
+				if strings.Join(got, " ") != strings.ReplaceAll(prefix+want, " ", " "+prefix) {
+					t.Errorf("%s list before %q: got %v, want %s newest first", prefix, before, got, want)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// idsOf lists the ids of a page.
+func idsOf[T any](page []T, id func(T) string) []string {
+	var out []string
+	for _, x := range page {
+		out = append(out, id(x))
+	}
+	return out
 }
 
 // The journal sums by account, lists balance transactions newest first

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		// Ledger.
 		"Ledger":          testLedger,
 		"LedgerPostsOnce": testLedgerPostsOnce,
+		"LedgerByteOrder": testLedgerListsInByteOrder,
 		// Key rotation.
 		"SecretRotation": testSecretRotation,
 		// Audit log.
