@@ -2,6 +2,7 @@ package paylink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -120,14 +121,30 @@ func (s *Service) BalanceTransactions(ctx context.Context, m *Merchant, starting
 	}
 	var out []*Posting
 	err := s.store.View(ctx, func(tx Tx) error {
+		if startingAfter != "" {
+			if _, err := tx.BalanceTransaction(m.ID, startingAfter); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, err = tx.BalanceTransactions(m.ID, startingAfter, limit+1)
 		return err
 	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, unknownCursor("balance transaction")
+	}
 	if err != nil {
 		return nil, false, Internal("balance transactions", err)
 	}
 	return out[:min(len(out), limit)], len(out) > limit, nil
+}
+
+// unknownCursor refuses a page whose starting_after names no object of
+// the merchant: read as a position in id order, a mangled cursor would
+// show the first page again, or the cursor's own row.
+func unknownCursor(what string) error {
+	return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "starting_after names no " + what + " of this merchant",
+		Fields: map[string]string{"starting_after": "names no " + what + " of this merchant"}}
 }
 
 // checkPageLimit is the rule for a page of balance transactions or

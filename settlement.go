@@ -189,6 +189,11 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 	var out []*Payout
 	var more bool
 	err := s.store.View(ctx, func(tx Tx) error {
+		if startingAfter != "" {
+			if _, err := tx.Payout(m.ID, startingAfter); err != nil {
+				return err
+			}
+		}
 		var err error
 		if out, err = tx.Payouts(m.ID, startingAfter, limit+1); err != nil {
 			return err
@@ -201,6 +206,9 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 		}
 		return nil
 	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, unknownCursor("payout")
+	}
 	if err != nil {
 		return nil, false, Internal("payouts", err)
 	}

@@ -212,6 +212,8 @@ type Tx interface {
 	// BalanceTransactions lists a merchant's postings that move its
 	// balance, newest first, with ids below before ("" for the newest).
 	BalanceTransactions(merchantID, before string, limit int) ([]*Posting, error)
+	// BalanceTransaction loads one of them, without lines.
+	BalanceTransaction(merchantID, id string) (*Posting, error)
 	// PostingsOf lists the postings of a reference with their lines.
 	PostingsOf(reference string) ([]*Posting, error)
 	// ScanTransactions, ScanRefunds and ScanPostings page through every

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,15 @@ func TestLedgerAPI(t *testing.T) {
 	if more, _ := rest.Get("data").([]any); len(more) != 1 || rest.Get("has_more") != false {
 		t.Errorf("second page: got %s", rest.Raw)
 	}
+	// A cursor naming nothing of this merchant's is refused, not read as
+	// a position in id order (which showed the first page again).
+	for _, cursor := range []string{"nope", last + " ", "bt_" + strings.Repeat("z", 20)} {
+		res := c.call(http.MethodGet, "/v5/balance_transactions?starting_after="+url.QueryEscape(cursor), nil, http.StatusBadRequest)
+		if res.Get("fields.starting_after") == nil {
+			t.Errorf("cursor %q: got %s, want starting_after named", cursor, res.Raw)
+		}
+	}
+	c.call(http.MethodGet, "/v5/payouts?starting_after=po_nope", nil, http.StatusBadRequest)
 
 	if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)

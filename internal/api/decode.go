@@ -57,7 +57,8 @@ type value struct {
 	kind kind
 }
 
-// readRaw reads a request body within MaxBodyBytes.
+// readRaw reads a request body within MaxBodyBytes, without a leading
+// byte order mark.
 func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError
@@ -67,8 +68,12 @@ func readRaw(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "could not read the request body")
 	}
-	return raw, nil
+	return bytes.TrimPrefix(raw, []byte(utf8BOM)), nil
 }
+
+// utf8BOM is the byte order mark some tools write before UTF-8 text;
+// RFC 8259 lets a parser ignore it, and readRaw drops it.
+const utf8BOM = "\ufeff"
 
 // parseBody decodes raw JSON into a body. It is the fuzzed entry point.
 // It accepts and rejects exactly what encoding/json's Decoder (with
@@ -649,3 +654,11 @@ func (b *body) money(amountPath, currencyPath string) (int64, string) {
 
 // err returns the collected field errors.
 func (b *body) err() error { return b.f.Err() }
+
+// pathValue reads a reference from the request's path, trimmed of white
+// space as every string in a body is: an invoice number sent padded
+// ("INV 7 ") is stored as "INV 7", and a look-up by the padded value
+// finds it.
+func pathValue(r *http.Request, name string) string {
+	return strings.TrimSpace(r.PathValue(name))
+}

@@ -104,7 +104,7 @@ func (s *Server) directDebitRefund(w http.ResponseWriter, r *http.Request, m *pa
 	if err != nil {
 		return nil, err
 	}
-	rf, t, err := s.svc.RefundDirectDebit(r.Context(), m, r.PathValue("ref"), req)
+	rf, t, err := s.svc.RefundDirectDebit(r.Context(), m, pathValue(r, "ref"), req)
 	if err != nil {
 		return nil, err
 	}

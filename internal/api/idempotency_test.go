@@ -164,3 +164,26 @@ paylink_http_requests_total{code="404",route="POST /v5/purchase/{ref}"} 1
 		t.Error(err)
 	}
 }
+
+// TestReadsIgnoreIdempotencyKey: a GET answers afresh whatever its key,
+// so a CSV report asked twice under one key comes back as CSV both times
+// (a replay used to carry JSON's content type), never marked replayed.
+func TestReadsIgnoreIdempotencyKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	path := env.Server.URL + "/v5/reports/settlement?date=" + env.Service.Now().UTC().Format("2006-01-02")
+	for i := range 2 {
+		req, _ := http.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+		req.Header.Set("Idempotency-Key", "report-1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") || res.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("call %d: got %d %q replayed %q, want 200 text/csv, not replayed", i+1, res.StatusCode,
+				res.Header.Get("Content-Type"), res.Header.Get("Idempotent-Replayed"))
+		}
+	}
+}

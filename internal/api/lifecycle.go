@@ -18,7 +18,7 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	if err := b.err(); err != nil {
 		return nil, err
 	}
-	t, err := s.svc.Capture(r.Context(), m, r.PathValue("ref"), req)
+	t, err := s.svc.Capture(r.Context(), m, pathValue(r, "ref"), req)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if err := b.err(); err != nil {
 		return nil, err
 	}
-	t, err := s.svc.Cancel(r.Context(), m, r.PathValue("ref"), req)
+	t, err := s.svc.Cancel(r.Context(), m, pathValue(r, "ref"), req)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if err != nil {
 		return nil, err
 	}
-	rf, t, err := s.svc.Refund(r.Context(), m, r.PathValue("ref"), req)
+	rf, t, err := s.svc.Refund(r.Context(), m, pathValue(r, "ref"), req)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink
 	if err := s.companyToken(r, m, b); err != nil {
 		return nil, err
 	}
-	rf, err := s.svc.RefundStatus(r.Context(), m, r.PathValue("ref"))
+	rf, err := s.svc.RefundStatus(r.Context(), m, pathValue(r, "ref"))
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 	if err := s.companyToken(r, m, b); err != nil {
 		return nil, err
 	}
-	t, err := s.svc.CompleteThreeDS(r.Context(), m, r.PathValue("ref"))
+	t, err := s.svc.CompleteThreeDS(r.Context(), m, pathValue(r, "ref"))
 	if err != nil {
 		return nil, err
 	}

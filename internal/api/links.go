@@ -67,7 +67,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 
 // linkByID: POST (or GET) /v5/payment-links/{id}.
 func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	l, urls, err := s.svc.Link(r.Context(), m, r.PathValue("id"))
+	l, urls, err := s.svc.Link(r.Context(), m, pathValue(r, "id"))
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 
 // cancelLink: POST /v5/payment-links/{id}/cancel.
 func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	l, urls, err := s.svc.CancelLink(r.Context(), m, r.PathValue("id"))
+	l, urls, err := s.svc.CancelLink(r.Context(), m, pathValue(r, "id"))
 	if err != nil {
 		return nil, err
 	}

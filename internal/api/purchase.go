@@ -164,7 +164,7 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 			return nil, err
 		}
 	}
-	st, err := s.svc.TransactionStateOf(r.Context(), m, r.PathValue("ref"))
+	st, err := s.svc.TransactionStateOf(r.Context(), m, pathValue(r, "ref"))
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 		return s.errorResponse(w, r, err)
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if key == "" {
+	if key == "" || r.Method == http.MethodGet { // a read is idempotent already
 		return s.run(w, r, m, raw, h)
 	}
 	return s.idempotent(w, r, m, key, raw, h)

@@ -273,3 +273,33 @@ func comparable(body map[string]any) map[string]string {
 	walk("", body)
 	return out
 }
+
+// TestByteOrderMarkIsIgnored: a body some tool wrote with a UTF-8 byte
+// order mark before the JSON is read as the JSON.
+func TestByteOrderMarkIsIgnored(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	res := env.Post("/v5/transaction_token", m, "\ufeff"+`{"company_token":"`+m.Creds.CompanyToken+`"}`)
+	if res.Status != http.StatusOK || res.Get("transaction_token") == "" {
+		t.Errorf("got %d %s, want 200 with a token", res.Status, res.Raw)
+	}
+}
+
+// TestPaddedReferencesInPathsAreTrimmed: an invoice number is stored
+// trimmed, so a look-up, capture or refund by the padded value the client
+// sent (and may keep, from a fixed-width column) finds the payment.
+func TestPaddedReferencesInPathsAreTrimmed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	buy := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", "  INV 7  ")
+	}))
+	if buy.Status != http.StatusOK {
+		t.Fatalf("purchase: %d %s", buy.Status, buy.Raw)
+	}
+	for _, path := range []string{"/v5/purchase/INV%207%20%20", "/v5/purchase/%20%20INV%207"} {
+		if res := env.Do(http.MethodGet, path, m, nil); res.Status != http.StatusOK || res.Get("invoice_number") != "INV 7" {
+			t.Errorf("GET %s: got %d %s, want the payment", path, res.Status, res.Raw)
+		}
+	}
+}

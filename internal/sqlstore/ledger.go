@@ -115,6 +115,24 @@ func (t *tx) BalanceTransactions(merchantID, before string, limit int) ([]*payli
 	return scanPostings(rows)
 }
 
+// BalanceTransaction loads one of the merchant's postings that moves its
+// balance, without lines; ErrNotFound when it has none with that id.
+func (t *tx) BalanceTransaction(merchantID, id string) (*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE p.id = $1 AND p.merchant_id = $2 AND p.moves_balance = $3`, id, merchantID, true)
+	if err != nil {
+		return nil, fmt.Errorf("balance transaction %s: %w", id, err)
+	}
+	ps, err := scanPostings(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("balance transaction %s: %w", id, paylink.ErrNotFound)
+	}
+	return ps[0], nil
+}
+
 // PostingsOf lists every posting of a reference (a purchase reference, a
 // batch id or a payout id) with its lines, oldest first.
 func (t *tx) PostingsOf(reference string) ([]*paylink.Posting, error) {
