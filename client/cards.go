@@ -42,7 +42,7 @@ type PurchaseDetails struct {
 type PurchaseRequest struct {
 	Token    Tokens          `json:"token"`
 	Customer Customer        `json:"customer"`
-	Card     *Card           `json:"card"`
+	Card     *Card           `json:"card,omitempty"`
 	Purchase PurchaseDetails `json:"purchase"`
 }
 
@@ -91,7 +91,7 @@ type TransactionResult struct {
 
 // Purchase charges a card (or holds funds with ApplyPreAuthorisation).
 func (c *Client) Purchase(ctx context.Context, req PurchaseRequest, opts ...CallOption) (*TransactionResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[TransactionResult](ctx, c, "/v5/purchase", req, opts...)

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,6 +34,7 @@ type Client struct {
 	apiKey       string
 	companyToken string
 	http         *http.Client
+	keyed        keyedTokens // transaction tokens by idempotency key
 }
 
 // Option configures a Client.
@@ -73,7 +75,10 @@ func IsCode(err error, code string) bool {
 type CallOption func(*http.Request)
 
 // IdempotencyKey makes a call safe to retry: paylink runs it at most once
-// per key and replays the first response to retries.
+// per key and replays the first response to retries. A money-moving call
+// retried under the same key from the same Client reuses the transaction
+// token fetched for its first attempt, so the retry is the same request;
+// a retry from another process must pass that token in Tokens itself.
 func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
@@ -164,11 +169,19 @@ type Tokens struct {
 }
 
 // fill completes t with the company token and a fresh transaction token.
-func (c *Client) fill(ctx context.Context, t *Tokens) error {
+// Under an IdempotencyKey it reuses the token fetched for that key, so a
+// retry sends the same body and gets the first response replayed (a new
+// token would make it another request: 409 idempotency_key_conflict).
+func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) error {
 	if t.CompanyToken == "" {
 		t.CompanyToken = c.companyToken
 	}
 	if t.TransactionToken != "" {
+		return nil
+	}
+	key := idempotencyKeyOf(opts)
+	if tok, ok := c.keyed.get(key); ok {
+		t.TransactionToken = tok
 		return nil
 	}
 	tok, err := c.TransactionToken(ctx)
@@ -176,5 +189,79 @@ func (c *Client) fill(ctx context.Context, t *Tokens) error {
 		return err
 	}
 	t.TransactionToken = tok
+	c.keyed.put(key, tok, time.Now())
 	return nil
+}
+
+// idempotencyKeyOf is the Idempotency-Key that opts set, "" for none.
+func idempotencyKeyOf(opts []CallOption) string {
+	probe := &http.Request{Header: http.Header{}}
+	for _, o := range opts {
+		o(probe)
+	}
+	return probe.Header.Get("Idempotency-Key")
+}
+
+// keyedTokens remembers the transaction token fetched for each
+// idempotency key for as long as paylink remembers the key (24 hours),
+// at most maxKeyedTokens of them.
+type keyedTokens struct {
+	mu    sync.Mutex
+	byKey map[string]keyedToken
+}
+
+// keyedToken is a remembered token and when it was fetched.
+type keyedToken struct {
+	token string
+	at    time.Time
+}
+
+const (
+	keyedTokenLife = 24 * time.Hour
+	maxKeyedTokens = 10000
+)
+
+func (k *keyedTokens) get(key string) (string, bool) {
+	if key == "" {
+		return "", false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.byKey[key]
+	if !ok || time.Since(e.at) > keyedTokenLife {
+		return "", false
+	}
+	return e.token, true
+}
+
+// put remembers token for key, first forgetting expired entries when
+// full, then the oldest.
+func (k *keyedTokens) put(key, token string, now time.Time) {
+	if key == "" {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.byKey == nil {
+		k.byKey = map[string]keyedToken{}
+	}
+	if len(k.byKey) >= maxKeyedTokens {
+		k.evict(now)
+	}
+	k.byKey[key] = keyedToken{token: token, at: now}
+}
+
+// evict drops expired entries, or the oldest one when none has expired.
+func (k *keyedTokens) evict(now time.Time) {
+	oldest := ""
+	for key, e := range k.byKey {
+		if now.Sub(e.at) > keyedTokenLife {
+			delete(k.byKey, key)
+		} else if oldest == "" || e.at.Before(k.byKey[oldest].at) {
+			oldest = key
+		}
+	}
+	if len(k.byKey) >= maxKeyedTokens {
+		delete(k.byKey, oldest)
+	}
 }

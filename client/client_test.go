@@ -34,6 +34,16 @@ func TestClientPurchaseSurchargeAndStatus(t *testing.T) {
 	if err != nil || res.Purchase.Status != "APPROVED" || res.Purchase.TotalAmount.String() != "10.63" || res.Card.Token == nil {
 		t.Fatalf("purchase: got %+v, %v", res, err)
 	}
+	// A retry under the same key (the first answer lost, say) is the same
+	// request, with the token fetched for the first attempt: it replays.
+	again, err := c.Purchase(ctx, client.PurchaseRequest{
+		Customer: client.Customer{IPAddress: "203.0.113.7", Timezone: "UTC", StoreCardPermission: true},
+		Card:     &card,
+		Purchase: client.PurchaseDetails{Amount: "10.50", Currency: "AUD", InvoiceNumber: "C-1", ApplySurcharge: true},
+	}, client.IdempotencyKey("client-order-1"))
+	if err != nil || again.Purchase.PurchaseReference != res.Purchase.PurchaseReference {
+		t.Errorf("retry under the same key: got %+v, %v; want the first purchase %s replayed", again, err, res.Purchase.PurchaseReference)
+	}
 	st, err := c.PurchaseStatus(ctx, "C-1")
 	if err != nil || st.Status != "APPROVED" || st.PurchaseReference != res.Purchase.PurchaseReference {
 		t.Errorf("status: got %+v, %v", st, err)

@@ -69,7 +69,7 @@ type DirectDebitResult struct {
 
 // DirectDebit submits a debit; it is PENDING until it clears.
 func (c *Client) DirectDebit(ctx context.Context, req DirectDebitRequest, opts ...CallOption) (*DirectDebitResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[DirectDebitResult](ctx, c, "/v5/direct_debit", req, opts...)
@@ -117,7 +117,7 @@ type RefundResult struct {
 
 // DirectDebitRefund refunds part or all of a cleared debit.
 func (c *Client) DirectDebitRefund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[RefundResult](ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", req, opts...)

@@ -22,7 +22,7 @@ type CaptureRequest struct {
 // Capture captures all or part of a hold (a purchase made with
 // ApplyPreAuthorisation); the rest of the hold is released.
 func (c *Client) Capture(ctx context.Context, purchaseReference string, req CaptureRequest, opts ...CallOption) (*TransactionResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[TransactionResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/capture", req, opts...)
@@ -36,7 +36,7 @@ type CancelRequest struct {
 
 // Cancel releases a hold (status PRE_AUTHORISED_REVERSED).
 func (c *Client) Cancel(ctx context.Context, purchaseReference string, req CancelRequest, opts ...CallOption) (*TransactionResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[TransactionResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/cancel", req, opts...)
@@ -46,7 +46,7 @@ func (c *Client) Cancel(ctx context.Context, purchaseReference string, req Cance
 // processor could not make is a result with Refund.Status FAILED, not an
 // error.
 func (c *Client) Refund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
-	if err := c.fill(ctx, &req.Token); err != nil {
+	if err := c.fill(ctx, &req.Token, opts); err != nil {
 		return nil, err
 	}
 	return call[RefundResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/refund", req, opts...)

@@ -39,10 +39,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	return status, body
 }
 
-// requestHash identifies a request: method, path and body.
+// requestHash identifies a request: method, path, query and body.
 func requestHash(r *http.Request, raw []byte) []byte {
 	h := sha256.New()
-	h.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
+	h.Write([]byte(r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery + "\n"))
 	h.Write(raw)
 	return h.Sum(nil)
 }

@@ -71,6 +71,16 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	if n := webhooks(); n != 1 {
 		t.Errorf("got %d payment webhooks, want 1: the replay must not pay again", n)
 	}
+	// The query is part of the request: the same key with another query
+	// is another request, not a replay.
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase?test=1", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+	req.Header.Set("Idempotency-Key", "order-1")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusConflict {
+		t.Errorf("same key and body, another query: got %v, %v; want 409", res, err)
+	} else {
+		res.Body.Close()
+	}
 	other, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "13.00"))
 	if res, raw := postKey(t, env, m, "order-1", other); res.StatusCode != http.StatusConflict || !strings.Contains(raw, "idempotency_key_conflict") {
 		t.Errorf("same key, other body: got %d %s, want 409 idempotency_key_conflict", res.StatusCode, raw)
