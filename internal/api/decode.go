@@ -32,6 +32,10 @@ const MaxBodyBytes = 64 << 10
 type body struct {
 	v []value
 	f paylink.FieldErrors // nil until the first problem
+	// cased is set when a key holds an upper-case letter: only then
+	// does a key missing as spelled get looked up in snake_case
+	// (keys.go).
+	cased bool
 }
 
 // kind is the JSON type of a member's value.
@@ -108,7 +112,7 @@ func parseBody(raw []byte) (*body, error) {
 	if !isObject {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body must be a JSON object")
 	}
-	return &body{v: p.v}, nil
+	return &body{v: p.v, cased: p.cased}, nil
 }
 
 // maxDepth is encoding/json's nesting limit for objects and arrays.
@@ -119,9 +123,10 @@ const maxDepth = 10000
 // that cannot continue a valid document (len(src) at an early end), the
 // byte encoding/json's scanner reports.
 type parser struct {
-	src string
-	i   int
-	v   []value
+	src   string
+	i     int
+	v     []value
+	cased bool // a key holds an upper-case letter
 }
 
 // syntaxError describes where parsing stopped without echoing the body.
@@ -175,6 +180,7 @@ func (p *parser) object(depth int, rec bool) (keeps, ok bool) {
 			return false, false
 		}
 		p.i++
+		p.cased = p.cased || hasUpper(key)
 		if !p.member(key, depth, rec) {
 			return false, false
 		}
@@ -496,6 +502,9 @@ func (b *body) lookup(path string) *value {
 			if b.v[j].key == key {
 				found = j
 			}
+		}
+		if found < 0 && b.cased {
+			found = b.casedMember(lo, hi, key)
 		}
 		if found < 0 || b.v[found].kind == kindAbsent {
 			return nil

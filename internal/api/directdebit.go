@@ -51,10 +51,13 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request, m *paylink.
 		Customer:         b.customer(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
 		ApplyFee:         b.boolean("purchase.should_service_apply_fee"),
-		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation"),
+		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"),
 		Metadata:         b.metadata(),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
+	b.misplaced("purchase", "should_service_apply_fee", "customer.should_service_apply_fee",
+		"should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
+		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization")
 	if err := b.err(); err != nil {
 		return nil, err
 	}

@@ -123,9 +123,12 @@ func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 		Card:             b.card(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
 		ApplySurcharge:   b.boolean("purchase.should_service_apply_surcharge"),
-		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation"),
+		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
+	b.misplaced("purchase", "should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
+		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization",
+		"should_service_apply_surcharge", "customer.should_service_apply_surcharge")
 	return req, b.err()
 }
 

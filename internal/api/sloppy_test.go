@@ -303,3 +303,38 @@ func TestPaddedReferencesInPathsAreTrimmed(t *testing.T) {
 		}
 	}
 }
+
+// TestMoneyFlagsAreNeverIgnored: a hold asked for in camelCase or with
+// the US spelling holds, and a money flag sent outside its object is
+// refused, where it used to be ignored as an unknown key and the card
+// charged in full.
+func TestMoneyFlagsAreNeverIgnored(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for name, set := range map[string]func(map[string]any){
+		"camelCase":   func(b map[string]any) { apitest.Set(b, "purchase.shouldServiceApplyPreAuthorisation", true) },
+		"US spelling": func(b map[string]any) { apitest.Set(b, "purchase.should_service_apply_pre_authorization", true) },
+		"PascalCase":  func(b map[string]any) { apitest.Set(b, "purchase.ShouldServiceApplyPreAuthorisation", "true") },
+	} {
+		res := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", set))
+		if res.Status != http.StatusOK || res.Get("purchase.status") != "PRE_AUTHORISED" {
+			t.Errorf("%s: got %d %s, want a hold", name, res.Status, res.Raw)
+		}
+	}
+	for name, c := range map[string]struct {
+		path, field string
+	}{
+		"pre-auth at the top":     {"should_service_apply_pre_authorisation", "should_service_apply_pre_authorisation"},
+		"pre-auth in customer":    {"customer.should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation"},
+		"surcharge at the top":    {"shouldServiceApplySurcharge", "should_service_apply_surcharge"},
+		"US pre-auth in customer": {"customer.should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization"},
+	} {
+		res := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+			apitest.Set(b, c.path, true)
+		}))
+		fields, _ := res.Body["fields"].(map[string]any)
+		if res.Status != http.StatusBadRequest || fields[c.field] == nil {
+			t.Errorf("%s: got %d %s, want 400 naming %s", name, res.Status, res.Raw, c.field)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package api
+
+import "strings"
+
+// casedMember finds the last member among lo to hi whose key, spelled in
+// snake_case, is key's: a client's "shouldServiceApplyPreAuthorisation"
+// is read as the spec's "should_service_apply_pre_authorisation" instead
+// of being ignored as an unknown key. It is the fallback of a look-up
+// that found no member spelled as asked, so a key sent as the spec
+// spells it always wins, and an alias sent beside it empty
+// ("merchantReference": "L-1", "merchant_reference": "") does not
+// replace it.
+func (b *body) casedMember(lo, hi int, key string) int {
+	want, found := snakeKey(key), -1
+	for j := lo; j < hi; j = int(b.v[j].end) {
+		if snakeKey(b.v[j].key) == want {
+			found = j
+		}
+	}
+	return found
+}
+
+// hasUpper reports whether k holds an upper-case ASCII letter.
+func hasUpper(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if isUpper(k[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// snakeKey spells a key in snake_case: "IPAddress" is "ip_address",
+// "AMOUNT" "amount", "merchantReference" "merchant_reference". A key
+// without an upper-case ASCII letter is returned as it is, without a
+// copy.
+func snakeKey(k string) string {
+	i := strings.IndexFunc(k, func(r rune) bool { return r >= 'A' && r <= 'Z' })
+	if i < 0 {
+		return k
+	}
+	return snakeFrom(k, i)
+}
+
+// snakeFrom is snakeKey of k whose first upper-case letter is at i.
+func snakeFrom(k string, i int) string {
+	var b strings.Builder
+	b.Grow(len(k) + 4)
+	b.WriteString(k[:i])
+	for ; i < len(k); i++ {
+		c := k[i]
+		if !isUpper(c) {
+			b.WriteByte(c)
+			continue
+		}
+		if i > 0 && startsWord(k, i) {
+			b.WriteByte('_')
+		}
+		b.WriteByte(c + 'a' - 'A')
+	}
+	return b.String()
+}
+
+// startsWord reports whether the upper-case letter at i > 0 begins a new
+// word: after a lower-case letter or digit ("ipAddress"), or as the last
+// capital of an acronym followed by a lower-case letter ("IPAddress").
+func startsWord(k string, i int) bool {
+	prev := k[i-1]
+	switch {
+	case prev == '_' || prev == '-' || prev == '.':
+		return false
+	case !isUpper(prev):
+		return true
+	}
+	return i+1 < len(k) && k[i+1] >= 'a' && k[i+1] <= 'z'
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// misplaced refuses money flags sent beside the object they belong in
+// (paths such as "should_service_apply_pre_authorisation" or
+// "customer.should_service_apply_pre_authorisation" for a purchase's):
+// left unread as unknown keys, they would charge a card the client meant
+// to hold, or leave off a surcharge it meant to add.
+func (b *body) misplaced(object string, paths ...string) {
+	for _, p := range paths {
+		if b.lookup(p) != nil {
+			_, flag, _ := strings.Cut(p, ".")
+			if flag == "" {
+				flag = p
+			}
+			b.fail(p, "belongs in "+object+" ("+object+"."+flag+")")
+		}
+	}
+}
