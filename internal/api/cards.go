@@ -11,7 +11,7 @@ import (
 // spelling is accepted too.
 func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	req := paylink.TokenizeRequest{
-		CompanyToken: b.need(maxToken, "company_token", "token.company_token"),
+		CompanyToken: b.companyToken("company_token"),
 		Card:         b.card(),
 		MultiUse:     b.boolean("customer.store_card_permisison", "customer.store_card_permission"),
 		CustomerID:   b.str(maxField, "customer.id"),
@@ -35,7 +35,7 @@ func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink
 // cardLookup: POST /v5/card (4.11), the card record (2.6) without
 // response_code fields.
 func (s *Server) cardLookup(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	company, token := b.need(maxToken, "company_token", "token.company_token"), b.need(maxToken, "card_token", "card.token")
+	company, token := b.companyToken("company_token"), b.need(maxToken, "card_token", "card.token")
 	if err := b.err(); err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (s *Server) cardLookup(w http.ResponseWriter, r *http.Request, m *paylink.M
 
 // invalidateCard: POST /v5/invalidate_card_token and /v5/invalidate_card (4.10).
 func (s *Server) invalidateCard(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	company, token := b.need(maxToken, "company_token", "token.company_token"), b.need(maxToken, "card_token", "card.token")
+	company, token := b.companyToken("company_token"), b.need(maxToken, "card_token", "card.token")
 	if err := b.err(); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ func (b *body) bankAccount() paylink.BankAccount {
 
 // directDebitFee: POST /v5/direct_debit_fee (4.14).
 func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	company := b.need(maxToken, "token.company_token", "company_token", "token.company")
+	company := b.companyToken("token.company_token")
 	amount, currency := b.money("purchase.amount", "purchase.currency")
 	if err := b.err(); err != nil {
 		return nil, err
@@ -45,8 +45,8 @@ func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *payli
 // directDebit: POST /v5/direct_debit (4.13).
 func (s *Server) directDebit(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	req := paylink.DirectDebitRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		CompanyToken:     b.companyToken("token.company_token"),
+		TransactionToken: b.transactionToken(),
 		Account:          b.bankAccount(),
 		Customer:         b.customer(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),

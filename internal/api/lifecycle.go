@@ -9,8 +9,8 @@ import (
 // capture: POST /v5/purchase/{ref}/capture (4.4).
 func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	req := paylink.CaptureRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		CompanyToken:     b.companyToken("token.company_token"),
+		TransactionToken: b.transactionToken(),
 		ApplySurcharge:   b.boolean("capture.should_service_apply_surcharge"),
 		Metadata:         b.metadata(),
 	}
@@ -28,8 +28,8 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 // cancel: POST /v5/purchase/{ref}/cancel (4.5).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	req := paylink.CancelRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		CompanyToken:     b.companyToken("token.company_token"),
+		TransactionToken: b.transactionToken(),
 		Metadata:         b.metadata(),
 	}
 	if err := b.err(); err != nil {
@@ -45,8 +45,8 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 // refundRequest reads the body of card and direct debit refunds.
 func (b *body) refundRequest() (paylink.RefundRequest, error) {
 	req := paylink.RefundRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		CompanyToken:     b.companyToken("token.company_token"),
+		TransactionToken: b.transactionToken(),
 		Customer:         b.customer(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "refund.invoice_number"),
 		Metadata:         b.metadata(),
@@ -115,7 +115,7 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 
 // companyToken checks the body's company_token (or token.company_token).
 func (s *Server) companyToken(r *http.Request, m *paylink.Merchant, b *body) error {
-	company := b.need(maxToken, "company_token", "token.company_token")
+	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {
 		return err
 	}

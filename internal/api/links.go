@@ -45,7 +45,7 @@ func (b *body) timestamp(path string) time.Time {
 // createLink: POST /v5/payment-links.
 func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	n := paylink.NewLink{
-		CompanyToken:      b.str(maxToken, "company_token", "token.company_token"),
+		CompanyToken:      b.str(maxToken, "company_token", "token.company_token", "token.company"),
 		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
 		Customer:          b.linkCustomer(),
 		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),

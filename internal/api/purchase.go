@@ -14,7 +14,7 @@ const (
 
 // transactionToken: POST /v5/transaction_token (4.2).
 func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	company := b.need(maxToken, "company_token", "token.company_token")
+	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {
 		return nil, err
 	}
@@ -44,6 +44,20 @@ func (r tokenResponse) appendJSON(b []byte) []byte {
 }
 
 const msgSuccess = "The request was processed successfully"
+
+// companyToken reads the company token under every name clients send it
+// by, on every endpoint: the endpoint's own name first (the one a
+// "required" error names), then company_token, token.company_token and
+// token.company.
+func (b *body) companyToken(primary string) string {
+	return b.need(maxToken, primary, "company_token", "token.company_token", "token.company")
+}
+
+// transactionToken reads the transaction token of a money-moving call,
+// in token or at the top level.
+func (b *body) transactionToken() string {
+	return b.need(maxToken, "token.transaction_token", "transaction_token")
+}
 
 // customer reads the customer object shared by purchase-like calls.
 func (b *body) customer() paylink.Customer {
@@ -113,8 +127,8 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 // problem.
 func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 	req := paylink.PurchaseRequest{
-		CompanyToken:     b.need(maxToken, "token.company_token"),
-		TransactionToken: b.need(maxToken, "token.transaction_token"),
+		CompanyToken:     b.companyToken("token.company_token"),
+		TransactionToken: b.transactionToken(),
 		Customer:         b.customer(),
 		StoreCard:        b.boolean("customer.store_card_permission", "customer.store_card_permisison"),
 		ThreeDS:          b.boolean("customer.should_service_apply_authentication"),
@@ -135,7 +149,7 @@ func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 // surcharge: POST /v5/surcharge (4.6); the company token is token.company.
 func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	req := paylink.SurchargeRequest{
-		CompanyToken: b.need(maxToken, "token.company", "token.company_token", "company_token"),
+		CompanyToken: b.companyToken("token.company"),
 		CardToken:    b.str(maxToken, "card.token"),
 		Card:         b.card(),
 	}
@@ -159,7 +173,7 @@ func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Me
 // purchaseStatus: POST (or GET) /v5/purchase/{invoice_number|purchase_reference} (4.8).
 func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	if r.Method == http.MethodPost {
-		company := b.need(maxToken, "company_token", "token.company_token")
+		company := b.companyToken("company_token")
 		if err := b.err(); err != nil {
 			return nil, err
 		}

@@ -338,3 +338,27 @@ func TestMoneyFlagsAreNeverIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensAreReadUnderEveryName: the company and transaction tokens
+// are read flat or in token on every endpoint, as the token endpoint and
+// the card calls always read them.
+func TestTokensAreReadUnderEveryName(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	hold := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		delete(b, "token")
+		b["company_token"], b["transaction_token"] = m.Creds.CompanyToken, env.TransactionToken(m)
+	}))
+	ref, _ := hold.Get("purchase.purchase_reference").(string)
+	if hold.Status != http.StatusOK || ref == "" {
+		t.Fatalf("purchase with flat tokens: got %d %s", hold.Status, hold.Raw)
+	}
+	res := env.Post("/v5/purchase/"+ref+"/cancel", m, map[string]any{
+		"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m),
+		"customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+	})
+	if res.Status != http.StatusOK || res.Get("purchase.status") != "PRE_AUTHORISED_REVERSED" {
+		t.Errorf("cancel with flat tokens: got %d %s", res.Status, res.Raw)
+	}
+}
