@@ -67,16 +67,22 @@ func (r *PurchaseRequest) validate(now time.Time) error {
 	return f.Err()
 }
 
-// checkMoney validates an amount already parsed in the currency.
-func checkMoney(f FieldErrors, prefix string, amount int64, currency string) {
+// checkMoney validates an amount already parsed in the currency; its
+// fields are object.amount and object.currency, or amount and currency
+// for an object of "" (a link, a surcharge preview).
+func checkMoney(f FieldErrors, object string, amount int64, currency string) {
+	prefix := ""
+	if object != "" {
+		prefix = object + "."
+	}
 	if _, ok := LookupCurrency(currency); !ok {
-		f.Add(prefix+".currency", "must be a supported ISO 4217 currency code such as AUD")
+		f.Add(prefix+"currency", "must be a supported ISO 4217 currency code such as AUD")
 	}
 	if amount <= 0 {
-		f.Add(prefix+".amount", "must be greater than zero")
+		f.Add(prefix+"amount", "must be greater than zero")
 	}
 	if amount > MaxAmount {
-		f.Add(prefix+".amount", "is too large")
+		f.Add(prefix+"amount", "is too large")
 	}
 }
 

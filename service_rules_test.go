@@ -425,6 +425,13 @@ func TestLinkRules(t *testing.T) {
 				Customer: paylink.Customer{IPAddress: "192.0.2.10"},
 				Card:     &paylink.CardDetails{Number: pan, ExpiryMonth: 12, ExpiryYear: r.env.Clock.Now().Year() + 2, CVC: "123"}})
 		}
+		t.Run("a link's money errors name amount and currency", func(t *testing.T) {
+			_, _, err := r.svc.CreateLink(ctx, r.m.Merchant, paylink.NewLink{Amount: 0, Currency: "XXX", MerchantReference: "ORDER-0"})
+			var e *paylink.Error
+			if !errors.As(err, &e) || e.Fields["amount"] == "" || e.Fields["currency"] == "" {
+				t.Errorf("got %v, want fields amount and currency", err)
+			}
+		})
 		t.Run("a decline leaves the link payable, an approval pays it once", func(t *testing.T) {
 			l, ls := newLink(t, time.Time{})
 			if tr, err := payLink(ls, "4000000000000002"); err != nil || tr.Status != paylink.StatusDeclined {

@@ -541,3 +541,23 @@ func TestLinkPageNonceMatchesPolicy(t *testing.T) {
 		seen[attrs[0][1]] = true
 	}
 }
+
+// TestTooLongCardFieldsAreRefused: a holder name over the limit is
+// refused with the field's message, as the API refuses it, never cut
+// and paid (a raw form post bypasses the input's maxlength).
+func TestTooLongCardFieldsAreRefused(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	form := cardForm(b.get(hpp).csrf(t), cardOK)
+	form.Set("card_holder", strings.Repeat("A", paylink.MaxFieldLength+72))
+	p := b.post(hpp, form)
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="card_holder-err"`) {
+		t.Errorf("got %d, want 400 with the holder name's error:\n%s", p.status, p.body)
+	}
+	if got := linkState(t, env, m, r.Str("id")); got.Str("status") != "unpaid" {
+		t.Errorf("after a refused form: got %s, want unpaid", got.Raw)
+	}
+}

@@ -93,10 +93,10 @@ func truncate(s string, n int) string {
 
 // readCard reads the card fields. The expiry is one field, MM/YY.
 func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
-	c := &paylink.CardDetails{
-		Number:     truncate(strings.TrimSpace(r.PostFormValue("card_number")), paylink.MaxCardNumberInput),
+	c := &paylink.CardDetails{ // too long a number or name is refused by the Service, as in the API
+		Number:     strings.TrimSpace(r.PostFormValue("card_number")),
 		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
-		HolderName: truncate(strings.TrimSpace(r.PostFormValue("card_holder")), paylink.MaxFieldLength),
+		HolderName: strings.TrimSpace(r.PostFormValue("card_holder")),
 	}
 	if c.Number == "" {
 		errs["card_number"] = "Enter the card number."
