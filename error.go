@@ -22,6 +22,7 @@ const (
 	KindTooLarge                 // 413: request body too large
 	KindRateLimited              // 429: too many requests
 	KindUnavailable              // 503: the database, the acquirer or the bank could not be reached; retry later
+	KindMethodNotAllowed         // 405: the path exists, under other methods
 )
 
 // Stable response codes. docs/errors.md lists each with its meaning; a
@@ -32,6 +33,7 @@ const (
 	CodeUnauthorized            = "unauthorized"
 	CodeCompanyTokenMismatch    = "company_token_mismatch"
 	CodeNotFound                = "not_found"
+	CodeMethodNotAllowed        = "method_not_allowed"
 	CodeTransactionTokenInvalid = "transaction_token_invalid"
 	CodeTransactionTokenUsed    = "transaction_token_used"
 	CodeTransactionTokenExpired = "transaction_token_expired"

@@ -205,5 +205,13 @@ func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) {
 // NotFound answers routes no package registered, with the API's error
 // body; the site registers it as its catch-all.
 func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: every call is POST /v5/..."))
+	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: calls are POST /v5/... (status look-ups and the ledger also GET)"))
+}
+
+// MethodNotAllowed answers a path that routes serve under other methods,
+// named in allow ("GET, HEAD"), with 405 and the Allow header.
+func (s *Server) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	s.writeError(w, r, paylink.Errorf(paylink.KindMethodNotAllowed, paylink.CodeMethodNotAllowed,
+		"%s is not allowed here: this endpoint answers %s", r.Method, allow))
 }

@@ -260,6 +260,8 @@ func Status(k paylink.Kind) int {
 		return http.StatusTooManyRequests
 	case paylink.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case paylink.KindMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }

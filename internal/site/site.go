@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -51,10 +54,58 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
 	dash.Register(mux) // the merchant dashboard at /dashboard/, and /favicon.ico
-	mux.HandleFunc("/", a.NotFound)
+	mux.HandleFunc("/", fallback(mux, a))
 	var m *httpx.Metrics
 	if o.Registry != nil {
 		m = httpx.NewMetrics(o.Registry)
 	}
 	return httpx.Wrap(mux, httpx.Options{Logger: o.Logger, Metrics: m}), nil
+}
+
+// fallback answers a request no route matched. A path with a trailing
+// slash that a route serves without it (/pay/{token}/, /v5/purchase/)
+// is served as that route, for the clients and mail programs that add
+// one; a path routes serve under other methods is 405 with Allow;
+// anything else is the API's JSON 404.
+func fallback(mux *http.ServeMux, a *api.Server) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if u := withoutSlash(r.URL); u != nil && routed(mux, r.Method, r.Host, u) {
+			r2 := r.Clone(r.Context())
+			r2.URL = u
+			mux.ServeHTTP(w, r2)
+			return
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			if routed(mux, m, r.Host, r.URL) {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			if allow[0] == http.MethodGet {
+				allow = slices.Insert(allow, 1, http.MethodHead)
+			}
+			a.MethodNotAllowed(w, r, strings.Join(allow, ", "))
+			return
+		}
+		a.NotFound(w, r)
+	}
+}
+
+// withoutSlash is u without one trailing slash, nil when its path has
+// none to drop.
+func withoutSlash(u *url.URL) *url.URL {
+	if len(u.Path) < 2 || !strings.HasSuffix(u.Path, "/") {
+		return nil
+	}
+	v := *u
+	v.Path, v.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
+	return &v
+}
+
+// routed reports whether a route other than the fallback serves method
+// at u's path.
+func routed(mux *http.ServeMux, method, host string, u *url.URL) bool {
+	_, pattern := mux.Handler(&http.Request{Method: method, Host: host, URL: u})
+	return pattern != "" && pattern != "/"
 }

@@ -191,3 +191,34 @@ func value(t *testing.T, reg *prometheus.Registry, name string, labels map[strin
 	t.Fatalf("no sample %s%v", name, labels)
 	return 0
 }
+
+// TestUnroutedRequests: a trailing slash too many is served as the route
+// without it (a customer's /pay/{token}/ gets the page, not API JSON); a
+// path served under other methods is 405 naming them in Allow; anything
+// else is the JSON 404.
+func TestUnroutedRequests(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "SLASH-1"})
+	page := strings.TrimPrefix(link.Str("url"), env.Server.URL)
+	if res, body := get(t, env, page+"/", ""); res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET %s/: got %d %q, want the page:\n%.300s", page, res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if tok := env.Post("/v5/transaction_token/", m, map[string]any{"company_token": m.Creds.CompanyToken}); tok.Status != 200 {
+		t.Errorf("POST /v5/transaction_token/: got %d %s, want a token", tok.Status, tok.Raw)
+	}
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/v5/balance", "GET, HEAD"},
+		{http.MethodGet, "/v5/transaction_token", "POST"},
+		{http.MethodDelete, "/v5/purchase/pr_1", "GET, HEAD, POST"},
+	} {
+		var allow string
+		res := env.DoWith(c.method, c.path, m, nil, func(r *http.Response) { allow = r.Header.Get("Allow") })
+		if res.Status != http.StatusMethodNotAllowed || allow != c.allow || res.Get("response_code") != paylink.CodeMethodNotAllowed {
+			t.Errorf("%s %s: got %d, Allow %q, %s; want 405, Allow %q", c.method, c.path, res.Status, allow, res.Raw, c.allow)
+		}
+	}
+	if res := env.Do(http.MethodGet, "/v5/no_such_endpoint/", m, nil); res.Status != http.StatusNotFound {
+		t.Errorf("an unknown path: got %d %s, want 404", res.Status, res.Raw)
+	}
+}
