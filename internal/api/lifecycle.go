@@ -78,9 +78,9 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	}, nil
 }
 
-// refundStatus: POST /v5/refund/{refund_reference|invoice_number|purchase_reference} (4.8).
+// refundStatus: POST (or GET) /v5/refund/{refund_reference|invoice_number|purchase_reference} (4.8).
 func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	if err := s.companyToken(r, m, b); err != nil {
+	if err := s.statusCaller(r, m, b); err != nil {
 		return nil, err
 	}
 	rf, err := s.svc.RefundStatus(r.Context(), m, pathValue(r, "ref"))
@@ -114,6 +114,16 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 }
 
 // companyToken checks the body's company_token (or token.company_token).
+// statusCaller authorises a status look-up: a POST presents the company
+// token (spec 4.8); a GET, for polling without a body, has the API key
+// alone.
+func (s *Server) statusCaller(r *http.Request, m *paylink.Merchant, b *body) error {
+	if r.Method == http.MethodGet {
+		return nil
+	}
+	return s.companyToken(r, m, b)
+}
+
 func (s *Server) companyToken(r *http.Request, m *paylink.Merchant, b *body) error {
 	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {

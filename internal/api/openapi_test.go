@@ -340,7 +340,10 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 	if refund.Str("refund.status") != "APPROVED" {
 		t.Errorf("refund: got %s", refund.Raw)
 	}
-	c.call(http.MethodPost, "/v5/refund/OAS-R1", company, http.StatusOK)
+	byPost := c.call(http.MethodPost, "/v5/refund/OAS-R1", company, http.StatusOK)
+	if byGet := c.call(http.MethodGet, "/v5/refund/OAS-R1", nil, http.StatusOK); byGet.Raw != byPost.Raw {
+		t.Errorf("refund status by GET: got %s, want what POST answers: %s", byGet.Raw, byPost.Raw)
+	}
 
 	held := c.call(http.MethodPost, "/v5/purchase", env.CardPurchase(m, "4111111111111111", "20", func(b map[string]any) {
 		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)

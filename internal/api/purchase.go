@@ -172,14 +172,8 @@ func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Me
 
 // purchaseStatus: POST (or GET) /v5/purchase/{invoice_number|purchase_reference} (4.8).
 func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	if r.Method == http.MethodPost {
-		company := b.companyToken("company_token")
-		if err := b.err(); err != nil {
-			return nil, err
-		}
-		if err := s.svc.CheckCompanyToken(r.Context(), m, company); err != nil {
-			return nil, err
-		}
+	if err := s.statusCaller(r, m, b); err != nil {
+		return nil, err
 	}
 	st, err := s.svc.TransactionStateOf(r.Context(), m, pathValue(r, "ref"))
 	if err != nil {

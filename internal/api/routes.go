@@ -26,6 +26,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.Handle("POST /v5/purchase/{ref}/refund", s.authed(s.refund))
 	mux.Handle("POST /v5/purchase/{ref}/3dsredirect", s.authed(s.threeDSRedirect))
 	mux.Handle("POST /v5/refund/{ref}", s.authed(s.refundStatus))
+	mux.Handle("GET /v5/refund/{ref}", s.authed(s.refundStatus))
 
 	// Card tokens.
 	mux.Handle("POST /v5/tokenize_card", s.authed(s.tokenizeCard))
