@@ -95,28 +95,45 @@ func (c *Client) post(ctx context.Context, path string, body, out any, opts ...C
 	if err != nil {
 		return fmt.Errorf("paylink: encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, bytes.NewReader(raw))
+	data, err := c.send(ctx, http.MethodPost, path, bytes.NewReader(raw), opts)
 	if err != nil {
-		return fmt.Errorf("paylink: %w", err)
+		return err
+	}
+	return decodeInto(data, out)
+}
+
+// send makes one request and returns the body of a 2xx answer, or the
+// answer's *Error.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, opts []CallOption) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("paylink: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json")
 	for _, o := range opts {
 		o(req)
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("paylink: POST %s: %w", path, err)
+		return nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
 	if err != nil {
-		return fmt.Errorf("paylink: read response: %w", err)
+		return nil, fmt.Errorf("paylink: read response: %w", err)
 	}
 	if res.StatusCode/100 != 2 {
-		return decodeError(res.StatusCode, data)
+		return nil, decodeError(res.StatusCode, data)
 	}
+	return data, nil
+}
+
+// decodeInto decodes a JSON answer, numbers as json.Number.
+func decodeInto(data []byte, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {

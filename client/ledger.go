@@ -1,0 +1,113 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Balance is a merchant's balance in one currency, from the ledger:
+// decimal strings in major units.
+type Balance struct {
+	Currency  string `json:"currency"`
+	Pending   string `json:"pending"`   // captured, not yet settled
+	Available string `json:"available"` // settled, not yet paid out
+	PaidOut   string `json:"paid_out"`  // paid out so far
+}
+
+// BalanceTransaction is one movement of the merchant's balance.
+type BalanceTransaction struct {
+	ID              string `json:"id"`
+	Type            string `json:"type"`
+	Reference       string `json:"reference"`
+	RefundReference string `json:"refund_reference,omitempty"`
+	Currency        string `json:"currency"`
+	Amount          string `json:"amount"` // gross, signed
+	Fee             string `json:"fee"`
+	Net             string `json:"net"`
+	Status          string `json:"status"` // pending or available
+	SettlementBatch string `json:"settlement_batch,omitempty"`
+	CreatedAt       string `json:"created_at"`
+}
+
+// Payout took a merchant's available balance in one currency to its bank.
+type Payout struct {
+	ID                  string   `json:"id"`
+	Currency            string   `json:"currency"`
+	Amount              string   `json:"amount"`
+	SettlementBatches   []string `json:"settlement_batches"`
+	BalanceTransactions []string `json:"balance_transactions"`
+	CreatedAt           string   `json:"created_at"`
+}
+
+// Page names a page of a newest-first list: the id of the last item of
+// the page before ("" for the first page) and how many items (0 for the
+// server's default of 20).
+type Page struct {
+	StartingAfter string
+	Limit         int
+}
+
+// query is the page's query string.
+func (p Page) query() string {
+	q := url.Values{}
+	if p.StartingAfter != "" {
+		q.Set("starting_after", p.StartingAfter)
+	}
+	if p.Limit > 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// Balances is GET /v5/balance: one balance per currency.
+func (c *Client) Balances(ctx context.Context) ([]Balance, error) {
+	var out struct {
+		Result
+		Balances []Balance `json:"balances"`
+	}
+	return out.Balances, c.get(ctx, "/v5/balance", &out)
+}
+
+// BalanceTransactions is GET /v5/balance_transactions: a page of the
+// merchant's balance movements, newest first, and whether more follow.
+func (c *Client) BalanceTransactions(ctx context.Context, p Page) ([]BalanceTransaction, bool, error) {
+	var out struct {
+		Result
+		Data    []BalanceTransaction `json:"data"`
+		HasMore bool                 `json:"has_more"`
+	}
+	err := c.get(ctx, "/v5/balance_transactions"+p.query(), &out)
+	return out.Data, out.HasMore, err
+}
+
+// Payouts is GET /v5/payouts: a page of payouts, newest first, and
+// whether more follow.
+func (c *Client) Payouts(ctx context.Context, p Page) ([]Payout, bool, error) {
+	var out struct {
+		Result
+		Data    []Payout `json:"data"`
+		HasMore bool     `json:"has_more"`
+	}
+	err := c.get(ctx, "/v5/payouts"+p.query(), &out)
+	return out.Data, out.HasMore, err
+}
+
+// SettlementReport is GET /v5/reports/settlement: the settlement report
+// of a UTC day (YYYY-MM-DD) as CSV.
+func (c *Client) SettlementReport(ctx context.Context, day string) ([]byte, error) {
+	return c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, nil)
+}
+
+// get sends a GET to path and decodes the JSON answer into out.
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	data, err := c.send(ctx, http.MethodGet, path, nil, nil)
+	if err != nil {
+		return err
+	}
+	return decodeInto(data, out)
+}
