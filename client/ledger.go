@@ -76,24 +76,23 @@ func (c *Client) Balances(ctx context.Context) ([]Balance, error) {
 // BalanceTransactions is GET /v5/balance_transactions: a page of the
 // merchant's balance movements, newest first, and whether more follow.
 func (c *Client) BalanceTransactions(ctx context.Context, p Page) ([]BalanceTransaction, bool, error) {
-	var out struct {
-		Result
-		Data    []BalanceTransaction `json:"data"`
-		HasMore bool                 `json:"has_more"`
-	}
-	err := c.get(ctx, "/v5/balance_transactions"+p.query(), &out)
-	return out.Data, out.HasMore, err
+	return list[BalanceTransaction](ctx, c, "/v5/balance_transactions", p)
 }
 
 // Payouts is GET /v5/payouts: a page of payouts, newest first, and
 // whether more follow.
 func (c *Client) Payouts(ctx context.Context, p Page) ([]Payout, bool, error) {
+	return list[Payout](ctx, c, "/v5/payouts", p)
+}
+
+// list reads one page of a newest-first list at path.
+func list[T any](ctx context.Context, c *Client, path string, p Page) ([]T, bool, error) {
 	var out struct {
 		Result
-		Data    []Payout `json:"data"`
-		HasMore bool     `json:"has_more"`
+		Data    []T  `json:"data"`
+		HasMore bool `json:"has_more"`
 	}
-	err := c.get(ctx, "/v5/payouts"+p.query(), &out)
+	err := c.get(ctx, path+p.query(), &out)
 	return out.Data, out.HasMore, err
 }
 
