@@ -21,6 +21,7 @@ func TestClientLedger(t *testing.T) {
 			Card: &card, Purchase: client.PurchaseDetails{Amount: amount, Currency: "AUD"}}); err != nil {
 			t.Fatal(err)
 		}
+		env.Clock.Advance(time.Second) // ids are time-ordered: the next is newer
 	}
 	bal, err := c.Balances(ctx)
 	if err != nil || len(bal) != 1 || bal[0].Pending != "29.37" {
@@ -37,7 +38,7 @@ func TestClientLedger(t *testing.T) {
 	if _, _, err := c.BalanceTransactions(ctx, client.Page{StartingAfter: "bt_nope"}); !client.IsCode(err, "invalid_request") {
 		t.Errorf("an unknown cursor: got %v, want invalid_request", err)
 	}
-	if _, err := env.Service.Settle(ctx, env.Clock.Now().Add(time.Second)); err != nil {
+	if _, err := env.Service.Settle(ctx, env.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	payouts, _, err := c.Payouts(ctx, client.Page{})
