@@ -21,13 +21,17 @@ func (b *body) casedMember(lo, hi int, key string) int {
 }
 
 // hasUpper reports whether k holds an upper-case ASCII letter.
-func hasUpper(k string) bool {
+func hasUpper(k string) bool { return firstUpper(k) >= 0 }
+
+// firstUpper is the index of k's first upper-case ASCII letter, -1 for
+// none.
+func firstUpper(k string) int {
 	for i := 0; i < len(k); i++ {
 		if isUpper(k[i]) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // snakeKey spells a key in snake_case: "IPAddress" is "ip_address",
@@ -35,7 +39,7 @@ func hasUpper(k string) bool {
 // without an upper-case ASCII letter is returned as it is, without a
 // copy.
 func snakeKey(k string) string {
-	i := strings.IndexFunc(k, func(r rune) bool { return r >= 'A' && r <= 'Z' })
+	i := firstUpper(k)
 	if i < 0 {
 		return k
 	}
