@@ -74,6 +74,9 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 			"too many requests for this merchant; retry after the Retry-After seconds"))
 	}
 	raw, err := readRaw(w, r)
+	if err == nil {
+		raw, err = formBody(r, raw)
+	}
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}

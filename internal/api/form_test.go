@@ -1,0 +1,66 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// postForm posts a form-encoded body with the merchant's API key.
+func postForm(t *testing.T, env *apitest.Env, m *apitest.Merchant, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(raw)
+}
+
+// TestFormBodies: a client that posts forms, as Stripe's API takes them
+// and PHP's http_build_query writes them, is served: the form's
+// bracketed keys spell the JSON object; JSON sent under the form type (curl
+// -d) is still JSON; a form that spells no object is a 400.
+func TestFormBodies(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	status, body := postForm(t, env, m, "/v5/transaction_token", "company_token="+url.QueryEscape(m.Creds.CompanyToken))
+	if status != 200 || !strings.Contains(body, `"transaction_token":"`) {
+		t.Fatalf("token by form: got %d %s", status, body)
+	}
+	form := url.Values{
+		"token[company_token]":     {m.Creds.CompanyToken},
+		"token[transaction_token]": {env.TransactionToken(m)},
+		"customer[ip_address]":     {"203.0.113.7"},
+		"customer[timezone]":       {"UTC"},
+		"card[number]":             {"4111111111111111"},
+		"card[expiry_month]":       {"12"},
+		"card[expiry_year]":        {"39"},
+		"card[cvc]":                {"123"},
+		"purchase[amount]":         {"10.50"},
+		"purchase[currency]":       {"AUD"},
+		"purchase[should_service_apply_pre_authorisation]": {"1"},
+	}
+	status, body = postForm(t, env, m, "/v5/purchase", form.Encode())
+	if status != 200 || !strings.Contains(body, `"status":"PRE_AUTHORISED"`) || !strings.Contains(body, `"pre_authorised_amount":"10.50"`) {
+		t.Errorf("a held purchase by form: got %d %s", status, body)
+	}
+	json := `{"company_token":"` + m.Creds.CompanyToken + `"}`
+	if status, body := postForm(t, env, m, "/v5/transaction_token", json); status != 200 {
+		t.Errorf("JSON under the form type: got %d %s", status, body)
+	}
+	for _, bad := range []string{"a=1&a[b]=2", "card[number=4111", "items[]=1", "[x]=1", "%zz=1"} {
+		if status, body := postForm(t, env, m, "/v5/purchase", bad); status != 400 || !bytes.Contains([]byte(body), []byte(`"malformed_json"`)) {
+			t.Errorf("form %q: got %d %s, want 400 malformed_json", bad, status, body)
+		}
+	}
+}
