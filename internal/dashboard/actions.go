@@ -28,7 +28,10 @@ type action struct {
 }
 
 // act loads the path's payment and runs fn as a staff action with
-// permission p.
+// permission p. An action refused (a bad amount, over the refundable
+// amount, a hold already captured) shows the payment page again as it
+// now is, with the refusal beside the forms and a fresh key in them, so
+// that the staff member corrects the amount in place.
 func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(action) error) error {
 	ctx, err := h.svc.StaffContext(rq.r.Context(), rq.ss, p)
 	if err != nil {
@@ -42,33 +45,43 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 	if t.Reference != ref {
 		return errNoPayment()
 	}
-	return fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
+	err = fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
+	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindInvalid || e.Kind == paylink.KindConflict) {
+		return h.renderPayment(rq, "/dashboard/payments", httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields})
+	}
+	return err
 }
 
-// run does op once per the form's idempotency key. A replay answers as
-// the first request did; a refusal is stored too, so a replay shows it
-// again; a failure of ours (5xx) releases the key for a retry.
+// run does op once per the form's idempotency key: a replay of a done
+// action answers as the first request did. A refused or failed action
+// changed nothing and releases the key, so that the corrected form, or
+// another form of the page after the browser's Back, goes through.
 func (a action) run(op func() error, amount int64) error {
 	rq := a.rq
 	replay, finish, err := a.h.once(rq, "payment", rq.r.URL.Path, rq.ss.User.ID, fmt.Sprintf("%d %s", amount, a.t.Currency))
+	if paylink.AsError(err).Code == paylink.CodeIdempotencyConflict {
+		return errStaleForm()
+	}
 	if err != nil {
 		return err
 	}
 	if replay != nil {
 		return replayed(rq, replay)
 	}
-	target := pageOf(a.t) + "?done=" + a.done
-	status, body := http.StatusSeeOther, target
-	err = op()
-	if err != nil {
-		e := paylink.AsError(err)
-		status, body = httpx.Status(e.Kind), e.Message
-	}
-	finish(status, []byte(body))
-	if err != nil {
+	if err := op(); err != nil {
+		finish(0, nil)
 		return err
 	}
+	target := pageOf(a.t) + "?done=" + a.done
+	finish(http.StatusSeeOther, []byte(target))
 	return rq.redirect(target)
+}
+
+// errStaleForm refuses a form whose key another action of the page took
+// (a form sent again after the browser's Back, or one still running).
+func errStaleForm() error {
+	return paylink.Errorf(paylink.KindConflict, paylink.CodeIdempotencyConflict,
+		"These forms were already used a moment ago, for this or another action. The payment below is as it is now; try again if you still need to.")
 }
 
 // replayed answers a repeated form as the first one was answered.

@@ -109,16 +109,19 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 
 // paymentData is the payment page.
 type paymentData struct {
-	Base       string
-	T          *paylink.Transaction
-	Timeline   *paylink.Timeline
-	Fees       []paylink.FeeLine
-	FeesTotal  string
-	Net        string
-	CanCapture bool
-	CanCancel  bool
-	CanRefund  bool
-	Refundable int64
+	Base     string
+	T        *paylink.Transaction
+	Timeline *paylink.Timeline
+	Fees     []paylink.FeeLine
+	// Deducted and Billed are the fees the ledger deducts from the total
+	// and those invoiced separately, each line rounded to the currency;
+	// Net is what the merchant keeps of a captured payment after them
+	// and after refunds, "" for a payment that took no money.
+	Deducted, Billed, Net string
+	CanCapture            bool
+	CanCancel             bool
+	CanRefund             bool
+	Refundable            int64
 	// Key is the idempotency key of this rendering's forms: submitting a
 	// form twice (a double click, a reload) acts once.
 	Key string
@@ -152,23 +155,36 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
-	d.Fees, d.FeesTotal, d.Net = fees(rq.ss.Merchant, t)
+	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, t)
 	v.Title, v.Data = "Payment "+t.Reference, d
 	rq.render(status, "payment", v)
 	return nil
 }
 
-// fees are t's fee lines, their total in fee units (micros of the
-// currency, as in the webhook's fee detail), and the net after deducted
-// fees as the ledger posts it (each line rounded to minor units).
-func fees(m *paylink.Merchant, t *paylink.Transaction) ([]paylink.FeeLine, string, string) {
-	lines := paylink.PricingOf(m).FeeLines(t)
-	all := paylink.SummarizeFees(lines, t.Currency, func(paylink.FeeLine) bool { return true })
+// fees are t's fee lines (exact, as in the webhook's fee detail), the
+// deducted and billed fees as the ledger rounds them, and the net of a
+// captured payment after deducted fees and refunds ("" otherwise).
+func fees(m *paylink.Merchant, t *paylink.Transaction) (lines []paylink.FeeLine, deducted, billed, net string) {
+	lines = paylink.PricingOf(m).FeeLines(t)
 	cur, ok := paylink.LookupCurrency(t.Currency)
 	if !ok {
-		return lines, paylink.FormatMicros(all.TotalMicros), ""
+		return lines, "", "", ""
 	}
-	return lines, paylink.FormatMicros(all.TotalMicros), paylink.FormatAmount(t.Total-paylink.DeductedFee(lines, cur), cur)
+	var billedMinor int64
+	for _, l := range lines {
+		if l.Settlement != paylink.SettlementDeducted {
+			billedMinor += paylink.FeeMinor(l.Micros, cur)
+		}
+	}
+	fee := paylink.DeductedFee(lines, cur)
+	deducted = paylink.FormatAmount(fee, cur)
+	if billedMinor > 0 {
+		billed = paylink.FormatAmount(billedMinor, cur)
+	}
+	if t.Status == paylink.StatusApproved {
+		net = paylink.FormatAmount(t.Total-fee-t.Refunded, cur)
+	}
+	return lines, deducted, billed, net
 }
 
 // errNoPayment is the 404 of a reference that is not the merchant's.

@@ -195,7 +195,9 @@ func TestPaymentPage(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("got %d, want 200", p.status)
 	}
-	for _, want := range []string{"AUD 25.00", "···· 1111", "jo@example.com", "3-D Secure", "Timeline", "Fee lines", "Net of deducted fees"} {
+	// 1.75% of 25.00 plus 0.30 is 0.7375, deducted as 0.74.
+	for _, want := range []string{"AUD 25.00", "···· 1111", "jo@example.com", "3-D Secure", "Timeline", "Fee lines",
+		"Fees deducted</th><td class=\"num\">AUD 0.74", `id="net">AUD 24.26`} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -239,14 +241,6 @@ func TestPaymentActionsRefuse(t *testing.T) {
 	viewer.mustSignIn("viewer@example.com")
 	vtoken := viewer.token()
 
-	with := func(v url.Values, k, val string) url.Values {
-		c := url.Values{}
-		for key, vs := range v {
-			c[key] = vs
-		}
-		c.Set(k, val)
-		return c
-	}
 	tests := []struct {
 		name       string
 		b          *browser
@@ -256,20 +250,20 @@ func TestPaymentActionsRefuse(t *testing.T) {
 		wantStatus int
 		wantText   string
 	}{
-		{"viewer refunds", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
-		{"viewer captures", viewer, viewer.base, "/dashboard/payments/" + hold + "/capture", with(with(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
-		{"viewer cancels", viewer, viewer.base, "/dashboard/payments/" + hold + "/cancel", with(form, "csrf", vtoken), http.StatusForbidden, "role"},
-		{"no CSRF token", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "csrf", ""), "amount", "1.00"), http.StatusForbidden, "out of date"},
-		{"another origin", staff, "https://evil.example", "/dashboard/payments/" + ref + "/refund", with(form, "amount", "1.00"), http.StatusForbidden, "out of date"},
-		{"another merchant's payment", staff, staff.base, "/dashboard/payments/" + foreign + "/refund", with(form, "amount", "1.00"), http.StatusNotFound, "no transaction"},
-		{"amount not a number", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "ten"), http.StatusBadRequest, "not a positive amount"},
-		{"zero amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "0"), http.StatusBadRequest, "not a positive amount"},
-		{"negative amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "-5"), http.StatusBadRequest, "not a positive amount"},
-		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(form, "amount", "1.005"), http.StatusBadRequest, "not a positive amount"},
-		{"more than the payment", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "amount", "25.01"), "idempotency_key", "k-over"), http.StatusBadRequest, "above what can still be refunded"},
-		{"capture above the hold", staff, staff.base, "/dashboard/payments/" + hold + "/capture", with(with(form, "amount", "31.00"), "idempotency_key", "k-cap"), http.StatusBadRequest, "above the pre-authorised"},
-		{"capture of an approved payment", staff, staff.base, "/dashboard/payments/" + ref + "/capture", with(with(form, "amount", "1.00"), "idempotency_key", "k-cap2"), http.StatusConflict, ""},
-		{"no idempotency key", staff, staff.base, "/dashboard/payments/" + ref + "/refund", with(with(form, "amount", "1.00"), "idempotency_key", ""), http.StatusBadRequest, "idempotency key"},
+		{"viewer refunds", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
+		{"viewer captures", viewer, viewer.base, "/dashboard/payments/" + hold + "/capture", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
+		{"viewer cancels", viewer, viewer.base, "/dashboard/payments/" + hold + "/cancel", withValue(form, "csrf", vtoken), http.StatusForbidden, "role"},
+		{"no CSRF token", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", ""), "amount", "1.00"), http.StatusForbidden, "out of date"},
+		{"another origin", staff, "https://evil.example", "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.00"), http.StatusForbidden, "out of date"},
+		{"another merchant's payment", staff, staff.base, "/dashboard/payments/" + foreign + "/refund", withValue(form, "amount", "1.00"), http.StatusNotFound, "no transaction"},
+		{"amount not a number", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "ten"), http.StatusBadRequest, "not a positive amount"},
+		{"zero amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "0"), http.StatusBadRequest, "not a positive amount"},
+		{"negative amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "-5"), http.StatusBadRequest, "not a positive amount"},
+		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.005"), http.StatusBadRequest, "not a positive amount"},
+		{"more than the payment", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "amount", "25.01"), "idempotency_key", "k-over"), http.StatusBadRequest, "above what can still be refunded"},
+		{"capture above the hold", staff, staff.base, "/dashboard/payments/" + hold + "/capture", withValue(withValue(form, "amount", "31.00"), "idempotency_key", "k-cap"), http.StatusBadRequest, "above the pre-authorised"},
+		{"capture of an approved payment", staff, staff.base, "/dashboard/payments/" + ref + "/capture", withValue(withValue(form, "amount", "1.00"), "idempotency_key", "k-cap2"), http.StatusConflict, ""},
+		{"no idempotency key", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "amount", "1.00"), "idempotency_key", ""), http.StatusBadRequest, "idempotency key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -458,4 +452,71 @@ func TestRefundSubmittedConcurrentlyRefundsOnce(t *testing.T) {
 	if got := stored(t, env, m, ref).Refunded; got != 500 {
 		t.Errorf("refunded: got %d, want 500 (once)", got)
 	}
+}
+
+// TestPaymentPageFiguresAndActionsInPlace: the net shows only for money
+// taken, after refunds; a surcharged hold's capture form is filled with
+// the amount before surcharge and captures as filled; a refused refund
+// shows the payment again with the refusal, and the corrected form goes
+// through, as does the hold's other form after a refused capture.
+func TestPaymentPageFiguresAndActionsInPlace(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	declined := purchase(t, env, m, "25.00", false, func(b map[string]any) { apitest.Set(b, "card.number", "4000000000000002") })
+	surcharged := purchase(t, env, m, "100.00", true, func(b map[string]any) {
+		apitest.Set(b, "card.number", "5555555555554444")
+		apitest.Set(b, "purchase.should_service_apply_surcharge", true)
+	})
+	plainHold := purchase(t, env, m, "30.00", true)
+	paid := purchase(t, env, m, "25.00", false)
+	b := newBrowser(t, env)
+	b.mustSignIn("staff@example.com")
+
+	if p := b.get("/dashboard/payments/" + declined); strings.Contains(p.body, `id="net"`) {
+		t.Errorf("a declined payment shows a net")
+	}
+	p := b.get("/dashboard/payments/" + surcharged)
+	if !strings.Contains(p.body, `id="capture-amount" name="amount" inputmode="decimal" required value="100.00"`) {
+		t.Errorf("the capture form is not filled with the amount before surcharge:\n%s", p.body)
+	}
+	form := actionForm(t, p, "capture")
+	form.Set("amount", "100.00")
+	if res := b.post("/dashboard/payments/"+surcharged+"/capture", form); res.status != http.StatusSeeOther {
+		t.Errorf("capture as filled: got %d: %s", res.status, res.body)
+	}
+
+	form = actionForm(t, b.get("/dashboard/payments/"+paid), "refund")
+	over := b.post("/dashboard/payments/"+paid+"/refund", withValue(form, "amount", "25.01"))
+	if over.status != http.StatusBadRequest || !strings.Contains(over.body, "above what can still be refunded") || !strings.Contains(over.body, `id="refund-amount"`) {
+		t.Errorf("over-refund: got %d, want the payment page with the refusal: %s", over.status, over.body)
+	}
+	if res := b.post("/dashboard/payments/"+paid+"/refund", withValue(form, "amount", "5.00")); res.status != http.StatusSeeOther {
+		t.Errorf("the corrected refund with the same form: got %d: %s", res.status, res.body)
+	}
+	if got := stored(t, env, m, paid); got.Refunded != 500 {
+		t.Errorf("refunded %d, want 500", got.Refunded)
+	}
+	if p := b.get("/dashboard/payments/" + paid); !strings.Contains(p.body, `id="net">AUD 19.26`) {
+		t.Errorf("the net after a refund of 5.00 is not 19.26")
+	}
+
+	form = actionForm(t, b.get("/dashboard/payments/"+plainHold), "capture")
+	if res := b.post("/dashboard/payments/"+plainHold+"/capture", withValue(form, "amount", "31.00")); res.status != http.StatusBadRequest {
+		t.Errorf("capture above the hold: got %d", res.status)
+	}
+	cancel := url.Values{"csrf": form["csrf"], "idempotency_key": form["idempotency_key"]}
+	if res := b.post("/dashboard/payments/"+plainHold+"/cancel", cancel); res.status != http.StatusSeeOther {
+		t.Errorf("cancel with the page's key after a refused capture: got %d: %s", res.status, res.body)
+	}
+}
+
+// withValue is a copy of v with k set to val.
+func withValue(v url.Values, k, val string) url.Values {
+	c := url.Values{}
+	for key, vs := range v {
+		c[key] = vs
+	}
+	c.Set(k, val)
+	return c
 }
