@@ -436,12 +436,13 @@ func TestDailyVolume(t *testing.T) {
 		}
 		tests := []struct {
 			days                         int
-			count, approved, gross, rate int64
-		}{{1, 2, 1, 1000, 50}, {7, 3, 2, 1250, 66}}
+			count, approved, gross int64
+			rate                   string
+		}{{1, 2, 1, 1000, "50.0"}, {7, 3, 2, 1250, "66.7"}}
 		for _, tt := range tests {
 			p := paylink.SumVolume(daily, env.Clock.Now(), tt.days)
 			if len(p) != 1 || p[0].Count != tt.count || p[0].Approved != tt.approved || p[0].Gross != tt.gross || p[0].ApprovalRate() != tt.rate {
-				t.Errorf("%d days: got %+v, want count %d approved %d gross %d rate %d", tt.days, p, tt.count, tt.approved, tt.gross, tt.rate)
+				t.Errorf("%d days: got %+v, want count %d approved %d gross %d rate %s", tt.days, p, tt.count, tt.approved, tt.gross, tt.rate)
 			}
 		}
 	})

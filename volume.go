@@ -1,6 +1,7 @@
 package paylink
 
 import (
+	"fmt"
 	"context"
 	"time"
 )
@@ -26,13 +27,22 @@ type PeriodVolume struct {
 	Refunded int64
 }
 
-// ApprovalRate is the share of approved transactions in percent, 0
+// ApprovalRate is the share of approved transactions in percent with
+// one decimal, rounded half-up ("92.96" is "93.0"), but never "100.0"
+// unless every one was approved nor "0.0" unless none was; "0.0"
 // without transactions.
-func (p PeriodVolume) ApprovalRate() int64 {
+func (p PeriodVolume) ApprovalRate() string {
 	if p.Count == 0 {
-		return 0
+		return "0.0"
 	}
-	return p.Approved * 100 / p.Count
+	tenths := (p.Approved*1000 + p.Count/2) / p.Count
+	switch {
+	case tenths == 1000 && p.Approved < p.Count:
+		tenths = 999
+	case tenths == 0 && p.Approved > 0:
+		tenths = 1
+	}
+	return fmt.Sprintf("%d.%d", tenths/10, tenths%10)
 }
 
 // DailyVolume returns m's last days days (today included) by day and

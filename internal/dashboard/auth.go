@@ -26,6 +26,12 @@ func notice(done string) string {
 		return "Your password is changed. Sign in with the new one."
 	case "invite":
 		return "Your account is ready. Sign in with your email and new password."
+	case "role":
+		return "The role was changed."
+	case "removed":
+		return "The member was removed. Their sessions have ended."
+	case "security":
+		return "The sign-in settings were saved."
 	}
 	return ""
 }

@@ -637,3 +637,32 @@ func TestInviteMailed(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamChangesAreConfirmed: a role change, a removal and the sign-in
+// settings each land on the team page with a notice saying what was done.
+func TestTeamChangesAreConfirmed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	staff := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	tok := b.token()
+	for _, c := range []struct {
+		path   string
+		form   url.Values
+		notice string
+	}{
+		{"/dashboard/team/" + staff.ID + "/role", url.Values{"csrf": {tok}, "role": {"viewer"}}, "The role was changed."},
+		{"/dashboard/team/security", url.Values{"csrf": {tok}}, "The sign-in settings were saved."},
+		{"/dashboard/team/" + staff.ID + "/remove", url.Values{"csrf": {tok}}, "The member was removed."},
+	} {
+		p := b.post(c.path, c.form)
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("POST %s: got %d: %s", c.path, p.status, p.body)
+		}
+		if page := b.get(p.header.Get("Location")); !strings.Contains(page.body, c.notice) {
+			t.Errorf("after POST %s: the team page lacks %q", c.path, c.notice)
+		}
+	}
+}
