@@ -90,16 +90,29 @@ func hostAllowed(whitelist []string, host string) bool {
 }
 
 // parseWebhookURL checks the shape of a webhook address: absolute http or
-// https, a host, and no user information (which would leak in logs).
+// https, a host, and no user information (which would leak in logs). An
+// IP address with a trailing dot ("127.0.0.1.") is refused: the whitelist
+// reads it as the address, but a dialer looks it up as a name, which
+// fails, so it could never be delivered.
 func parseWebhookURL(raw string) (*url.URL, error) {
 	if CheckText(raw, MaxURLLength) != nil { // UTF-8 text without control characters, as every field
 		return nil, errBadWebhookURL
 	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || !validPort(u) {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || !validPort(u) || dottedIP(u.Hostname()) {
 		return nil, errBadWebhookURL
 	}
 	return u, nil
+}
+
+// dottedIP reports whether host is an IP address followed by a dot.
+func dottedIP(host string) bool {
+	ip, dotted := strings.CutSuffix(host, ".")
+	if !dotted {
+		return false
+	}
+	_, err := netip.ParseAddr(ip)
+	return err == nil
 }
 
 // validPort reports whether u names no port or one from 1 to 65535

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
 	"strconv"
@@ -61,8 +63,20 @@ func TestDocumentedSnippetIsTested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snippet == "" || !strings.Contains(string(docs), snippet) {
-		t.Errorf("got docs/webhooks.md without the verification snippet, want it verbatim:\n%s", snippet)
+	at := strings.Index(string(docs), snippet)
+	if snippet == "" || at < 0 {
+		t.Fatalf("got docs/webhooks.md without the verification snippet, want it verbatim:\n%s", snippet)
+	}
+	// The docs' code block holding it is the imports and the function,
+	// nothing after it, and parses as Go: a merchant copies it whole.
+	start := strings.LastIndex(string(docs[:at]), "```go\n") + len("```go\n")
+	end := at + len(snippet) + strings.Index(string(docs[at+len(snippet):]), "```")
+	block := string(docs[start:end])
+	if tail := strings.TrimSpace(string(docs[at+len(snippet) : end])); tail != "" {
+		t.Errorf("the docs' code block goes on after the function: %q", tail)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "webhooks.md", "package main\n\n"+block, 0); err != nil {
+		t.Errorf("the docs' code block does not parse as Go: %v", err)
 	}
 }
 

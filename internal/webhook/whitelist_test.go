@@ -48,6 +48,7 @@ func testWhitelistOneRule(t *testing.T, env *apitest.Env) {
 		{"case and spaces", " LocalHost ", at("LOCALHOST"), true, true},
 		{"IPv4 literal", "127.0.0.1", rc.URL + "/hook", true, true},
 		{"IPv4 literal with a trailing dot", "127.0.0.1.", rc.URL + "/hook", true, true},
+		{"URL of an IPv4 literal with a trailing dot", "127.0.0.1", at("127.0.0.1."), true, false}, // a dialer looks it up as a name
 		{"IPv6 literal in brackets", "[::1]", at("[::1]"), true, true},
 		{"IPv6 literal in long form", "0:0:0:0:0:0:0:1", at("[::1]"), true, true},
 		{"IPv4-mapped IPv6 URL", "127.0.0.1", at("[::ffff:127.0.0.1]"), true, true},
