@@ -255,6 +255,7 @@ func TestResponseExcerpt(t *testing.T) {
 		{"invalid UTF-8 replaced", "a\xffb", "a\uFFFDb"},
 		{"cut to the bound", strings.Repeat("x", 1000), strings.Repeat("x", paylink.ResponseExcerptBytes)},
 		{"cut at a character boundary", "x" + strings.Repeat("é", 600), "x" + strings.Repeat("é", (paylink.ResponseExcerptBytes-1)/2)},
+		{"a 4-byte character cut after 3 bytes is left out", strings.Repeat("a", paylink.ResponseExcerptBytes-3) + "😀tail", strings.Repeat("a", paylink.ResponseExcerptBytes-3)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := paylink.ResponseExcerpt([]byte(tt.body)); got != tt.want {

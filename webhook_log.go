@@ -27,7 +27,11 @@ const (
 // ResponseExcerptBytes of valid UTF-8, cut at a character boundary, with
 // control characters other than newline and tab shown as U+FFFD.
 func ResponseExcerpt(body []byte) string {
-	s := strings.ToValidUTF8(string(body[:min(len(body), ResponseExcerptBytes)]), "\uFFFD")
+	n := min(len(body), ResponseExcerptBytes)
+	for back := 0; back < utf8.UTFMax-1 && n > 0 && n < len(body) && !utf8.RuneStart(body[n]); back++ {
+		n-- // the cut would split a character: cut before it
+	}
+	s := strings.ToValidUTF8(string(body[:n]), "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return '\uFFFD'
