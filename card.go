@@ -150,13 +150,23 @@ func prefixInt(s string, n int) int {
 	return v
 }
 
-// MaskPAN shows the first six and last four digits: 411111******1111.
+// MaskPAN shows the first six and last four digits of a number of 15
+// digits or more (411111******1111), the last four of a shorter one.
 func MaskPAN(pan string) string {
-	if len(pan) < 10 {
+	switch {
+	case len(pan) < 10:
 		return strings.Repeat("*", len(pan))
+	case len(pan) < minBINMaskedLength:
+		return strings.Repeat("*", len(pan)-4) + pan[len(pan)-4:]
 	}
 	return pan[:6] + strings.Repeat("*", len(pan)-10) + pan[len(pan)-4:]
 }
+
+// minBINMaskedLength is the shortest number whose first six digits are
+// shown beside its last four: a shorter one (a 12-digit number showed 10
+// of its 12 digits, the other 2 tied by the Luhn check) shows its last
+// four alone.
+const minBINMaskedLength = 15
 
 // CheckExpiry validates a month and a two- or four-digit year, returning
 // the four-digit year. A card is valid through the last day of its month.

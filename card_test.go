@@ -41,7 +41,9 @@ func TestNormalizePAN(t *testing.T) {
 }
 
 func TestMaskPAN(t *testing.T) {
-	for pan, want := range map[string]string{"4111111111111111": "411111******1111", "378282246310005": "378282*****0005"} {
+	for pan, want := range map[string]string{
+		"4111111111111111": "411111******1111", "378282246310005": "378282*****0005",
+		"411111111117": "********1117", "4111111111113": "*********1113", "123": "***"} {
 		if got := MaskPAN(pan); got != want {
 			t.Errorf("MaskPAN(%s): got %s, want %s", pan, got, want)
 		}

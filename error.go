@@ -13,16 +13,16 @@ type Kind int
 
 // Error kinds.
 const (
-	KindInternal     Kind = iota // 500: a bug or an unavailable dependency
-	KindInvalid                  // 400: the request is malformed or breaks a rule
-	KindUnauthorized             // 401: API key missing or wrong
-	KindForbidden                // 403: company token not this API key's
-	KindNotFound                 // 404: unknown reference (or another merchant's)
-	KindConflict                 // 409: the resource is not in a state that allows this
-	KindTooLarge                 // 413: request body too large
-	KindRateLimited              // 429: too many requests
-	KindUnavailable              // 503: the database, the acquirer or the bank could not be reached; retry later
-	KindMethodNotAllowed         // 405: the path exists, under other methods
+	KindInternal         Kind = iota // 500: a bug or an unavailable dependency
+	KindInvalid                      // 400: the request is malformed or breaks a rule
+	KindUnauthorized                 // 401: API key missing or wrong
+	KindForbidden                    // 403: company token not this API key's
+	KindNotFound                     // 404: unknown reference (or another merchant's)
+	KindConflict                     // 409: the resource is not in a state that allows this
+	KindTooLarge                     // 413: request body too large
+	KindRateLimited                  // 429: too many requests
+	KindUnavailable                  // 503: the database, the acquirer or the bank could not be reached; retry later
+	KindMethodNotAllowed             // 405: the path exists, under other methods
 )
 
 // Stable response codes. docs/errors.md lists each with its meaning; a

@@ -435,7 +435,7 @@ func TestDailyVolume(t *testing.T) {
 			t.Fatal(err)
 		}
 		tests := []struct {
-			days                         int
+			days                   int
 			count, approved, gross int64
 			rate                   string
 		}{{1, 2, 1, 1000, "50.0"}, {7, 3, 2, 1250, "66.7"}}

@@ -1,8 +1,8 @@
 package paylink
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"time"
 )
 
