@@ -15,6 +15,9 @@ type auditData struct {
 	Actor  string
 	Action string
 	Rows   []*paylink.AuditEvent
+	// Names are the team's emails by user id, shown for staff actors (a
+	// removed user keeps its id).
+	Names map[string]string
 }
 
 // audit shows the merchant's audit log, newest first, filtered by actor
@@ -28,6 +31,23 @@ func (h *Handler) audit(rq *request) error {
 		return err
 	}
 	d.Rows = rows
+	if d.Names, err = h.teamNames(rq); err != nil {
+		return err
+	}
 	rq.render(http.StatusOK, "audit", view{Title: "Audit log", Data: d})
 	return nil
+}
+
+// teamNames maps the ids of the merchant's dashboard users to their
+// emails, for the admin's pages that name staff actors.
+func (h *Handler) teamNames(rq *request) (map[string]string, error) {
+	users, err := h.svc.Team(rq.r.Context(), rq.ss.User)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(users))
+	for _, u := range users {
+		names[u.ID] = u.Email
+	}
+	return names, nil
 }

@@ -665,4 +665,10 @@ func TestTeamChangesAreConfirmed(t *testing.T) {
 			t.Errorf("after POST %s: the team page lacks %q", c.path, c.notice)
 		}
 	}
+	// The audit log names the admin who made the changes by email; the
+	// removed member's rows keep its id.
+	audit := b.get("/dashboard/audit")
+	if !strings.Contains(audit.body, ">admin@example.com</a>") {
+		t.Errorf("the audit page does not name the admin by email:\n%s", audit.body)
+	}
 }
