@@ -283,7 +283,7 @@ func TestCSRFRefused(t *testing.T) {
 	if err != nil || mm.Settings.Dashboard.RequireTOTP {
 		t.Errorf("two-factor requirement: got %v (%v), want unchanged false", mm.Settings.Dashboard.RequireTOTP, err)
 	}
-	if p := b.post("/dashboard/team/invite", url.Values{"csrf": {tok}, "email": {"x@example.com"}, "role": {"staff"}}); p.status != http.StatusOK {
+	if p := b.post("/dashboard/team/invite", url.Values{"csrf": {tok}, "email": {"x@example.com"}, "role": {"staff"}, "idempotency_key": {"k-invite"}}); p.status != http.StatusOK {
 		t.Errorf("invite with the token: got %d, want 200", p.status)
 	}
 }
@@ -444,12 +444,21 @@ func TestInviteFlow(t *testing.T) {
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
 	admin := newBrowser(t, env)
 	admin.mustSignIn("admin@example.com")
-	p := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}})
+	p := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}, "idempotency_key": {"k-invite"}})
 	link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
 	if p.status != http.StatusOK || link == nil {
 		t.Fatalf("invite: got %d without an invite link (%s)", p.status, p.body)
 	}
 	path := strings.TrimPrefix(link[1], env.Server.URL)
+	// The page reloaded (the browser sends the form again) makes no
+	// second invite and shows no link.
+	reload := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}, "idempotency_key": {"k-invite"}})
+	if reload.status != http.StatusOK || strings.Contains(reload.body, `id="invite-url"`) || !strings.Contains(reload.body, "already made") {
+		t.Errorf("the invite form sent again: got %d (%s), want the team page saying it was already made", reload.status, reload.body)
+	}
+	if n := strings.Count(strings.Join(auditActions(t, env, m.ID), " "), "user.invite"); n != 1 {
+		t.Errorf("got %d user.invite audit rows, want 1", n)
+	}
 	guest := newBrowser(t, env)
 	form := guest.get(path)
 	if form.status != http.StatusOK || !strings.Contains(form.body, "new@example.com") {
@@ -591,7 +600,7 @@ func TestInviteMailed(t *testing.T) {
 			admin.mustSignIn("admin@example.com")
 			before := len(srv.Messages())
 			csrf := admin.token()
-			p := admin.post("/dashboard/team/invite", url.Values{"csrf": {csrf}, "email": {"new@example.com"}, "role": {"staff"}})
+			p := admin.post("/dashboard/team/invite", url.Values{"csrf": {csrf}, "email": {"new@example.com"}, "role": {"staff"}, "idempotency_key": {"k-invite"}})
 			link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
 			if p.status != http.StatusOK || link == nil {
 				t.Fatalf("invite: got %d without the link, want 200 with it (%s)", p.status, p.body)

@@ -20,6 +20,9 @@ type teamData struct {
 	// InviteMailed says the invite just made was also sent by mail.
 	InviteMailed bool
 	RequireTOTP  bool
+	// InviteKey is the invite form's idempotency key: a reload of the
+	// page that showed a new invite does not make a second one.
+	InviteKey string
 }
 
 // team lists the users.
@@ -33,6 +36,9 @@ func (h *Handler) renderTeam(rq *request, status int, v view, d teamData) error 
 	if err != nil {
 		return err
 	}
+	if d.InviteKey, err = newIdempotencyKey(); err != nil {
+		return err
+	}
 	d.Users, d.RequireTOTP = users, rq.ss.Merchant.Settings.Dashboard.RequireTOTP
 	v.Title, v.Data = "Team", d
 	rq.render(status, "team", v)
@@ -41,8 +47,22 @@ func (h *Handler) renderTeam(rq *request, status int, v view, d teamData) error 
 
 // invite makes a one-time invite link and shows it to the admin.
 func (h *Handler) invite(rq *request) error {
-	email := rq.r.PostFormValue("email")
-	token, inv, err := h.svc.CreateInvite(rq.r.Context(), rq.ss.User, email, paylink.Role(rq.r.PostFormValue("role")))
+	email, role := rq.r.PostFormValue("email"), rq.r.PostFormValue("role")
+	replay, finish, err := h.once(rq, "invite", email, role)
+	if err == nil && replay != nil {
+		return h.renderTeam(rq, http.StatusOK, view{Notice: "This invite was already made: its link was shown once and is not shown again. " +
+			"Make a new invite if it was lost."}, teamData{})
+	}
+	var token string
+	var inv *paylink.Invite
+	if err == nil {
+		token, inv, err = h.svc.CreateInvite(rq.r.Context(), rq.ss.User, email, paylink.Role(role))
+		if err != nil {
+			finish(0, nil)
+		} else {
+			finish(http.StatusCreated, nil)
+		}
+	}
 	if err != nil {
 		e := paylink.AsError(err)
 		if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
