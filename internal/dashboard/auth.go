@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -13,8 +15,43 @@ import (
 
 // loginPage shows the sign-in form.
 func (h *Handler) loginPage(rq *request) error {
-	rq.render(http.StatusOK, "login", view{Title: "Sign in", Notice: notice(rq.r.URL.Query().Get("done"))})
+	q := rq.r.URL.Query()
+	rq.render(http.StatusOK, "login", view{Title: "Sign in", Notice: notice(q.Get("done")), Data: signIn{Next: safeNext(q.Get("next"))}})
 	return nil
+}
+
+// signIn is what the sign-in and second-factor pages carry: the email
+// typed, and the dashboard page to go back to after signing in.
+type signIn struct {
+	Email, Next string
+}
+
+// safeNext is next when it is a dashboard page to return to (a path of
+// this site under /dashboard/, not the sign-in pages), else "": never
+// another site, so the parameter cannot make an open redirect.
+func safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.ContainsAny(next, "\\\r\n") ||
+		!strings.HasPrefix(u.Path, "/dashboard/") || strings.HasPrefix(u.Path, loginPath) || strings.HasPrefix(next, "//") {
+		return ""
+	}
+	return next
+}
+
+// afterSignIn is where a completed sign-in goes: back to next, or home.
+func afterSignIn(next string) string {
+	if next = safeNext(next); next != "" {
+		return next
+	}
+	return "/dashboard/"
+}
+
+// nextQuery is "?next=..." for a page to return to, "" for none.
+func nextQuery(next string) string {
+	if next = safeNext(next); next == "" {
+		return ""
+	}
+	return "?next=" + url.QueryEscape(next)
 }
 
 // notice is the message of a finished action named in a redirect.
@@ -32,6 +69,8 @@ func notice(done string) string {
 		return "The member was removed. Their sessions have ended."
 	case "security":
 		return "The sign-in settings were saved."
+	case "expired":
+		return "Your session ended after a while without use. Sign in again to go on where you were."
 	}
 	return ""
 }
@@ -39,7 +78,7 @@ func notice(done string) string {
 // login checks the email and password. An unknown email and a wrong
 // password get the same status and page; too many failures get 429.
 func (h *Handler) login(rq *request) error {
-	email := rq.r.PostFormValue("email")
+	email, next := rq.r.PostFormValue("email"), safeNext(rq.r.PostFormValue("next"))
 	in, err := h.svc.SignIn(rq.r.Context(), email, rq.r.PostFormValue("password"))
 	if err != nil {
 		e := paylink.AsError(err)
@@ -47,15 +86,15 @@ func (h *Handler) login(rq *request) error {
 			return err
 		}
 		throttled(rq, e)
-		rq.render(httpx.Status(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: email})
+		rq.render(httpx.Status(e.Kind), "login", view{Title: "Sign in", Error: e.Message, Data: signIn{Email: email, Next: next}})
 		return nil
 	}
 	h.setCookie(rq.w, sessionCookie, in.Token, 0)
 	h.clearCookie(rq.w, loginCookie)
 	if in.Session.PendingTOTP {
-		return rq.redirect(loginPath + "/totp")
+		return rq.redirect(loginPath + "/totp" + nextQuery(next))
 	}
-	return rq.redirect("/dashboard/")
+	return rq.redirect(afterSignIn(next))
 }
 
 // throttled sets Retry-After on a refusal for too many failed sign-ins:
@@ -68,7 +107,7 @@ func throttled(rq *request, e *paylink.Error) {
 
 // totpPage asks for the second factor.
 func (h *Handler) totpPage(rq *request) error {
-	rq.render(http.StatusOK, "totp", view{Title: "Two-factor sign-in"})
+	rq.render(http.StatusOK, "totp", view{Title: "Two-factor sign-in", Data: signIn{Next: safeNext(rq.r.URL.Query().Get("next"))}})
 	return nil
 }
 
@@ -81,10 +120,11 @@ func (h *Handler) totpVerify(rq *request) error {
 			return err
 		}
 		throttled(rq, e)
-		rq.render(httpx.Status(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message})
+		rq.render(httpx.Status(e.Kind), "totp", view{Title: "Two-factor sign-in", Error: e.Message,
+			Data: signIn{Next: safeNext(rq.r.PostFormValue("next"))}})
 		return nil
 	}
-	return rq.redirect("/dashboard/")
+	return rq.redirect(afterSignIn(rq.r.PostFormValue("next")))
 }
 
 // logout ends the session.

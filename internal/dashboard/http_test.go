@@ -35,8 +35,9 @@ func TestWithoutSessionRedirectsToSignIn(t *testing.T) {
 	for _, path := range []string{"/dashboard/", "/dashboard/team", "/dashboard/audit", "/dashboard/account", "/dashboard/payments", "/dashboard/nowhere"} {
 		t.Run(path, func(t *testing.T) {
 			p := b.get(path)
-			if p.status != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/login" {
-				t.Errorf("got %d to %q, want 303 to /dashboard/login", p.status, p.header.Get("Location"))
+			want := "/dashboard/login?next=" + url.QueryEscape(path) // back to the page after signing in
+			if p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+				t.Errorf("got %d to %q, want 303 to %s", p.status, p.header.Get("Location"), want)
 			}
 		})
 	}
@@ -378,8 +379,8 @@ func TestIdleAndAbsoluteExpiry(t *testing.T) {
 			t.Fatalf("14 minutes after the last use: got %d, want 200 (idle time restarts)", p.status)
 		}
 		env.Clock.Advance(15*time.Minute + time.Second)
-		if p := b.get("/dashboard/"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/login" {
-			t.Errorf("after 15 idle minutes: got %d to %q, want 303 to the sign-in page", p.status, p.header.Get("Location"))
+		if p := b.get("/dashboard/"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/dashboard/login?done=expired") {
+			t.Errorf("after 15 idle minutes: got %d to %q, want 303 to the sign-in page saying the session ended", p.status, p.header.Get("Location"))
 		}
 	})
 	t.Run("absolute", func(t *testing.T) {
@@ -679,5 +680,31 @@ func TestTeamChangesAreConfirmed(t *testing.T) {
 	audit := b.get("/dashboard/audit")
 	if !strings.Contains(audit.body, ">admin@example.com</a>") {
 		t.Errorf("the audit page does not name the admin by email:\n%s", audit.body)
+	}
+}
+
+// TestSignInReturnsToThePage: a page asked for without a session, or
+// after the session ended unused, is where signing in lands (the sign-in
+// page saying the session ended); next never leads off the dashboard.
+func TestSignInReturnsToThePage(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	env.Clock.Advance(time.Hour) // past the idle timeout
+	p := b.get("/dashboard/team?x=1")
+	want := "/dashboard/login?done=expired&next=" + url.QueryEscape("/dashboard/team?x=1")
+	if p.header.Get("Location") != want {
+		t.Fatalf("an ended session: got %d to %q, want %s", p.status, p.header.Get("Location"), want)
+	}
+	login := b.get(want)
+	if !strings.Contains(login.body, "Your session ended") || !strings.Contains(login.body, `name="next" value="/dashboard/team?x=1"`) {
+		t.Fatalf("the sign-in page lacks the notice or the page to return to:\n%s", login.body)
+	}
+	done := b.post("/dashboard/login", url.Values{"csrf": {login.csrf()}, "email": {"admin@example.com"}, "password": {password},
+		"next": {"/dashboard/team?x=1"}})
+	if done.status != http.StatusSeeOther || done.header.Get("Location") != "/dashboard/team?x=1" {
+		t.Errorf("signing in: got %d to %q, want the team page", done.status, done.header.Get("Location"))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -99,6 +100,7 @@ func (h *Handler) pending(fn pageFunc) http.Handler {
 // (and clearing the cookie) when there is none.
 func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 	c, err := rq.r.Cookie(sessionCookie)
+	target := loginPath + nextQuery(returnPath(rq.r))
 	if err == nil {
 		ss, err := h.svc.StaffSession(rq.r.Context(), c.Value, h.idle)
 		if err == nil {
@@ -110,9 +112,25 @@ func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 			return nil, false
 		}
 		h.clearCookie(rq.w, sessionCookie)
+		target = loginPath + "?done=expired" + strings.Replace(nextQuery(returnPath(rq.r)), "?", "&", 1)
 	}
-	http.Redirect(rq.w, rq.r, loginPath, http.StatusSeeOther)
+	http.Redirect(rq.w, rq.r, target, http.StatusSeeOther)
 	return nil, false
+}
+
+// returnPath is the dashboard page to come back to after signing in: the
+// page asked for, or for a form sent after the session ended, the page
+// it was sent from (its Referer on this site; what was typed in it is
+// lost, and the page says so).
+func returnPath(r *http.Request) string {
+	if r.Method == http.MethodGet {
+		return r.URL.RequestURI()
+	}
+	ref, err := url.Parse(r.Referer())
+	if err != nil || ref.Host != r.Host {
+		return ""
+	}
+	return ref.RequestURI()
 }
 
 // staff is the actor of a signed-in user's request.
