@@ -55,7 +55,8 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request, m *paylink.
 		Metadata:         b.metadata(),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
-	b.misplaced("purchase", "should_service_apply_fee", "customer.should_service_apply_fee",
+	b.misplaced("purchase", "should_service_apply_fee", "customer.should_service_apply_fee", "bank_account.should_service_apply_fee",
+		"bank_account.should_service_apply_pre_authorisation",
 		"should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
 		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization")
 	if err := b.err(); err != nil {

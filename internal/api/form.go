@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paylink/paylink"
 )
@@ -29,6 +30,9 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	}
 	root := map[string]any{}
 	for key, vs := range values {
+		if !utf8.ValidString(key) || !utf8.ValidString(vs[len(vs)-1]) {
+			return nil, badForm("the form body is not UTF-8") // as a JSON body that is not is refused
+		}
 		path, ok := formPath(key)
 		if !ok {
 			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is not name or name[field]...")

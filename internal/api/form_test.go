@@ -58,7 +58,7 @@ func TestFormBodies(t *testing.T) {
 	if status, body := postForm(t, env, m, "/v5/transaction_token", json); status != 200 {
 		t.Errorf("JSON under the form type: got %d %s", status, body)
 	}
-	for _, bad := range []string{"a=1&a[b]=2", "card[number=4111", "items[]=1", "[x]=1", "%zz=1"} {
+	for _, bad := range []string{"a=1&a[b]=2", "card[number=4111", "items[]=1", "[x]=1", "%zz=1", "purchase[invoice_number]=I%FF%FE", "a%FF=1"} {
 		if status, body := postForm(t, env, m, "/v5/purchase", bad); status != 400 || !bytes.Contains([]byte(body), []byte(`"malformed_json"`)) {
 			t.Errorf("form %q: got %d %s, want 400 malformed_json", bad, status, body)
 		}

@@ -141,8 +141,9 @@ func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
 	b.misplaced("purchase", "should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
+		"card.should_service_apply_pre_authorisation", "token.should_service_apply_pre_authorisation",
 		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization",
-		"should_service_apply_surcharge", "customer.should_service_apply_surcharge")
+		"should_service_apply_surcharge", "customer.should_service_apply_surcharge", "card.should_service_apply_surcharge")
 	return req, b.err()
 }
 

@@ -328,6 +328,7 @@ func TestMoneyFlagsAreNeverIgnored(t *testing.T) {
 		"pre-auth in customer":    {"customer.should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation"},
 		"surcharge at the top":    {"shouldServiceApplySurcharge", "should_service_apply_surcharge"},
 		"US pre-auth in customer": {"customer.should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization"},
+		"pre-auth in card":        {"card.should_service_apply_pre_authorisation", "card.should_service_apply_pre_authorisation"},
 	} {
 		res := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
 			apitest.Set(b, c.path, true)

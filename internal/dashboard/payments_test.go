@@ -480,6 +480,9 @@ func TestPaymentPageFiguresAndActionsInPlace(t *testing.T) {
 	if !strings.Contains(p.body, `id="capture-amount" name="amount" inputmode="decimal" required value="100.00"`) {
 		t.Errorf("the capture form is not filled with the amount before surcharge:\n%s", p.body)
 	}
+	if !strings.Contains(p.body, "Fees to be deducted at capture (estimated)") || strings.Contains(p.body, `id="net"`) {
+		t.Errorf("a hold's fees are not shown as an estimate, or it shows a net")
+	}
 	form := actionForm(t, p, "capture")
 	form.Set("amount", "100.00")
 	if res := b.post("/dashboard/payments/"+surcharged+"/capture", form); res.status != http.StatusSeeOther {
