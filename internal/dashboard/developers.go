@@ -38,6 +38,16 @@ type developersData struct {
 	NewKey, NewSecret string
 }
 
+// PreviousSecretUntil is when the previous signing secret stops signing
+// after a rotation, nil when only one secret signs.
+func (d developersData) PreviousSecretUntil() *time.Time {
+	until := time.Unix(d.Webhook.PreviousUntil, 0)
+	if len(d.Webhook.Secrets) < 2 || !until.After(d.Now) {
+		return nil
+	}
+	return &until
+}
+
 // developers shows the page.
 func (h *Handler) developers(rq *request) error {
 	return h.renderDevelopers(rq, http.StatusOK, view{Notice: developersNotice(rq.r.URL.Query().Get("done"))}, developersData{})

@@ -304,6 +304,9 @@ func TestDevelopersPage(t *testing.T) {
 			if got := staffAudit(t, env, m.ID, paylink.AuditWebhookSecretRotate); len(got) != 1 || got[0] != "staff:"+admin.ID {
 				t.Errorf("rotate audit actors: got %v, want the admin", got)
 			}
+			if p := b.get("/dashboard/developers"); !strings.Contains(p.body, `id="signing-secrets">two: the current one, and the previous one until `) {
+				t.Errorf("the page does not say the previous secret still signs, or until when")
+			}
 		})
 		t.Run("old key stops after the overlap", func(t *testing.T) {
 			for _, c := range []struct {
