@@ -48,14 +48,17 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-// isForm reports whether the request says its body is form-encoded.
+// isForm reports whether the request says its body is form-encoded. A
+// prefix test spares the JSON requests of the hot path a media type
+// parse.
 func isForm(r *http.Request) bool {
+	const form = "application/x-www-form-urlencoded"
 	ct := r.Header.Get("Content-Type")
-	if ct == "" {
+	if len(ct) < len(form) || !strings.EqualFold(ct[:len(form)], form) {
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/x-www-form-urlencoded"
+	return err == nil && mt == form
 }
 
 // formPath splits a form key into its path: "purchase[amount]" is
