@@ -58,6 +58,10 @@ func TestBrowserLinksDevelopersBalances(t *testing.T) {
 	browsertest.Navigate(t, ctx, base+"/dashboard/links")
 	browsertest.WantText(t, ctx, "links list", "INV-1001", "paid (pr_")
 	shot(t, ctx, "dashboard-links")
+	browsertest.Run(t, ctx, "open the payment that paid the link",
+		chromedp.Click(chromedp.CSS(`td a[href^="/dashboard/payments/pr_"]`)),
+		chromedp.WaitVisible(chromedp.ID("summary-h")))
+	browsertest.WantText(t, ctx, "the link's payment", "INV-1001", "APPROVED")
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/developers")
 	browsertest.WantText(t, ctx, "developers", "API keys", m.APIKeyID(), "Delivery log", "HTTP 500")
