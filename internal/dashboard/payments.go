@@ -46,6 +46,9 @@ func (h *Handler) payments(rq *request) error {
 func (h *Handler) list(rq *request, d listData, title string) error {
 	q := rq.r.URL.Query()
 	d.Query, d.Statuses, d.Methods = q, listStatuses, listMethods
+	if d.Debits { // a debit is never held nor authenticated
+		d.Statuses = []paylink.Status{paylink.StatusPending, paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed}
+	}
 	v := view{Title: title, Data: &d}
 	f, err := paylink.ParsePaymentFilter(q)
 	if err != nil {

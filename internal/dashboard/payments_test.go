@@ -382,6 +382,9 @@ func TestDirectDebitPages(t *testing.T) {
 		if p.status != http.StatusOK || !strings.Contains(p.body, "APPROVED") || !strings.Contains(p.body, "BSB 062-000") {
 			t.Errorf("detail: got %d without its state and account: %s", p.status, p.body)
 		}
+		if strings.Contains(p.body, "3-D Secure") || strings.Contains(list.body, "PRE_AUTHORISED") || strings.Contains(list.body, "card last 4") {
+			t.Errorf("the direct debit pages carry card wording (3-D Secure, holds, card last 4)")
+		}
 		if p := b.get(debitsPath + "/" + foreign); p.status != http.StatusNotFound {
 			t.Errorf("another merchant's debit: got %d, want 404", p.status)
 		}
