@@ -113,6 +113,7 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 // paymentData is the payment page.
 type paymentData struct {
 	Base     string
+	Back     string // the list it was opened from, with its filter
 	T        *paylink.Transaction
 	Timeline *paylink.Timeline
 	Fees     []paylink.FeeLine
@@ -154,7 +155,7 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		return err
 	}
 	role := rq.ss.User.Role
-	d := paymentData{Base: base, T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
+	d := paymentData{Base: base, Back: backTo(rq.r, base), T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
 		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
@@ -188,6 +189,16 @@ func fees(m *paylink.Merchant, t *paylink.Transaction) (lines []paylink.FeeLine,
 		net = paylink.FormatAmount(t.Total-fee-t.Refunded, cur)
 	}
 	return lines, deducted, billed, net
+}
+
+// backTo is the list page a payment page goes back to: the list it was
+// opened from, filter and page kept (its Referer on this site), or base.
+func backTo(r *http.Request, base string) string {
+	ref, err := url.Parse(r.Referer())
+	if err != nil || ref.Host != r.Host || ref.Path != base {
+		return base
+	}
+	return ref.RequestURI()
 }
 
 // errNoPayment is the 404 of a reference that is not the merchant's.

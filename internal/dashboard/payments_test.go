@@ -526,3 +526,22 @@ func withValue(v url.Values, k, val string) url.Values {
 	c.Set(k, val)
 	return c
 }
+
+// TestBackToTheFilteredList: a payment opened from a filtered list goes
+// back to that list, filter kept; opened otherwise, to the whole list.
+func TestBackToTheFilteredList(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	ref := purchase(t, env, m, "25.00", false)
+	b := newBrowser(t, env)
+	b.mustSignIn("viewer@example.com")
+	req, _ := http.NewRequest(http.MethodGet, b.base+"/dashboard/payments/"+ref, nil)
+	req.Header.Set("Referer", b.base+"/dashboard/payments?status=APPROVED&q=jo%40example.com")
+	if p := b.do(req); !strings.Contains(p.body, `<a href="/dashboard/payments?status=APPROVED&amp;q=jo%40example.com" id="back">`) {
+		t.Errorf("opened from a filtered list: the back link lost the filter:\n%s", p.body)
+	}
+	if p := b.get("/dashboard/payments/" + ref); !strings.Contains(p.body, `<a href="/dashboard/payments" id="back">`) {
+		t.Errorf("opened directly: the back link is not the whole list")
+	}
+}
