@@ -361,6 +361,14 @@ func TestTwoFactor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// An admin without two-factor cannot require it of everyone: it
+		// would close every page but Account on them.
+		if err := env.Service.SetTOTPRequired(ctx, ss.User, true); code(err) != paylink.CodeTOTPRequired {
+			t.Errorf("require two-factor without it: got %v, want %s", err, paylink.CodeTOTPRequired)
+		}
+		if mm, _ := env.Service.Merchant(ctx, m.ID); mm.Settings.Dashboard.RequireTOTP {
+			t.Error("the requirement was saved though refused")
+		}
 		secret, err := env.Service.BeginTOTP(ctx, ss)
 		if err != nil {
 			t.Fatal(err)

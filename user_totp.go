@@ -228,6 +228,9 @@ func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool
 		if err != nil {
 			return err
 		}
+		if err := canRequireTOTP(tx, actor, require); err != nil {
+			return err
+		}
 		m.Settings.Dashboard.RequireTOTP = require
 		if err := tx.UpdateMerchantSettings(m.ID, m.Settings); err != nil {
 			return err
@@ -240,7 +243,25 @@ func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool
 			ObjectID: m.ID, Outcome: OutcomeSuccess, Detail: detail})
 	})
 	if err != nil {
-		return Internal("set totp requirement", err)
+		return asServiceError("set totp requirement", err)
+	}
+	return nil
+}
+
+// canRequireTOTP refuses to require two-factor sign-in of everyone by an
+// admin who has not set it up: every page but Account would close on
+// them at once.
+func canRequireTOTP(tx Tx, actor *User, require bool) error {
+	if !require {
+		return nil
+	}
+	u, err := tx.User(actor.MerchantID, actor.ID)
+	if err != nil {
+		return err
+	}
+	if !u.TOTPEnabled {
+		return Errorf(KindConflict, CodeTOTPRequired, "set up two-factor sign-in for yourself first (Account page): "+
+			"requiring it of everyone would close every page but Account on you")
 	}
 	return nil
 }

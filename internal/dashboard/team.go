@@ -119,7 +119,7 @@ func (h *Handler) removeUser(rq *request) error {
 // setTOTPRequired turns the merchant-wide two-factor requirement on or off.
 func (h *Handler) setTOTPRequired(rq *request) error {
 	if err := h.svc.SetTOTPRequired(rq.r.Context(), rq.ss.User, rq.r.PostFormValue("require") == "on"); err != nil {
-		return err
+		return h.teamError(rq, err)
 	}
 	return rq.redirect("/dashboard/team?done=security")
 }
