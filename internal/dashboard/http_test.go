@@ -665,8 +665,18 @@ func TestTeamChangesAreConfirmed(t *testing.T) {
 	}{
 		{"/dashboard/team/" + staff.ID + "/role", url.Values{"csrf": {tok}, "role": {"viewer"}}, "The role was changed."},
 		{"/dashboard/team/security", url.Values{"csrf": {tok}}, "The sign-in settings were saved."},
-		{"/dashboard/team/" + staff.ID + "/remove", url.Values{"csrf": {tok}}, "The member was removed."},
+		{"/dashboard/team/" + staff.ID + "/remove", url.Values{"csrf": {tok}, "confirm": {"yes"}}, "The member was removed."},
 	} {
+		if strings.HasSuffix(c.path, "/remove") {
+			// The list's Remove button asks first and removes nothing.
+			ask := b.post(c.path, url.Values{"csrf": {tok}})
+			if ask.status != http.StatusOK || !strings.Contains(ask.body, `id="confirm-remove"`) {
+				t.Errorf("Remove without confirming: got %d without the question", ask.status)
+			}
+			if team, _ := env.Service.Team(context.Background(), staffAdmin(t, env, m)); len(team) != 2 {
+				t.Errorf("after Remove without confirming: %d members, want 2", len(team))
+			}
+		}
 		p := b.post(c.path, c.form)
 		if p.status != http.StatusSeeOther {
 			t.Fatalf("POST %s: got %d: %s", c.path, p.status, p.body)
@@ -707,4 +717,18 @@ func TestSignInReturnsToThePage(t *testing.T) {
 	if done.status != http.StatusSeeOther || done.header.Get("Location") != "/dashboard/team?x=1" {
 		t.Errorf("signing in: got %d to %q, want the team page", done.status, done.header.Get("Location"))
 	}
+}
+
+// staffAdmin is m's admin user.
+func staffAdmin(t *testing.T, env *apitest.Env, m *apitest.Merchant) *paylink.User {
+	t.Helper()
+	in, err := env.Service.SignIn(context.Background(), "admin@example.com", password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := env.Service.StaffSession(context.Background(), in.Token, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss.User
 }
