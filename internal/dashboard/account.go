@@ -91,5 +91,5 @@ func (h *Handler) accountError(rq *request, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderAccount(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, accountData{})
+	return h.renderAccount(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, accountData{})
 }

@@ -47,7 +47,7 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 	}
 	err = fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
 	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindInvalid || e.Kind == paylink.KindConflict) {
-		return h.renderPayment(rq, "/dashboard/payments", httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields})
+		return h.renderPayment(rq, "/dashboard/payments", httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields})
 	}
 	return err
 }

@@ -154,5 +154,5 @@ func (h *Handler) developersError(rq *request, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderDevelopers(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, developersData{})
+	return h.renderDevelopers(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, developersData{})
 }

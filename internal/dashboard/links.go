@@ -119,7 +119,7 @@ func (h *Handler) linkFormError(rq *request, f linkForm, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderLinks(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, f)
+	return h.renderLinks(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, f)
 }
 
 // link shows one link with its addresses.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -297,7 +298,7 @@ func (rq *request) formError(name string, v view, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	v.Error, v.Fields = e.Message, e.Fields
+	v.Error, v.Fields = errorText(e), e.Fields
 	rq.render(httpx.Status(e.Kind), name, v)
 	return nil
 }
@@ -307,4 +308,58 @@ func (rq *request) formError(name string, v view, err error) error {
 func (rq *request) redirect(path string) error {
 	http.Redirect(rq.w, rq.r, path, http.StatusSeeOther)
 	return nil
+}
+
+// errorText is a refusal as the dashboard shows it: field problems named
+// by the form's labels ("Total from: must be ..."), not the Service's
+// field paths ("min_amount: must be ..."); a message written as a
+// sentence for people (it does not start with a field path) as it is.
+func errorText(e *paylink.Error) string {
+	names := make([]string, 0, len(e.Fields))
+	for name := range e.Fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 || !strings.HasPrefix(e.Message, names[0]+": ") {
+		return e.Message
+	}
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fieldLabel(name) + ": " + e.Fields[name]
+	}
+	return "Please check the form. " + strings.Join(parts, "; ") + "."
+}
+
+// fieldLabel is the form label of a field path: the few whose label is
+// not their name, else the name in words ("customer.first_name" is
+// "Customer first name").
+func fieldLabel(name string) string {
+	switch name {
+	case "min_amount":
+		return "Total from"
+	case "max_amount":
+		return "Total to"
+	case "q":
+		return "Search"
+	case "merchantReference":
+		return "Your reference"
+	case "password":
+		return "New password"
+	case "confirm":
+		return "Confirm the new password"
+	}
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '.':
+			b.WriteByte(' ')
+		case r >= 'A' && r <= 'Z' && i > 0:
+			b.WriteByte(' ')
+			b.WriteRune(r + 'a' - 'A')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	return strings.ToUpper(s[:1]) + s[1:]
 }

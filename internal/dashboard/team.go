@@ -70,7 +70,7 @@ func (h *Handler) invite(rq *request) error {
 		if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 			return err
 		}
-		return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: e.Message, Fields: e.Fields}, teamData{InviteEmail: email})
+		return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, teamData{InviteEmail: email})
 	}
 	url := h.svc.Config().BaseURL + "/dashboard/invite/" + token
 	v, d := view{Notice: "Invite made for " + inv.Email + ". Pass the link below on; it works once, for 7 days."}, teamData{InviteURL: url}
