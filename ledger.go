@@ -210,9 +210,20 @@ func chargePosting(t *Transaction, p Pricing, cur Currency, kind PostingKind, fr
 // fee lines: each DEDUCTED line rounded by FeeMinor, summed. The net the
 // merchant is owed is the total less this.
 func DeductedFee(lines []FeeLine, cur Currency) int64 {
+	return feeOf(lines, cur, SettlementDeducted)
+}
+
+// BilledFee is the fee lines invoiced separately (BILLABLE), each rounded
+// by FeeMinor, summed: what the merchant pays besides the deducted fee.
+func BilledFee(lines []FeeLine, cur Currency) int64 {
+	return feeOf(lines, cur, SettlementBillable)
+}
+
+// feeOf sums the lines of one settlement type, each rounded by FeeMinor.
+func feeOf(lines []FeeLine, cur Currency, settlement string) int64 {
 	var fee int64
 	for _, l := range lines {
-		if l.Settlement == SettlementDeducted {
+		if l.Settlement == settlement {
 			fee += FeeMinor(l.Micros, cur)
 		}
 	}

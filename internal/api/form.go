@@ -21,7 +21,10 @@ import (
 // string, which the lenient reading of numbers and flags accepts; a key
 // given twice keeps its last value, as in JSON.
 func formBody(r *http.Request, raw []byte) ([]byte, error) {
-	if !isForm(r) || bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || len(bytes.TrimSpace(raw)) == 0 {
+	if !isForm(r) {
+		return raw, nil
+	}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] == '{' {
 		return raw, nil
 	}
 	values, err := url.ParseQuery(string(raw))

@@ -1,8 +1,6 @@
 package dashboard
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -150,7 +148,7 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 	if t.PaymentType == paylink.PaymentTypeBankAccount {
 		base = debitsBase
 	}
-	key, err := newKey()
+	key, err := newIdempotencyKey()
 	if err != nil {
 		return err
 	}
@@ -174,16 +172,10 @@ func fees(m *paylink.Merchant, t *paylink.Transaction) (lines []paylink.FeeLine,
 	if !ok {
 		return lines, "", "", ""
 	}
-	var billedMinor int64
-	for _, l := range lines {
-		if l.Settlement != paylink.SettlementDeducted {
-			billedMinor += paylink.FeeMinor(l.Micros, cur)
-		}
-	}
 	fee := paylink.DeductedFee(lines, cur)
 	deducted = paylink.FormatAmount(fee, cur)
-	if billedMinor > 0 {
-		billed = paylink.FormatAmount(billedMinor, cur)
+	if b := paylink.BilledFee(lines, cur); b > 0 {
+		billed = paylink.FormatAmount(b, cur)
 	}
 	if t.Status == paylink.StatusApproved {
 		net = paylink.FormatAmount(t.Total-fee-t.Refunded, cur)
@@ -194,25 +186,15 @@ func fees(m *paylink.Merchant, t *paylink.Transaction) (lines []paylink.FeeLine,
 // backTo is the list page a payment page goes back to: the list it was
 // opened from, filter and page kept (its Referer on this site), or base.
 func backTo(r *http.Request, base string) string {
-	ref, err := url.Parse(r.Referer())
-	if err != nil || ref.Host != r.Host || ref.Path != base {
-		return base
+	if ref := refererOnSite(r); ref != nil && ref.Path == base {
+		return ref.RequestURI()
 	}
-	return ref.RequestURI()
+	return base
 }
 
 // errNoPayment is the 404 of a reference that is not the merchant's.
 func errNoPayment() error {
 	return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no payment with that reference")
-}
-
-// newKey is a fresh idempotency key for a page's forms.
-func newKey() (string, error) {
-	b := make([]byte, 18)
-	if _, err := rand.Read(b); err != nil {
-		return "", paylink.Internal("idempotency key", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // amountOf reads the form's amount in the payment's currency; a bad one

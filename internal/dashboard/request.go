@@ -101,7 +101,8 @@ func (h *Handler) pending(fn pageFunc) http.Handler {
 // (and clearing the cookie) when there is none.
 func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 	c, err := rq.r.Cookie(sessionCookie)
-	target := loginPath + nextQuery(returnPath(rq.r))
+	next := nextQuery(returnPath(rq.r))
+	target := loginPath + next
 	if err == nil {
 		ss, err := h.svc.StaffSession(rq.r.Context(), c.Value, h.idle)
 		if err == nil {
@@ -113,7 +114,7 @@ func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 			return nil, false
 		}
 		h.clearCookie(rq.w, sessionCookie)
-		target = loginPath + "?done=expired" + strings.Replace(nextQuery(returnPath(rq.r)), "?", "&", 1)
+		target = loginPath + "?done=expired" + strings.Replace(next, "?", "&", 1)
 	}
 	http.Redirect(rq.w, rq.r, target, http.StatusSeeOther)
 	return nil, false
@@ -127,11 +128,20 @@ func returnPath(r *http.Request) string {
 	if r.Method == http.MethodGet {
 		return r.URL.RequestURI()
 	}
+	if ref := refererOnSite(r); ref != nil {
+		return ref.RequestURI()
+	}
+	return ""
+}
+
+// refererOnSite is the page of this site the request came from (its
+// Referer), nil for none or another site's.
+func refererOnSite(r *http.Request) *url.URL {
 	ref, err := url.Parse(r.Referer())
 	if err != nil || ref.Host != r.Host {
-		return ""
+		return nil
 	}
-	return ref.RequestURI()
+	return ref
 }
 
 // staff is the actor of a signed-in user's request.

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -23,7 +24,8 @@ type teamData struct {
 	// InviteKey is the invite form's idempotency key: a reload of the
 	// page that showed a new invite does not make a second one.
 	InviteKey string
-	// ConfirmID is the user whose removal the page asks to confirm.
+	// ConfirmID is the user whose removal the page asks to confirm; one
+	// not of the team is not found, as RemoveUser answers.
 	ConfirmID string
 }
 
@@ -37,6 +39,9 @@ func (h *Handler) renderTeam(rq *request, status int, v view, d teamData) error 
 	users, err := h.svc.Team(rq.r.Context(), rq.ss.User)
 	if err != nil {
 		return err
+	}
+	if d.ConfirmID != "" && !slices.ContainsFunc(users, func(u *paylink.User) bool { return u.ID == d.ConfirmID }) {
+		return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such member of your team")
 	}
 	if d.InviteKey, err = newIdempotencyKey(); err != nil {
 		return err
@@ -115,27 +120,12 @@ func (h *Handler) changeRole(rq *request) error {
 // form (confirm=yes) removes.
 func (h *Handler) removeUser(rq *request) error {
 	if rq.r.PostFormValue("confirm") != "yes" {
-		return h.confirmRemove(rq, rq.r.PathValue("id"))
+		return h.renderTeam(rq, http.StatusOK, view{}, teamData{ConfirmID: rq.r.PathValue("id")})
 	}
 	if err := h.svc.RemoveUser(rq.r.Context(), rq.ss.User, rq.r.PathValue("id")); err != nil {
 		return h.teamError(rq, err)
 	}
 	return rq.redirect("/dashboard/team?done=removed")
-}
-
-// confirmRemove asks to confirm the removal of the team's user id; a user
-// not of the team is not found, as RemoveUser answers.
-func (h *Handler) confirmRemove(rq *request, id string) error {
-	users, err := h.svc.Team(rq.r.Context(), rq.ss.User)
-	if err != nil {
-		return err
-	}
-	for _, u := range users {
-		if u.ID == id {
-			return h.renderTeam(rq, http.StatusOK, view{}, teamData{ConfirmID: id})
-		}
-	}
-	return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such member of your team")
 }
 
 // setTOTPRequired turns the merchant-wide two-factor requirement on or off.
