@@ -313,6 +313,12 @@ type Tx interface {
 	DeleteUserSessions(userID string) error
 	CreateInvite(i *Invite) error
 	Invite(tokenHash []byte) (*Invite, error)
+	// Invites lists a merchant's unused invites that have not expired at
+	// now, newest first.
+	Invites(merchantID string, now time.Time) ([]*Invite, error)
+	// DeleteInvite deletes an unused invite of the merchant; ErrNotFound
+	// when there is none (used, another merchant's, or never made).
+	DeleteInvite(merchantID string, tokenHash []byte) error
 	// UseInvite marks an unused invite used at now if it has not expired;
 	// otherwise ErrConflict.
 	UseInvite(tokenHash []byte, now time.Time) error

@@ -184,6 +184,7 @@ const (
 	AuditUserCreate      = "user.create"
 	AuditInviteCreate    = "user.invite"
 	AuditInviteAccept    = "user.invite_accept"
+	AuditInviteRevoke    = "user.invite_revoke"
 	AuditRoleChange      = "user.role_change"
 	AuditUserRemove      = "user.remove"
 	AuditPasswordChange  = "user.password_change"

@@ -435,6 +435,61 @@ func (s *Service) CreateInvite(ctx context.Context, actor *User, email string, r
 	return token, inv, nil
 }
 
+// ID names an invite in the dashboard's revoke form: the hex of its
+// token's hash, which does not open the invite.
+func (i *Invite) ID() string { return hex.EncodeToString(i.TokenHash) }
+
+// Invites lists actor's merchant's outstanding invites: unused and not
+// expired, newest first.
+func (s *Service) Invites(ctx context.Context, actor *User) ([]*Invite, error) {
+	if err := permit(actor, PermTeam); err != nil {
+		return nil, err
+	}
+	var out []*Invite
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.Invites(actor.MerchantID, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, Internal("list invites", err)
+	}
+	return out, nil
+}
+
+// RevokeInvite deletes an unused invite of actor's merchant, named by its
+// ID, so that its link no longer works, and returns it.
+func (s *Service) RevokeInvite(ctx context.Context, actor *User, id string) (*Invite, error) {
+	if err := permit(actor, PermTeam); err != nil {
+		return nil, err
+	}
+	notFound := Errorf(KindNotFound, CodeNotFound, "no such invite: it was used, revoked or never made")
+	hash, err := hex.DecodeString(id)
+	if err != nil || len(hash) != sha256.Size {
+		return nil, notFound
+	}
+	var inv *Invite
+	ctx = staffActor(ctx, actor)
+	err = s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if inv, err = tx.Invite(hash); err != nil {
+			return err
+		}
+		if err := tx.DeleteInvite(actor.MerchantID, hash); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: actor.MerchantID, Action: AuditInviteRevoke, ObjectType: ObjectUser,
+			ObjectID: inv.Email, Outcome: OutcomeSuccess, Detail: string(inv.Role)})
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, notFound
+	case err != nil:
+		return nil, Internal("revoke invite", err)
+	}
+	return inv, nil
+}
+
 func errInviteInvalid() error {
 	return Errorf(KindNotFound, CodeInviteInvalid, "this invite link is not valid: it was used, expired or never existed")
 }

@@ -478,6 +478,100 @@ func TestCleanupSessions(t *testing.T) {
 	})
 }
 
+func TestInvitesListedAndRevoked(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m, other := env.Onboard(), env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		staff := newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		stranger := newStaff(t, env, other, "admin@other.example", paylink.RoleAdmin)
+		invite := func(email string) (string, *paylink.Invite) {
+			t.Helper()
+			token, inv, err := env.Service.CreateInvite(ctx, admin, email, paylink.RoleStaff)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.Clock.Advance(time.Second)
+			return token, inv
+		}
+		emails := func(actor *paylink.User) []string {
+			t.Helper()
+			list, err := env.Service.Invites(ctx, actor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, inv := range list {
+				out = append(out, inv.Email)
+			}
+			return out
+		}
+		_, expiring := invite("expiring@example.com")
+		env.Clock.Advance(paylink.InviteTTL - time.Minute)
+		used, _ := invite("used@example.com")
+		if _, err := env.Service.AcceptInvite(ctx, used, staffPassword); err != nil {
+			t.Fatal(err)
+		}
+		revoked, toRevoke := invite("revoked@example.com")
+		_, kept := invite("kept@example.com")
+		env.Clock.Advance(time.Minute)
+
+		if got, want := emails(admin), []string{"kept@example.com", "revoked@example.com"}; !slices.Equal(got, want) {
+			t.Errorf("outstanding invites: got %v, want %v (newest first, not used, not expired)", got, want)
+		}
+		if got := emails(stranger); len(got) != 0 {
+			t.Errorf("another merchant's admin sees %v, want none", got)
+		}
+		if _, err := env.Service.Invites(ctx, staff); code(err) != paylink.CodePermissionDenied {
+			t.Errorf("staff lists invites: got %v, want %s", err, paylink.CodePermissionDenied)
+		}
+		refused := []struct {
+			name  string
+			actor *paylink.User
+			id    string
+			want  string
+		}{
+			{"by staff", staff, toRevoke.ID(), paylink.CodePermissionDenied},
+			{"by another merchant's admin", stranger, toRevoke.ID(), paylink.CodeNotFound},
+			{"an id that is not hex", admin, "not-hex", paylink.CodeNotFound},
+			{"a short id", admin, toRevoke.ID()[:10], paylink.CodeNotFound},
+			{"an expired invite's", admin, expiring.ID(), ""},
+		}
+		for _, tt := range refused {
+			if _, err := env.Service.RevokeInvite(ctx, tt.actor, tt.id); code(err) != tt.want {
+				t.Errorf("revoke %s: got %v, want %q", tt.name, err, tt.want)
+			}
+		}
+		inv, err := env.Service.RevokeInvite(ctx, admin, toRevoke.ID())
+		if err != nil || inv.Email != "revoked@example.com" {
+			t.Fatalf("revoke: got %+v, %v", inv, err)
+		}
+		if _, err := env.Service.RevokeInvite(ctx, admin, toRevoke.ID()); code(err) != paylink.CodeNotFound {
+			t.Errorf("revoke twice: got %v, want %s", err, paylink.CodeNotFound)
+		}
+		if _, err := env.Service.AcceptInvite(ctx, revoked, staffPassword); code(err) != paylink.CodeInviteInvalid {
+			t.Errorf("accept a revoked invite: got %v, want %s", err, paylink.CodeInviteInvalid)
+		}
+		if got, want := emails(admin), []string{kept.Email}; !slices.Equal(got, want) {
+			t.Errorf("outstanding invites after the revocation: got %v, want %v", got, want)
+		}
+		rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{MerchantID: m.ID, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var revokes []string
+		for _, r := range rows {
+			if r.Action == paylink.AuditInviteRevoke {
+				revokes = append(revokes, r.ObjectID)
+			}
+		}
+		slices.Sort(revokes)
+		if want := []string{"expiring@example.com", "revoked@example.com"}; !slices.Equal(revokes, want) {
+			t.Errorf("audited revocations: got %v, want %v", revokes, want)
+		}
+	})
+}
+
 func TestInviteAcceptedOnceUnderRace(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()

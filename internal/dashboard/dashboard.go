@@ -138,6 +138,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /dashboard/account/totp/disable", h.page(paylink.PermView, h.disableTOTP))
 	mux.Handle("GET /dashboard/team", h.page(paylink.PermTeam, h.team))
 	mux.Handle("POST /dashboard/team/invite", h.page(paylink.PermTeam, h.invite))
+	mux.Handle("POST /dashboard/team/invites/{id}/revoke", h.page(paylink.PermTeam, h.revokeInvite))
 	mux.Handle("POST /dashboard/team/{id}/role", h.page(paylink.PermTeam, h.changeRole))
 	mux.Handle("POST /dashboard/team/{id}/remove", h.page(paylink.PermTeam, h.removeUser))
 	mux.Handle("POST /dashboard/team/security", h.page(paylink.PermTeam, h.setTOTPRequired))

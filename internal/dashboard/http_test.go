@@ -302,9 +302,10 @@ func TestRoleLimits(t *testing.T) {
 	}{
 		{"admin@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 200, "/dashboard/audit": 200}, nil},
 		{"staff@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 403, "/dashboard/audit": 403},
-			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/role", "/dashboard/team/" + admin.ID + "/remove", "/dashboard/team/security"}},
+			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/role", "/dashboard/team/" + admin.ID + "/remove", "/dashboard/team/security",
+				"/dashboard/team/invites/" + strings.Repeat("ab", 32) + "/revoke"}},
 		{"viewer@example.com", map[string]int{"/dashboard/": 200, "/dashboard/team": 403, "/dashboard/audit": 403},
-			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/remove"}},
+			[]string{"/dashboard/team/invite", "/dashboard/team/" + admin.ID + "/remove", "/dashboard/team/invites/" + strings.Repeat("ab", 32) + "/revoke"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.email, func(t *testing.T) {
@@ -439,18 +440,25 @@ func TestSignOutAndPasswordChangeRevoke(t *testing.T) {
 	}
 }
 
+// invite makes a viewer's invite for email as the signed-in admin, with
+// the idempotency key "k-invite", and returns its link.
+func invite(t *testing.T, admin *browser, email string) string {
+	t.Helper()
+	p := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {email}, "role": {"viewer"}, "idempotency_key": {"k-invite"}})
+	link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || link == nil {
+		t.Fatalf("invite: got %d without an invite link (%s)", p.status, p.body)
+	}
+	return link[1]
+}
+
 func TestInviteFlow(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
 	admin := newBrowser(t, env)
 	admin.mustSignIn("admin@example.com")
-	p := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}, "idempotency_key": {"k-invite"}})
-	link := regexp.MustCompile(`id="invite-url" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(p.body)
-	if p.status != http.StatusOK || link == nil {
-		t.Fatalf("invite: got %d without an invite link (%s)", p.status, p.body)
-	}
-	path := strings.TrimPrefix(link[1], env.Server.URL)
+	path := strings.TrimPrefix(invite(t, admin, "New@Example.com"), env.Server.URL)
 	// The page reloaded (the browser sends the form again) makes no
 	// second invite and shows no link.
 	reload := admin.post("/dashboard/team/invite", url.Values{"csrf": {admin.token()}, "email": {"New@Example.com"}, "role": {"viewer"}, "idempotency_key": {"k-invite"}})
@@ -480,6 +488,37 @@ func TestInviteFlow(t *testing.T) {
 	guest.mustSignIn("new@example.com")
 	if p := guest.get("/dashboard/team"); p.status != http.StatusForbidden {
 		t.Errorf("invited viewer on the team page: got %d, want 403", p.status)
+	}
+}
+
+func TestInvitesRevokedOnTheTeamPage(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	admin := newBrowser(t, env)
+	admin.mustSignIn("admin@example.com")
+	link := invite(t, admin, "new@example.com")
+	team := admin.get("/dashboard/team")
+	revoke := regexp.MustCompile(`action="(/dashboard/team/invites/[0-9a-f]{64}/revoke)"`).FindStringSubmatch(team.body)
+	if revoke == nil || !strings.Contains(team.body, "Outstanding invites") || !strings.Contains(team.body, "<td>admin@example.com</td>") {
+		t.Fatalf("team page: got %d without the invite, its admin and a revoke form (%s)", team.status, team.body)
+	}
+	if strings.Contains(team.body, strings.TrimPrefix(link, env.Server.URL+"/dashboard/invite/")) {
+		t.Error("the team page shows the invite's token")
+	}
+	done := admin.post(revoke[1], url.Values{"csrf": {admin.token()}})
+	if done.status != http.StatusOK || !strings.Contains(done.body, "Invite for new@example.com revoked") || strings.Contains(done.body, "Outstanding invites") {
+		t.Errorf("revoke: got %d (%s), want the team page saying so without the invite", done.status, done.body)
+	}
+	again := admin.post(revoke[1], url.Values{"csrf": {admin.token()}})
+	if again.status != http.StatusNotFound || !strings.Contains(again.body, "no such invite") || !strings.Contains(again.body, `id="invite"`) {
+		t.Errorf("revoke twice: got %d (%s), want 404 on the team page", again.status, again.body)
+	}
+	if p := newBrowser(t, env).get(strings.TrimPrefix(link, env.Server.URL)); p.status != http.StatusNotFound {
+		t.Errorf("a revoked invite's link: got %d, want 404", p.status)
+	}
+	if n := count(auditActions(t, env, m.ID), paylink.AuditInviteRevoke); n != 1 {
+		t.Errorf("got %d %s audit rows, want 1", n, paylink.AuditInviteRevoke)
 	}
 }
 

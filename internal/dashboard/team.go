@@ -27,6 +27,16 @@ type teamData struct {
 	// ConfirmID is the user whose removal the page asks to confirm; one
 	// not of the team is not found, as RemoveUser answers.
 	ConfirmID string
+	// Invites are the outstanding invites, each with the email of the
+	// admin who made it.
+	Invites []inviteRow
+}
+
+// inviteRow is an outstanding invite on the team page.
+type inviteRow struct {
+	*paylink.Invite
+	// By is the inviting admin's email, "" when they left the team.
+	By string
 }
 
 // team lists the users.
@@ -42,6 +52,17 @@ func (h *Handler) renderTeam(rq *request, status int, v view, d teamData) error 
 	}
 	if d.ConfirmID != "" && !slices.ContainsFunc(users, func(u *paylink.User) bool { return u.ID == d.ConfirmID }) {
 		return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such member of your team")
+	}
+	invites, err := h.svc.Invites(rq.r.Context(), rq.ss.User)
+	if err != nil {
+		return err
+	}
+	for _, inv := range invites {
+		row := inviteRow{Invite: inv}
+		if i := slices.IndexFunc(users, func(u *paylink.User) bool { return u.ID == inv.CreatedBy }); i >= 0 {
+			row.By = users[i].Email
+		}
+		d.Invites = append(d.Invites, row)
 	}
 	if d.InviteKey, err = newIdempotencyKey(); err != nil {
 		return err
@@ -104,6 +125,17 @@ func inviteMail(m *paylink.Merchant, admin *paylink.User, inv *paylink.Invite, u
 		"If you did not expect this invitation, ignore this message.\n",
 		admin.Email, m.TradingName, inv.Role, inv.ExpiresAt.UTC().Format("2 January 2006 15:04 UTC"), url)
 	return subject, body
+}
+
+// revokeInvite deletes an outstanding invite, so its link stops working.
+func (h *Handler) revokeInvite(rq *request) error {
+	inv, err := h.svc.RevokeInvite(rq.r.Context(), rq.ss.User, rq.r.PathValue("id"))
+	if e := paylink.AsError(err); err != nil && e.Kind == paylink.KindNotFound {
+		return h.renderTeam(rq, http.StatusNotFound, view{Error: e.Message}, teamData{})
+	} else if err != nil {
+		return err
+	}
+	return h.renderTeam(rq, http.StatusOK, view{Notice: "Invite for " + inv.Email + " revoked: its link no longer works."}, teamData{})
 }
 
 // changeRole gives a user another role.

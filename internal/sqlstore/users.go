@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -179,19 +180,62 @@ func (t *tx) CreateInvite(i *paylink.Invite) error {
 
 // Invite loads an invite by the hash of its token.
 func (t *tx) Invite(tokenHash []byte) (*paylink.Invite, error) {
+	i, err := scanInvite(t.q.QueryRowContext(t.ctx, `SELECT `+inviteColumns+` FROM user_invites WHERE token_hash = $1`, tokenHash))
+	if err != nil {
+		return nil, notFound("load invite", err)
+	}
+	return i, nil
+}
+
+// inviteColumns are the columns scanInvite reads, in its order.
+const inviteColumns = `token_hash, merchant_id, email, role, created_by, created_at, expires_at, used_at`
+
+// scanInvite reads one invite row.
+func scanInvite(r interface{ Scan(...any) error }) (*paylink.Invite, error) {
 	var i paylink.Invite
 	var role string
 	var created, expires int64
 	var used sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, `SELECT token_hash, merchant_id, email, role, created_by, created_at, expires_at, used_at
-		FROM user_invites WHERE token_hash = $1`, tokenHash).Scan(&i.TokenHash, &i.MerchantID, &i.Email, &role, &i.CreatedBy,
-		&created, &expires, &used)
-	if err != nil {
-		return nil, notFound("load invite", err)
+	if err := r.Scan(&i.TokenHash, &i.MerchantID, &i.Email, &role, &i.CreatedBy, &created, &expires, &used); err != nil {
+		return nil, err
 	}
 	i.Role = paylink.Role(role)
 	i.CreatedAt, i.ExpiresAt, i.UsedAt = time.UnixMicro(created).UTC(), time.UnixMicro(expires).UTC(), fromMicros(used)
 	return &i, nil
+}
+
+// Invites lists a merchant's unused invites that have not expired at
+// now, newest first.
+func (t *tx) Invites(merchantID string, now time.Time) ([]*paylink.Invite, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+inviteColumns+` FROM user_invites
+		WHERE merchant_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, email`,
+		merchantID, now.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("list invites: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Invite
+	for rows.Next() {
+		i, err := scanInvite(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list invites: %w", err)
+		}
+		out = append(out, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list invites: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteInvite deletes an unused invite of the merchant.
+func (t *tx) DeleteInvite(merchantID string, tokenHash []byte) error {
+	err := t.execOne("delete invite", `DELETE FROM user_invites WHERE token_hash = $1 AND merchant_id = $2 AND used_at IS NULL`,
+		tokenHash, merchantID)
+	if errors.Is(err, paylink.ErrConflict) {
+		return paylink.ErrNotFound
+	}
+	return err
 }
 
 // UseInvite marks an unused, unexpired invite used.
