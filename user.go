@@ -190,6 +190,7 @@ const (
 	AuditPasswordChange  = "user.password_change"
 	AuditTOTPEnable      = "user.totp_enable"
 	AuditTOTPDisable     = "user.totp_disable"
+	AuditRecoveryCodes   = "user.recovery_codes"
 	AuditTOTPRequirement = "merchant.totp_requirement"
 	ObjectUser           = "user"
 )

@@ -112,6 +112,38 @@ func (s *Service) recoveryCodes() (codes, hashes []string, err error) {
 	return codes, hashes, nil
 }
 
+// RegenerateRecoveryCodes replaces the user's recovery codes, used or
+// not, with new ones after checking the password (a guarded attempt, like
+// sign-in), and returns them, shown once.
+func (s *Service) RegenerateRecoveryCodes(ctx context.Context, ss *StaffSession, password string) ([]string, error) {
+	if !ss.User.TOTPEnabled {
+		return nil, Errorf(KindConflict, CodeInvalidState, "turn two-factor sign-in on first")
+	}
+	if s.passwords == nil {
+		return nil, Internal("recovery codes", errNoHasher)
+	}
+	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
+		return nil, err
+	}
+	codes, hashes, err := s.recoveryCodes()
+	if err != nil {
+		return nil, err
+	}
+	ctx = staffActor(ctx, ss.User)
+	u, err := s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
+		if !u.TOTPEnabled {
+			return Errorf(KindConflict, CodeInvalidState, "two-factor sign-in was turned off meanwhile")
+		}
+		u.RecoveryCodes, u.UpdatedAt = hashes, s.now()
+		return s.audit(ctx, tx, userEvent(u, AuditRecoveryCodes, ""))
+	})
+	if err != nil {
+		return nil, err
+	}
+	*ss.User = *u
+	return codes, nil
+}
+
 // DisableTOTP turns two-factor sign-in off after checking the password
 // (a guarded attempt, like sign-in); refused while the merchant requires
 // it.

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -77,10 +78,21 @@ func (h *Handler) confirmTOTP(rq *request) error {
 	return h.renderAccount(rq, http.StatusOK, view{Notice: "Two-factor sign-in is on."}, accountData{RecoveryCodes: codes})
 }
 
+// regenerateRecoveryCodes replaces the user's recovery codes and shows the
+// new ones once.
+func (h *Handler) regenerateRecoveryCodes(rq *request) error {
+	codes, err := h.svc.RegenerateRecoveryCodes(rq.r.Context(), rq.ss, rq.r.PostFormValue("password"))
+	if err != nil {
+		return h.accountError(rq, renameField(err, "password", "codes_password"))
+	}
+	return h.renderAccount(rq, http.StatusOK, view{Notice: "New recovery codes made: the old ones no longer work."},
+		accountData{RecoveryCodes: codes})
+}
+
 // disableTOTP turns two-factor sign-in off.
 func (h *Handler) disableTOTP(rq *request) error {
 	if err := h.svc.DisableTOTP(rq.r.Context(), rq.ss, rq.r.PostFormValue("password")); err != nil {
-		return h.accountError(rq, err)
+		return h.accountError(rq, renameField(err, "password", "totp_password"))
 	}
 	return h.renderAccount(rq, http.StatusOK, view{Notice: "Two-factor sign-in is off."}, accountData{})
 }
@@ -92,4 +104,17 @@ func (h *Handler) accountError(rq *request, err error) error {
 		return err
 	}
 	return h.renderAccount(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, accountData{})
+}
+
+// renameField gives a refusal's field from the name of the page's form
+// field to: the account page has three password fields, and the
+// Service names each "password".
+func renameField(err error, from, to string) error {
+	e := paylink.AsError(err)
+	problem, ok := e.Fields[from]
+	if !ok {
+		return err
+	}
+	return &paylink.Error{Kind: e.Kind, Code: e.Code, Message: strings.Replace(e.Message, from+": ", to+": ", 1),
+		Fields: map[string]string{to: problem}}
 }

@@ -136,6 +136,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /dashboard/account/totp", h.page(paylink.PermView, h.beginTOTP))
 	mux.Handle("POST /dashboard/account/totp/confirm", h.page(paylink.PermView, h.confirmTOTP))
 	mux.Handle("POST /dashboard/account/totp/disable", h.page(paylink.PermView, h.disableTOTP))
+	mux.Handle("POST /dashboard/account/totp/recovery-codes", h.page(paylink.PermView, h.regenerateRecoveryCodes))
 	mux.Handle("GET /dashboard/team", h.page(paylink.PermTeam, h.team))
 	mux.Handle("POST /dashboard/team/invite", h.page(paylink.PermTeam, h.invite))
 	mux.Handle("POST /dashboard/team/invites/{id}/revoke", h.page(paylink.PermTeam, h.revokeInvite))

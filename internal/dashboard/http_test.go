@@ -522,13 +522,22 @@ func TestInvitesRevokedOnTheTeamPage(t *testing.T) {
 	}
 }
 
-func TestTwoFactorSignIn(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{})
-	m := env.Onboard()
-	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+// recoveryCodes are the recovery codes a page shows.
+var recoveryCodes = regexp.MustCompile(`<code>([a-z0-9]{5}-[a-z0-9]{5})</code>`)
+
+// codesOn returns the recovery codes a page shows.
+func codesOn(body string) []string {
+	var codes []string
+	for _, m := range recoveryCodes.FindAllStringSubmatch(body, -1) {
+		codes = append(codes, m[1])
+	}
+	return codes
+}
+
+// enrolTOTP turns two-factor sign-in on for b's user on the account page
+// and returns the recovery codes shown.
+func enrolTOTP(t *testing.T, env *apitest.Env, b *browser) []string {
+	t.Helper()
 	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
 	if !strings.Contains(p.body, `<svg class="qr"`) {
 		t.Errorf("set-up page has no QR code")
@@ -542,10 +551,77 @@ func TestTwoFactorSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = b.post("/dashboard/account/totp/confirm", url.Values{"csrf": {b.token()}, "code": {paylink.TOTPCode(secret, env.Clock.Now())}})
-	codes := regexp.MustCompile(`<code>([a-z0-9]{5}-[a-z0-9]{5})</code>`).FindAllStringSubmatch(p.body, -1)
+	codes := codesOn(p.body)
 	if p.status != http.StatusOK || len(codes) != 10 {
 		t.Fatalf("confirm: got %d with %d recovery codes, want 200 with 10", p.status, len(codes))
 	}
+	return codes
+}
+
+// signInWithCode signs email in with password and then code, and returns
+// the code page's answer.
+func signInWithCode(t *testing.T, env *apitest.Env, email, code string) page {
+	t.Helper()
+	b := newBrowser(t, env)
+	b.signIn(email, password)
+	codePage := b.get("/dashboard/login/totp")
+	return b.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {code}})
+}
+
+func TestRecoveryCodesRegenerated(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	staff := newBrowser(t, env)
+	staff.mustSignIn("staff@example.com")
+	if p := staff.post("/dashboard/account/totp/recovery-codes", url.Values{"csrf": {staff.token()}, "password": {password}}); p.status != http.StatusConflict {
+		t.Errorf("new codes without two-factor: got %d, want 409", p.status)
+	}
+
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	old := enrolTOTP(t, env, b)
+	if p := signInWithCode(t, env, "admin@example.com", old[0]); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in with a recovery code: got %d, want 303", p.status)
+	}
+	if p := b.get("/dashboard/account"); !strings.Contains(p.body, "9 unused recovery codes left") {
+		t.Errorf("account page after one code was spent: got %s, want it to say 9 are left", p.body)
+	}
+	wrong := b.post("/dashboard/account/totp/recovery-codes", url.Values{"csrf": {b.token()}, "password": {"not the password"}})
+	if wrong.status != http.StatusBadRequest || !strings.Contains(wrong.body, "Password: not right") ||
+		!strings.Contains(wrong.body, `id="codes-password-error"`) || len(codesOn(wrong.body)) != 0 {
+		t.Errorf("wrong password: got %d (%s), want 400 naming the form's password field and no codes", wrong.status, wrong.body)
+	}
+	off := b.post("/dashboard/account/totp/disable", url.Values{"csrf": {b.token()}, "password": {"not the password"}})
+	if off.status != http.StatusBadRequest || !strings.Contains(off.body, "Password: not right") || strings.Contains(off.body, "New password: not right") ||
+		!strings.Contains(off.body, `id="totp-password-error"`) {
+		t.Errorf("turning two-factor off with a wrong password: got %d (%s), want 400 on its own field", off.status, off.body)
+	}
+	p := b.post("/dashboard/account/totp/recovery-codes", url.Values{"csrf": {b.token()}, "password": {password}})
+	fresh := codesOn(p.body)
+	if p.status != http.StatusOK || len(fresh) != 10 || !strings.Contains(p.body, "the old ones no longer work") {
+		t.Fatalf("new codes: got %d with %d codes (%s), want 200 with 10", p.status, len(fresh), p.body)
+	}
+	if p := signInWithCode(t, env, "admin@example.com", old[1]); p.status != http.StatusUnauthorized {
+		t.Errorf("an old unused code: got %d, want 401", p.status)
+	}
+	if p := signInWithCode(t, env, "admin@example.com", fresh[0]); p.status != http.StatusSeeOther {
+		t.Errorf("a new code: got %d, want 303", p.status)
+	}
+	if n := count(auditActions(t, env, m.ID), paylink.AuditRecoveryCodes); n != 1 {
+		t.Errorf("got %d %s audit rows, want 1", n, paylink.AuditRecoveryCodes)
+	}
+}
+
+func TestTwoFactorSignIn(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	codes := enrolTOTP(t, env, b)
 	b.post("/dashboard/logout", url.Values{"csrf": {b.token()}})
 
 	b2 := newBrowser(t, env)
@@ -559,7 +635,7 @@ func TestTwoFactorSignIn(t *testing.T) {
 	if p := b2.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {"000000"}}); p.status != http.StatusUnauthorized {
 		t.Errorf("wrong code: got %d, want 401", p.status)
 	}
-	if p := b2.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0][1]}}); p.status != http.StatusSeeOther {
+	if p := b2.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0]}}); p.status != http.StatusSeeOther {
 		t.Fatalf("recovery code: got %d, want 303 (%s)", p.status, p.body)
 	}
 	b2.token()
@@ -567,7 +643,7 @@ func TestTwoFactorSignIn(t *testing.T) {
 	b3 := newBrowser(t, env)
 	b3.signIn("admin@example.com", password)
 	codePage = b3.get("/dashboard/login/totp")
-	if p := b3.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0][1]}}); p.status != http.StatusUnauthorized {
+	if p := b3.post("/dashboard/login/totp", url.Values{"csrf": {codePage.csrf()}, "code": {codes[0]}}); p.status != http.StatusUnauthorized {
 		t.Errorf("spent recovery code: got %d, want 401", p.status)
 	}
 

@@ -355,6 +355,8 @@ func fieldLabel(name string) string {
 		return "Your reference"
 	case "password":
 		return "New password"
+	case "codes_password", "totp_password":
+		return "Password"
 	case "confirm":
 		return "Confirm the new password"
 	}
