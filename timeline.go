@@ -36,6 +36,9 @@ type Timeline struct {
 	Transaction *Transaction
 	Refunds     []*Refund
 	Entries     []TimelineEntry
+	// Staff are the emails, by user id, of the staff users who acted on
+	// the payment (audit rows); a user removed since is missing.
+	Staff map[string]string
 }
 
 // PaymentTimeline gathers, in one consistent read, the history of m's
@@ -100,6 +103,23 @@ func (tl *Timeline) gather(tx Tx, merchantID string, refs []string) error {
 	}
 	for _, a := range audit {
 		tl.add(TimelineEntry{At: a.At, Kind: TimelineAudit, Audit: a})
+	}
+	return tl.nameStaff(tx, merchantID, audit)
+}
+
+// nameStaff fills Staff for the staff actors of audit, reading the team
+// only when there is one.
+func (tl *Timeline) nameStaff(tx Tx, merchantID string, audit []*AuditEvent) error {
+	if !slices.ContainsFunc(audit, func(a *AuditEvent) bool { return a.ActorKind == ActorStaff }) {
+		return nil
+	}
+	users, err := tx.Users(merchantID)
+	if err != nil {
+		return err
+	}
+	tl.Staff = make(map[string]string, len(users))
+	for _, u := range users {
+		tl.Staff[u.ID] = u.Email
 	}
 	return nil
 }

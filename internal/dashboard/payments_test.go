@@ -330,6 +330,13 @@ func TestRefundSubmittedTwiceRefundsOnce(t *testing.T) {
 		if !strings.Contains(page.body, "The refund was made.") || !strings.Contains(page.body, "AUD 7.50") {
 			t.Errorf("page after the refund lacks the notice or the refund: %s", page.body)
 		}
+		// A viewer, who cannot read the team, sees who refunded by email.
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		v := newBrowser(t, env)
+		v.mustSignIn("viewer@example.com")
+		if p := v.get("/dashboard/payments/" + ref); !strings.Contains(p.body, "success by staff staff@example.com") || strings.Contains(p.body, u.ID) {
+			t.Errorf("the viewer's timeline does not name the refunding staff by email: %s", p.body)
+		}
 	})
 }
 
