@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -29,6 +30,7 @@ type developersData struct {
 	Keys       []*paylink.APIKey
 	Webhook    paylink.WebhookConfig
 	Log        *paylink.WebhookLogPage
+	Pages      pageLinks
 	FailedOnly bool
 	Overlaps   []overlap
 	// RollKey and RotateKey are the two forms' idempotency keys.
@@ -81,6 +83,11 @@ func (h *Handler) renderDevelopers(rq *request, status int, v view, d developers
 		return err
 	}
 	d.Keys, d.Log, d.Webhook, d.Overlaps, d.Now = keys, log, m.Settings.Webhook, overlaps(), h.svc.Now()
+	paging := url.Values{"cursor": q["cursor"], "prev": q["prev"]} // not the notice of an action
+	if d.FailedOnly {
+		paging.Set("failed", "1")
+	}
+	d.Pages = pagesOf(paging, "/dashboard/developers", log.Next)
 	v.Title, v.Data = "Developers", d
 	rq.render(status, "developers", v)
 	return nil

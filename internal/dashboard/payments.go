@@ -20,7 +20,7 @@ type listData struct {
 	Debits   bool   // the direct debits list: no method filter, no export
 	Query    url.Values
 	Payments []*paylink.Transaction
-	NextURL  string
+	Pages    pageLinks
 	CSVURL   string
 	Statuses []paylink.Status
 	Methods  []string
@@ -63,10 +63,8 @@ func (h *Handler) list(rq *request, d listData, title string) error {
 		return rq.formError("payments", v, err)
 	}
 	d.Payments = pg.Payments
-	if pg.Next != "" {
-		d.NextURL = linkWith(q, d.Base, map[string]string{"cursor": pg.Next})
-	}
-	d.CSVURL = linkWith(q, d.Base, map[string]string{"format": "csv", "cursor": ""})
+	d.Pages = pagesOf(q, d.Base, pg.Next)
+	d.CSVURL = linkWith(q, d.Base, map[string]string{"format": "csv", "cursor": "", "prev": ""})
 	rq.render(http.StatusOK, "payments", v)
 	return nil
 }

@@ -145,6 +145,38 @@ func TestPaymentsListFiltersPagesAndExports(t *testing.T) {
 				t.Errorf("last page has a next link")
 			}
 		})
+		t.Run("newer pages", func(t *testing.T) {
+			link := func(p page, id string) string {
+				m := regexp.MustCompile(`href="(/dashboard/payments[^"]*)" id="` + id + `"`).FindStringSubmatch(p.body)
+				if m == nil {
+					return ""
+				}
+				return strings.ReplaceAll(m[1], "&amp;", "&")
+			}
+			pages := []page{b.get("/dashboard/payments?limit=1")}
+			for len(pages) < 3 {
+				pages = append(pages, b.get(link(pages[len(pages)-1], "next")))
+			}
+			for i, want := range []string{hold, invoiced, small} {
+				if got := refs(pages[i].body); len(got) != 1 || got[0] != want {
+					t.Fatalf("page %d going older: got %v, want %s", i+1, got, want)
+				}
+			}
+			if link(pages[0], "newer") != "" || link(pages[0], "newest") != "" {
+				t.Error("the first page links to newer pages")
+			}
+			back := b.get(link(pages[2], "newer"))
+			if got := refs(back.body); len(got) != 1 || got[0] != invoiced {
+				t.Errorf("newer from the last page: got %v, want %s", got, invoiced)
+			}
+			first := b.get(link(back, "newer"))
+			if got := refs(first.body); len(got) != 1 || got[0] != hold || link(first, "newer") != "" {
+				t.Errorf("newer again: got %v, want the first page (%s) without a newer link", got, hold)
+			}
+			if got := link(pages[2], "newest"); got != "/dashboard/payments?limit=1" {
+				t.Errorf("newest from the last page: got %q, want the first page with the filter", got)
+			}
+		})
 		t.Run("CSV of the filter", func(t *testing.T) {
 			p := b.get("/dashboard/payments?status=APPROVED&format=csv")
 			if p.status != http.StatusOK || !strings.HasPrefix(p.header.Get("Content-Type"), "text/csv") {
