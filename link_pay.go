@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"strings"
+	"time"
 )
 
 // LinkSession is a payment link as opened through one of its page URLs.
@@ -207,6 +209,48 @@ func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref stri
 		return nil, Internal("load link transaction", err)
 	}
 	return t, nil
+}
+
+// LinkReturnPath is where a hosted page's 3-D Secure attempt returns,
+// followed by the link's id. The return address is stored with the
+// payment and passed to the issuer, so it names the link by id rather
+// than by its page token; LinkReturnURL leads on to the page.
+const LinkReturnPath = "/checkout/return/"
+
+// linkReturnGrace is how long after its attempt ended a customer coming
+// back from 3-D Secure is still led to the link's page.
+const linkReturnGrace = time.Hour
+
+// LinkReturnURL is the page a customer returning from the 3-D Secure
+// attempt ref of link linkID goes on to: the link's page with the
+// attempt's reference. Only an attempt of that link, made on its page,
+// that ended less than an hour ago leads anywhere.
+func (s *Service) LinkReturnURL(ctx context.Context, linkID, ref string) (string, error) {
+	var l *PaymentLink
+	err := s.store.View(ctx, func(tx Tx) error {
+		t, err := tx.TransactionByReference(strings.TrimSpace(ref))
+		if err != nil {
+			return err
+		}
+		d := t.Details.ThreeDS
+		if t.PaymentLinkID != linkID || t.Channel != ChannelHPP || d == nil || d.AttemptExpiresAt == 0 ||
+			!s.now().Before(time.Unix(d.AttemptExpiresAt, 0).Add(linkReturnGrace)) {
+			return ErrNotFound
+		}
+		l, err = tx.PaymentLink(t.MerchantID, linkID)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return "", Errorf(KindNotFound, CodeNotFound, "this payment attempt has ended: open the payment link again")
+	}
+	if err != nil {
+		return "", Internal("link return", err)
+	}
+	urls, err := s.openLinkURLs(l)
+	if err != nil {
+		return "", err
+	}
+	return urls.Page + "/3ds?purchase_reference=" + url.QueryEscape(ref), nil
 }
 
 // CheckLinkPayable reports why the session's link cannot take a payment

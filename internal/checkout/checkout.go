@@ -101,6 +101,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /pay/{token}/zip", h.page(h.zipPage))
 	mux.Handle("POST /pay/{token}/zip/confirm", h.page(h.zipPay))
 	mux.Handle("GET /pay/{token}/3ds", h.page(h.threeDSReturn))
+	mux.Handle("GET "+paylink.LinkReturnPath+"{id}", http.HandlerFunc(h.linkReturn))
 }
 
 // request is one page request with its link and security tokens.

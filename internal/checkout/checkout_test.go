@@ -490,8 +490,9 @@ func TestThreeDSHandOff(t *testing.T) {
 	b.post(hpp, cardForm(b.get(hpp).csrf(t), cardOK))
 	ref := linkState(t, env, m, r.Str("id")).Str("transaction_reference")
 	tr := transaction(t, env, m, ref)
-	if tr.Details.ThreeDS == nil || !tr.Details.ThreeDS.Requested || tr.Details.ThreeDS.RedirectURL != hpp+"/3ds" {
-		t.Errorf("got 3-D Secure %+v, want requested with return address %s/3ds", tr.Details.ThreeDS, hpp)
+	if want := env.Server.URL + paylink.LinkReturnPath + r.Str("id"); tr.Details.ThreeDS == nil || !tr.Details.ThreeDS.Requested ||
+		tr.Details.ThreeDS.RedirectURL != want {
+		t.Errorf("got 3-D Secure %+v, want requested with return address %s", tr.Details.ThreeDS, want)
 	}
 	tests := []struct {
 		name, url string

@@ -72,7 +72,7 @@ func (h *Handler) payCard(rq *request) error {
 	if v.VT {
 		p.InvoiceNumber = v.Form.InvoiceNumber
 	} else {
-		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + rq.base + "/3ds"
+		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + paylink.LinkReturnPath + rq.ls.Link.ID
 	}
 	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
 	return h.result(rq, v, t, err)

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -19,6 +20,23 @@ const (
 // A browser may load the address several times at once (a double click,
 // a restored tab); only one load completes the payment, and the others
 // wait for that outcome and show it too.
+// linkReturn leads a customer back from 3-D Secure (the issuer sends
+// them to LinkReturnPath + the link's id) to the link's page.
+func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
+	nonce, err := h.randomString(18)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	securityHeaders(w, nonce)
+	to, err := h.svc.LinkReturnURL(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"))
+	if err != nil {
+		h.renderError(w, r, nonce, err)
+		return
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
 func (h *Handler) threeDSReturn(rq *request) error {
 	ctx, ref := rq.r.Context(), rq.r.URL.Query().Get("purchase_reference")
 	t, err := h.svc.LinkTransaction(ctx, rq.ls, ref)

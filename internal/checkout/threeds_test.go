@@ -2,12 +2,14 @@ package checkout_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -51,11 +53,62 @@ func challengePay(t *testing.T, env *apitest.Env, m *apitest.Merchant, outcome s
 	}
 	back := b.post(challengeURL, url.Values{"outcome": {outcome}})
 	returnURL := back.header.Get("Location")
-	if back.status != http.StatusSeeOther || !strings.HasPrefix(returnURL, hpp+"/3ds?purchase_reference=pr_") {
-		t.Fatalf("answer: got %d to %q, want 303 back to the hosted page", back.status, returnURL)
+	if back.status != http.StatusSeeOther || !strings.HasPrefix(returnURL, env.Server.URL+paylink.LinkReturnPath+r.Str("id")+"?purchase_reference=pr_") {
+		t.Fatalf("answer: got %d to %q, want 303 to the link's return address", back.status, returnURL)
 	}
-	result := b.get(returnURL)
+	ret := b.get(returnURL)
+	pageURL := ret.header.Get("Location")
+	if ret.status != http.StatusSeeOther || !strings.HasPrefix(pageURL, hpp+"/3ds?purchase_reference=pr_") {
+		t.Fatalf("return: got %d to %q, want 303 back to the hosted page", ret.status, pageURL)
+	}
+	result := b.get(pageURL)
 	return challenged{link: linkState(t, env, m, r.Str("id")), b: b, hpp: hpp, page: result.body + b.get(hpp).body}
+}
+
+// TestThreeDSReturnNamesNoPageToken: the return address stored with a
+// hosted page's 3-D Secure attempt (and given to the issuer) names the
+// link by id, never by its page token, and leads only this link's
+// recent attempt on to the page.
+func TestThreeDSReturnNamesNoPageToken(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r, other := link(t, env, m, "10.50", nil), link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	toChallenge := b.post(hpp, cardForm(b.get(hpp).csrf(t), card3DS))
+	ref, _, _ := strings.Cut(strings.TrimPrefix(toChallenge.header.Get("Location"), env.Server.URL+paylink.ChallengePath), ".")
+	tr := transaction(t, env, m, ref)
+	details, err := json.Marshal(tr.Details)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimPrefix(hpp, env.Server.URL+"/pay/")
+	if strings.Contains(string(details), token) || tr.Details.ThreeDS == nil ||
+		tr.Details.ThreeDS.RedirectURL != env.Server.URL+paylink.LinkReturnPath+r.Str("id") {
+		t.Fatalf("stored details %s hold the page token or another return address", details)
+	}
+	back := env.Server.URL + paylink.LinkReturnPath + r.Str("id") + "?purchase_reference=" + ref
+	tests := []struct {
+		name, url string
+		status    int
+		location  string
+	}{
+		{"this link's attempt", back, http.StatusSeeOther, hpp + "/3ds?purchase_reference=" + ref},
+		{"another link's id", env.Server.URL + paylink.LinkReturnPath + other.Str("id") + "?purchase_reference=" + ref, http.StatusNotFound, ""},
+		{"an unknown reference", env.Server.URL + paylink.LinkReturnPath + r.Str("id") + "?purchase_reference=pr_nope", http.StatusNotFound, ""},
+		{"no reference", env.Server.URL + paylink.LinkReturnPath + r.Str("id"), http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if p := b.get(tt.url); p.status != tt.status || p.header.Get("Location") != tt.location {
+				t.Errorf("got %d to %q, want %d to %q", p.status, p.header.Get("Location"), tt.status, tt.location)
+			}
+		})
+	}
+	env.Clock.Advance(paylink.DefaultAuthenticationTimeout + time.Hour)
+	if p := b.get(back); p.status != http.StatusNotFound || !strings.Contains(p.body, "open the payment link again") {
+		t.Errorf("an hour after the attempt ended: got %d, want 404 saying to open the link again", p.status)
+	}
 }
 
 func TestThreeDSChallengeThroughTheHostedPage(t *testing.T) {

@@ -167,3 +167,60 @@ func testLedgerUpgrade(t *testing.T, s *Store, db *sql.DB) {
 		}
 	}
 }
+
+// TestLinkReturnMigrationDropsPageTokens upgrades a database holding a
+// hosted page attempt whose 3-D Secure return address has the link's
+// page token in it, and an API purchase's own return address, from the
+// schema before 27 to 27, on both engines: the first now returns by the
+// link's id, the second is untouched.
+func TestLinkReturnMigrationDropsPageTokens(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, s *Store, db *sql.DB) {
+		ctx := context.Background()
+		ms, err := loadMigrations(s.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := slices.IndexFunc(ms, func(m migration) bool { return m.version >= 27 })
+		if err := s.migrateOn(ctx, db, ms[:before]); err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.ExecContext(ctx, `INSERT INTO merchants (id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at)
+			VALUES ('MOLD', 'Old', 'Old', 'AU', $1, $2, '{}', 1)`, paylink.HashSecret("key"), paylink.HashSecret("company"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const token = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+		rows := map[string][2]string{ // reference: link id, return address
+			"pr_link": {"lnk_1", "https://pay.example.com/base/pay/" + token + "/3ds"},
+			"pr_api":  {"", "https://shop.example.com/pay/" + token + "/3ds"},
+		}
+		for ref, r := range rows {
+			_, err = db.ExecContext(ctx, `INSERT INTO transactions (reference, merchant_id, payment_type, channel, status, version, currency,
+				amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, payment_link_id, created_at, updated_at, details)
+				VALUES ($1, 'MOLD', 'CreditCard', 'HPP', 'DECLINED', 1, 'AUD', 100, 0, 0, 100, $2, 0, 0, $3, 1, 1, $4)`,
+				ref, false, r[0], `{"threeds":{"requested":true,"redirect_url":"`+r[1]+`","result":"failed"}}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.migrateOn(ctx, db, ms); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"pr_link": "https://pay.example.com/base/checkout/return/lnk_1", "pr_api": rows["pr_api"][1]}
+		err = s.View(ctx, func(tx paylink.Tx) error {
+			for ref, url := range want {
+				tr, err := tx.Transaction("MOLD", ref)
+				if err != nil {
+					return err
+				}
+				if d := tr.Details.ThreeDS; d == nil || d.RedirectURL != url || d.Result != "failed" || !d.Requested {
+					t.Errorf("%s: got 3-D Secure %+v, want the return address %s and the rest kept", ref, d, url)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
