@@ -369,7 +369,14 @@ func TestTwoFactor(t *testing.T) {
 		if mm, _ := env.Service.Merchant(ctx, m.ID); mm.Settings.Dashboard.RequireTOTP {
 			t.Error("the requirement was saved though refused")
 		}
-		secret, err := env.Service.BeginTOTP(ctx, ss)
+		// A session alone does not tie the account to an authenticator.
+		if _, err := env.Service.BeginTOTP(ctx, ss, "not the password"); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("set-up with a wrong password: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+		if pending, err := env.Service.PendingTOTPSecret(ss); pending != nil || err != nil {
+			t.Errorf("after a refused set-up: got a pending secret (%v)", err)
+		}
+		secret, err := env.Service.BeginTOTP(ctx, ss, staffPassword)
 		if err != nil {
 			t.Fatal(err)
 		}

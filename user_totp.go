@@ -21,10 +21,18 @@ func errTOTPOn() error {
 }
 
 // BeginTOTP gives the user a new, not yet enabled TOTP secret, sealed by
-// the vault, and returns it for the set-up page.
-func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession) ([]byte, error) {
+// the vault, and returns it for the set-up page. It checks the password
+// first (a guarded attempt, like sign-in): a session alone, stolen or
+// left open, cannot tie the account to another person's authenticator.
+func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession, password string) ([]byte, error) {
 	if ss.User.TOTPEnabled {
 		return nil, errTOTPOn()
+	}
+	if s.passwords == nil {
+		return nil, Internal("begin totp", errNoHasher)
+	}
+	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
+		return nil, err
 	}
 	secret := make([]byte, 20)
 	if _, err := s.random.Read(secret); err != nil {

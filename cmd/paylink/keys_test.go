@@ -545,7 +545,7 @@ func enrolTwoFactor(t *testing.T, svc *paylink.Service, mid string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := svc.BeginTOTP(ctx, ss)
+	secret, err := svc.BeginTOTP(ctx, ss, staffPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

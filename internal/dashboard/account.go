@@ -63,8 +63,8 @@ func (h *Handler) changePassword(rq *request) error {
 
 // beginTOTP makes a new secret to scan or type into an authenticator.
 func (h *Handler) beginTOTP(rq *request) error {
-	if _, err := h.svc.BeginTOTP(rq.r.Context(), rq.ss); err != nil {
-		return h.accountError(rq, err)
+	if _, err := h.svc.BeginTOTP(rq.r.Context(), rq.ss, rq.r.PostFormValue("password")); err != nil {
+		return h.accountError(rq, renameField(err, "password", "setup_password"))
 	}
 	return h.renderAccount(rq, http.StatusOK, view{}, accountData{})
 }

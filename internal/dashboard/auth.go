@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -26,16 +27,28 @@ type signIn struct {
 	Email, Next string
 }
 
-// safeNext is next when it is a dashboard page to return to (a path of
-// this site under /dashboard/, not the sign-in pages), else "": never
-// another site, so the parameter cannot make an open redirect.
+// safeNext is next when it is a dashboard page to return to (a clean
+// path of this site under /dashboard/, not the sign-in pages), else "":
+// never another site or, through dot segments, another part of this
+// one, so the parameter cannot make an open redirect.
 func safeNext(next string) string {
 	u, err := url.Parse(next)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.ContainsAny(next, "\\\r\n") ||
-		!strings.HasPrefix(u.Path, "/dashboard/") || strings.HasPrefix(u.Path, loginPath) || strings.HasPrefix(next, "//") {
+		!strings.HasPrefix(u.Path, "/dashboard/") || strings.HasPrefix(u.Path, loginPath) || strings.HasPrefix(next, "//") ||
+		!isCleanPath(u.Path) {
 		return ""
 	}
 	return next
+}
+
+// isCleanPath reports whether p has no empty, "." or ".." segment (a
+// trailing slash aside): what path.Clean would leave unchanged.
+func isCleanPath(p string) bool {
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 // afterSignIn is where a completed sign-in goes: back to next, or home.

@@ -17,6 +17,12 @@ func TestSafeNext(t *testing.T) {
 		"/dashboard\\..\\x":               "",
 		"/dashboard/x\r\nSet-Cookie: a=b": "",
 		"javascript:alert(1)":             "",
+		"/dashboard/../..//evil.example":  "",
+		"/dashboard/%2e%2e/v5/balance":    "",
+		"/dashboard//evil.example":        "",
+		"/dashboard/./team":               "",
+		"/dashboard/":                     "/dashboard/",
+		"/dashboard/payments/":            "/dashboard/payments/",
 	} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)

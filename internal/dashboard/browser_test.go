@@ -123,6 +123,7 @@ func TestBrowserTwoFactor(t *testing.T) {
 	signInBrowser(t, ctx, base, "owner@example.com")
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/account")
+	browsertest.Run(t, ctx, "type the password", chromedp.SendKeys(chromedp.ID("setup-password"), password))
 	browsertest.Submit(t, ctx, "totp-begin")
 	browsertest.WantText(t, ctx, "set-up", "Secret key", "scan the QR code")
 	auditPage(t, ctx, "two-factor set-up")

@@ -538,7 +538,7 @@ func codesOn(body string) []string {
 // and returns the recovery codes shown.
 func enrolTOTP(t *testing.T, env *apitest.Env, b *browser) []string {
 	t.Helper()
-	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
+	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}, "password": {password}})
 	if !strings.Contains(p.body, `<svg class="qr"`) {
 		t.Errorf("set-up page has no QR code")
 	}
@@ -581,6 +581,10 @@ func TestRecoveryCodesRegenerated(t *testing.T) {
 
 	b := newBrowser(t, env)
 	b.mustSignIn("admin@example.com")
+	if p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}, "password": {"not the password"}}); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.body, "Password: not right") || !strings.Contains(p.body, `id="setup-password-error"`) || strings.Contains(p.body, "totp-secret") {
+		t.Errorf("two-factor set-up with a wrong password: got %d (%s), want 400 on its own field and no secret", p.status, p.body)
+	}
 	old := enrolTOTP(t, env, b)
 	if p := signInWithCode(t, env, "admin@example.com", old[0]); p.status != http.StatusSeeOther {
 		t.Fatalf("sign in with a recovery code: got %d, want 303", p.status)

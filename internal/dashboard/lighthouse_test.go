@@ -97,7 +97,7 @@ func pendingSecondFactor(t *testing.T, env *apitest.Env, m *apitest.Merchant) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := env.Service.BeginTOTP(ctx, ss)
+	secret, err := env.Service.BeginTOTP(ctx, ss, password)
 	if err != nil {
 		t.Fatal(err)
 	}

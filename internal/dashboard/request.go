@@ -355,7 +355,7 @@ func fieldLabel(name string) string {
 		return "Your reference"
 	case "password":
 		return "New password"
-	case "codes_password", "totp_password":
+	case "codes_password", "totp_password", "setup_password":
 		return "Password"
 	case "confirm":
 		return "Confirm the new password"
