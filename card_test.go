@@ -144,3 +144,28 @@ func TestRandomTokenIsAlphanumeric(t *testing.T) {
 		}
 	}
 }
+
+func TestContainsCardNumber(t *testing.T) {
+	for s, want := range map[string]bool{
+		"4111111111111111":           true,
+		"4111 1111 1111 1111":        true,
+		"INV-4111-1111-1111-1111":    true,
+		"card 378282246310005 ok":    true, // Amex, 15 digits
+		"5555555555554444":           true,
+		"4111111111111112":           false, // Luhn fails
+		"1234567890123456":           false, // Luhn passes, no brand starts with 1
+		"4111  1111 1111 1111":       false, // two spaces split the run into 4 and 12 digits
+		"411111111111":               false, // 12 digits
+		"41111111111111111111":       false, // 20 digits
+		"+61 412 345 678":            false,
+		"INV-2026-11-27-000123":      false,
+		"":                           false,
+		"4111111111111111-":          true,
+		"order 4111111111111111/2":   true,
+		"4111 1111 1111 1111 1111 1": false, // 21 digits
+	} {
+		if got := ContainsCardNumber(s); got != want {
+			t.Errorf("ContainsCardNumber(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -45,12 +45,18 @@ func CheckText(s string, max int) error {
 // errNotUTF8 is CheckText's answer to bytes that are not UTF-8 text.
 var errNotUTF8 = errors.New("must be UTF-8 text")
 
-// checkField applies CheckText to one field, recording the problem.
+// checkField applies CheckText to one free-text field, and refuses a
+// card number in it (ContainsCardNumber), recording the problem.
 func checkField(f FieldErrors, field, value string, max int) {
 	if err := CheckText(value, max); err != nil {
 		f.Add(field, err.Error())
+	} else if ContainsCardNumber(value) {
+		f.Add(field, errCardNumberInText.Error())
 	}
 }
+
+// errCardNumberInText is the answer to free text holding a card number.
+var errCardNumberInText = errors.New("must not contain a card number (card numbers go in card.number only)")
 
 // errBadEmail is the one answer to an address CheckEmail refuses.
 var errBadEmail = errors.New("must be an email address")

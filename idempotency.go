@@ -38,9 +38,9 @@ type IdempotencyKey struct {
 // replay, or a 409 when the key is in use by a request still running or
 // was used with a different request.
 func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
-	if key == "" || len(key) > MaxIdempotencyKey || CheckText(key, MaxIdempotencyKey) != nil {
-		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters", MaxIdempotencyKey),
-			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters", MaxIdempotencyKey)}}
+	if key == "" || len(key) > MaxIdempotencyKey || CheckText(key, MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
+		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey),
+			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
 	}
 	now := s.now()
 	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(IdempotencyLock)}

@@ -322,16 +322,17 @@ type Tx interface {
 	// UseInvite marks an unused invite used at now if it has not expired;
 	// otherwise ErrConflict.
 	UseInvite(tokenHash []byte, now time.Time) error
-	// AddSignInFailure records a failed sign-in for email from the source
-	// address ip ("" when unknown) at, and deletes that email's and that
-	// address's failures from before pruneBefore. It returns the
+	// AddSignInFailure records a failed sign-in for emailKey (the
+	// Service's key of the email typed, never the email itself) from the
+	// source address ip ("" when unknown) at, and deletes that key's and
+	// that address's failures from before pruneBefore. It returns the
 	// failure's id.
-	AddSignInFailure(email, ip string, at, pruneBefore time.Time) (int64, error)
+	AddSignInFailure(emailKey, ip string, at, pruneBefore time.Time) (int64, error)
 	// DeleteSignInFailure deletes the failure with id (an attempt that
 	// turned out not to fail).
 	DeleteSignInFailure(id int64) error
-	// CountSignInFailures counts email's failures at or after since.
-	CountSignInFailures(email string, since time.Time) (int, error)
+	// CountSignInFailures counts emailKey's failures at or after since.
+	CountSignInFailures(emailKey string, since time.Time) (int, error)
 	// CountSignInFailuresFromIP counts the failures from the source
 	// address ip, whatever their email, at or after since.
 	CountSignInFailuresFromIP(ip string, since time.Time) (int, error)

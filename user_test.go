@@ -1,8 +1,10 @@
 package paylink_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -203,6 +205,36 @@ func TestSignInThrottlePerEmail(t *testing.T) {
 			t.Errorf("after the window: got %v, want a session", err)
 		}
 	})
+}
+
+// TestSignInFailuresKeepNoTypedEmail: a failed sign-in is recorded under
+// a hash of the email typed, so a password typed into the email box is
+// not written to the database, and the throttle counts an address
+// whatever its case.
+func TestSignInFailuresKeepNoTypedEmail(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	ctx := context.Background()
+	m := env.Onboard()
+	newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+	const typed = "correct-horse-passphrase-42" // lower case: how the email is looked up
+	if _, err := env.Service.SignIn(ctx, typed, "x"); code(err) != paylink.CodeSignInFailed {
+		t.Fatalf("sign in with a password as the email: got %v, want %s", err, paylink.CodeSignInFailed)
+	}
+	for range paylink.SignInFailureLimit {
+		env.Service.SignIn(ctx, "Staff@Example.COM", "wrong password!!")
+	}
+	if _, err := env.Service.SignIn(ctx, "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+		t.Errorf("after %d failures typed in another case: got %v, want %s", paylink.SignInFailureLimit, err, paylink.CodeSignInThrottled)
+	}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(env.DBPath + suffix)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(typed)) {
+			t.Errorf("the database file%s holds the text typed as the email", suffix)
+		}
+	}
 }
 
 // TestSignInThrottlePerAddress: SignInIPFailureLimit failures from one

@@ -385,6 +385,9 @@ var badInputs = []struct {
 		apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example:99999/back")
 	}, 400, "customer.authentication_redirect_url"},
 	{"control characters", func(b map[string]any) { apitest.Set(b, "card.holder_name", "Jo\x00") }, 400, "card.holder_name"},
+	{"a card number as the invoice number", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV 4111 1111 1111 1111") }, 400, "purchase.invoice_number"},
+	{"a card number in the customer's name", func(b map[string]any) { apitest.Set(b, "customer.first_name", "5555-5555-5555-4444") }, 400, "customer.first_name"},
+	{"a card number as the holder's name", func(b map[string]any) { apitest.Set(b, "card.holder_name", "378282246310005") }, 400, "card.holder_name"},
 }
 
 func TestBadPurchaseInputStoresNothing(t *testing.T) {

@@ -181,8 +181,10 @@ func RequestID(inbound string) string {
 	return hex.EncodeToString(b)
 }
 
+// saneID reports whether a client's request id may be used (and logged):
+// 1 to maxRequestID characters of [A-Za-z0-9._-], and no card number.
 func saneID(s string) bool {
-	if s == "" || len(s) > maxRequestID {
+	if s == "" || len(s) > maxRequestID || paylink.ContainsCardNumber(s) {
 		return false
 	}
 	for _, c := range []byte(s) {

@@ -50,6 +50,9 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		{"space", "req 42", false},
 		{"log injection", "x\",\"admin\":\"yes", false},
 		{"non-ASCII", "réq", false},
+		{"a card number", "4000000000000119", false},
+		{"a card number with dashes", "req-4111-1111-1111-1111", false},
+		{"a long number that is not a card's", "1234567890123456", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
