@@ -45,7 +45,7 @@ func (b *body) timestamp(path string) time.Time {
 // createLink: POST /v5/payment-links.
 func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
 	n := paylink.NewLink{
-		CompanyToken:      b.str(maxToken, "company_token", "token.company_token", "token.company"),
+		CompanyToken:      b.optionalCompanyToken(),
 		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
 		Customer:          b.linkCustomer(),
 		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),
@@ -67,6 +67,9 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 
 // linkByID: POST (or GET) /v5/payment-links/{id}.
 func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	if err := s.linkCaller(r, m, b); err != nil {
+		return nil, err
+	}
 	l, urls, err := s.svc.Link(r.Context(), m, pathValue(r, "id"))
 	if err != nil {
 		return nil, err
@@ -76,11 +79,28 @@ func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 
 // cancelLink: POST /v5/payment-links/{id}/cancel.
 func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	if err := s.linkCaller(r, m, b); err != nil {
+		return nil, err
+	}
 	l, urls, err := s.svc.CancelLink(r.Context(), m, pathValue(r, "id"))
 	if err != nil {
 		return nil, err
 	}
 	return s.linkResult(l, urls), nil
+}
+
+// linkCaller checks the company token a link call sends: the link
+// endpoints take it optionally, as link creation does, and a wrong one
+// is refused (403 company_token_mismatch) like everywhere else.
+func (s *Server) linkCaller(r *http.Request, m *paylink.Merchant, b *body) error {
+	company := b.optionalCompanyToken()
+	if err := b.err(); err != nil {
+		return err
+	}
+	if company == "" {
+		return nil
+	}
+	return s.svc.CheckCompanyToken(r.Context(), m, company)
 }
 
 // linkResult is the payment link object of every link response.

@@ -127,6 +127,17 @@ func TestCancelAndExpirePaymentLink(t *testing.T) {
 	}
 	r = env.Post("/v5/payment-links", m, map[string]any{"amount": "5", "currency": "AUD", "merchantReference": "R-3"})
 	id = r.Str("id")
+	// The company token is optional on the link calls, and checked when sent.
+	wrong := map[string]any{"company_token": "not-the-company-token"}
+	for _, path := range []string{"/v5/payment-links/" + id, "/v5/payment-links/" + id + "/cancel"} {
+		if got := env.Post(path, m, wrong); got.Status != http.StatusForbidden || got.Str("error_code") != paylink.CodeCompanyTokenMismatch {
+			t.Errorf("POST %s with a wrong company token: got %d %s, want 403 %s", path, got.Status, got.Raw, paylink.CodeCompanyTokenMismatch)
+		}
+	}
+	if got := env.Post("/v5/payment-links/"+id, m, map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken}}); got.Status != 200 ||
+		got.Str("status") != "unpaid" {
+		t.Errorf("look-up with the right company token: got %d %s, want 200 unpaid (the refused cancel changed nothing)", got.Status, got.Raw)
+	}
 	for i := range 2 {
 		got := env.Post("/v5/payment-links/"+id+"/cancel", m, nil)
 		if got.Status != 200 || got.Str("status") != "cancelled" {
@@ -134,7 +145,7 @@ func TestCancelAndExpirePaymentLink(t *testing.T) {
 		}
 	}
 	if got := env.Post("/v5/payment-links/nope/cancel", m, nil); got.Status != 404 {
-		t.Errorf("cancel unknown: got %d, want 404", got.Status)
+		t.Errorf("cancel unknown: got %d %s, want 404", got.Status, got.Raw)
 	}
 }
 

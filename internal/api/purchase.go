@@ -53,6 +53,12 @@ func (b *body) companyToken(primary string) string {
 	return b.need(maxToken, primary, "company_token", "token.company_token", "token.company")
 }
 
+// optionalCompanyToken reads the company token of a call that may omit
+// it (the payment link calls), under every name companyToken reads.
+func (b *body) optionalCompanyToken() string {
+	return b.str(maxToken, "company_token", "token.company_token", "token.company")
+}
+
 // transactionToken reads the transaction token of a money-moving call,
 // in token or at the top level.
 func (b *body) transactionToken() string {
