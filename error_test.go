@@ -3,6 +3,13 @@ package paylink
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +57,58 @@ func TestServiceErrorsKeepUnavailability(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryCodeIsDocumented: every response code the package declares
+// (a Code... constant) is in docs/errors.md, which the README names as
+// the list of them.
+func TestEveryCodeIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					lit, ok := valueAt(vs, i).(*ast.BasicLit)
+					if !strings.HasPrefix(name.Name, "Code") || !ok || lit.Kind != token.STRING {
+						continue
+					}
+					seen++
+					if code, _ := strconv.Unquote(lit.Value); !strings.Contains(string(doc), "`"+code+"`") {
+						t.Errorf("%s (%q) is not in docs/errors.md", name.Name, code)
+					}
+				}
+			}
+		}
+	}
+	if seen < 30 {
+		t.Errorf("found %d codes, want the package's (more than 30): the test reads the wrong files", seen)
+	}
+}
+
+// valueAt is the i-th value of a constant spec, nil when it has none.
+func valueAt(vs *ast.ValueSpec, i int) ast.Expr {
+	if i < len(vs.Values) {
+		return vs.Values[i]
+	}
+	return nil
 }
