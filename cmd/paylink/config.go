@@ -88,8 +88,11 @@ func fromEnv[T any](f *flags, name string, def T, parse func(string) (T, error))
 	return x
 }
 
+// boolean is a boolean flag whose variable takes what strconv.ParseBool
+// does (1, t, true, TRUE, 0, f, false, ...); another value is noted for
+// parse to report, as a bad number is.
 func (f *flags) boolean(name string, help string) *bool {
-	def := f.env.getenv(envName(name)) == "true" || f.env.getenv(envName(name)) == "1"
+	def := fromEnv(f, name, false, strconv.ParseBool)
 	return f.Bool(name, def, help+" (env "+envName(name)+")")
 }
 

@@ -74,6 +74,26 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 	}
 }
 
+// TestBooleanVariables: a boolean flag's variable takes what
+// strconv.ParseBool does, and any other value stops the command naming
+// the variable (it used to mean false).
+func TestBooleanVariables(t *testing.T) {
+	for value, want := range map[string]bool{"true": true, "1": true, "TRUE": true, "t": true, "false": false, "0": false, "": false} {
+		f := newFlags("x", envWith(map[string]string{"PAYLINK_WEBHOOK_RETRIES": value}))
+		retries := f.boolean("webhook-retries", "")
+		if err := f.parse(nil); err != nil || *retries != want {
+			t.Errorf("PAYLINK_WEBHOOK_RETRIES=%q: got %v, %v, want %v", value, *retries, err, want)
+		}
+	}
+	for _, value := range []string{"maybe", "yes", "on"} {
+		f := newFlags("x", envWith(map[string]string{"PAYLINK_WEBHOOK_RETRIES": value}))
+		f.boolean("webhook-retries", "")
+		if err := f.parse(nil); err == nil || !strings.Contains(err.Error(), "PAYLINK_WEBHOOK_RETRIES") {
+			t.Errorf("PAYLINK_WEBHOOK_RETRIES=%q: got %v, want an error naming the variable", value, err)
+		}
+	}
+}
+
 // first returns the first of two results.
 func first[T, U any](t T, _ U) T { return t }
 

@@ -46,7 +46,8 @@ func runDemo(ctx context.Context, env environment, args []string) error {
 
 // demoCredentials onboards the demo merchant on first run and keeps its
 // credentials in a mode-0600 file beside the database, so that later runs
-// print the same working keys. Only the demo does this; real merchants'
+// print the same working keys (a new API key when the kept one was rolled
+// and has stopped working). Only the demo does this; real merchants'
 // secrets are shown once and never stored.
 func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (paylink.Credentials, error) {
 	var c paylink.Credentials
@@ -54,7 +55,7 @@ func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (pa
 		if err := json.Unmarshal(b, &c); err != nil {
 			return c, fmt.Errorf("demo credentials %s: %w", path, err)
 		}
-		return c, nil
+		return workingDemoKey(ctx, svc, path, c)
 	}
 	_, c, err := svc.CreateMerchant(ctx, paylink.NewMerchant{
 		Name: "Demo Merchant Pty Ltd", TradingName: "Demo Coffee Roasters", Country: "AU",
@@ -63,14 +64,43 @@ func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (pa
 	if err != nil {
 		return c, fmt.Errorf("onboard demo merchant: %w", err)
 	}
-	b, err := json.Marshal(c)
+	return c, saveDemoCredentials(path, c)
+}
+
+// workingDemoKey returns c, with a new API key when the kept one no
+// longer authenticates (rolled from the dashboard or with roll-api-key,
+// and past its overlap), saving it.
+func workingDemoKey(ctx context.Context, svc *paylink.Service, path string, c paylink.Credentials) (paylink.Credentials, error) {
+	m, err := svc.Merchant(ctx, c.MID)
+	if err != nil {
+		return c, fmt.Errorf("demo merchant %s: %w", c.MID, err)
+	}
+	keys, err := svc.APIKeys(ctx, m)
 	if err != nil {
 		return c, err
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return c, fmt.Errorf("save demo credentials: %w", err)
+	id := paylink.APIKeyID(paylink.HashSecret(c.APIKey))
+	for _, k := range keys {
+		if k.ID == id && k.ActiveAt(svc.Now()) {
+			return c, nil
+		}
 	}
-	return c, nil
+	if c.APIKey, err = svc.RollAPIKey(ctx, c.MID, 0); err != nil {
+		return c, fmt.Errorf("new demo API key: %w", err)
+	}
+	return c, saveDemoCredentials(path, c)
+}
+
+// saveDemoCredentials writes c to path, mode 0600.
+func saveDemoCredentials(path string, c paylink.Credentials) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("save demo credentials: %w", err)
+	}
+	return nil
 }
 
 func printDemo(env environment, baseURL string, c paylink.Credentials) {

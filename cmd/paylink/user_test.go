@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink/internal/apitest"
 )
@@ -91,5 +92,39 @@ func TestDemoUser(t *testing.T) {
 	}
 	if _, err := env.Service.SignIn(context.Background(), demoUserEmail, pw[1]); err != nil {
 		t.Errorf("sign in with the printed password: %v", err)
+	}
+}
+
+// TestDemoKeyAfterARoll: a later demo run prints the kept API key while
+// it works, and a new working one once the kept key was rolled and its
+// overlap has ended.
+func TestDemoKeyAfterARoll(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "paylink.db.demo.json")
+	first, err := demoCredentials(ctx, env.Service, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := demoCredentials(ctx, env.Service, path)
+	if err != nil || again != first {
+		t.Fatalf("second run: got %+v, %v, want the first run's credentials", again, err)
+	}
+	if _, err := env.Service.RollAPIKey(ctx, first.MID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if during, err := demoCredentials(ctx, env.Service, path); err != nil || during.APIKey != first.APIKey {
+		t.Errorf("during the overlap: got %+v, %v, want the kept key", during, err)
+	}
+	env.Clock.Advance(time.Hour)
+	after, err := demoCredentials(ctx, env.Service, path)
+	if err != nil || after.APIKey == first.APIKey || after.MID != first.MID || after.CompanyToken != first.CompanyToken {
+		t.Fatalf("after the overlap: got %+v, %v, want a new API key for the same merchant", after, err)
+	}
+	if _, err := env.Service.Authenticate(ctx, after.APIKey); err != nil {
+		t.Errorf("the new demo key: %v", err)
+	}
+	if kept, err := demoCredentials(ctx, env.Service, path); err != nil || kept != after {
+		t.Errorf("the run after: got %+v, %v, want the new key kept", kept, err)
 	}
 }
