@@ -201,7 +201,7 @@ func openVault(env environment, dsn string) (*vault.Vault, error) {
 // under a key kept elsewhere (a key file not copied with the database, or
 // PAYLINK_MASTER_KEY not set this time), and a new key would open none of
 // them and seal new secrets under a key nobody backed up.
-func checkKeyFileFor(env environment, st *sqlstore.Store, dsn string) error {
+func checkKeyFileFor(ctx context.Context, env environment, st *sqlstore.Store, dsn string) error {
 	d, err := sqlstore.ParseDSN(dsn)
 	if err != nil || d.Engine != sqlstore.SQLite || env.getenv("PAYLINK_MASTER_KEY") != "" {
 		return err
@@ -210,7 +210,7 @@ func checkKeyFileFor(env environment, st *sqlstore.Store, dsn string) error {
 		return nil
 	}
 	var some []*paylink.Merchant
-	err = st.View(context.Background(), func(tx paylink.Tx) error {
+	err = st.View(ctx, func(tx paylink.Tx) error {
 		some, err = tx.MerchantsAtEnds(1)
 		return err
 	})
@@ -244,8 +244,8 @@ func previousKeys(env environment) ([][]byte, error) {
 }
 
 // newService wires the service from an open store.
-func newService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger) (*paylink.Service, error) {
-	return newObservedService(env, st, dsn, cfg, log, nil)
+func newService(ctx context.Context, env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger) (*paylink.Service, error) {
+	return newObservedService(ctx, env, st, dsn, cfg, log, nil)
 }
 
 // withService opens the existing database named by --db and runs fn
@@ -269,7 +269,7 @@ func serviceOn(ctx context.Context, env environment, dsn string, open func(conte
 		return err
 	}
 	defer st.Close()
-	svc, err := newService(env, st, dsn, paylink.Config{}, newLogger(env.stderr))
+	svc, err := newService(ctx, env, st, dsn, paylink.Config{}, newLogger(env.stderr))
 	if err != nil {
 		return err
 	}
@@ -278,8 +278,9 @@ func serviceOn(ctx context.Context, env environment, dsn string, open func(conte
 
 // newObservedService is newService with an Observer of payment outcomes
 // (the metrics of a serving instance); obs may be nil.
-func newObservedService(env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger, obs paylink.Observer) (*paylink.Service, error) {
-	if err := checkKeyFileFor(env, st, dsn); err != nil {
+func newObservedService(ctx context.Context, env environment, st *sqlstore.Store, dsn string, cfg paylink.Config, log *slog.Logger,
+	obs paylink.Observer) (*paylink.Service, error) {
+	if err := checkKeyFileFor(ctx, env, st, dsn); err != nil {
 		return nil, err
 	}
 	v, err := openVault(env, dsn)

@@ -57,12 +57,12 @@ func newRotationEnv(t *testing.T, engine sqlstore.Engine) *rotationEnv {
 	}
 	t.Cleanup(func() { st.Close() })
 	e.store = st
-	if e.tokenise, err = newService(envWith(tokeniseVars), st, e.dsn, paylink.Config{}, nil); err != nil {
+	if e.tokenise, err = newService(context.Background(), envWith(tokeniseVars), st, e.dsn, paylink.Config{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.serve = e.tokenise
 	if engine == sqlstore.Postgres {
-		if e.serve, err = newService(envWith(serveVars), st, e.dsn, paylink.Config{}, nil); err != nil {
+		if e.serve, err = newService(context.Background(), envWith(serveVars), st, e.dsn, paylink.Config{}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

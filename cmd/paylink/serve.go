@@ -214,7 +214,7 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	svc, err := newObservedService(env, st, cfg.dsn, cfg.service, log, metrics.NewPayments(reg))
+	svc, err := newObservedService(ctx, env, st, cfg.dsn, cfg.service, log, metrics.NewPayments(reg))
 	if err == nil {
 		err = svc.CheckSecretsOpen(ctx)
 	}
