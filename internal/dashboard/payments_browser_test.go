@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/paylink/paylink"
@@ -43,6 +44,12 @@ func TestBrowserPayments(t *testing.T) {
 		t.Fatalf("open the payment: %v", err)
 	}
 	browsertest.WantText(t, ctx, "payment page", "Payment "+ref, "INV-1001", "visa", "1111", "Timeline", "Fee lines")
+	// Chromium sends the list's address as the Referer, so "Back to the
+	// list" returns to the search it came from.
+	back, err := chromedp.Run(ctx, chromedp.Attributes(chromedp.ID("back")))
+	if err != nil || !strings.HasPrefix(back["href"], "/dashboard/payments?q="+ref+"&") {
+		t.Errorf("back link: got %q (%v), want the search it came from", back["href"], err)
+	}
 	auditPage(t, ctx, "payment page")
 	shot(t, ctx, "dashboard-payment")
 	browsertest.Run(t, ctx, "refund amount", chromedp.SetValue(chromedp.ID("refund-amount"), "18.40"))
@@ -73,4 +80,19 @@ func TestBrowserPayments(t *testing.T) {
 	browsertest.Navigate(t, ctx, base+debitsPath+"/"+debit)
 	browsertest.WantText(t, ctx, "direct debit", "BSB 062-000", "APPROVED")
 	auditPage(t, ctx, "direct debit")
+
+	// A form sent after the session ended: the sign-in page says so and,
+	// from Chromium's Referer, returns to the payment page.
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+ref)
+	env.Clock.Advance(paylink.SessionIdleDefault + time.Minute)
+	browsertest.Run(t, ctx, "refund amount", chromedp.SetValue(chromedp.ID("refund-amount"), "1.00"))
+	browsertest.Submit(t, ctx, "refund")
+	browsertest.WantText(t, ctx, "sign-in after the session ended", "Your session ended")
+	next, err := chromedp.Run(ctx, chromedp.Attributes(chromedp.CSS(`input[name="next"]`)))
+	if err != nil || next["value"] != "/dashboard/payments/"+ref {
+		t.Errorf("page to return to: got %q (%v), want the payment page", next["value"], err)
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 1840 {
+		t.Errorf("refunded after the session ended: got %d, want still 1840", got)
+	}
 }
