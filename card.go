@@ -123,21 +123,51 @@ func stripSeparators(s string) string {
 // so that a number typed into the wrong field is never stored or logged
 // in clear; a random 16-digit reference trips it about 2 times in 100.
 func ContainsCardNumber(s string) bool {
+	return len(cardNumberSpans(s)) > 0
+}
+
+// MaskCardNumbers returns s with each card number in it (as
+// ContainsCardNumber finds them) masked as MaskPAN masks one: what an
+// error message may say back about a value it refused.
+func MaskCardNumbers(s string) string {
+	spans := cardNumberSpans(s)
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(MaskPAN(stripSeparators(s[sp[0]:sp[1]])))
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// cardNumberSpans returns the byte ranges [start, end) of the card
+// numbers in s.
+func cardNumberSpans(s string) [][2]int {
+	var spans [][2]int
 	digits := make([]byte, 0, 19)
+	start := 0
 	for i := 0; i <= len(s); i++ {
 		switch {
 		case i < len(s) && s[i] >= '0' && s[i] <= '9':
+			if len(digits) == 0 {
+				start = i
+			}
 			digits = append(digits, s[i])
 			continue
 		case i+1 < len(s) && (s[i] == ' ' || s[i] == '-') && len(digits) > 0 && s[i+1] >= '0' && s[i+1] <= '9':
 			continue // a separator between two digits
 		}
 		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) && BrandOf(string(digits)) != "" {
-			return true
+			spans = append(spans, [2]int{start, i})
 		}
 		digits = digits[:0]
 	}
-	return false
+	return spans
 }
 
 // BrandOf returns the brand of a PAN from its issuer identification

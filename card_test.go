@@ -169,3 +169,16 @@ func TestContainsCardNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskCardNumbers(t *testing.T) {
+	for s, want := range map[string]string{
+		`"4111 1111 1111 1111" is not a decimal amount`: `"411111******1111" is not a decimal amount`,
+		"refs 5555-5555-5555-4444 and 378282246310005":  "refs 555555******4444 and 378282*****0005",
+		"INV-2026-11-27-000123":                         "INV-2026-11-27-000123",
+		"":                                              "",
+	} {
+		if got := MaskCardNumbers(s); got != want {
+			t.Errorf("MaskCardNumbers(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -466,6 +467,29 @@ func TestNoCardDataAtRestOrInLogs(t *testing.T) {
 			apitest.Set(b, "customer.store_card_permission", true)
 		}))
 	}
+	// A card number sent as the amount, refused under an Idempotency-Key
+	// (whose answer is kept): the error quotes the value masked.
+	spaced := "4111 1111 1111 1111"
+	raw, err := json.Marshal(env.CardPurchase(m, "4000000000000002", "9.99", func(b map[string]any) { apitest.Set(b, "purchase.amount", spaced) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+	req.Header.Set("Idempotency-Key", "k-card-number-as-amount")
+	res, err := env.Server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest || strings.Contains(string(answer), spaced) || !strings.Contains(string(answer), "411111******1111") {
+		t.Errorf("a card number as the amount: got %d %s, want 400 quoting it masked", res.StatusCode, answer)
+	}
+	pans = append(pans, spaced)
 	var files [][]byte
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(env.DBPath + suffix)

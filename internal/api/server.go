@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -175,8 +176,28 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	if e.Kind == paylink.KindUnavailable {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
-	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: e.Message,
-		ErrorCode: e.Code, ErrorMessage: e.Message, Fields: e.Fields})
+	msg, fields := paylink.MaskCardNumbers(e.Message), maskedFields(e.Fields)
+	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: msg,
+		ErrorCode: e.Code, ErrorMessage: msg, Fields: fields})
+}
+
+// maskedFields is fields with every card number in a problem masked: a
+// problem may quote the value it refused, and an error body is kept with
+// its Idempotency-Key.
+func maskedFields(fields map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range fields {
+		if m := paylink.MaskCardNumbers(v); m != v {
+			if out == nil {
+				out = maps.Clone(fields)
+			}
+			out[k] = m
+		}
+	}
+	if out == nil {
+		return fields
+	}
+	return out
 }
 
 // health answers liveness, with the running version.
