@@ -23,7 +23,7 @@ type CancelRequest struct {
 	Metadata         map[string]string
 }
 
-// ExpiryBatch is how many expired holds one ExpirePreAuths run releases.
+// ExpiryBatch is how many expired holds one pass of ExpirePreAuths reads.
 const ExpiryBatch = 100
 
 var errInProgress = Errorf(KindConflict, CodeOperationInProgress,
@@ -124,19 +124,26 @@ func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req Cance
 	return s.settleHold(ctx, t)
 }
 
-// ExpirePreAuths cancels up to ExpiryBatch holds that have been
-// PRE_AUTHORISED for longer than Config.PreAuthExpiry, by the service
-// clock, and returns how many it released. Each hold is claimed with a
-// compare-and-set, so several instances running it release each hold once.
+// ExpirePreAuths cancels the holds that have been PRE_AUTHORISED for
+// longer than Config.PreAuthExpiry, by the service clock, ExpiryBatch at
+// a time until none is left (drain), and returns how many it released.
+// Each hold is claimed with a compare-and-set, so several instances
+// running it release each hold once.
 func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
+	return drain(ctx, ExpiryBatch, s.expirePreAuthBatch)
+}
+
+// expirePreAuthBatch releases up to ExpiryBatch expired holds and says
+// how many it read and released.
+func (s *Service) expirePreAuthBatch(ctx context.Context) (read, released int, err error) {
 	var due []*Transaction
-	err := s.store.View(ctx, func(tx Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
 		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), ExpiryBatch)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("list expired holds: %w", err)
+		return 0, 0, fmt.Errorf("list expired holds: %w", err)
 	}
 	n := 0
 	for _, t := range due {
@@ -146,14 +153,14 @@ func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
 			continue // another instance or a capture/cancel got it first
 		}
 		if err != nil {
-			return n, fmt.Errorf("claim expired hold: %w", err)
+			return len(due), n, fmt.Errorf("claim expired hold: %w", err)
 		}
 		if _, err := s.settleHold(ctx, t); err != nil {
-			return n, fmt.Errorf("release expired hold: %w", err)
+			return len(due), n, fmt.Errorf("release expired hold: %w", err)
 		}
 		n++
 	}
-	return n, nil
+	return len(due), n, nil
 }
 
 // claimHold, in one database transaction, spends the transaction token

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// clearingBatch is how many due debits one clearing run handles; the job
-// runs again shortly for any backlog.
+// clearingBatch is how many due debits one pass of ClearDirectDebits
+// reads.
 const clearingBatch = 200
 
 // ClearDirectDebits asks the bank about every PENDING direct debit
@@ -16,18 +16,24 @@ const clearingBatch = 200
 // as APPROVED (cleared) or DECLINED (dishonoured). Several instances may
 // run it at once: each outcome is recorded by a compare-and-set on the
 // transaction's version, so every debit moves, and has its outcome
-// recorded, exactly once. It returns how many debits this call moved.
+// recorded, exactly once. It works clearingBatch at a time until none
+// is left (drain) and returns how many debits this call moved.
 func (s *Service) ClearDirectDebits(ctx context.Context) (int, error) {
+	return drain(ctx, clearingBatch, s.clearDebitBatch)
+}
+
+// clearDebitBatch clears up to clearingBatch due debits and says how many
+// it read and moved.
+func (s *Service) clearDebitBatch(ctx context.Context) (read, moved int, err error) {
 	var due []*Transaction
-	err := s.store.View(ctx, func(tx Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
 		due, err = tx.TransactionsInStatus(StatusPending, s.now().Add(-s.cfg.DirectDebitClearing), clearingBatch)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("clear direct debits: %w", err)
+		return 0, 0, fmt.Errorf("clear direct debits: %w", err)
 	}
-	moved := 0
 	var errs []error
 	for _, t := range due {
 		if t.PaymentType != PaymentTypeBankAccount || t.Details.BankAccount == nil {
@@ -41,7 +47,7 @@ func (s *Service) ClearDirectDebits(ctx context.Context) (int, error) {
 			moved++
 		}
 	}
-	return moved, errors.Join(errs...)
+	return len(due), moved, errors.Join(errs...)
 }
 
 // clearDebit asks the bank about one PENDING debit, outside any database

@@ -342,3 +342,19 @@ func (s *Service) observeOutcome(tx Tx, paymentType string, status Status) {
 	}
 	observe()
 }
+
+// drain runs pass, one pass of a job over at most size due rows that
+// says how many it read and how many it moved, again and again while a
+// pass reads a full batch and moves something: a backlog is worked
+// through in one run of the job, not a batch a minute. It returns how
+// many rows moved in all.
+func drain(ctx context.Context, size int, pass func(context.Context) (read, moved int, err error)) (int, error) {
+	total := 0
+	for {
+		read, moved, err := pass(ctx)
+		total += moved
+		if err != nil || read < size || moved == 0 || ctx.Err() != nil {
+			return total, err
+		}
+	}
+}

@@ -373,6 +373,9 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusDeclined, now, now
 	t.Details.Message = "The customer did not pass 3-D Secure authentication with their card issuer; no money was taken"
+	if t.Details.ThreeDS.Reason == ThreeDSAbandoned {
+		t.Details.Message = "The customer did not complete 3-D Secure authentication with their card issuer in time; no money was taken"
+	}
 	m := newOutcomeMerchant(tx, t)
 	if err := s.write(tx, t, StatusRequiresAuthentication, m); errors.Is(err, ErrConflict) {
 		return errInProgress
@@ -390,18 +393,28 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 // timeout without being completed (the customer never came back) is
 // FAILED, or DECLINED when authentication failed. Moves are
 // compare-and-set, so several instances running this job end each attempt
-// once. It returns how many it ended.
+// once. It works challengeBatch at a time until none is left (drain) and
+// returns how many it ended.
 func (s *Service) ExpireChallenges(ctx context.Context) (int, error) {
+	return drain(ctx, challengeBatch, s.expireChallengeBatch)
+}
+
+// challengeBatch is how many waiting attempts one pass of
+// ExpireChallenges reads.
+const challengeBatch = 100
+
+// expireChallengeBatch ends up to challengeBatch attempts that are over
+// and says how many it read and ended.
+func (s *Service) expireChallengeBatch(ctx context.Context) (read, ended int, err error) {
 	var waiting []*Transaction
-	err := s.store.View(ctx, func(tx Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
-		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.expiryCutoff(), 100)
+		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.expiryCutoff(), challengeBatch)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("expire challenges: %w", err)
+		return 0, 0, fmt.Errorf("expire challenges: %w", err)
 	}
-	ended := 0
 	for _, t := range waiting {
 		if !s.attemptOver(t) {
 			continue
@@ -412,10 +425,10 @@ func (s *Service) ExpireChallenges(ctx context.Context) (int, error) {
 			ended++
 		case errors.Is(err, errInProgress): // another instance, or the customer, got there first
 		default:
-			return ended, fmt.Errorf("expire challenge %s: %w", t.Reference, err)
+			return len(waiting), ended, fmt.Errorf("expire challenge %s: %w", t.Reference, err)
 		}
 	}
-	return ended, nil
+	return len(waiting), ended, nil
 }
 
 // expiryCutoff bounds the last update of every attempt that can be over:

@@ -258,6 +258,25 @@ func TestFourRacingCapturesHaveOneWinner(t *testing.T) {
 	}
 }
 
+// TestPreAuthExpiryJobWorksThroughABacklog: one run of the expiry job
+// releases every expired hold, more than a batch of them, not a batch a
+// minute.
+func TestPreAuthExpiryJobWorksThroughABacklog(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	const holds = paylink.ExpiryBatch*2 + 3
+	for range holds {
+		hold(t, env, m, "1.00")
+	}
+	env.Clock.Advance(7*24*time.Hour + time.Minute)
+	if n, err := env.Service.ExpirePreAuths(context.Background()); err != nil || n != holds {
+		t.Fatalf("one run: released %d, %v; want all %d", n, err, holds)
+	}
+	if n, err := env.Service.ExpirePreAuths(context.Background()); err != nil || n != 0 {
+		t.Errorf("the next run: released %d, %v; want none left", n, err)
+	}
+}
+
 func TestPreAuthExpiryJobCancelsOldHolds(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()

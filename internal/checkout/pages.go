@@ -101,7 +101,10 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 			"the merchant will see the outcome as soon as the processor confirms it."
 		return h.render(rq, http.StatusOK, v)
 	}
-	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") + ". No money was taken."
+	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") + "."
+	if said := strings.ToLower(t.Details.Message); !strings.Contains(said, "no money was taken") && !strings.Contains(said, "not charged") {
+		v.Alert += " No money was taken."
+	}
 	if v.State == paylink.LinkUnpaid {
 		v.Alert += " Check the details and try again, or use another card or payment method."
 	}

@@ -167,6 +167,30 @@ func TestBrowserThreeDSChallenge(t *testing.T) {
 	}
 }
 
+// TestAbandonedChallengeSaysSo: a challenge the customer never answered,
+// declined by the expiry job, shows on the page as not completed in time,
+// saying once that no money was taken.
+func TestAbandonedChallengeSaysSo(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	toChallenge := b.post(hpp, cardForm(b.get(hpp).csrf(t), card3DS))
+	ref, _, _ := strings.Cut(strings.TrimPrefix(toChallenge.header.Get("Location"), env.Server.URL+paylink.ChallengePath), ".")
+	env.Clock.Advance(paylink.ChallengeTTL + time.Second)
+	if n, err := env.Service.ExpireChallenges(context.Background()); err != nil || n != 1 {
+		t.Fatalf("expiry job: ended %d, %v; want 1", n, err)
+	}
+	p := b.get(hpp + "/3ds?" + url.Values{"purchase_reference": {ref}}.Encode())
+	if !strings.Contains(p.body, "did not complete 3-D Secure authentication with their card issuer in time") {
+		t.Errorf("return page: got %d %s, want it to say the authentication was not completed in time", p.status, p.body)
+	}
+	if n := strings.Count(strings.ToLower(p.body), "no money was taken"); n != 1 {
+		t.Errorf("return page says %d times that no money was taken, want once", n)
+	}
+}
+
 // TestReturnAfterTheJobEndedTheAttempt: the expiry job failed the
 // answered attempt and another customer then paid the link; the first
 // customer's return address shows why their payment did not complete and
