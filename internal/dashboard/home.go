@@ -1,8 +1,12 @@
 package dashboard
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -11,11 +15,12 @@ import (
 // chartDays is how many days the home page's chart and figures cover.
 const chartDays = 30
 
-// homeData is the home page: balances, figures per period and the chart.
+// homeData is the home page: balances, figures per period and a chart
+// per currency.
 type homeData struct {
 	Balances []paylink.Balance
 	Periods  []periodRow
-	Chart    *chart
+	Charts   []*chart
 }
 
 // periodRow is one period's figures in one currency.
@@ -45,8 +50,8 @@ func (h *Handler) home(rq *request) error {
 			d.Periods = append(d.Periods, periodRow{Label: p.label, PeriodVolume: v})
 		}
 	}
-	if len(daily) > 0 {
-		d.Chart = newChart(daily, daily[0].Currency, today)
+	for _, cur := range chartCurrencies(daily) {
+		d.Charts = append(d.Charts, newChart(daily, cur, today))
 	}
 	rq.render(http.StatusOK, "home", view{Title: "Home", Data: d})
 	return nil
@@ -70,6 +75,20 @@ type bar struct {
 	Count   int64
 	X, Y, W int
 	H       int
+}
+
+// chartCurrencies are the currencies of daily, the one with the most
+// payments first (then by code): a chart each.
+func chartCurrencies(daily []paylink.DailyVolume) []string {
+	counts := map[string]int64{}
+	for _, d := range daily {
+		counts[d.Currency] += d.Count
+	}
+	out := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b))
+	})
+	return out
 }
 
 // newChart lays out the last chartDays days of currency, empty days

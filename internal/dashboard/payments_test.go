@@ -584,3 +584,28 @@ func TestBackToTheFilteredList(t *testing.T) {
 		t.Errorf("opened directly: the back link is not the whole list")
 	}
 }
+
+// TestHomeChartsEveryCurrency: the home page draws a chart per currency
+// the merchant took, the one with the most payments first, each with its
+// own ids for assistive technology.
+func TestHomeChartsEveryCurrency(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	inNZD := func(b map[string]any) { apitest.Set(b, "purchase.currency", "NZD") }
+	purchase(t, env, m, "10.00", false, inNZD)
+	purchase(t, env, m, "20.00", false, inNZD)
+	purchase(t, env, m, "30.00", false)
+	b := newBrowser(t, env)
+	b.mustSignIn("viewer@example.com")
+	p := b.get("/dashboard/")
+	nzd, aud := strings.Index(p.body, "Daily gross volume, NZD"), strings.Index(p.body, "Daily gross volume, AUD")
+	if p.status != http.StatusOK || nzd < 0 || aud < 0 || nzd > aud {
+		t.Errorf("home: got %d with the NZD chart at %d and the AUD chart at %d, want both, NZD (two payments) first", p.status, nzd, aud)
+	}
+	for _, id := range []string{`id="chart-title-NZD"`, `id="chart-title-AUD"`, `id="chart-desc-NZD"`, `id="chart-desc-AUD"`} {
+		if strings.Count(p.body, id) != 1 {
+			t.Errorf("home: %s appears %d times, want once", id, strings.Count(p.body, id))
+		}
+	}
+}
