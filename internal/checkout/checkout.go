@@ -77,17 +77,6 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 	return h, nil
 }
 
-// Mount builds the handler with default options and registers its
-// routes on mux. It is the one call cmd/paylink and tests make.
-func Mount(mux *http.ServeMux, svc *paylink.Service, log *slog.Logger) error {
-	h, err := New(svc, log, Options{})
-	if err != nil {
-		return err
-	}
-	h.Register(mux)
-	return nil
-}
-
 // Register adds every page route to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /checkout/static/app.js", http.HandlerFunc(h.script))

@@ -283,6 +283,26 @@ func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // renderError shows an error as a page, or as JSON to the script.
+// NotFound answers an address under the pages' paths that is no page
+// (/pay without a token, /checkout/return/ without a link): the pages'
+// own 404, in HTML, for the customer's browser.
+func (h *Handler) NotFound(w http.ResponseWriter, r *http.Request) {
+	h.pageError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound,
+		"there is no payment page at this address: check the link you were sent"))
+}
+
+// pageError renders err as a page of its own, with the pages' security
+// headers and a fresh nonce.
+func (h *Handler) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	nonce, nerr := h.randomString(18)
+	if nerr != nil {
+		h.fail(w, r, nerr)
+		return
+	}
+	securityHeaders(w, nonce)
+	h.renderError(w, r, nonce, err)
+}
+
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
 	e := paylink.AsError(err)
 	switch e.Kind {

@@ -23,15 +23,9 @@ const (
 // linkReturn leads a customer back from 3-D Secure (the issuer sends
 // them to LinkReturnPath + the link's id) to the link's page.
 func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
-	nonce, err := h.randomString(18)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	securityHeaders(w, nonce)
 	to, err := h.svc.LinkReturnURL(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"))
 	if err != nil {
-		h.renderError(w, r, nonce, err)
+		h.pageError(w, r, err)
 		return
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)

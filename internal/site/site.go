@@ -46,15 +46,17 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 	mux := http.NewServeMux()
 	a.Register(mux)                  // /v5, /healthz, /readyz
 	acs.Register(mux, svc, o.Logger) // the sandbox 3-D Secure challenge page
-	if err := checkout.Mount(mux, svc, o.Logger); err != nil {
+	pages, err := checkout.New(svc, o.Logger, checkout.Options{})
+	if err != nil {
 		return nil, fmt.Errorf("payment pages: %w", err)
 	}
+	pages.Register(mux)
 	dash, err := dashboard.New(svc, append([]dashboard.Option{dashboard.WithLogger(o.Logger)}, o.Dashboard...)...)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
 	dash.Register(mux) // the merchant dashboard at /dashboard/, and /favicon.ico
-	mux.HandleFunc("/", fallback(mux, a))
+	mux.HandleFunc("/", fallback(mux, a, pages))
 	var m *httpx.Metrics
 	if o.Registry != nil {
 		m = httpx.NewMetrics(o.Registry)
@@ -65,9 +67,10 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 // fallback answers a request no route matched. A path with a trailing
 // slash that a route serves without it (/pay/{token}/, /v5/purchase/)
 // is served as that route, for the clients and mail programs that add
-// one; a path routes serve under other methods is 405 with Allow;
+// one; a path routes serve under other methods is 405 with Allow; a
+// customer's page address that is no page is the pages' HTML 404;
 // anything else is the API's JSON 404.
-func fallback(mux *http.ServeMux, a *api.Server) http.HandlerFunc {
+func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if u := withoutSlash(r.URL); u != nil && routed(mux, r.Method, r.Host, u) {
 			r2 := r.Clone(r.Context())
@@ -88,8 +91,24 @@ func fallback(mux *http.ServeMux, a *api.Server) http.HandlerFunc {
 			a.MethodNotAllowed(w, r, strings.Join(allow, ", "))
 			return
 		}
+		if customerPage(r.URL.Path) {
+			pages.NotFound(w, r)
+			return
+		}
 		a.NotFound(w, r)
 	}
+}
+
+// customerPage reports whether path is under the addresses customers
+// open in a browser: the payment pages, their 3-D Secure return and the
+// sandbox issuer's challenge page.
+func customerPage(path string) bool {
+	for _, p := range []string{"/pay", "/vt"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return strings.HasPrefix(path, "/checkout/") || strings.HasPrefix(path, "/acs/")
 }
 
 // withoutSlash is u without one trailing slash, nil when its path has

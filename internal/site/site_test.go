@@ -222,3 +222,30 @@ func TestUnroutedRequests(t *testing.T) {
 		t.Errorf("an unknown path: got %d %s, want 404", res.Status, res.Raw)
 	}
 }
+
+// TestCustomerAddressesThatAreNoPage: an address under the customers'
+// paths that no page serves (a truncated link) answers the pages' own
+// HTML 404 with their security headers; other unknown paths keep the
+// API's JSON 404.
+func TestCustomerAddressesThatAreNoPage(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	tests := []struct {
+		path, contentType string
+	}{
+		{"/pay", "text/html"}, {"/pay/", "text/html"}, {"/vt", "text/html"}, {"/pay/a/b/c", "text/html"},
+		{"/checkout/return/", "text/html"}, {"/acs/challenge/", "text/html"},
+		{"/payments", "application/json"}, {"/v5/nothing", "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			res, body := get(t, env, tt.path, "")
+			if res.StatusCode != http.StatusNotFound || !strings.HasPrefix(res.Header.Get("Content-Type"), tt.contentType) {
+				t.Fatalf("got %d %q, want 404 %s", res.StatusCode, res.Header.Get("Content-Type"), tt.contentType)
+			}
+			if tt.contentType == "text/html" && (!strings.Contains(body, "no payment page at this address") ||
+				!strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")) {
+				t.Errorf("got %s with policy %q, want the pages' 404 page and policy", body, res.Header.Get("Content-Security-Policy"))
+			}
+		})
+	}
+}
