@@ -178,7 +178,14 @@ func (h *Handler) acceptInvite(rq *request) error {
 	return rq.redirect(loginPath + "?done=invite")
 }
 
-// notFound answers any other path under /dashboard/.
-func (h *Handler) notFound(rq *request) error {
-	return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "there is no such page")
+// notFound answers any other request under /dashboard/: 405 with Allow
+// for a page asked for under a method it does not take, else 404.
+func (h *Handler) notFound(mux *http.ServeMux) pageFunc {
+	return func(rq *request) error {
+		if allow := httpx.Allowed(mux, rq.r.Host, rq.r.URL, "/dashboard/", "/"); len(allow) > 0 {
+			rq.w.Header().Set("Allow", strings.Join(allow, ", "))
+			return paylink.Errorf(paylink.KindMethodNotAllowed, paylink.CodeMethodNotAllowed, "this page does not take that kind of request")
+		}
+		return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "there is no such page")
+	}
 }

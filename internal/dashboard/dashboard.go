@@ -162,7 +162,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /dashboard/developers/webhooks/{id}/resend", h.page(paylink.PermWebhooks, h.resendWebhook))
 	mux.Handle("GET /dashboard/balances", h.page(paylink.PermView, h.balances))
 	mux.Handle("GET /dashboard/balances/settlement/{day}", h.page(paylink.PermView, h.settlementCSV))
-	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound))
+	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound(mux)))
 }
 
 // asset serves an embedded file; it is public and cacheable.

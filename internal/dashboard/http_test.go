@@ -851,3 +851,33 @@ func staffAdmin(t *testing.T, env *apitest.Env, m *apitest.Merchant) *paylink.Us
 	}
 	return ss.User
 }
+
+// TestWrongMethodsAre405: a dashboard page asked for under a method it
+// does not take is 405 with Allow, as the rest of the site answers; an
+// address that is no page is 404.
+func TestWrongMethodsAre405(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	tests := []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{http.MethodDelete, "/dashboard/payments", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodPut, "/dashboard/team/invite", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/dashboard/team/invite", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/dashboard/no-such-page", http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, env.Server.URL+tt.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := b.do(req); p.status != tt.status || p.header.Get("Allow") != tt.allow {
+			t.Errorf("%s %s: got %d with Allow %q, want %d with %q", tt.method, tt.path, p.status, p.header.Get("Allow"), tt.status, tt.allow)
+		}
+	}
+}

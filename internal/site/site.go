@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,22 +71,13 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 // anything else is the API's JSON 404.
 func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if u := withoutSlash(r.URL); u != nil && routed(mux, r.Method, r.Host, u) {
+		if u := withoutSlash(r.URL); u != nil && httpx.Routed(mux, r.Method, r.Host, u, "/") {
 			r2 := r.Clone(r.Context())
 			r2.URL = u
 			mux.ServeHTTP(w, r2)
 			return
 		}
-		var allow []string
-		for _, m := range []string{http.MethodGet, http.MethodPost} {
-			if routed(mux, m, r.Host, r.URL) {
-				allow = append(allow, m)
-			}
-		}
-		if len(allow) > 0 {
-			if allow[0] == http.MethodGet {
-				allow = slices.Insert(allow, 1, http.MethodHead)
-			}
+		if allow := httpx.Allowed(mux, r.Host, r.URL, "/"); len(allow) > 0 {
 			a.MethodNotAllowed(w, r, strings.Join(allow, ", "))
 			return
 		}
@@ -122,9 +112,3 @@ func withoutSlash(u *url.URL) *url.URL {
 	return &v
 }
 
-// routed reports whether a route other than the fallback serves method
-// at u's path.
-func routed(mux *http.ServeMux, method, host string, u *url.URL) bool {
-	_, pattern := mux.Handler(&http.Request{Method: method, Host: host, URL: u})
-	return pattern != "" && pattern != "/"
-}
