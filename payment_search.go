@@ -72,8 +72,9 @@ type PaymentQuery struct {
 	From, To           time.Time
 	Currency           string
 	MinTotal, MaxTotal int64
-	// Search matches the reference or the invoice number exactly,
-	// SearchEmail the customer email column, SearchLast4 the card's last
+	// Search matches the reference exactly and the invoice number as
+	// typed or in capitals (invoice numbers are mostly capitals; "inv-7"
+	// finds INV-7), SearchEmail the customer email column, SearchLast4 the card's last
 	// four digits; all "" when there is no search, SearchLast4 "" unless
 	// the search is four digits.
 	Search, SearchEmail, SearchLast4 string

@@ -113,6 +113,8 @@ func TestPaymentsListFiltersPagesAndExports(t *testing.T) {
 			{"all, newest first", "", []string{hold, invoiced, small}},
 			{"by reference", "q=" + small, []string{small}},
 			{"by invoice number", "q=INV-77", []string{invoiced}},
+			{"by invoice number typed in lower case", "q=inv-77", []string{invoiced}},
+			{"by a reference typed in another case", "q=" + strings.ToUpper(small), nil},
 			{"by card last 4", "q=1111", []string{hold, invoiced, small}},
 			{"by status", "status=PRE_AUTHORISED", []string{hold}},
 			{"by amount", "currency=AUD&min_amount=15&max_amount=25", []string{invoiced}},

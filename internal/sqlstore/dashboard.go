@@ -189,7 +189,7 @@ func searchQuery(q paylink.PaymentQuery) (string, []any) {
 	if q.Search != "" {
 		var l conds
 		lookups := `SELECT CAST(` + l.arg(q.Search) + ` AS TEXT) AS ref
-			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND invoice_number = ` + l.arg(q.Search) + ` AND invoice_number <> ''
+			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND invoice_number IN (` + l.arg(q.Search) + `, ` + l.arg(strings.ToUpper(q.Search)) + `) AND invoice_number <> ''
 			UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND customer_email = ` + l.arg(q.SearchEmail) + ` AND customer_email <> ''`
 		if q.SearchLast4 != "" {
 			lookups += ` UNION SELECT reference FROM transactions WHERE merchant_id = ` + l.arg(q.MerchantID) + ` AND card_last4 = ` + l.arg(q.SearchLast4) + ` AND card_last4 <> ''`
