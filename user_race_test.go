@@ -58,7 +58,7 @@ func TestStaleUserCopyNeverOverwrites(t *testing.T) {
 		if err := env.Service.ChangePassword(ctx, owner, staffPassword, "a brand new passphrase"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.Service.BeginTOTP(ctx, stale, staffPassword); err != nil {
+		if _, err := env.Service.BeginTOTP(ctx, stale); err != nil {
 			t.Fatalf("set-up from the older request: %v", err)
 		}
 		if _, err := env.Service.SignIn(ctx, "admin@example.com", "a brand new passphrase"); err != nil {
@@ -74,7 +74,7 @@ func TestStaleUserCopyNeverOverwrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		env.Clock.Advance(time.Minute)
-		if _, err := env.Service.BeginTOTP(ctx, demoted, "a brand new passphrase"); err != nil {
+		if _, err := env.Service.BeginTOTP(ctx, demoted); err != nil {
 			t.Fatalf("set-up from the request that began before the demotion: %v", err)
 		}
 		if u := session(t, env, "admin@example.com", "a brand new passphrase").User; u.Role != paylink.RoleViewer {
@@ -90,11 +90,11 @@ func twoFactorUser(t *testing.T, env *apitest.Env, email string) ([]byte, []stri
 	t.Helper()
 	ctx := context.Background()
 	ss := session(t, env, email, staffPassword)
-	secret, err := env.Service.BeginTOTP(ctx, ss, staffPassword)
+	secret, err := env.Service.BeginTOTP(ctx, ss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()))
+	codes, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()), staffPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -401,21 +401,22 @@ func TestTwoFactor(t *testing.T) {
 		if mm, _ := env.Service.Merchant(ctx, m.ID); mm.Settings.Dashboard.RequireTOTP {
 			t.Error("the requirement was saved though refused")
 		}
-		// A session alone does not tie the account to an authenticator.
-		if _, err := env.Service.BeginTOTP(ctx, ss, "not the password"); code(err) != paylink.CodeSignInFailed {
-			t.Errorf("set-up with a wrong password: got %v, want %s", err, paylink.CodeSignInFailed)
-		}
-		if pending, err := env.Service.PendingTOTPSecret(ss); pending != nil || err != nil {
-			t.Errorf("after a refused set-up: got a pending secret (%v)", err)
-		}
-		secret, err := env.Service.BeginTOTP(ctx, ss, staffPassword)
+		secret, err := env.Service.BeginTOTP(ctx, ss)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.Service.ConfirmTOTP(ctx, ss, "123456"); code(err) != paylink.CodeTOTPInvalid && paylink.TOTPCode(secret, env.Clock.Now()) != "123456" {
+		// A session alone does not tie the account to an authenticator:
+		// the right code needs the password too.
+		if _, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()), "not the password"); code(err) != paylink.CodeSignInFailed {
+			t.Errorf("confirm with a wrong password: got %v, want %s", err, paylink.CodeSignInFailed)
+		}
+		if u := current(t, env, "admin@example.com"); u.TOTPEnabled {
+			t.Error("two-factor is on after a confirmation with a wrong password")
+		}
+		if _, err := env.Service.ConfirmTOTP(ctx, ss, "123456", staffPassword); code(err) != paylink.CodeTOTPInvalid && paylink.TOTPCode(secret, env.Clock.Now()) != "123456" {
 			t.Errorf("wrong code: got %v, want %s", err, paylink.CodeTOTPInvalid)
 		}
-		codes, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()))
+		codes, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()), staffPassword)
 		if err != nil || len(codes) != 10 {
 			t.Fatalf("confirm: got %d codes, %v", len(codes), err)
 		}

@@ -21,18 +21,11 @@ func errTOTPOn() error {
 }
 
 // BeginTOTP gives the user a new, not yet enabled TOTP secret, sealed by
-// the vault, and returns it for the set-up page. It checks the password
-// first (a guarded attempt, like sign-in): a session alone, stolen or
-// left open, cannot tie the account to another person's authenticator.
-func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession, password string) ([]byte, error) {
+// the vault, and returns it for the set-up page. Nothing is protected by
+// it until ConfirmTOTP, which asks for the password.
+func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession) ([]byte, error) {
 	if ss.User.TOTPEnabled {
 		return nil, errTOTPOn()
-	}
-	if s.passwords == nil {
-		return nil, Internal("begin totp", errNoHasher)
-	}
-	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
-		return nil, err
 	}
 	secret := make([]byte, 20)
 	if _, err := s.random.Read(secret); err != nil {
@@ -70,14 +63,23 @@ func (s *Service) PendingTOTPSecret(ss *StaffSession) ([]byte, error) {
 }
 
 // ConfirmTOTP enables two-factor sign-in once the user typed a valid
-// code of the new secret, and returns the recovery codes, shown once.
-func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code string) ([]string, error) {
+// code of the new secret and their password (a guarded attempt, like
+// sign-in: a session alone, stolen or left open, cannot tie the account
+// to another person's authenticator, even one whose set-up the user
+// began), and returns the recovery codes, shown once.
+func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, password string) ([]string, error) {
 	secret, err := s.PendingTOTPSecret(ss)
 	if err != nil {
 		return nil, err
 	}
 	if secret == nil {
 		return nil, Errorf(KindConflict, CodeInvalidState, "start two-factor set-up first")
+	}
+	if s.passwords == nil {
+		return nil, Internal("confirm totp", errNoHasher)
+	}
+	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
+		return nil, err
 	}
 	step, ok := totpMatch(secret, strings.TrimSpace(code), s.now(), 0)
 	if !ok {

@@ -545,11 +545,11 @@ func enrolTwoFactor(t *testing.T, svc *paylink.Service, mid string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := svc.BeginTOTP(ctx, ss, staffPassword)
+	secret, err := svc.BeginTOTP(ctx, ss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err := svc.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, time.Now()))
+	codes, err := svc.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, time.Now()), staffPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,17 +63,17 @@ func (h *Handler) changePassword(rq *request) error {
 
 // beginTOTP makes a new secret to scan or type into an authenticator.
 func (h *Handler) beginTOTP(rq *request) error {
-	if _, err := h.svc.BeginTOTP(rq.r.Context(), rq.ss, rq.r.PostFormValue("password")); err != nil {
-		return h.accountError(rq, renameField(err, "password", "setup_password"))
+	if _, err := h.svc.BeginTOTP(rq.r.Context(), rq.ss); err != nil {
+		return h.accountError(rq, err)
 	}
 	return h.renderAccount(rq, http.StatusOK, view{}, accountData{})
 }
 
 // confirmTOTP turns two-factor sign-in on and shows the recovery codes.
 func (h *Handler) confirmTOTP(rq *request) error {
-	codes, err := h.svc.ConfirmTOTP(rq.r.Context(), rq.ss, rq.r.PostFormValue("code"))
+	codes, err := h.svc.ConfirmTOTP(rq.r.Context(), rq.ss, rq.r.PostFormValue("code"), rq.r.PostFormValue("password"))
 	if err != nil {
-		return h.accountError(rq, err)
+		return h.accountError(rq, renameField(err, "password", "setup_password"))
 	}
 	return h.renderAccount(rq, http.StatusOK, view{Notice: "Two-factor sign-in is on."}, accountData{RecoveryCodes: codes})
 }

@@ -123,7 +123,6 @@ func TestBrowserTwoFactor(t *testing.T) {
 	signInBrowser(t, ctx, base, "owner@example.com")
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/account")
-	browsertest.Run(t, ctx, "type the password", chromedp.SendKeys(chromedp.ID("setup-password"), password))
 	browsertest.Submit(t, ctx, "totp-begin")
 	browsertest.WantText(t, ctx, "set-up", "Secret key", "scan the QR code")
 	auditPage(t, ctx, "two-factor set-up")
@@ -137,6 +136,7 @@ func TestBrowserTwoFactor(t *testing.T) {
 		t.Fatalf("secret %q: %v", key, err)
 	}
 	browsertest.Run(t, ctx, "type the code", chromedp.SendKeys(chromedp.ID("totp-code"), paylink.TOTPCode(secret, env.Clock.Now())))
+	browsertest.Run(t, ctx, "type the password", chromedp.SendKeys(chromedp.ID("setup-password"), password))
 	browsertest.Submit(t, ctx, "totp-confirm")
 	browsertest.WantText(t, ctx, "recovery codes", "Two-factor sign-in is on.", "Recovery codes")
 	auditPage(t, ctx, "recovery codes")

@@ -538,7 +538,7 @@ func codesOn(body string) []string {
 // and returns the recovery codes shown.
 func enrolTOTP(t *testing.T, env *apitest.Env, b *browser) []string {
 	t.Helper()
-	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}, "password": {password}})
+	p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
 	if !strings.Contains(p.body, `<svg class="qr"`) {
 		t.Errorf("set-up page has no QR code")
 	}
@@ -550,7 +550,7 @@ func enrolTOTP(t *testing.T, env *apitest.Env, b *browser) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = b.post("/dashboard/account/totp/confirm", url.Values{"csrf": {b.token()}, "code": {paylink.TOTPCode(secret, env.Clock.Now())}})
+	p = b.post("/dashboard/account/totp/confirm", url.Values{"csrf": {b.token()}, "code": {paylink.TOTPCode(secret, env.Clock.Now())}, "password": {password}})
 	codes := codesOn(p.body)
 	if p.status != http.StatusOK || len(codes) != 10 {
 		t.Fatalf("confirm: got %d with %d recovery codes, want 200 with 10", p.status, len(codes))
@@ -581,9 +581,25 @@ func TestRecoveryCodesRegenerated(t *testing.T) {
 
 	b := newBrowser(t, env)
 	b.mustSignIn("admin@example.com")
-	if p := b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}, "password": {"not the password"}}); p.status != http.StatusBadRequest ||
-		!strings.Contains(p.body, "Password: not right") || !strings.Contains(p.body, `id="setup-password-error"`) || strings.Contains(p.body, "totp-secret") {
-		t.Errorf("two-factor set-up with a wrong password: got %d (%s), want 400 on its own field and no secret", p.status, p.body)
+	// A set-up begun and left: another session of the user (a stolen
+	// cookie) sees its secret but cannot finish it without the password.
+	b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
+	thief := newBrowser(t, env)
+	thief.mustSignIn("admin@example.com")
+	sm := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(thief.get("/dashboard/account").body)
+	if sm == nil {
+		t.Fatal("the pending set-up is not shown")
+	}
+	secret, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(sm[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pw := range []string{"", "not the password"} {
+		p := thief.post("/dashboard/account/totp/confirm", url.Values{"csrf": {thief.token()}, "code": {paylink.TOTPCode(secret, env.Clock.Now())}, "password": {pw}})
+		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Password: not right") || !strings.Contains(p.body, `id="setup-password-error"`) ||
+			len(codesOn(p.body)) != 0 {
+			t.Errorf("confirm with password %q: got %d (%s), want 400 on the password field and no codes", pw, p.status, p.body)
+		}
 	}
 	old := enrolTOTP(t, env, b)
 	if p := signInWithCode(t, env, "admin@example.com", old[0]); p.status != http.StatusSeeOther {
@@ -596,6 +612,11 @@ func TestRecoveryCodesRegenerated(t *testing.T) {
 	if wrong.status != http.StatusBadRequest || !strings.Contains(wrong.body, "Password: not right") ||
 		!strings.Contains(wrong.body, `id="codes-password-error"`) || len(codesOn(wrong.body)) != 0 {
 		t.Errorf("wrong password: got %d (%s), want 400 naming the form's password field and no codes", wrong.status, wrong.body)
+	}
+	differ := b.post("/dashboard/account/password", url.Values{"csrf": {b.token()}, "current_password": {password},
+		"new_password": {"a long new passphrase"}, "confirm": {"another long passphrase"}})
+	if differ.status != http.StatusBadRequest || !strings.Contains(differ.body, `id="confirm-error"`) {
+		t.Errorf("new passwords that differ: got %d (%s), want 400 on the confirmation field", differ.status, differ.body)
 	}
 	off := b.post("/dashboard/account/totp/disable", url.Values{"csrf": {b.token()}, "password": {"not the password"}})
 	if off.status != http.StatusBadRequest || !strings.Contains(off.body, "Password: not right") || strings.Contains(off.body, "New password: not right") ||

@@ -97,11 +97,11 @@ func pendingSecondFactor(t *testing.T, env *apitest.Env, m *apitest.Merchant) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := env.Service.BeginTOTP(ctx, ss, password)
+	secret, err := env.Service.BeginTOTP(ctx, ss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now())); err != nil {
+	if _, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()), password); err != nil {
 		t.Fatal(err)
 	}
 	pending, err := env.Service.SignIn(ctx, "second@example.com", password)
