@@ -117,11 +117,14 @@ func stripSeparators(s string) string {
 }
 
 // ContainsCardNumber reports whether s holds what looks like a card
-// number: a run of 13 to 19 digits, single spaces or dashes allowed
-// between them, that passes the Luhn check and starts in a range of a
-// brand paylink knows. Free text holding one is refused (checkField),
-// so that a number typed into the wrong field is never stored or logged
-// in clear; a random 16-digit reference trips it about 2 times in 100.
+// number: 13 to 19 digits, in one group or in groups joined by single
+// spaces or dashes (other digits may stand before or after them: "4111
+// 1111 1111 1111 12/29"), that pass the Luhn check and start in the
+// range of a brand paylink knows, at a length that brand issues (so a
+// 15-digit IMEI in the JCB range is not one). Free text holding one is
+// refused (checkField), so that a number typed into the wrong field is
+// never stored or logged in clear; a random 16-digit reference trips it
+// about 2 times in 100.
 func ContainsCardNumber(s string) bool {
 	return len(cardNumberSpans(s)) > 0
 }
@@ -146,28 +149,75 @@ func MaskCardNumbers(s string) string {
 }
 
 // cardNumberSpans returns the byte ranges [start, end) of the card
-// numbers in s.
+// numbers in s: in each run of digit groups joined by single spaces or
+// dashes, the first whole groups, from each group on, that make a card
+// number.
 func cardNumberSpans(s string) [][2]int {
 	var spans [][2]int
-	digits := make([]byte, 0, 19)
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		switch {
-		case i < len(s) && s[i] >= '0' && s[i] <= '9':
-			if len(digits) == 0 {
-				start = i
-			}
-			digits = append(digits, s[i])
-			continue
-		case i+1 < len(s) && (s[i] == ' ' || s[i] == '-') && len(digits) > 0 && s[i+1] >= '0' && s[i+1] <= '9':
-			continue // a separator between two digits
+	groups := make([][2]int, 0, 8)
+	for i := 0; i <= len(s); {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
 		}
-		if n := len(digits); n >= 13 && n <= 19 && LuhnValid(string(digits)) && BrandOf(string(digits)) != "" {
-			spans = append(spans, [2]int{start, i})
+		if j > i {
+			groups = append(groups, [2]int{i, j})
 		}
-		digits = digits[:0]
+		joined := j > i && j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && s[j+1] >= '0' && s[j+1] <= '9'
+		if !joined {
+			spans = append(spans, cardsInRun(s, groups)...)
+			groups = groups[:0]
+		}
+		if j > i {
+			i = j + 1 // past the group and the character after it
+		} else {
+			i++
+		}
 	}
 	return spans
+}
+
+// cardsInRun finds the card numbers among consecutive whole groups of
+// one run, each group used once.
+func cardsInRun(s string, groups [][2]int) [][2]int {
+	var spans [][2]int
+	digits := make([]byte, 0, 19)
+	for i := 0; i < len(groups); i++ {
+		digits = digits[:0]
+		for j := i; j < len(groups); j++ {
+			if digits = append(digits, s[groups[j][0]:groups[j][1]]...); len(digits) > 19 {
+				break
+			}
+			if len(digits) >= 13 && isCardNumber(string(digits)) {
+				spans = append(spans, [2]int{groups[i][0], groups[j][1]})
+				i = j
+				break
+			}
+		}
+	}
+	return spans
+}
+
+// isCardNumber reports whether digits pass the Luhn check and are a
+// number its brand issues: a known range, at one of its lengths.
+func isCardNumber(digits string) bool {
+	if !LuhnValid(digits) {
+		return false
+	}
+	n := len(digits)
+	switch BrandOf(digits) {
+	case BrandVisa:
+		return n == 13 || n == 16 || n == 19
+	case BrandMastercard:
+		return n == 16
+	case BrandAmex:
+		return n == 15
+	case BrandDiners:
+		return n >= 14
+	case BrandDiscover, BrandJCB, BrandUnionPay:
+		return n >= 16
+	}
+	return false
 }
 
 // BrandOf returns the brand of a PAN from its issuer identification

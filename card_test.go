@@ -162,7 +162,15 @@ func TestContainsCardNumber(t *testing.T) {
 		"":                           false,
 		"4111111111111111-":          true,
 		"order 4111111111111111/2":   true,
-		"4111 1111 1111 1111 1111 1": false, // 21 digits
+		"4111 1111 1111 1111 1111 1": true, // its first four groups
+		"4111 1111 1111 1111 12/29":  true,
+		"4111 1111 1111 1111 123":    true,
+		"0 4111 1111 1111 1111":      true,
+		"4111111111111111-7":         true,
+		"356938035643809":            false, // an IMEI in the JCB range: JCB issues 16 to 19 digits
+		"3569380356438091":           false, // Luhn fails
+		"2026-1127-0001-2345-67":     false,
+		"1234 5678 9012 3456 7890":   false,
 	} {
 		if got := ContainsCardNumber(s); got != want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", s, got, want)

@@ -70,6 +70,16 @@ const (
 	CodeLinkInProgress        = "payment_link_in_progress"
 )
 
+// Response codes of the pages (the hosted page and the dashboard).
+const (
+	// CodeCSRFFailed refuses a form (or the hosted page's surcharge call)
+	// without this browser's CSRF token or from another origin.
+	CodeCSRFFailed = "csrf_failed"
+	// CodeRefundNotApproved is the dashboard's answer to a refund the
+	// processor or bank did not approve.
+	CodeRefundNotApproved = "refund_not_approved"
+)
+
 // Error is paylink's error. Code and Message are safe to show a client;
 // Op and Err are internal detail that is logged and never sent.
 type Error struct {

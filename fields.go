@@ -56,7 +56,7 @@ func checkField(f FieldErrors, field, value string, max int) {
 }
 
 // errCardNumberInText is the answer to free text holding a card number.
-var errCardNumberInText = errors.New("must not contain a card number (card numbers go in card.number only)")
+var errCardNumberInText = errors.New("must not contain a card number (a card number goes in the card number field only)")
 
 // errBadEmail is the one answer to an address CheckEmail refuses.
 var errBadEmail = errors.New("must be an email address")

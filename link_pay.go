@@ -226,9 +226,10 @@ const linkReturnGrace = time.Hour
 // attempt's reference. Only an attempt of that link, made on its page,
 // that ended less than an hour ago leads anywhere.
 func (s *Service) LinkReturnURL(ctx context.Context, linkID, ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
 	var l *PaymentLink
 	err := s.store.View(ctx, func(tx Tx) error {
-		t, err := tx.TransactionByReference(strings.TrimSpace(ref))
+		t, err := tx.TransactionByReference(ref)
 		if err != nil {
 			return err
 		}

@@ -72,10 +72,10 @@ func parseAmountWithin(s string, cur Currency, max int64) (int64, error) {
 	}
 	whole, frac, hasDot := strings.Cut(s, ".")
 	if whole == "" && (!hasDot || frac == "") {
-		return 0, fmt.Errorf("%q is not a decimal amount", s)
+		return 0, fmt.Errorf("%q is not a decimal amount", MaskCardNumbers(s))
 	}
 	if !allDigits(whole) || !allDigits(frac) {
-		return 0, fmt.Errorf("%q is not a decimal amount", s)
+		return 0, fmt.Errorf("%q is not a decimal amount", MaskCardNumbers(s))
 	}
 	frac = strings.TrimRight(frac, "0")
 	if len(frac) > cur.Exponent {

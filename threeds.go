@@ -372,9 +372,9 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusDeclined, now, now
-	t.Details.Message = "The customer did not pass 3-D Secure authentication with their card issuer; no money was taken"
+	t.Details.Message = "3-D Secure authentication with the card issuer did not succeed; no money was taken"
 	if t.Details.ThreeDS.Reason == ThreeDSAbandoned {
-		t.Details.Message = "The customer did not complete 3-D Secure authentication with their card issuer in time; no money was taken"
+		t.Details.Message = "3-D Secure authentication with the card issuer was not completed in time; no money was taken"
 	}
 	m := newOutcomeMerchant(tx, t)
 	if err := s.write(tx, t, StatusRequiresAuthentication, m); errors.Is(err, ErrConflict) {

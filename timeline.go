@@ -64,7 +64,7 @@ func (s *Service) PaymentTimeline(ctx context.Context, m *Merchant, ref string) 
 		return tl.gather(tx, m.ID, refs)
 	})
 	if errors.Is(err, ErrNotFound) {
-		return nil, Errorf(KindNotFound, CodeNotFound, "no payment with reference %q", ref)
+		return nil, Errorf(KindNotFound, CodeNotFound, "no payment with reference %q", MaskCardNumbers(ref))
 	}
 	if err != nil {
 		return nil, Internal("payment timeline", err)

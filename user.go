@@ -261,5 +261,9 @@ func NormalizeEmail(email string) (string, error) {
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "email: not a valid email address",
 			Fields: map[string]string{"email": "not a valid email address"}}
 	}
+	if ContainsCardNumber(e) {
+		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "email: " + errCardNumberInText.Error(),
+			Fields: map[string]string{"email": errCardNumberInText.Error()}}
+	}
 	return e, nil
 }

@@ -75,7 +75,7 @@ func (s *Service) reserveFailure(ctx context.Context, email string) (int64, erro
 	now := s.now()
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		id, err = tx.AddSignInFailure(failureKey(email), ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow))
+		id, err = tx.AddSignInFailure(s.failureKey(email), ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow))
 		return err
 	})
 	if err != nil {
@@ -84,10 +84,13 @@ func (s *Service) reserveFailure(ctx context.Context, email string) (int64, erro
 	return id, nil
 }
 
-// failureKey is how a sign-in failure names the email typed: the hex
-// SHA-256 of it in lower case, so that the failures table never holds
-// what was typed into the email box (now and then a password).
-func failureKey(email string) string { return hexHash(strings.ToLower(strings.TrimSpace(email))) }
+// failureKey is how a sign-in failure names the email typed: a MAC of
+// it in lower case under the vault's master key, so that the failures
+// table never holds what was typed into the email box (now and then a
+// password), not even as a plain hash one could test guesses against.
+func (s *Service) failureKey(email string) string {
+	return hexString(s.vault.MAC([]byte("sign-in failure\x00" + strings.ToLower(strings.TrimSpace(email)))))
+}
 
 // takeBackFailure deletes a reserved failure that did not happen.
 func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
@@ -104,7 +107,7 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 // emails too, so neither answer tells whether an email has an account.
 func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, err error) {
 	since := s.now().Add(-SignInFailureWindow)
-	n, err := tx.CountSignInFailures(failureKey(email), since)
+	n, err := tx.CountSignInFailures(s.failureKey(email), since)
 	if err != nil {
 		return nil, err
 	}

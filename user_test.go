@@ -110,6 +110,7 @@ func TestCreateUser(t *testing.T) {
 			{"ok", paylink.NewUser{MerchantID: m.ID, Email: "new@example.com", Role: paylink.RoleStaff, Password: staffPassword}, ""},
 			{"email taken, any case", paylink.NewUser{MerchantID: m.ID, Email: "taken@example.COM", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeEmailTaken},
 			{"bad email", paylink.NewUser{MerchantID: m.ID, Email: "not an email", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
+			{"a card number as the email", paylink.NewUser{MerchantID: m.ID, Email: "4111111111111111@example.com", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
 			{"email not UTF-8", paylink.NewUser{MerchantID: m.ID, Email: "a\xff@example.com", Role: paylink.RoleStaff, Password: staffPassword}, paylink.CodeInvalidRequest},
 			{"bad role", paylink.NewUser{MerchantID: m.ID, Email: "r@example.com", Role: "owner", Password: staffPassword}, paylink.CodeInvalidRequest},
 			{"weak password", paylink.NewUser{MerchantID: m.ID, Email: "w@example.com", Role: paylink.RoleStaff, Password: "letmein12345"}, paylink.CodeWeakPassword},

@@ -37,6 +37,9 @@ var (
 // space or empty label.
 func normalizeWebhookHost(h string) (string, error) {
 	h = strings.ToLower(strings.TrimSpace(h))
+	if ContainsCardNumber(h) {
+		return "", errCardNumberInText
+	}
 	if inner, ok := strings.CutPrefix(h, "["); ok {
 		if inner, ok = strings.CutSuffix(inner, "]"); !ok {
 			return "", fmt.Errorf("%q is not a host name or IP address", h)
@@ -97,6 +100,9 @@ func hostAllowed(whitelist []string, host string) bool {
 func parseWebhookURL(raw string) (*url.URL, error) {
 	if CheckText(raw, MaxURLLength) != nil { // UTF-8 text without control characters, as every field
 		return nil, errBadWebhookURL
+	}
+	if ContainsCardNumber(raw) { // the address is stored, logged by receivers and shown
+		return nil, errCardNumberInText
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || !validPort(u) || dottedIP(u.Hostname()) {

@@ -18,6 +18,7 @@ func TestNormalizeWebhookHost(t *testing.T) {
 		{in: "my_host.internal", want: "my_host.internal"},
 		{in: "", wantErr: true},
 		{in: ".", wantErr: true},
+		{in: "4111-1111-1111-1111.example", wantErr: true},
 		{in: "a..b", wantErr: true},
 		{in: ".example.com", wantErr: true},
 		{in: "https://example.com", wantErr: true},
@@ -86,6 +87,7 @@ func TestWebhookURLPort(t *testing.T) {
 		"https://hooks.example.com:/x": false, "https://hooks.example.com:0/x": false,
 		"https://hooks.example.com:99999/x": false, "http://[::1]:/x": false,
 		"https://hooks.example.com/\xff": false, "https://hooks.example.com/x\ny": false,
+		"https://hooks.example.com/x?card=4111111111111111": false, "https://hooks.example.com/orders/20261127": true,
 	} {
 		if _, err := parseWebhookURL(raw); (err == nil) != ok {
 			t.Errorf("parseWebhookURL(%q): got %v, want accepted %v", raw, err, ok)

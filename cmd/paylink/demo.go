@@ -69,7 +69,9 @@ func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (pa
 
 // workingDemoKey returns c, with a new API key when the kept one no
 // longer authenticates (rolled from the dashboard or with roll-api-key,
-// and past its overlap), saving it.
+// and past its overlap), saving it. The key that roll made keeps working
+// for the longest overlap, a week, beside the new one: someone may be
+// using it.
 func workingDemoKey(ctx context.Context, svc *paylink.Service, path string, c paylink.Credentials) (paylink.Credentials, error) {
 	m, err := svc.Merchant(ctx, c.MID)
 	if err != nil {
@@ -85,7 +87,7 @@ func workingDemoKey(ctx context.Context, svc *paylink.Service, path string, c pa
 			return c, nil
 		}
 	}
-	if c.APIKey, err = svc.RollAPIKey(ctx, c.MID, 0); err != nil {
+	if c.APIKey, err = svc.RollAPIKey(ctx, c.MID, paylink.MaxAPIKeyOverlap); err != nil {
 		return c, fmt.Errorf("new demo API key: %w", err)
 	}
 	return c, saveDemoCredentials(path, c)

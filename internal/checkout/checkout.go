@@ -193,7 +193,7 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	w.Write(js)
 }
 
-var errBadCSRF = paylink.Errorf(paylink.KindForbidden, "csrf_invalid",
+var errBadCSRF = paylink.Errorf(paylink.KindForbidden, paylink.CodeCSRFFailed,
 	"This form has expired or was not sent from the payment page. Reload the page and try again.")
 
 var errUnknownMethod = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "That payment method is not available.")

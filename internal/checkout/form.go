@@ -56,8 +56,8 @@ func (f formValues) customer(r *http.Request) paylink.Customer {
 
 // userAgent is the browser's User-Agent as the Service accepts it: a
 // customer cannot change what their browser sends, so bytes that are not
-// UTF-8 and control characters are replaced rather than refused, and a
-// long one is cut.
+// UTF-8 and control characters are replaced, and a card number masked,
+// rather than refused, and a long one is cut.
 func userAgent(r *http.Request) string {
 	ua := strings.Map(func(c rune) rune {
 		if unicode.IsControl(c) {
@@ -65,7 +65,7 @@ func userAgent(r *http.Request) string {
 		}
 		return c
 	}, strings.ToValidUTF8(r.UserAgent(), "\uFFFD"))
-	return truncate(ua, paylink.MaxUserAgentLength)
+	return truncate(paylink.MaskCardNumbers(ua), paylink.MaxUserAgentLength)
 }
 
 // browserTimezone accepts the IANA zone the script read from the browser;

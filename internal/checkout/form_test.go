@@ -96,13 +96,15 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 
 // TestUserAgentIsMadeText: the customer cannot change what their browser
 // sends, so a User-Agent that is not UTF-8 or has control characters is
-// cleaned, not refused, and a long one is cut to the Service's limit.
+// cleaned, not refused (a card number in it masked), and a long one is
+// cut to the Service's limit.
 func TestUserAgentIsMadeText(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"Mozilla/5.0 (X11)", "Mozilla/5.0 (X11)"},
 		{"Mozilla/5.0 \xff\xfe", "Mozilla/5.0 \uFFFD"},
 		{"Mozilla\t5.0\x7f", "Mozilla 5.0 "},
 		{strings.Repeat("é", 600), strings.Repeat("é", 512)},
+		{"Mozilla/5.0 4111 1111 1111 1111", "Mozilla/5.0 411111******1111"},
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		r.Header.Set("User-Agent", tt.in)

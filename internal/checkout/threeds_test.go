@@ -183,7 +183,7 @@ func TestAbandonedChallengeSaysSo(t *testing.T) {
 		t.Fatalf("expiry job: ended %d, %v; want 1", n, err)
 	}
 	p := b.get(hpp + "/3ds?" + url.Values{"purchase_reference": {ref}}.Encode())
-	if !strings.Contains(p.body, "did not complete 3-D Secure authentication with their card issuer in time") {
+	if !strings.Contains(p.body, "3-D Secure authentication with the card issuer was not completed in time") {
 		t.Errorf("return page: got %d %s, want it to say the authentication was not completed in time", p.status, p.body)
 	}
 	if n := strings.Count(strings.ToLower(p.body), "no money was taken"); n != 1 {

@@ -23,6 +23,9 @@ type pageLinks struct {
 func pagesOf(q url.Values, base, next string) pageLinks {
 	var p pageLinks
 	cursor, trail := q.Get("cursor"), q["prev"]
+	if len(trail) > maxTrail { // a link this page made carries no more
+		trail = trail[len(trail)-maxTrail:]
+	}
 	if next != "" {
 		older := append(append([]string(nil), trail...), cursor)
 		if len(older) > maxTrail {

@@ -207,7 +207,7 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	raw := strings.TrimSpace(rq.r.PostFormValue("amount"))
 	n, err := paylink.ParseAmount(raw, cur)
 	if !ok || err != nil || n <= 0 {
-		msg := fmt.Sprintf("the amount %q is not a positive amount of %s (for example 12.50); nothing was changed", raw, t.Currency)
+		msg := fmt.Sprintf("the amount %q is not a positive amount of %s (for example 12.50); nothing was changed", paylink.MaskCardNumbers(raw), t.Currency)
 		return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,
 			Fields: map[string]string{"amount": "must be a positive amount of " + t.Currency}}
 	}
@@ -272,7 +272,7 @@ func refundOutcome(rf *paylink.Refund, err error) error {
 		return err
 	}
 	if rf.Status != paylink.StatusApproved {
-		return paylink.Errorf(paylink.KindConflict, "refund_not_approved", "the refund was not approved (%s): %s", rf.Status, rf.Details.Message)
+		return paylink.Errorf(paylink.KindConflict, paylink.CodeRefundNotApproved, "the refund was not approved (%s): %s", rf.Status, rf.Details.Message)
 	}
 	return nil
 }

@@ -291,6 +291,7 @@ func TestPaymentActionsRefuse(t *testing.T) {
 		{"another origin", staff, "https://evil.example", "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.00"), http.StatusForbidden, "out of date"},
 		{"another merchant's payment", staff, staff.base, "/dashboard/payments/" + foreign + "/refund", withValue(form, "amount", "1.00"), http.StatusNotFound, "no transaction"},
 		{"amount not a number", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "ten"), http.StatusBadRequest, "not a positive amount"},
+		{"a card number as the amount, quoted masked", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "4111 1111 1111 1111"), http.StatusBadRequest, "411111******1111"},
 		{"zero amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "0"), http.StatusBadRequest, "not a positive amount"},
 		{"negative amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "-5"), http.StatusBadRequest, "not a positive amount"},
 		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.005"), http.StatusBadRequest, "not a positive amount"},

@@ -38,7 +38,7 @@ type pageFunc func(rq *request) error
 
 // errCSRF is the 403 of a failed CSRF or Origin check.
 func errCSRF() error {
-	return paylink.Errorf(paylink.KindForbidden, "csrf_failed",
+	return paylink.Errorf(paylink.KindForbidden, paylink.CodeCSRFFailed,
 		"this form is out of date or came from another site; reload the page and try again")
 }
 

@@ -111,4 +111,3 @@ func withoutSlash(u *url.URL) *url.URL {
 	v.Path, v.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
 	return &v
 }
-
