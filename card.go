@@ -124,7 +124,7 @@ func stripSeparators(s string) string {
 // 15-digit IMEI in the JCB range is not one). Free text holding one is
 // refused (checkField), so that a number typed into the wrong field is
 // never stored or logged in clear; a random 16-digit reference trips it
-// about 2 times in 100.
+// about 3 times in 100.
 func ContainsCardNumber(s string) bool {
 	return len(cardNumberSpans(s)) > 0
 }

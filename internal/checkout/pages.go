@@ -282,7 +282,6 @@ func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, 
 	w.Write(page)
 }
 
-// renderError shows an error as a page, or as JSON to the script.
 // NotFound answers an address under the pages' paths that is no page
 // (/pay without a token, /checkout/return/ without a link): the pages'
 // own 404, in HTML, for the customer's browser.
@@ -303,6 +302,7 @@ func (h *Handler) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	h.renderError(w, r, nonce, err)
 }
 
+// renderError shows an error as a page, or as JSON to the script.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
 	e := paylink.AsError(err)
 	switch e.Kind {

@@ -15,13 +15,9 @@ const (
 	completionPoll = 20 * time.Millisecond
 )
 
-// threeDSReturn is where the challenge page sends the customer back,
-// with purchase_reference: the payment is completed and its result shown.
-// A browser may load the address several times at once (a double click,
-// a restored tab); only one load completes the payment, and the others
-// wait for that outcome and show it too.
 // linkReturn leads a customer back from 3-D Secure (the issuer sends
-// them to LinkReturnPath + the link's id) to the link's page.
+// them to LinkReturnPath + the link's id) to the link's page's
+// threeDSReturn.
 func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
 	to, err := h.svc.LinkReturnURL(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"))
 	if err != nil {
@@ -31,6 +27,11 @@ func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
+// threeDSReturn is where a customer back from the challenge page lands,
+// with purchase_reference: the payment is completed and its result shown.
+// A browser may load the address several times at once (a double click,
+// a restored tab); only one load completes the payment, and the others
+// wait for that outcome and show it too.
 func (h *Handler) threeDSReturn(rq *request) error {
 	ctx, ref := rq.r.Context(), rq.r.URL.Query().Get("purchase_reference")
 	t, err := h.svc.LinkTransaction(ctx, rq.ls, ref)

@@ -106,9 +106,9 @@ func (h *Handler) accountError(rq *request, err error) error {
 	return h.renderAccount(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, accountData{})
 }
 
-// renameField gives a refusal's field from the name of the page's form
-// field to: the account page has three password fields, and the
-// Service names each "password".
+// renameField moves a refusal's problem from the Service's field name
+// (from) to the form field that was sent (to): the account page has
+// several password fields, and the Service names each "password".
 func renameField(err error, from, to string) error {
 	e := paylink.AsError(err)
 	problem, ok := e.Fields[from]
