@@ -188,10 +188,10 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 		return nil, errNoSuchChallenge
 	}
 	switch {
+	case d.Reason == ThreeDSAbandoned || (!d.ChallengeDone && s.now().Unix() >= d.ChallengeExpiresAt):
+		return nil, errChallengeExpiry // unanswered in time, declined by the expiry job or not yet
 	case d.ChallengeDone || t.Status != StatusRequiresAuthentication:
 		return nil, errChallengeUsed
-	case s.now().Unix() >= d.ChallengeExpiresAt:
-		return nil, errChallengeExpiry
 	}
 	return t, nil
 }

@@ -261,8 +261,8 @@ func TestChallengeExpires(t *testing.T) {
 	ref, pageURL := r.Str("purchase.purchase_reference"), r.Str("customer.authentication_redirect_url")
 	page := fetchChallenge(t, env, pageURL)
 	env.Clock.Advance(paylink.ChallengeTTL + time.Second)
-	if p := fetchChallenge(t, env, pageURL); p.status != http.StatusGone {
-		t.Errorf("expired page: got %d, want 410", p.status)
+	if p := fetchChallenge(t, env, pageURL); p.status != http.StatusGone || !strings.Contains(p.body, "has expired") {
+		t.Errorf("expired page: got %d, want 410 saying it expired", p.status)
 	}
 	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusGone {
 		t.Errorf("answer after expiry: got %d, want 410", res.StatusCode)
@@ -357,7 +357,8 @@ func TestAuthorisationResultsAreRecorded(t *testing.T) {
 func TestAbandonedChallengesAreDeclinedByTheJob(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	abandoned := threeDSPurchase(env, m, processor.CardThreeDSChallenge).Str("purchase.purchase_reference")
+	first := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	abandoned := first.Str("purchase.purchase_reference")
 	answered := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
 	page := fetchChallenge(t, env, answered.Str("customer.authentication_redirect_url"))
 	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
@@ -372,6 +373,9 @@ func TestAbandonedChallengesAreDeclinedByTheJob(t *testing.T) {
 	}
 	if tr := stored(t, env, m, abandoned); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSAbandoned {
 		t.Errorf("abandoned: got %s %+v, want DECLINED abandoned", tr.Status, tr.Details.ThreeDS)
+	}
+	if p := fetchChallenge(t, env, first.Str("customer.authentication_redirect_url")); p.status != http.StatusGone || !strings.Contains(p.body, "has expired") {
+		t.Errorf("the abandoned challenge's page after the job: got %d, want 410 saying it expired (not that it was completed)", p.status)
 	}
 	if r := threeDSRedirect(env, m, answered.Str("purchase.purchase_reference")); r.Str("purchase.status") != "APPROVED" {
 		t.Errorf("answered challenge completed after the job: got %s, want APPROVED", r.Raw)
