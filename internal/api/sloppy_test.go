@@ -363,3 +363,27 @@ func TestTokensAreReadUnderEveryName(t *testing.T) {
 		t.Errorf("cancel with flat tokens: got %d %s", res.Status, res.Raw)
 	}
 }
+
+// TestCompanyTokensThatDisagreeAreRefused: a company token sent under two
+// names with different values is a 400 naming the other field, on a
+// money call and on a link call; the same token twice is fine.
+func TestCompanyTokensThatDisagreeAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "5", "currency": "AUD", "merchantReference": "R-9"})
+	twice := func(second string) func(map[string]any) {
+		return func(b map[string]any) { b["company_token"] = second }
+	}
+	bad := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", twice("not-the-company-token")))
+	if fields, _ := bad.Get("fields").(map[string]any); bad.Status != http.StatusBadRequest || fields["company_token"] == nil {
+		t.Errorf("purchase with two different company tokens: got %d %s, want 400 naming company_token", bad.Status, bad.Raw)
+	}
+	if ok := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", twice(m.Creds.CompanyToken))); ok.Status != http.StatusOK {
+		t.Errorf("purchase with the same company token twice: got %d %s, want 200", ok.Status, ok.Raw)
+	}
+	lookup := env.Post("/v5/payment-links/"+link.Str("id"), m, map[string]any{"company_token": m.Creds.CompanyToken,
+		"token": map[string]any{"company": "not-the-company-token"}})
+	if lookup.Status != http.StatusBadRequest {
+		t.Errorf("link look-up with two different company tokens: got %d %s, want 400", lookup.Status, lookup.Raw)
+	}
+}
