@@ -47,20 +47,9 @@ func pagesOf(q url.Values, base, next string) pageLinks {
 
 // pageURL is base with q's filter, the cursor and the trail.
 func pageURL(q url.Values, base, cursor string, trail []string) string {
-	c := url.Values{}
-	for k, vs := range q {
-		if k != "cursor" && k != "prev" {
-			c[k] = append([]string(nil), vs...)
-		}
-	}
+	set := url.Values{"cursor": nil, "prev": trail}
 	if cursor != "" {
-		c.Set("cursor", cursor)
+		set["cursor"] = []string{cursor}
 	}
-	if len(trail) > 0 {
-		c["prev"] = append([]string(nil), trail...)
-	}
-	if len(c) == 0 {
-		return base
-	}
-	return base + "?" + c.Encode()
+	return linkWith(q, base, set)
 }

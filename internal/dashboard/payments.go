@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -69,23 +70,23 @@ func (h *Handler) list(rq *request, d listData, title string) error {
 	}
 	d.Payments = pg.Payments
 	d.Pages = pagesOf(q, d.Base, pg.Next)
-	d.CSVURL = linkWith(q, d.Base, map[string]string{"format": "csv", "cursor": "", "prev": ""})
+	d.CSVURL = linkWith(q, d.Base, url.Values{"format": {"csv"}, "cursor": nil, "prev": nil})
 	rq.render(http.StatusOK, "payments", v)
 	return nil
 }
 
-// linkWith is base with q's parameters, each of set set to its value (or
-// removed when the value is empty).
-func linkWith(q url.Values, base string, set map[string]string) string {
+// linkWith is base with q's parameters, each named in set given its
+// values instead (or removed when it has none).
+func linkWith(q url.Values, base string, set url.Values) string {
 	c := url.Values{}
 	for k, vs := range q {
-		c[k] = append([]string(nil), vs...)
+		if _, replaced := set[k]; !replaced {
+			c[k] = slices.Clone(vs)
+		}
 	}
-	for name, value := range set {
-		if value == "" {
-			c.Del(name)
-		} else {
-			c.Set(name, value)
+	for k, vs := range set {
+		if len(vs) > 0 {
+			c[k] = slices.Clone(vs)
 		}
 	}
 	if len(c) == 0 {
