@@ -139,7 +139,7 @@ func (s *Service) expirePreAuthBatch(ctx context.Context) (read, released int, e
 	var due []*Transaction
 	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
-		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), ExpiryBatch)
+		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), Position{}, ExpiryBatch)
 		return err
 	})
 	if err != nil {

@@ -28,7 +28,7 @@ func (s *Service) clearDebitBatch(ctx context.Context) (read, moved int, err err
 	var due []*Transaction
 	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
-		due, err = tx.TransactionsInStatus(StatusPending, s.now().Add(-s.cfg.DirectDebitClearing), clearingBatch)
+		due, err = tx.TransactionsInStatus(StatusPending, s.now().Add(-s.cfg.DirectDebitClearing), Position{}, clearingBatch)
 		return err
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -17,6 +18,44 @@ const ProcessingTimeout = 2 * time.Minute
 // RecoveryBatch is how many transactions and how many refunds one
 // recovery run looks at, of each status (PROCESSING, UNKNOWN).
 const RecoveryBatch = 100
+
+// reviewCursor is where the recovery job's next run goes on through the
+// UNKNOWN items. Items the processor still cannot say about stay
+// UNKNOWN, unchanged, so each run starts after the last one the previous
+// run asked about, and starts over once it reaches the end: with more
+// than RecoveryBatch of them, each is asked about every few runs instead
+// of the oldest blocking the rest. Per process: another instance keeps
+// its own.
+type reviewCursor struct {
+	mu                  sync.Mutex
+	transaction, refund Position
+}
+
+// page lists the next UNKNOWN transactions and refunds to ask about, of
+// those not moved since cutoff, and moves the cursor past them.
+func (c *reviewCursor) page(tx Tx, cutoff time.Time) ([]*Transaction, []*Refund, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts, err := tx.TransactionsInStatus(StatusUnknown, cutoff, c.transaction, RecoveryBatch)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := tx.RefundsInStatus(StatusUnknown, cutoff, c.refund, RecoveryBatch)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.transaction = Position{}
+	if len(ts) == RecoveryBatch {
+		last := ts[len(ts)-1]
+		c.transaction = Position{At: last.UpdatedAt, Reference: last.Reference}
+	}
+	c.refund = Position{}
+	if len(rs) == RecoveryBatch {
+		last := rs[len(rs)-1]
+		c.refund = Position{At: last.CreatedAt, Reference: last.Reference}
+	}
+	return ts, rs, nil
+}
 
 // RecoverInterrupted repairs work whose processor answer was lost: left
 // PROCESSING past ProcessingTimeout by a crash or a call that outlasted
@@ -41,18 +80,16 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 	var stuck []*Transaction
 	var refunds []*Refund
 	err := s.store.View(ctx, func(tx Tx) error {
-		for _, st := range []Status{StatusProcessing, StatusUnknown} {
-			ts, err := tx.TransactionsInStatus(st, cutoff, RecoveryBatch)
-			if err != nil {
-				return err
-			}
-			rs, err := tx.RefundsInStatus(st, cutoff, RecoveryBatch)
-			if err != nil {
-				return err
-			}
-			stuck, refunds = append(stuck, ts...), append(refunds, rs...)
+		var err error
+		if stuck, err = tx.TransactionsInStatus(StatusProcessing, cutoff, Position{}, RecoveryBatch); err != nil {
+			return err
 		}
-		return nil
+		if refunds, err = tx.RefundsInStatus(StatusProcessing, cutoff, Position{}, RecoveryBatch); err != nil {
+			return err
+		}
+		ts, rs, err := s.review.page(tx, cutoff)
+		stuck, refunds = append(stuck, ts...), append(refunds, rs...)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("recover interrupted: %w", err)
@@ -325,10 +362,10 @@ func (s *Service) ReviewItems(ctx context.Context, limit int) ([]*Transaction, [
 	var rs []*Refund
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		if ts, err = tx.TransactionsInStatus(StatusUnknown, everything, limit); err != nil {
+		if ts, err = tx.TransactionsInStatus(StatusUnknown, everything, Position{}, limit); err != nil {
 			return err
 		}
-		rs, err = tx.RefundsInStatus(StatusUnknown, everything, limit)
+		rs, err = tx.RefundsInStatus(StatusUnknown, everything, Position{}, limit)
 		return err
 	})
 	if err != nil {

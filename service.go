@@ -122,6 +122,9 @@ type Service struct {
 	// authFailures bounds the audit rows written for failed
 	// authentications (audit.go).
 	authFailures *authFailureLimiter
+	// review is where the recovery job goes on through UNKNOWN items
+	// (recovery.go).
+	review *reviewCursor
 	// webhookWake wakes this process's webhook dispatcher after outbox
 	// rows commit (webhook_delivery.go).
 	webhookWake chan struct{}
@@ -160,7 +163,7 @@ func NewService(cfg Config, d Deps) *Service {
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
 		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
-		authFailures: newAuthFailureLimiter()}
+		authFailures: newAuthFailureLimiter(), review: &reviewCursor{}}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks, forget: s.auth.forget}
 	s.inProcess, _ = d.Processor.(InProcessProcessor)
 	return s

@@ -92,17 +92,20 @@ type Tx interface {
 	// (ReleaseRefunded gives a reservation back).
 	AddRefunded(reference string, amount int64, now time.Time) error
 	// TransactionsInStatus lists up to limit transactions in status whose
-	// updated time is before the cutoff, oldest first (background jobs).
-	// Only the statuses work waits in are indexed and accepted: PENDING,
-	// PROCESSING, UNKNOWN, REQUIRES_AUTHENTICATION, PRE_AUTHORISED.
-	TransactionsInStatus(status Status, updatedBefore time.Time, limit int) ([]*Transaction, error)
+	// updated time is before the cutoff, oldest first (by updated time,
+	// then reference), after the position after (the zero Position: from
+	// the oldest) (background jobs). Only the statuses work waits in are
+	// indexed and accepted: PENDING, PROCESSING, UNKNOWN,
+	// REQUIRES_AUTHENTICATION, PRE_AUTHORISED.
+	TransactionsInStatus(status Status, updatedBefore time.Time, after Position, limit int) ([]*Transaction, error)
 
 	CreateRefund(r *Refund) error
 	Refund(merchantID, reference string) (*Refund, error)
 	RefundByInvoice(merchantID, invoice string) (*Refund, error)
 	// RefundsInStatus lists up to limit refunds in status created before
-	// the cutoff, oldest first (the recovery job).
-	RefundsInStatus(status Status, createdBefore time.Time, limit int) ([]*Refund, error)
+	// the cutoff, oldest first (by created time, then reference), after
+	// the position after (the recovery job).
+	RefundsInStatus(status Status, createdBefore time.Time, after Position, limit int) ([]*Refund, error)
 	// CountInStatus counts the transactions and refunds in status, in all
 	// merchants (the needs-review gauge); the same statuses as
 	// TransactionsInStatus.
@@ -342,6 +345,15 @@ type Tx interface {
 	// DailyVolume sums a merchant's transactions created at or after
 	// since by UTC day and currency, oldest first.
 	DailyVolume(merchantID string, since time.Time) ([]DailyVolume, error)
+}
+
+// Position is a place in a list of waiting items ordered by a time and
+// then by reference: a job that leaves some items where they are (the
+// recovery job's UNKNOWN items) pages on from the last one it saw. The
+// zero Position is before every item.
+type Position struct {
+	At        time.Time
+	Reference string
 }
 
 // Card is a vaulted card. The PAN is only ever held sealed.

@@ -409,7 +409,7 @@ func (s *Service) expireChallengeBatch(ctx context.Context) (read, ended int, er
 	var waiting []*Transaction
 	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
-		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.expiryCutoff(), challengeBatch)
+		waiting, err = tx.TransactionsInStatus(StatusRequiresAuthentication, s.expiryCutoff(), Position{}, challengeBatch)
 		return err
 	})
 	if err != nil {

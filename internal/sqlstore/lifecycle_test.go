@@ -126,7 +126,7 @@ func TestPostgresExpiryJobReleasesEachHoldOnce(t *testing.T) {
 	var left []*paylink.Transaction
 	err := envs[0].Store.View(context.Background(), func(tx paylink.Tx) error {
 		var err error
-		left, err = tx.TransactionsInStatus(paylink.StatusPreAuthorised, envs[0].Clock.Now(), 100)
+		left, err = tx.TransactionsInStatus(paylink.StatusPreAuthorised, envs[0].Clock.Now(), paylink.Position{}, 100)
 		return err
 	})
 	if err != nil {

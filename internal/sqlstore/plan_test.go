@@ -31,7 +31,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		indexes []string
 	}
 	queries := []planCase{
-		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), 100}, []string{"transactions_waiting"}},
+		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), int64(0), "", 100}, []string{"transactions_waiting"}},
 		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
 		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
 		{"dashboard search", search, searchArgs,

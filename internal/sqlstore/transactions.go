@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -186,9 +187,11 @@ func (t *tx) AddRefunded(reference string, amount int64, now time.Time) error {
 const waitingStatuses = `status IN ('PENDING', 'PROCESSING', 'UNKNOWN', 'REQUIRES_AUTHENTICATION', 'PRE_AUTHORISED')`
 
 // transactionsInStatusQuery reads the waiting transactions of a status
-// through the partial index transactions_waiting.
+// after a position (updated_at, reference) through the partial index
+// transactions_waiting (the redundant updated_at >= $3 bounds the range).
 const transactionsInStatusQuery = `SELECT ` + transactionColumns + ` FROM transactions
-	WHERE status = $1 AND updated_at < $2 AND ` + waitingStatuses + ` ORDER BY updated_at LIMIT $3`
+	WHERE status = $1 AND updated_at < $2 AND ` + waitingStatuses + `
+	AND updated_at >= $3 AND (updated_at > $3 OR reference > $4) ORDER BY updated_at, reference LIMIT $5`
 
 // checkWaiting refuses a status the waiting index does not hold (one
 // that waitingStatuses does not name).
@@ -200,12 +203,13 @@ func checkWaiting(status paylink.Status) error {
 }
 
 // TransactionsInStatus lists transactions in a waiting status (see
-// waitingStatuses) not updated since a cutoff.
-func (t *tx) TransactionsInStatus(status paylink.Status, updatedBefore time.Time, limit int) ([]*paylink.Transaction, error) {
+// waitingStatuses) not updated since a cutoff, after a position.
+func (t *tx) TransactionsInStatus(status paylink.Status, updatedBefore time.Time, after paylink.Position, limit int) ([]*paylink.Transaction, error) {
 	if err := checkWaiting(status); err != nil {
 		return nil, err
 	}
-	rows, err := t.q.QueryContext(t.ctx, transactionsInStatusQuery, string(status), updatedBefore.UnixMicro(), limit)
+	rows, err := t.q.QueryContext(t.ctx, transactionsInStatusQuery, string(status), updatedBefore.UnixMicro(),
+		positionMicros(after), after.Reference, limit)
 	if err != nil {
 		return nil, fmt.Errorf("transactions in status: %w", err)
 	}
@@ -219,6 +223,15 @@ func (t *tx) TransactionsInStatus(status paylink.Status, updatedBefore time.Time
 		out = append(out, tr)
 	}
 	return out, rows.Err()
+}
+
+// positionMicros is a Position's time as stored; the zero Position is
+// before every stored time.
+func positionMicros(p paylink.Position) int64 {
+	if p.At.IsZero() {
+		return math.MinInt64
+	}
+	return p.At.UnixMicro()
 }
 
 const refundColumns = `reference, merchant_id, transaction_reference, invoice_number, status, currency, amount, created_at, details`
@@ -299,10 +312,13 @@ func (t *tx) CountInStatus(status paylink.Status) (int, error) {
 	return n, nil
 }
 
-// RefundsInStatus lists refunds in a status created before a cutoff.
-func (t *tx) RefundsInStatus(status paylink.Status, createdBefore time.Time, limit int) ([]*paylink.Refund, error) {
+// RefundsInStatus lists refunds in a status created before a cutoff,
+// after a position (created_at, reference).
+func (t *tx) RefundsInStatus(status paylink.Status, createdBefore time.Time, after paylink.Position, limit int) ([]*paylink.Refund, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE status = $1 AND created_at < $2 ORDER BY created_at LIMIT $3`, string(status), createdBefore.UnixMicro(), limit)
+		WHERE status = $1 AND created_at < $2 AND created_at >= $3 AND (created_at > $3 OR reference > $4)
+		ORDER BY created_at, reference LIMIT $5`,
+		string(status), createdBefore.UnixMicro(), positionMicros(after), after.Reference, limit)
 	if err != nil {
 		return nil, fmt.Errorf("refunds in status: %w", err)
 	}

@@ -2,7 +2,11 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 )
@@ -50,7 +54,7 @@ func testCountInStatus(t *testing.T, s paylink.Store) {
 		paylink.StatusRequiresAuthentication, paylink.StatusPreAuthorised, paylink.StatusApproved, paylink.StatusDeclined} {
 		waiting := st != paylink.StatusApproved && st != paylink.StatusDeclined
 		err := s.View(context.Background(), func(tx paylink.Tx) error {
-			if _, err := tx.TransactionsInStatus(st, t0, 10); err != nil {
+			if _, err := tx.TransactionsInStatus(st, t0, paylink.Position{}, 10); err != nil {
 				return err
 			}
 			_, err := tx.CountInStatus(st)
@@ -59,5 +63,61 @@ func testCountInStatus(t *testing.T, s paylink.Store) {
 		if (err == nil) != waiting {
 			t.Errorf("status %s: got error %v, want one only for a status nothing waits in", st, err)
 		}
+	}
+}
+
+// testInStatusPages: waiting transactions and refunds come oldest first,
+// ties by reference, and a page after a position holds exactly the items
+// after it, even among items changed at the same microsecond.
+func testInStatusPages(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	parent := NewTransaction(m, "pr_parent"+m.ID, "", 1000)
+	var want []string
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.CreateTransaction(parent); err != nil {
+			return err
+		}
+		for i, at := range []time.Time{t0, t0, t0, t0.Add(time.Microsecond), t0.Add(time.Microsecond)} {
+			ref := fmt.Sprintf("pg%d%s", 4-i, m.ID) // references against the time order
+			tr := NewTransaction(m, "pr_"+ref, "", 1000)
+			tr.Status, tr.UpdatedAt = paylink.StatusUnknown, at
+			r := &paylink.Refund{Reference: "rf_" + ref, MerchantID: m.ID, TransactionReference: parent.Reference,
+				Status: paylink.StatusUnknown, Currency: "AUD", Amount: 1, CreatedAt: at}
+			if err := tx.CreateTransaction(tr); err != nil {
+				return err
+			}
+			if err := tx.CreateRefund(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// Ordered by time, then reference: pg2 pg3 pg4 (t0), pg0 pg1 (t0+1µs).
+	for _, i := range []int{2, 3, 4, 0, 1} {
+		want = append(want, fmt.Sprintf("pg%d%s", i, m.ID))
+	}
+	var gotTx, gotRefunds []string
+	var afterTx, afterRefund paylink.Position
+	for range 4 { // pages of 2: 2, 2, 1, 0
+		view(t, s, func(tx paylink.Tx) error {
+			ts, err := tx.TransactionsInStatus(paylink.StatusUnknown, t0.Add(time.Second), afterTx, 2)
+			if err != nil {
+				return err
+			}
+			rs, err := tx.RefundsInStatus(paylink.StatusUnknown, t0.Add(time.Second), afterRefund, 2)
+			if err != nil {
+				return err
+			}
+			for _, tr := range ts {
+				gotTx, afterTx = append(gotTx, strings.TrimPrefix(tr.Reference, "pr_")), paylink.Position{At: tr.UpdatedAt, Reference: tr.Reference}
+			}
+			for _, r := range rs {
+				gotRefunds, afterRefund = append(gotRefunds, strings.TrimPrefix(r.Reference, "rf_")), paylink.Position{At: r.CreatedAt, Reference: r.Reference}
+			}
+			return nil
+		})
+	}
+	if !slices.Equal(gotTx, want) || !slices.Equal(gotRefunds, want) {
+		t.Errorf("paged by 2:\ntransactions %v\nrefunds      %v\nwant         %v", gotTx, gotRefunds, want)
 	}
 }

@@ -64,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 		"AuditRollsBack": testAuditRollsBack,
 		// Recovery.
 		"CountInStatus": testCountInStatus,
+		"InStatusPages": testInStatusPages,
 		// The merchant dashboard.
 		"APIKeyRoll":    testAPIKeyRoll,
 		"SearchColumns": testSearchColumns,
@@ -423,7 +424,7 @@ func testTransactionLookups(t *testing.T, s paylink.Store) {
 		if _, err := tx.TransactionByInvoice(m.ID, ""); !errors.Is(err, paylink.ErrNotFound) {
 			t.Errorf("empty invoice: got %v, want ErrNotFound", err)
 		}
-		list, err := tx.TransactionsInStatus(paylink.StatusPreAuthorised, t0.Add(-7*24*time.Hour), 10)
+		list, err := tx.TransactionsInStatus(paylink.StatusPreAuthorised, t0.Add(-7*24*time.Hour), paylink.Position{}, 10)
 		if err != nil || len(list) != 1 || list[0].Reference != pending.Reference {
 			t.Errorf("in status: got %d, %v; want the one old hold", len(list), err)
 		}
