@@ -509,6 +509,9 @@ func (b *body) lookup(path string) *value {
 		if found < 0 || b.v[found].kind == kindAbsent {
 			return nil
 		}
+		if b.cased {
+			b.checkSpellings(lo, hi, found, full[:len(full)-len(path)])
+		}
 		if !nested {
 			return &b.v[found]
 		}

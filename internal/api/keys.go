@@ -20,6 +20,29 @@ func (b *body) casedMember(lo, hi int, key string) int {
 	return found
 }
 
+// checkSpellings records a field error when a member among lo to hi
+// spelled otherwise than the one found (at found) names the same key in
+// snake_case and holds another value: {"amount": "10.00", "Amount":
+// "1000.00"} is refused rather than read as either. Values compare as
+// sent, trimmed (12.00 and "12.00" agree; 12 and 12.00 do not).
+// Duplicates spelled alike keep JSON's rule (the last counts), an empty
+// alias is absent, and two objects under two spellings are refused,
+// whatever they hold.
+// prefix is the path up to the key ("purchase.").
+func (b *body) checkSpellings(lo, hi, found int, prefix string) {
+	got := &b.v[found]
+	want := snakeKey(got.key)
+	for j := lo; j < hi; j = int(b.v[j].end) {
+		v := &b.v[j]
+		if v.key == got.key || v.kind == kindAbsent || snakeKey(v.key) != want {
+			continue
+		}
+		if v.kind == kindObject || got.kind == kindObject || strings.TrimSpace(v.text) != strings.TrimSpace(got.text) {
+			b.fail(prefix+v.key, "differs from the value sent as "+prefix+got.key)
+		}
+	}
+}
+
 // hasUpper reports whether k holds an upper-case ASCII letter.
 func hasUpper(k string) bool { return firstUpper(k) >= 0 }
 

@@ -387,3 +387,51 @@ func TestCompanyTokensThatDisagreeAreRefused(t *testing.T) {
 		t.Errorf("link look-up with two different company tokens: got %d %s, want 400", lookup.Status, lookup.Raw)
 	}
 }
+
+// TestSpellingsThatDisagreeAreRefused: one key sent under two spellings
+// with two values is a 400 naming the other spelling, never a silent
+// choice of either amount; the same value twice, or an empty alias, is
+// fine.
+func TestSpellingsThatDisagreeAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for name, c := range map[string]struct {
+		set    func(map[string]any)
+		status int
+		field  string
+	}{
+		"spec spelling and PascalCase": {func(b map[string]any) { apitest.Set(b, "purchase.Amount", "1200.00") },
+			http.StatusBadRequest, "purchase.Amount"},
+		"two aliases": {func(b map[string]any) {
+			apitest.Set(b, "customer.IPAddress", "203.0.113.8")
+			apitest.Set(b, "customer.ipAddress", "203.0.113.9")
+			delete(b["customer"].(map[string]any), "ip_address")
+		}, http.StatusBadRequest, "customer.I"},
+		"a flag both ways": {func(b map[string]any) {
+			apitest.Set(b, "purchase.shouldServiceApplyPreAuthorisation", true)
+			apitest.Set(b, "purchase.ShouldServiceApplyPreAuthorisation", false)
+		}, http.StatusBadRequest, "purchase."},
+		"the same value twice": {func(b map[string]any) { apitest.Set(b, "purchase.AMOUNT", "12.00") }, http.StatusOK, ""},
+		"an empty alias":       {func(b map[string]any) { apitest.Set(b, "purchase.Amount", "") }, http.StatusOK, ""},
+	} {
+		res := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", c.set))
+		if res.Status != c.status {
+			t.Errorf("%s: got %d %s, want %d", name, res.Status, res.Raw, c.status)
+			continue
+		}
+		if c.status == http.StatusOK {
+			if got := fmt.Sprint(res.Get("purchase.amount")); got != "12" && got != "12.00" {
+				t.Errorf("%s: charged %v, want 12.00", name, got)
+			}
+			continue
+		}
+		fields, _ := res.Body["fields"].(map[string]any)
+		named := false
+		for f := range fields {
+			named = named || strings.HasPrefix(f, c.field)
+		}
+		if !named || !strings.Contains(res.Raw, "differs from the value sent as") {
+			t.Errorf("%s: got %s, want a field error on %s...", name, res.Raw, c.field)
+		}
+	}
+}
