@@ -179,6 +179,29 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 	}
 }
 
+// A card number typed into another field is refused before the payment
+// and never written back into the page.
+func TestCardNumberInAnotherFieldIsNotShownBack(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	f := cardForm(b.get(hpp).csrf(t), cardOK)
+	f.Set("address", "4000 0000 0000 0002")
+	f.Set("city", "Newtown")
+	p := b.post(hpp, f)
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, `href="#address"`) || !strings.Contains(p.body, `value="Newtown"`) {
+		t.Fatalf("got %d, want 400 naming the address and keeping the city:\n%s", p.status, p.body)
+	}
+	if strings.Contains(p.body, "4000 0000 0000 0002") || strings.Contains(p.body, "4000000000000002") {
+		t.Errorf("the card number typed into the address was written back into the page")
+	}
+	if got := linkState(t, env, m, r.Str("id")); got.Str("attempts") != "0" {
+		t.Errorf("attempts: got %s, want 0 (refused before the payment)", got.Str("attempts"))
+	}
+}
+
 func TestCSRFRejected(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()

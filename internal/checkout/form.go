@@ -28,11 +28,17 @@ func customerForm(c paylink.Customer) formValues {
 }
 
 // readForm reads the customer part of a posted form; problems go to errs.
+// A field refused is shown again empty: a card number typed into the
+// address is not written back into the page.
 func readForm(r *http.Request, errs map[string]string) formValues {
 	get := func(name string) string {
 		v := strings.TrimSpace(r.PostFormValue(name))
-		if paylink.CheckText(v, paylink.MaxFieldLength) != nil {
+		switch {
+		case paylink.CheckText(v, paylink.MaxFieldLength) != nil:
 			errs[name] = fmt.Sprintf("Use at most %d characters, without control characters.", paylink.MaxFieldLength)
+			return ""
+		case paylink.ContainsCardNumber(v):
+			errs[name] = "This looks like a card number: enter the card in the card fields only."
 			return ""
 		}
 		return v
