@@ -70,6 +70,7 @@ const (
 	AuditSettingsUpdate      = "merchant.settings.update"
 	AuditWhitelistUpdate     = "merchant.whitelist.update"
 	AuditWebhookResend       = "webhook_delivery.resend"
+	AuditMasterKeyRotate     = "master_key.rotate" // stored secrets re-sealed under the active master key
 )
 
 // Audited object types.
@@ -82,6 +83,7 @@ const (
 	ObjectRefund        = "refund"
 	ObjectPaymentLink   = "payment_link"
 	ObjectWebhook       = "webhook_delivery"
+	ObjectMasterKey     = "master_key" // by its key id, never the key
 )
 
 // AuditFilter selects audit rows for an export, oldest first.
@@ -144,14 +146,14 @@ func (s *Service) auditDenied(ctx context.Context, e AuditEvent) {
 	case limitSuppress:
 		return
 	case limitFirstSuppressed:
-		s.log.Warn("authentication failures over the audit limit: not audited until the minute ends",
+		s.log.WarnContext(ctx, "authentication failures over the audit limit: not audited until the minute ends",
 			"source_ip", ip, "per_ip_limit", AuthFailuresPerIP, "total_limit", AuthFailuresTotal)
 		return
 	}
 	e.Outcome = OutcomeDenied
 	err := s.store.Update(ctx, func(tx Tx) error { return s.audit(ctx, tx, e) })
 	if err != nil {
-		s.log.Error("audit authentication failure", "action", e.Action, "err", err)
+		s.log.ErrorContext(ctx, "audit authentication failure", "action", e.Action, "err", err)
 	}
 }
 

@@ -48,7 +48,10 @@ const (
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"
-	CodeServiceUnavailable      = "service_unavailable"
+	// CodeClientClosedRequest is logged and counted (status 499) for a
+	// request whose client went away before its answer; no client reads it.
+	CodeClientClosedRequest = "client_closed_request"
+	CodeServiceUnavailable  = "service_unavailable"
 
 	// Card lifecycle.
 	CodeAlreadyCaptured        = "already_captured"

@@ -6,16 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Idempotency-key rules: a key is remembered for IdempotencyRetention; a
 // request in progress holds its key for IdempotencyLock, after which a
-// retry may take it over (the first attempt is presumed dead).
+// retry may take it over (the first attempt is presumed dead). The lock
+// outlasts any request: a processor call has a deadline of at most
+// MaxProcessorTimeout, and the server gives a response at most
+// MaxRequestTime to be written.
 const (
 	IdempotencyRetention = 24 * time.Hour
-	IdempotencyLock      = time.Minute
-	MaxIdempotencyKey    = 255
+	IdempotencyLock      = 3 * time.Minute
+	MaxIdempotencyKey    = 255 // characters
 )
+
+// MaxRequestTime bounds how long a request may take to be answered (the
+// HTTP server's write timeout): the longest processor call, with time
+// left for the database and the response.
+const MaxRequestTime = MaxProcessorTimeout + 30*time.Second
 
 // DashboardKeyPrefix begins the idempotency keys of the dashboard's
 // forms, which share a merchant's keys with its API clients; the API
@@ -28,7 +37,13 @@ type IdempotencyKey struct {
 	Key         string
 	RequestHash []byte
 	Status      int // HTTP status once finished; 0 while in progress
+	// Response is the finished request's answer, opened. It is stored
+	// sealed by the vault (Sealed), because an answer can hold what is
+	// otherwise kept only hashed: a payment link's page addresses, a 3-D
+	// Secure challenge address, a transaction token. Rows written before
+	// sealing (migration 0028) have Response and no Sealed.
 	Response    []byte
+	Sealed      SealedSecret
 	CreatedAt   time.Time
 	LockedUntil time.Time
 }
@@ -38,7 +53,7 @@ type IdempotencyKey struct {
 // replay, or a 409 when the key is in use by a request still running or
 // was used with a different request.
 func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
-	if key == "" || len(key) > MaxIdempotencyKey || CheckText(key, MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
+	if key == "" || utf8.RuneCountInString(key) > MaxIdempotencyKey || CheckText(key, 4*MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
 		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey),
 			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
 	}
@@ -47,7 +62,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	var found *IdempotencyKey
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		found, err = tx.ClaimIdempotencyKey(claim, now)
+		found, err = tx.ClaimIdempotencyKey(claim, now, now.Add(-IdempotencyRetention))
 		return err
 	})
 	switch {
@@ -60,23 +75,59 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	case found.Status == 0:
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "a request with this Idempotency-Key is still in progress; retry later")
 	}
+	if found.Sealed.KeyID != "" {
+		if found.Response, err = s.vault.Open(found.Sealed); err != nil {
+			return nil, Internal("open the stored response of an idempotency key", err)
+		}
+	}
 	return found, nil
 }
 
-// FinishIdempotent stores the response of a claimed key for replays, or
-// releases the key when the request failed in a way worth retrying
-// (status 0 or 5xx).
+// FinishIdempotent stores the response of a claimed key for replays,
+// sealed, or releases the key when the request failed in a way worth
+// retrying (status 0 or 5xx; see Retryable for the API's errors).
 func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string, status int, response []byte) error {
+	var sealed SealedSecret
+	if status != 0 && status < 500 {
+		var err error
+		if sealed, err = s.vault.Seal(response); err != nil {
+			return fmt.Errorf("finish idempotency key: seal the response: %w", err)
+		}
+	}
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if status == 0 || status >= 500 {
+		if sealed.KeyID == "" {
 			return tx.ReleaseIdempotencyKey(m.ID, key)
 		}
-		return tx.FinishIdempotencyKey(m.ID, key, status, response)
+		return tx.FinishIdempotencyKey(m.ID, key, status, sealed)
 	})
 	if err != nil {
 		return fmt.Errorf("finish idempotency key: %w", err)
 	}
 	return nil
+}
+
+// Retryable reports whether err describes a passing state rather than an
+// answer to keep: an internal or unavailable error, a request whose
+// client went away, or a 409 that says another operation on the same
+// payment is still under way (operation_in_progress,
+// authentication_pending, payment_link_in_progress). A request that
+// ended so does not keep its Idempotency-Key: the retry runs.
+func Retryable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return true
+	}
+	e := AsError(err)
+	switch {
+	case e.Kind == KindInternal || e.Kind == KindUnavailable:
+		return true
+	case e.Kind != KindConflict:
+		return false
+	}
+	switch e.Code {
+	case CodeOperationInProgress, CodeAuthenticationPending, CodeLinkInProgress:
+		return true
+	}
+	return false
 }
 
 // CleanupIdempotencyKeys forgets keys older than IdempotencyRetention.

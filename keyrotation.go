@@ -16,11 +16,14 @@ const (
 	SecretLinkTokens    SecretKind = "payment_link_tokens"  // a payment link's page tokens
 	SecretWebhookSecret SecretKind = "webhook_secret"       // a merchant's webhook signing secret
 	SecretTOTP          SecretKind = "totp_secret"          // a dashboard user's two-factor secret
+	// SecretIdempotentResponse is an idempotency key's stored answer (ID
+	// the key, MerchantID its merchant).
+	SecretIdempotentResponse SecretKind = "idempotency_response"
 )
 
 // SecretKinds lists every kind, in the order rotation visits them.
 func SecretKinds() []SecretKind {
-	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret, SecretTOTP}
+	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret, SecretTOTP, SecretIdempotentResponse}
 }
 
 // StoredSecret is one sealed secret as key rotation sees it.
@@ -76,12 +79,39 @@ func (s *Service) RotateKeys(ctx context.Context, opts KeyRotation) (RotationRes
 	var res RotationResult
 	for _, kind := range SecretKinds() {
 		if err := s.rotateKind(ctx, kind, opts, &res); err != nil {
-			return res, err
+			return res, errors.Join(err, s.auditRotation(ctx, res, err))
 		}
 	}
 	n, err := s.CountSecretsToRotate(ctx)
 	res.Remaining = n
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return res, s.auditRotation(ctx, res, nil)
+}
+
+// auditRotation records a rotation's run in the audit log, with what it
+// did, as success when nothing is left under another key, else (stopped
+// by failed, or secrets left) as failure. The object is the active key
+// by its id.
+func (s *Service) auditRotation(ctx context.Context, res RotationResult, failed error) error {
+	outcome := OutcomeSuccess
+	if failed != nil || res.Remaining > 0 {
+		outcome = OutcomeFailure
+	}
+	detail := fmt.Sprintf("re-encrypted=%d fingerprinted=%d unreadable=%d remaining=%d",
+		res.Resealed, res.Fingerprinted, res.Unreadable, res.Remaining)
+	if failed != nil {
+		detail += " stopped"
+	}
+	err := s.store.Update(context.WithoutCancel(ctx), func(tx Tx) error {
+		return s.audit(ctx, tx, AuditEvent{Action: AuditMasterKeyRotate, ObjectType: ObjectMasterKey,
+			ObjectID: s.vault.KeyID(), Outcome: outcome, Detail: detail})
+	})
+	if err != nil {
+		return fmt.Errorf("audit the key rotation: %w", err)
+	}
+	return nil
 }
 
 // CountSecretsToRotate counts the stored secrets and card fingerprints not

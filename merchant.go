@@ -174,6 +174,13 @@ func SecretMatches(secret string, hash []byte) bool {
 // apiKeyPrefix marks paylink API keys so they are recognisable in leaks.
 const apiKeyPrefix = "pl_sk_"
 
+// LooksLikeSecret reports whether s holds the start of one of paylink's
+// own prefixed secrets, an API key (pl_sk_) or a webhook signing secret
+// (whsec_): a value that must not be logged (a request id, for one).
+func LooksLikeSecret(s string) bool {
+	return strings.Contains(s, apiKeyPrefix) || strings.Contains(s, webhookSecretPrefix)
+}
+
 func (s *Service) newCredentials() (Credentials, error) {
 	mid, err := s.token(12)
 	if err != nil {

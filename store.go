@@ -164,10 +164,12 @@ type Tx interface {
 
 	// Idempotency keys.
 	// ClaimIdempotencyKey inserts k, or takes over an unfinished key whose
-	// lock expired before now; otherwise it returns the stored key with
-	// ErrConflict.
-	ClaimIdempotencyKey(k *IdempotencyKey, now time.Time) (*IdempotencyKey, error)
-	FinishIdempotencyKey(merchantID, key string, status int, response []byte) error
+	// lock expired before now, or a key created before expiredBefore
+	// (past its retention, not yet deleted); otherwise it returns the
+	// stored key with ErrConflict.
+	ClaimIdempotencyKey(k *IdempotencyKey, now, expiredBefore time.Time) (*IdempotencyKey, error)
+	// FinishIdempotencyKey stores the sealed response of a claimed key.
+	FinishIdempotencyKey(merchantID, key string, status int, response SealedSecret) error
 	ReleaseIdempotencyKey(merchantID, key string) error
 	DeleteIdempotencyKeys(createdBefore time.Time) (int64, error)
 

@@ -570,3 +570,54 @@ func secondFactor(svc *paylink.Service, recovery string) error {
 	}
 	return svc.VerifySecondFactor(ctx, ss, recovery)
 }
+
+// TestKeyRotationResealsIdempotentAnswers: an idempotency key's stored
+// answer is sealed (its text is not in the row) and a rotation re-seals
+// it, after which the replay still answers with it.
+func TestKeyRotationResealsIdempotentAnswers(t *testing.T) {
+	rotationEngines(t, func(t *testing.T, engine sqlstore.Engine) {
+		e := newRotationEnv(t, engine)
+		ctx := context.Background()
+		m := e.vaultCards(t, 1, 1)[0].m
+		answer := []byte(`{"url":"https://pay.example/pay/SECRETPAGETOKEN"}`)
+		hash := []byte("request hash")
+		if replay, err := e.tokenise.BeginIdempotent(ctx, m, "order-1", hash); err != nil || replay != nil {
+			t.Fatalf("claim: got %v, %v", replay, err)
+		}
+		if err := e.tokenise.FinishIdempotent(ctx, m, "order-1", 201, answer); err != nil {
+			t.Fatal(err)
+		}
+		stored := func() (keyID string, response []byte) {
+			t.Helper()
+			if err := e.store.DB().QueryRow(`SELECT response_key_id, response FROM idempotency_keys WHERE key = 'order-1'`).
+				Scan(&keyID, &response); err != nil {
+				t.Fatal(err)
+			}
+			return keyID, response
+		}
+		if keyID, response := stored(); keyID != e.oldKeyID || bytes.Contains(response, []byte("SECRETPAGETOKEN")) {
+			t.Fatalf("stored answer: key %q, %q; want it sealed under %s", keyID, response, e.oldKeyID)
+		}
+		if out, err := e.keysRotate(ctx, io.Discard); err != nil || !strings.Contains(out, "still under an old key: 0") {
+			t.Fatalf("keys rotate: %v\n%s", err, out)
+		}
+		if keyID, _ := stored(); keyID == e.oldKeyID || keyID == "" {
+			t.Errorf("after the rotation: answer under %q, want the new key", keyID)
+		}
+		replay, err := e.serve.BeginIdempotent(ctx, m, "order-1", hash)
+		if err != nil || replay == nil || replay.Status != 201 || !bytes.Equal(replay.Response, answer) {
+			t.Errorf("replay after the rotation: got %+v, %v; want status 201 and the answer", replay, err)
+		}
+		var rows []*paylink.AuditEvent
+		if err := e.store.View(ctx, func(tx paylink.Tx) error {
+			rows, err = tx.AuditEvents(paylink.AuditFilter{Action: paylink.AuditMasterKeyRotate, Limit: 10})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].ActorKind != paylink.ActorCLI || rows[0].ActorID != "keys rotate" ||
+			rows[0].Outcome != paylink.OutcomeSuccess || rows[0].ObjectID == e.oldKeyID || !strings.Contains(rows[0].Detail, "re-encrypted=") {
+			t.Errorf("audit rows of the rotation: got %+v, want one success by the CLI naming the new key", rows)
+		}
+	})
+}

@@ -18,7 +18,9 @@ var errReservedKey = &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.Cod
 // idempotent runs a request at most once per Idempotency-Key: a retry
 // with the same key and body gets the first response again (with
 // Idempotent-Replayed: true), a different body or a concurrent retry gets
-// 409. Responses of 5xx release the key so the request can be retried.
+// 409. An answer that describes a passing state (paylink.Retryable: 5xx,
+// the client gone, another operation on the payment under way) releases
+// the key so the request can be retried.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, key string, raw []byte, h merchantHandler) (int, []byte) {
 	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
 		return s.errorResponse(w, r, errReservedKey)
@@ -32,8 +34,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		w.Header().Set("Idempotent-Replayed", "true")
 		return replay.Status, replay.Response
 	}
-	status, body := s.run(w, r, m, raw, h)
-	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), m, key, status, body); err != nil {
+	status, body, err := s.outcome(w, r, m, raw, h)
+	keep := status
+	if err != nil && paylink.Retryable(err) {
+		keep = 0
+	}
+	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), m, key, keep, body); err != nil {
 		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body

@@ -18,10 +18,16 @@ import (
 	"github.com/paylink/paylink/internal/apitest"
 )
 
-// postKey sends a raw body with an Idempotency-Key.
+// postKey sends a raw purchase body with an Idempotency-Key.
 func postKey(t *testing.T, env *apitest.Env, m *apitest.Merchant, key string, body []byte) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase", bytes.NewReader(body))
+	return postKeyTo(t, env, m, "/v5/purchase", key, body)
+}
+
+// postKeyTo sends a raw body to path with an Idempotency-Key.
+func postKeyTo(t *testing.T, env *apitest.Env, m *apitest.Merchant, path, key string, body []byte) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
 	req.Header.Set("Idempotency-Key", key)
 	res, err := http.DefaultClient.Do(req)
@@ -182,8 +188,8 @@ func TestReadsIgnoreIdempotencyKey(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	path := env.Server.URL + "/v5/reports/settlement?date=" + env.Service.Now().UTC().Format("2006-01-02")
-	for i := range 2 {
-		req, _ := http.NewRequest(http.MethodGet, path, nil)
+	for i, method := range []string{http.MethodGet, http.MethodGet, http.MethodHead, http.MethodHead} {
+		req, _ := http.NewRequest(method, path, nil)
 		req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
 		req.Header.Set("Idempotency-Key", "report-1")
 		res, err := http.DefaultClient.Do(req)
@@ -192,8 +198,12 @@ func TestReadsIgnoreIdempotencyKey(t *testing.T) {
 		}
 		res.Body.Close()
 		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") || res.Header.Get("Idempotent-Replayed") != "" {
-			t.Errorf("call %d: got %d %q replayed %q, want 200 text/csv, not replayed", i+1, res.StatusCode,
+			t.Errorf("call %d (%s): got %d %q replayed %q, want 200 text/csv, not replayed", i+1, method, res.StatusCode,
 				res.Header.Get("Content-Type"), res.Header.Get("Idempotent-Replayed"))
 		}
+	}
+	// The key was never taken by the reads: a call may use it.
+	if res, body := postKey(t, env, m, "report-1", []byte(`{}`)); res.StatusCode == http.StatusConflict {
+		t.Errorf("a POST with the key the reads carried: got %d %s, want it run", res.StatusCode, body)
 	}
 }

@@ -4,6 +4,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -82,7 +83,7 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 		return s.errorResponse(w, r, err)
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if key == "" || r.Method == http.MethodGet { // a read is idempotent already
+	if key == "" || r.Method == http.MethodGet || r.Method == http.MethodHead { // a read is idempotent already
 		return s.run(w, r, m, raw, h)
 	}
 	return s.idempotent(w, r, m, key, raw, h)
@@ -90,19 +91,25 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 
 // run decodes the body and runs the handler.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, raw []byte, h merchantHandler) (int, []byte) {
+	status, body, _ := s.outcome(w, r, m, raw, h)
+	return status, body
+}
+
+// outcome is run's answer with the handler's error, if it failed.
+func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, raw []byte, h merchantHandler) (int, []byte, error) {
 	b, err := parseBody(raw)
-	if err != nil {
-		return s.errorResponse(w, r, err)
+	if err == nil {
+		var out any
+		if out, err = h(w, r, m, b); err == nil {
+			if csv, ok := out.(csvBody); ok {
+				w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+				return http.StatusOK, csv, nil
+			}
+			return http.StatusOK, encodeJSON(out), nil
+		}
 	}
-	out, err := h(w, r, m, b)
-	if err != nil {
-		return s.errorResponse(w, r, err)
-	}
-	if csv, ok := out.(csvBody); ok {
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		return http.StatusOK, csv
-	}
-	return http.StatusOK, encodeJSON(out)
+	status, body := s.errorResponse(w, r, err)
+	return status, body, err
 }
 
 // bearer extracts the API key from "Authorization: Bearer <key>".
@@ -165,6 +172,11 @@ const retryAfterSeconds = "1"
 // errorResponse renders an error as its status and body, logging
 // internal detail.
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// Nobody reads this answer: not a server error to log or count.
+		return httpx.StatusClientClosedRequest, encodeJSON(errorBody{ResponseCode: paylink.CodeClientClosedRequest,
+			ResponseMessage: clientClosed, ErrorCode: paylink.CodeClientClosedRequest, ErrorMessage: clientClosed})
+	}
 	e := paylink.AsError(err)
 	status := httpx.Status(e.Kind)
 	switch e.Kind {
@@ -180,6 +192,9 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: msg,
 		ErrorCode: e.Code, ErrorMessage: msg, Fields: fields})
 }
+
+// clientClosed is the message of an answer to a client that went away.
+const clientClosed = "the client closed the request before its answer"
 
 // maskedFields is fields with every card number in a problem masked: a
 // problem may quote the value it refused, and an error body is kept with

@@ -381,3 +381,31 @@ func TestAbandonedChallengesAreDeclinedByTheJob(t *testing.T) {
 		t.Errorf("answered challenge completed after the job: got %s, want APPROVED", r.Raw)
 	}
 }
+
+// TestPendingAnswerIsNotKeptWithItsIdempotencyKey: 3dsredirect before the
+// customer answered is 409 authentication_pending, a passing state, so
+// the same call with the same Idempotency-Key after the answer runs
+// again instead of replaying the 409.
+func TestPendingAnswerIsNotKeptWithItsIdempotencyKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	ref, pageURL := r.Str("purchase.purchase_reference"), r.Str("customer.authentication_redirect_url")
+	redirect := func() (*http.Response, string) {
+		t.Helper()
+		return postKeyTo(t, env, m, "/v5/purchase/"+ref+"/3dsredirect", ref+"-3ds", []byte(`{"company_token":"`+m.Creds.CompanyToken+`"}`))
+	}
+	if res, body := redirect(); res.StatusCode != http.StatusConflict || !strings.Contains(body, paylink.CodeAuthenticationPending) {
+		t.Fatalf("before the answer: got %d %s, want 409 %s", res.StatusCode, body, paylink.CodeAuthenticationPending)
+	}
+	page := fetchChallenge(t, env, pageURL)
+	submit(t, env, page.action, "success", map[string]string{"Origin": env.Server.URL, "Sec-Fetch-Site": "same-origin"})
+	res, body := redirect()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" || !strings.Contains(body, `"APPROVED"`) {
+		t.Fatalf("after the answer, same key: got %d replayed=%q %s, want the call run: 200 APPROVED",
+			res.StatusCode, res.Header.Get("Idempotent-Replayed"), body)
+	}
+	if again, body2 := redirect(); again.Header.Get("Idempotent-Replayed") != "true" || body2 != body {
+		t.Errorf("third call: got replayed=%q, want the approval replayed", again.Header.Get("Idempotent-Replayed"))
+	}
+}

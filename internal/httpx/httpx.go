@@ -182,9 +182,12 @@ func RequestID(inbound string) string {
 }
 
 // saneID reports whether a client's request id may be used (and logged):
-// 1 to maxRequestID characters of [A-Za-z0-9._-], and no card number.
+// 1 to maxRequestID characters of [A-Za-z0-9._-], without a card number
+// (its groups joined by '.' or '_' as much as by '-') or the start of one
+// of paylink's prefixed secrets.
 func saneID(s string) bool {
-	if s == "" || len(s) > maxRequestID || paylink.ContainsCardNumber(s) {
+	if s == "" || len(s) > maxRequestID || paylink.LooksLikeSecret(s) ||
+		paylink.ContainsCardNumber(strings.Map(dashForSeparator, s)) {
 		return false
 	}
 	for _, c := range []byte(s) {
@@ -194,6 +197,15 @@ func saneID(s string) bool {
 		}
 	}
 	return true
+}
+
+// dashForSeparator maps the other separators a request id may hold to
+// the '-' that ContainsCardNumber reads between a card number's groups.
+func dashForSeparator(c rune) rune {
+	if c == '.' || c == '_' {
+		return '-'
+	}
+	return c
 }
 
 // statusRecorder remembers the status code and whether a response began.
@@ -240,6 +252,11 @@ func (h LogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h LogHandler) WithGroup(name string) slog.Handler {
 	return LogHandler{h.Handler.WithGroup(name)}
 }
+
+// StatusClientClosedRequest is the status logged and counted for a
+// request whose client went away before its answer (nginx's 499): no
+// client receives it, and it is not a server error.
+const StatusClientClosedRequest = 499
 
 // Status is the HTTP status of a Service error of kind k, the one mapping
 // the API, the payment pages and the dashboard answer with: an outage is

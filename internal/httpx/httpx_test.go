@@ -52,6 +52,12 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		{"non-ASCII", "réq", false},
 		{"a card number", "4000000000000119", false},
 		{"a card number with dashes", "req-4111-1111-1111-1111", false},
+		{"a card number with dots", "4111.1111.1111.1111", false},
+		{"a card number with underscores", "5555_5555_5555_4444", false},
+		{"a card number in two dotted halves", "41111111.11111111", false},
+		{"an API key", "pl_sk_0000000000000000000000000000000000000000", false},
+		{"a webhook secret", "whsec_abc", false},
+		{"dotted digits that are no card number", "2026.11.27.1234", true},
 		{"a long number that is not a card's", "1234567890123456", true},
 	}
 	for _, tt := range tests {

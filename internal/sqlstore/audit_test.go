@@ -24,7 +24,10 @@ func TestAuditLogIsAppendOnly(t *testing.T) {
 		{"sqlite", "sqlite", func(t *testing.T) (string, string) {
 			path := filepath.Join(t.TempDir(), "audit.db")
 			return path, "file:" + path
-		}, []string{`UPDATE audit_log SET outcome = 'failure'`, `DELETE FROM audit_log`}, `
+		}, []string{`UPDATE audit_log SET outcome = 'failure'`, `DELETE FROM audit_log`,
+			// REPLACE deletes the row it replaces without DELETE triggers.
+			`INSERT OR REPLACE INTO audit_log SELECT id, at, merchant_id, actor_kind, 'FORGED', source_ip, request_id,
+				action, object_type, object_id, 'failure', detail FROM audit_log`}, `
 BEGIN;
 DROP TRIGGER audit_log_no_delete;
 DELETE FROM audit_log WHERE at < (unixepoch('now', '+13 months') * 1000000);

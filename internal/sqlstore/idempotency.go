@@ -7,8 +7,9 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// ClaimIdempotencyKey inserts a key or takes over an abandoned one.
-func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now time.Time) (*paylink.IdempotencyKey, error) {
+// ClaimIdempotencyKey inserts a key or takes over an abandoned or
+// expired one.
+func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now, expiredBefore time.Time) (*paylink.IdempotencyKey, error) {
 	res, err := t.exec(`INSERT INTO idempotency_keys (merchant_id, key, request_hash, status, created_at, locked_until)
 		VALUES ($1, $2, $3, 0, $4, $5) ON CONFLICT (merchant_id, key) DO NOTHING`,
 		k.MerchantID, k.Key, k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro())
@@ -18,9 +19,11 @@ func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now time.Time) (*pay
 	if n, _ := res.RowsAffected(); n == 1 {
 		return nil, nil
 	}
-	err = t.execOne("take over idempotency key", `UPDATE idempotency_keys SET locked_until = $1
-		WHERE merchant_id = $2 AND key = $3 AND request_hash = $4 AND status = 0 AND locked_until < $5`,
-		k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, k.RequestHash, now.UnixMicro())
+	err = t.execOne("take over idempotency key", `UPDATE idempotency_keys
+		SET request_hash = $1, status = 0, response = NULL, response_key_id = '', created_at = $2, locked_until = $3
+		WHERE merchant_id = $4 AND key = $5
+		  AND ((request_hash = $1 AND status = 0 AND locked_until < $6) OR created_at < $7)`,
+		k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, now.UnixMicro(), expiredBefore.UnixMicro())
 	if err == nil {
 		return nil, nil
 	}
@@ -35,20 +38,26 @@ func (t *tx) idempotencyKey(merchantID, key string) (*paylink.IdempotencyKey, er
 	k := paylink.IdempotencyKey{MerchantID: merchantID, Key: key}
 	var created, locked int64
 	var response []byte
-	err := t.q.QueryRowContext(t.ctx, `SELECT request_hash, status, response, created_at, locked_until
+	var keyID string
+	err := t.q.QueryRowContext(t.ctx, `SELECT request_hash, status, response, response_key_id, created_at, locked_until
 		FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, merchantID, key).
-		Scan(&k.RequestHash, &k.Status, &response, &created, &locked)
+		Scan(&k.RequestHash, &k.Status, &response, &keyID, &created, &locked)
 	if err != nil {
 		return nil, notFound("load idempotency key", err)
 	}
-	k.Response, k.CreatedAt, k.LockedUntil = response, time.UnixMicro(created).UTC(), time.UnixMicro(locked).UTC()
+	if keyID == "" {
+		k.Response = response // written before responses were sealed
+	} else {
+		k.Sealed = paylink.SealedSecret{KeyID: keyID, Ciphertext: response}
+	}
+	k.CreatedAt, k.LockedUntil = time.UnixMicro(created).UTC(), time.UnixMicro(locked).UTC()
 	return &k, nil
 }
 
-// FinishIdempotencyKey stores the response of a claimed key.
-func (t *tx) FinishIdempotencyKey(merchantID, key string, status int, response []byte) error {
-	return t.execOne("finish idempotency key", `UPDATE idempotency_keys SET status = $1, response = $2
-		WHERE merchant_id = $3 AND key = $4 AND status = 0`, status, response, merchantID, key)
+// FinishIdempotencyKey stores the sealed response of a claimed key.
+func (t *tx) FinishIdempotencyKey(merchantID, key string, status int, response paylink.SealedSecret) error {
+	return t.execOne("finish idempotency key", `UPDATE idempotency_keys SET status = $1, response = $2, response_key_id = $3
+		WHERE merchant_id = $4 AND key = $5 AND status = 0`, status, response.Ciphertext, response.KeyID, merchantID, key)
 }
 
 // ReleaseIdempotencyKey forgets an unfinished key so that it can be retried.

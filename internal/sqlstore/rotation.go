@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/paylink/paylink"
 )
@@ -42,8 +43,11 @@ func sealedTableOf(kind paylink.SecretKind) (sealedTable, bool) {
 
 // SecretsToRotate lists secrets of kind not under keyID, after a cursor.
 func (t *tx) SecretsToRotate(kind paylink.SecretKind, keyID, after string, limit int) ([]paylink.StoredSecret, string, error) {
-	if kind == paylink.SecretWebhookSecret {
+	switch kind {
+	case paylink.SecretWebhookSecret:
 		return t.webhookSecretsToRotate(keyID, after, limit)
+	case paylink.SecretIdempotentResponse:
+		return t.responsesToRotate(keyID, after, limit)
 	}
 	st, ok := sealedTableOf(kind)
 	if !ok {
@@ -73,6 +77,42 @@ func (t *tx) SecretsToRotate(kind paylink.SecretKind, keyID, after string, limit
 	next := ""
 	if len(out) == limit {
 		next = out[len(out)-1].ID
+	}
+	return out, next, nil
+}
+
+// staleResponses is the WHERE clause of idempotency answers sealed under
+// another key than $1 (those stored in clear before migration 0028 have
+// no key and expire on their own).
+const staleResponses = `response_key_id <> '' AND response_key_id <> $1`
+
+// responsesToRotate lists idempotency answers not under keyID after a
+// cursor: the merchant id and the key, joined by a NUL (which neither
+// holds), in primary key order.
+func (t *tx) responsesToRotate(keyID, after string, limit int) ([]paylink.StoredSecret, string, error) {
+	merchant, key, _ := strings.Cut(after, "\x00")
+	rows, err := t.q.QueryContext(t.ctx, `SELECT merchant_id, key, response_key_id, response FROM idempotency_keys
+		WHERE `+staleResponses+` AND (merchant_id > $2 OR (merchant_id = $2 AND key > $3))
+		ORDER BY merchant_id, key LIMIT $4`, keyID, merchant, key, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("idempotency answers to rotate: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.StoredSecret
+	for rows.Next() {
+		s := paylink.StoredSecret{Kind: paylink.SecretIdempotentResponse}
+		if err := rows.Scan(&s.MerchantID, &s.ID, &s.Sealed.KeyID, &s.Sealed.Ciphertext); err != nil {
+			return nil, "", fmt.Errorf("idempotency answers to rotate: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("idempotency answers to rotate: %w", err)
+	}
+	next := ""
+	if len(out) == limit {
+		last := out[len(out)-1]
+		next = last.MerchantID + "\x00" + last.ID
 	}
 	return out, next, nil
 }
@@ -119,6 +159,10 @@ func (t *tx) ResealSecret(s paylink.StoredSecret, old paylink.SealedSecret) erro
 	switch s.Kind {
 	case paylink.SecretWebhookSecret:
 		return t.resealWebhookSecret(s, old)
+	case paylink.SecretIdempotentResponse:
+		return t.execOne("reseal idempotency answer", `UPDATE idempotency_keys SET response_key_id = $1, response = $2
+			WHERE merchant_id = $3 AND key = $4 AND response_key_id = $5 AND response = $6`,
+			s.Sealed.KeyID, s.Sealed.Ciphertext, s.MerchantID, s.ID, old.KeyID, old.Ciphertext)
 	case paylink.SecretCard:
 		return t.execOne("reseal card", `UPDATE cards SET key_id = $1, pan_sealed = $2, fingerprint = $3, fingerprint_key_id = $4
 			WHERE token = $5 AND key_id = $6 AND pan_sealed = $7`,
@@ -179,8 +223,12 @@ func (t *tx) CountSecretsToRotate(keyID string) (int64, error) {
 		}
 		total += n
 	}
+	var responses int64
+	if err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM idempotency_keys WHERE `+staleResponses, keyID).Scan(&responses); err != nil {
+		return 0, fmt.Errorf("count idempotency answers to rotate: %w", err)
+	}
 	n, err := t.countWebhookSecretsToRotate(keyID)
-	return total + n, err
+	return total + responses + n, err
 }
 
 // countWebhookSecretsToRotate counts webhook secrets not under keyID.

@@ -20,7 +20,7 @@ func testIdempotencyKeys(t *testing.T, s paylink.Store) {
 		go func() {
 			defer wg.Done()
 			err := s.Update(t.Context(), func(tx paylink.Tx) error {
-				_, err := tx.ClaimIdempotencyKey(key, t0)
+				_, err := tx.ClaimIdempotencyKey(key, t0, t0.Add(-24*time.Hour))
 				return err
 			})
 			if err == nil {
@@ -36,17 +36,29 @@ func testIdempotencyKeys(t *testing.T, s paylink.Store) {
 	}
 	update(t, s, func(tx paylink.Tx) error {
 		// After the lock expires a retry takes the key over.
-		if _, err := tx.ClaimIdempotencyKey(key, t0.Add(2*time.Minute)); err != nil {
+		if _, err := tx.ClaimIdempotencyKey(key, t0.Add(2*time.Minute), t0.Add(-24*time.Hour)); err != nil {
 			t.Errorf("take over after lock expiry: %v", err)
 		}
-		if err := tx.FinishIdempotencyKey(m.ID, "k1", 201, []byte(`{"ok":true}`)); err != nil {
+		sealed := paylink.SealedSecret{KeyID: "key1", Ciphertext: []byte("sealed response")}
+		if err := tx.FinishIdempotencyKey(m.ID, "k1", 201, sealed); err != nil {
 			return err
 		}
-		found, err := tx.ClaimIdempotencyKey(key, t0.Add(time.Hour))
-		if !errors.Is(err, paylink.ErrConflict) || found.Status != 201 || string(found.Response) != `{"ok":true}` {
-			t.Errorf("finished key: got %+v, %v; want the stored response with ErrConflict", found, err)
+		found, err := tx.ClaimIdempotencyKey(key, t0.Add(time.Hour), t0.Add(-23*time.Hour))
+		if !errors.Is(err, paylink.ErrConflict) || found.Status != 201 || found.Sealed.KeyID != "key1" ||
+			string(found.Sealed.Ciphertext) != "sealed response" || found.Response != nil {
+			t.Errorf("finished key: got %+v, %v; want the stored sealed response with ErrConflict", found, err)
 		}
-		n, err := tx.DeleteIdempotencyKeys(t0.Add(time.Second))
+		// Past its retention, not yet deleted: a new request takes it.
+		other := &paylink.IdempotencyKey{MerchantID: m.ID, Key: "k1", RequestHash: []byte("h2"),
+			CreatedAt: t0.Add(25 * time.Hour), LockedUntil: t0.Add(25*time.Hour + time.Minute)}
+		if _, err := tx.ClaimIdempotencyKey(other, other.CreatedAt, other.CreatedAt.Add(-24*time.Hour)); err != nil {
+			t.Errorf("claim of a key past its retention: %v, want it taken over", err)
+		}
+		found, err = tx.ClaimIdempotencyKey(key, other.CreatedAt, other.CreatedAt.Add(-24*time.Hour))
+		if !errors.Is(err, paylink.ErrConflict) || found.Status != 0 || string(found.RequestHash) != "h2" || found.Sealed.KeyID != "" {
+			t.Errorf("after the take-over: got %+v, %v; want the new request's claim, in progress", found, err)
+		}
+		n, err := tx.DeleteIdempotencyKeys(t0.Add(26 * time.Hour))
 		if err != nil || n != 1 {
 			t.Errorf("delete: got %d, %v; want 1", n, err)
 		}
