@@ -237,7 +237,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction,
 	defer cancel()
 	res, perr := s.holdCall(call, t)
 	if answerLost(call, perr) {
-		return s.awaitInquiry(t, op, perr), nil
+		return s.awaitInquiry(ctx, t, op, perr), nil
 	}
 	if perr == nil {
 		s.applyHoldOp(t, res.AcquirerTransID)

@@ -82,9 +82,14 @@ func (s *Service) PreviewDirectDebitFee(ctx context.Context, m *Merchant, compan
 	return &DirectDebitFeeQuote{Amount: amount, Fee: fee, Total: amount + fee, Config: cfg, Currency: DirectDebitCurrency}, nil
 }
 
-// checkDebitMoney validates an amount of a direct debit or its refund.
+// checkDebitMoney validates an amount of a direct debit (up to MaxAmount)
+// or of its refund (up to MaxTotal: the debited total, fee included).
 func checkDebitMoney(f FieldErrors, prefix string, amount int64, currency string) {
-	checkMoney(f, prefix, amount, currency)
+	max := MaxAmount
+	if prefix == "refund" {
+		max = MaxTotal
+	}
+	checkMoneyUpTo(f, prefix, amount, currency, max)
 	if _, has := f[prefix+".currency"]; !has && strings.ToUpper(currency) != DirectDebitCurrency {
 		f.Add(prefix+".currency", "direct debits are in AUD only (Australian bank accounts)")
 	}
@@ -247,7 +252,7 @@ func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount
 	defer cancel()
 	sub, err := s.bank.SubmitDebit(call, debitOf(t, a.Number))
 	if answerLost(call, err) {
-		return s.awaitInquiry(t, "debit", err), nil
+		return s.awaitInquiry(ctx, t, "debit", err), nil
 	}
 	now := s.now()
 	t.UpdatedAt, t.ProcessedAt = now, now

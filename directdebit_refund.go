@@ -112,7 +112,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
 		DebitAcquirerID: t.Details.AcquirerTransID})
 	if answerLost(call, err) {
-		s.log.Warn("bank answer lost: the recovery job will ask the bank", "op", "debit refund", "reference", r.Reference, "err", err)
+		s.log.WarnContext(ctx, "bank answer lost: the recovery job will ask the bank", "op", "debit refund", "reference", r.Reference, "err", err)
 		r.Details.Message = msgAwaitingInquiry
 		return r, nil
 	}

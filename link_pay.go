@@ -148,7 +148,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	defer cancel()
 	res, err := charge(call, t)
 	if answerLost(call, err) {
-		return s.awaitInquiry(t, "alternative payment", err), nil
+		return s.awaitInquiry(ctx, t, "alternative payment", err), nil
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "payment provider error", "reference", t.Reference, "payment_type", paymentType, "err", err)

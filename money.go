@@ -60,6 +60,14 @@ func ParseAmount(s string, cur Currency) (int64, error) {
 	return parseAmountWithin(s, cur, MaxAmount)
 }
 
+// ParseTotal is ParseAmount for an amount that may be a payment's whole
+// total, up to MaxTotal: a refund of a payment with its surcharge or
+// direct debit fee, in one call. The Service holds it to what is left to
+// refund.
+func ParseTotal(s string, cur Currency) (int64, error) {
+	return parseAmountWithin(s, cur, MaxTotal)
+}
+
 // parseAmountWithin is ParseAmount with max in place of MaxAmount.
 func parseAmountWithin(s string, cur Currency, max int64) (int64, error) {
 	s = strings.TrimSpace(s)

@@ -209,6 +209,13 @@ type BankAccountInfo struct {
 	HolderName string `json:"holder_name"`
 }
 
+// PayerSurcharge is what the payer paid above the sale amount: a card
+// surcharge, or a direct debit fee passed on to the payer. It is the
+// "surcharge" of webhooks, settlement reports and payment exports alike,
+// so that sale amount plus surcharge is always what the payer was
+// charged.
+func (t *Transaction) PayerSurcharge() int64 { return t.Surcharge + t.Fee }
+
 // Refundable is what can still be refunded of a transaction.
 func (t *Transaction) Refundable() int64 {
 	if t.Status != StatusApproved {

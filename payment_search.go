@@ -365,7 +365,7 @@ func paymentRecord(t *Transaction) []string {
 		brand = t.Details.Card.Brand
 	}
 	return []string{t.Reference, t.CreatedAt.Format(time.RFC3339), string(t.Status.Public()), t.PaymentType, t.Channel, t.Currency,
-		FormatAmount(t.Amount, cur), FormatAmount(t.Surcharge, cur), FormatAmount(t.Total, cur), FormatAmount(t.Refunded, cur),
+		FormatAmount(t.Amount, cur), FormatAmount(t.PayerSurcharge(), cur), FormatAmount(t.Total, cur), FormatAmount(t.Refunded, cur),
 		csvText(t.InvoiceNumber), csvText(t.Details.Customer.Email), brand, t.CardLast4()}
 }
 

@@ -62,8 +62,8 @@ const msgAwaitingInquiry = "The payment processor did not answer in time. The ou
 
 // awaitInquiry leaves t PROCESSING after a lost answer, logged, and
 // returns it for the client: status PENDING, outcome to follow.
-func (s *Service) awaitInquiry(t *Transaction, op string, err error) *Transaction {
-	s.log.Warn("processor answer lost: the recovery job will ask the processor", "op", op, "reference", t.Reference, "err", err)
+func (s *Service) awaitInquiry(ctx context.Context, t *Transaction, op string, err error) *Transaction {
+	s.log.WarnContext(ctx, "processor answer lost: the recovery job will ask the processor", "op", op, "reference", t.Reference, "err", err)
 	t.Details.Message = msgAwaitingInquiry
 	return t
 }

@@ -67,10 +67,16 @@ func (r *PurchaseRequest) validate(now time.Time) error {
 	return f.Err()
 }
 
-// checkMoney validates an amount already parsed in the currency; its
-// fields are object.amount and object.currency, or amount and currency
-// for an object of "" (a link, a surcharge preview).
+// checkMoney validates an amount already parsed in the currency, up to
+// MaxAmount; its fields are object.amount and object.currency, or amount
+// and currency for an object of "" (a link, a surcharge preview).
 func checkMoney(f FieldErrors, object string, amount int64, currency string) {
+	checkMoneyUpTo(f, object, amount, currency, MaxAmount)
+}
+
+// checkMoneyUpTo is checkMoney up to max: MaxTotal for a refund, which
+// may be of a payment's whole total (its surcharge or fee included).
+func checkMoneyUpTo(f FieldErrors, object string, amount int64, currency string, max int64) {
 	prefix := ""
 	if object != "" {
 		prefix = object + "."
@@ -81,7 +87,7 @@ func checkMoney(f FieldErrors, object string, amount int64, currency string) {
 	if amount <= 0 {
 		f.Add(prefix+"amount", "must be greater than zero")
 	}
-	if amount > MaxAmount {
+	if amount > max {
 		f.Add(prefix+"amount", "is too large")
 	}
 }
@@ -360,7 +366,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	defer cancel()
 	res, err := s.processor.Authorize(call, ar)
 	if answerLost(call, err) {
-		return s.awaitInquiry(t, "authorize", err), nil
+		return s.awaitInquiry(ctx, t, "authorize", err), nil
 	}
 	if err := s.applyAnswer(ctx, t, res, err, ar.Hold); err != nil {
 		return nil, err

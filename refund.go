@@ -19,7 +19,7 @@ type RefundRequest struct {
 // validate checks the rules of a refund request that need no database.
 func (r *RefundRequest) validate() error {
 	f := FieldErrors{}
-	checkMoney(f, "refund", r.Amount, r.Currency)
+	checkMoneyUpTo(f, "refund", r.Amount, r.Currency, MaxTotal)
 	checkCustomer(f, r.Customer)
 	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
 	return f.Err()
@@ -112,7 +112,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 	_, perr := s.processor.Refund(call, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
 		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})
 	if answerLost(call, perr) {
-		s.log.Warn("processor answer lost: the recovery job will ask the processor", "op", "refund", "reference", r.Reference, "err", perr)
+		s.log.WarnContext(ctx, "processor answer lost: the recovery job will ask the processor", "op", "refund", "reference", r.Reference, "err", perr)
 		r.Details.Message = msgAwaitingInquiry
 		return r, nil
 	}
@@ -150,6 +150,8 @@ func (s *Service) recordRefund(ctx context.Context, tx Tx, t *Transaction, r *Re
 	if err := s.auditRefund(ctx, tx, r); err != nil {
 		return err
 	}
+	status := r.Status
+	onCommit(tx, func() { s.observer.RefundOutcome(t.PaymentType, status) })
 	if t.PaymentType == PaymentTypeBankAccount {
 		return s.refundEvent(tx, r)
 	}

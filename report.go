@@ -83,12 +83,12 @@ func (rep *SettlementReport) addBatch(tx Tx, merchantID string, b *SettlementBat
 	for _, p := range ps {
 		row := ReportRow{BatchID: b.ID, ID: p.ID, Type: p.Kind, Reference: p.Reference, RefundReference: p.RefundReference,
 			Currency: p.Currency, Gross: p.Amount, Net: p.Net, Fees: map[string]int64{}}
-		if p.Kind == PostingCharge {
+		if p.Kind == PostingCharge || p.Kind == PostingDirectDebitClear {
 			t, err := tx.Transaction(merchantID, p.Reference)
 			if err != nil {
 				return fmt.Errorf("report row %s: %w", p.ID, err)
 			}
-			row.Surcharge = t.Surcharge
+			row.Surcharge = t.PayerSurcharge()
 		}
 		rep.addFees(&row, p.Lines)
 		rep.Rows = append(rep.Rows, row)

@@ -97,12 +97,17 @@ type Observer interface {
 	// PaymentOutcome reports a transaction's new status, with its payment
 	// type (CreditCard, BankAccount, ApplePay, ...).
 	PaymentOutcome(paymentType string, status Status)
+	// RefundOutcome reports a refund's new status (APPROVED, FAILED,
+	// UNKNOWN), with its payment's type.
+	RefundOutcome(paymentType string, status Status)
 }
 
 // nopObserver observes nothing.
 type nopObserver struct{}
 
 func (nopObserver) PaymentOutcome(string, Status) {}
+
+func (nopObserver) RefundOutcome(string, Status) {}
 
 // Service implements every operation of the API; it is where the business
 // rules live.
@@ -338,12 +343,17 @@ type outcomeEvent struct {
 // observeOutcome tells the observer of a new status once tx commits (an
 // outcome that rolls back was never decided).
 func (s *Service) observeOutcome(tx Tx, paymentType string, status Status) {
-	observe := func() { s.observer.PaymentOutcome(paymentType, status) }
+	onCommit(tx, func() { s.observer.PaymentOutcome(paymentType, status) })
+}
+
+// onCommit runs fn once tx commits, or at once for a store whose
+// transactions cannot say.
+func onCommit(tx Tx, fn func()) {
 	if c, ok := tx.(interface{ afterCommit(func()) }); ok {
-		c.afterCommit(observe)
+		c.afterCommit(fn)
 		return
 	}
-	observe()
+	fn()
 }
 
 // drain runs pass, one pass of a job over at most size due rows that

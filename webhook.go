@@ -303,7 +303,7 @@ func webhookTime(t *Transaction) string {
 // sum of the other two, is always what the payer was charged.
 func amounts(t *Transaction) (sale, surcharge, total string) {
 	cur, _ := LookupCurrency(t.Currency)
-	extra := t.Surcharge + t.Fee
+	extra := t.PayerSurcharge()
 	return FormatAmount(t.Amount, cur), FormatAmount(extra, cur), FormatAmount(t.Amount+extra, cur)
 }
 

@@ -490,9 +490,12 @@ func replaced(v []value, after []int32, later map[string]bool, key string) bool 
 }
 
 // lookup follows a dotted path through nested objects; nil when absent.
-// Among duplicate keys the last counts. A member on the path that is
-// present but not an object ("customer": "bob") is recorded as a field
-// error rather than read as absent.
+// Among duplicate keys the last counts, and two of them with different
+// values ({"amount": "1.00", "amount": "1000.00"}) are a field error: a
+// proxy or a log that reads the first would see another payment than
+// paylink. A member on the path that is present but not an object
+// ("customer": "bob") is recorded as a field error rather than read as
+// absent.
 func (b *body) lookup(path string) *value {
 	lo, hi, full := 0, len(b.v), path
 	for {
@@ -500,6 +503,9 @@ func (b *body) lookup(path string) *value {
 		found := -1
 		for j := lo; j < hi; j = int(b.v[j].end) {
 			if b.v[j].key == key {
+				if found >= 0 && conflicting(&b.v[found], &b.v[j]) {
+					b.fail(full[:len(full)-len(path)]+key, "sent twice with different values")
+				}
 				found = j
 			}
 		}
@@ -634,8 +640,14 @@ func (b *body) integer(path string) (n int, ok bool) {
 }
 
 // money reads an amount and its currency (paths prefix.amount and
-// prefix.currency, or amountPath/currencyPath) exactly.
+// prefix.currency, or amountPath/currencyPath) exactly, up to MaxAmount.
 func (b *body) money(amountPath, currencyPath string) (int64, string) {
+	return b.moneyWith(paylink.ParseAmount, amountPath, currencyPath)
+}
+
+// moneyWith is money with parse reading the amount (paylink.ParseTotal
+// for a refund, which may be of a payment's whole total).
+func (b *body) moneyWith(parse func(string, paylink.Currency) (int64, error), amountPath, currencyPath string) (int64, string) {
 	code := strings.ToUpper(b.need(3, currencyPath))
 	v := b.lookup(amountPath)
 	if v == nil {
@@ -653,7 +665,7 @@ func (b *body) money(amountPath, currencyPath string) (int64, string) {
 		}
 		return 0, code
 	}
-	amount, err := paylink.ParseAmount(v.text, cur)
+	amount, err := parse(v.text, cur)
 	if err != nil {
 		b.fail(amountPath, err.Error())
 		return 0, code

@@ -34,13 +34,19 @@ func (b *body) checkSpellings(lo, hi, found int, prefix string) {
 	want := snakeKey(got.key)
 	for j := lo; j < hi; j = int(b.v[j].end) {
 		v := &b.v[j]
-		if v.key == got.key || v.kind == kindAbsent || snakeKey(v.key) != want {
-			continue
-		}
-		if v.kind == kindObject || got.kind == kindObject || strings.TrimSpace(v.text) != strings.TrimSpace(got.text) {
+		if v.key != got.key && snakeKey(v.key) == want && conflicting(v, got) {
 			b.fail(prefix+v.key, "differs from the value sent as "+prefix+got.key)
 		}
 	}
+}
+
+// conflicting reports whether two members sent for one key disagree:
+// both present, and objects, or values that differ once trimmed.
+func conflicting(a, b *value) bool {
+	if a.kind == kindAbsent || b.kind == kindAbsent {
+		return false
+	}
+	return a.kind == kindObject || b.kind == kindObject || strings.TrimSpace(a.text) != strings.TrimSpace(b.text)
 }
 
 // hasUpper reports whether k holds an upper-case ASCII letter.

@@ -51,7 +51,7 @@ func (b *body) refundRequest() (paylink.RefundRequest, error) {
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "refund.invoice_number"),
 		Metadata:         b.metadata(),
 	}
-	req.Amount, req.Currency = b.money("refund.amount", "refund.currency")
+	req.Amount, req.Currency = b.moneyWith(paylink.ParseTotal, "refund.amount", "refund.currency")
 	return req, b.err()
 }
 

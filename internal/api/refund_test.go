@@ -175,3 +175,33 @@ func TestTenRacingRefundsNeverExceedTheTotal(t *testing.T) {
 		t.Errorf("refunded total: got %d, want 900", got)
 	}
 }
+
+// TestRefundOfAWholeTotalAboveMaxAmount: a purchase of the largest amount
+// with its surcharge has a total above MaxAmount, and one refund of that
+// whole total is approved (a refund is held to what is left, not to the
+// largest purchase amount); one cent more is refused as too much to
+// refund.
+func TestRefundOfAWholeTotalAboveMaxAmount(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "10000000000.00", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_surcharge", true)
+	}))
+	total := r.Str("purchase.total_amount")
+	if r.Str("purchase.status") != "APPROVED" || total == "10000000000" {
+		t.Fatalf("purchase: got %s, want APPROVED with a surcharge", r.Raw)
+	}
+	ref := r.Str("purchase.purchase_reference")
+	aud, _ := paylink.LookupCurrency("AUD")
+	cents, err := paylink.ParseTotal(total, aud)
+	if err != nil || cents <= paylink.MaxAmount {
+		t.Fatalf("total %s: %d, %v; want above MaxAmount", total, cents, err)
+	}
+	oneMore := paylink.FormatAmount(cents+1, aud)
+	if over := refund(env, m, ref, oneMore); over.Str("error_code") != paylink.CodeAmountExceedsRefundable {
+		t.Errorf("refund of %s: got %s, want %s", oneMore, over.Raw, paylink.CodeAmountExceedsRefundable)
+	}
+	if whole := refund(env, m, ref, total); whole.Status != http.StatusOK || whole.Str("refund.status") != "APPROVED" {
+		t.Errorf("refund of the whole total %s: got %d %s, want APPROVED", total, whole.Status, whole.Raw)
+	}
+}

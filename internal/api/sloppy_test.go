@@ -435,3 +435,30 @@ func TestSpellingsThatDisagreeAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeysThatDisagreeAreRefused: a key sent twice with two
+// values is 400 naming it (a proxy reading the first would see another
+// amount); twice with one value, or with an empty one, is read once.
+func TestDuplicateKeysThatDisagreeAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	send := func(amounts string) apitest.Response {
+		b, err := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := strings.Replace(string(b), `"amount":12.00`, amounts, 1)
+		if raw == string(b) {
+			t.Fatalf("no amount to duplicate in %s", b)
+		}
+		return env.Post("/v5/purchase", m, json.RawMessage(raw))
+	}
+	if r := send(`"amount":"12.00","amount":"1200.00"`); r.Status != http.StatusBadRequest || !strings.Contains(r.Raw, "purchase.amount") {
+		t.Errorf("two amounts: got %d %s, want 400 naming purchase.amount", r.Status, r.Raw)
+	}
+	for _, same := range []string{`"amount":"12.00","amount":12.00`, `"amount":null,"amount":"12.00"`} {
+		if r := send(same); r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" {
+			t.Errorf("%s: got %d %s, want it read once", same, r.Status, r.Raw)
+		}
+	}
+}

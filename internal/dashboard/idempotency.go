@@ -44,7 +44,7 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 	}
 	finish := func(status int, response []byte) {
 		if err := h.svc.FinishIdempotent(context.WithoutCancel(ctx), m, key, status, response); err != nil {
-			h.log.Error("dashboard: finish idempotency key", "action", action, "err", err)
+			h.log.ErrorContext(ctx, "dashboard: finish idempotency key", "action", action, "err", err)
 		}
 	}
 	return nil, finish, nil

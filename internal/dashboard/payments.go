@@ -107,7 +107,7 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="payments.csv"`)
 	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil {
-		h.log.Error("dashboard: payments export", "err", err)
+		h.log.ErrorContext(rq.r.Context(), "dashboard: payments export", "err", err)
 	}
 	return nil
 }
@@ -206,7 +206,7 @@ func errNoPayment() error {
 func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	cur, ok := paylink.LookupCurrency(t.Currency)
 	raw := strings.TrimSpace(rq.r.PostFormValue("amount"))
-	n, err := paylink.ParseAmount(raw, cur)
+	n, err := paylink.ParseTotal(raw, cur) // a refund may be of a whole total; the Service holds it to what is left
 	if !ok || err != nil || n <= 0 {
 		msg := fmt.Sprintf("the amount %q is not a positive amount of %s (for example 12.50); nothing was changed", paylink.MaskCardNumbers(raw), t.Currency)
 		return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,

@@ -230,7 +230,7 @@ func (h *Handler) clearCookie(w http.ResponseWriter, name string) { h.setCookie(
 func (rq *request) fail(err error) {
 	e := paylink.AsError(err)
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
-		rq.h.log.Error("dashboard error", "route", rq.r.Pattern, "err", e.Error())
+		rq.h.log.ErrorContext(rq.r.Context(), "dashboard error", "route", rq.r.Pattern, "err", e.Error())
 	}
 	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: e.Message})
 }
@@ -286,7 +286,7 @@ func navItems() []navItem {
 func (rq *request) render(status int, name string, v view) {
 	t, ok := rq.h.pages[name]
 	if !ok {
-		rq.h.log.Error("dashboard: no template", "name", name)
+		rq.h.log.ErrorContext(rq.r.Context(), "dashboard: no template", "name", name)
 		http.Error(rq.w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -297,7 +297,7 @@ func (rq *request) render(status int, name string, v view) {
 	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rq.w.WriteHeader(status)
 	if err := t.ExecuteTemplate(rq.w, "layout", v); err != nil {
-		rq.h.log.Error("dashboard render", "page", name, "err", err)
+		rq.h.log.ErrorContext(rq.r.Context(), "dashboard render", "page", name, "err", err)
 	}
 }
 

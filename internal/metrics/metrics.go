@@ -16,11 +16,11 @@ import (
 	"github.com/paylink/paylink/internal/sqlstore"
 )
 
-// Payments counts committed payment outcomes by payment type and status.
-// Amounts are deliberately not labels: each distinct value would be a
-// new series.
+// Payments counts committed payment and refund outcomes by payment type
+// and status. Amounts are deliberately not labels: each distinct value
+// would be a new series.
 type Payments struct {
-	outcomes *prometheus.CounterVec
+	outcomes, refunds *prometheus.CounterVec
 }
 
 // NewPayments registers the payment series in reg; pass it to the Service
@@ -29,12 +29,24 @@ func NewPayments(reg prometheus.Registerer) *Payments {
 	p := &Payments{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paylink_payments_total",
 		Help: "Payment outcomes by payment type (CreditCard, BankAccount, ApplePay, GooglePay, Zip) and status (APPROVED, DECLINED, FAILED, ...).",
-	}, []string{"method", "status"})}
-	reg.MustRegister(p.outcomes)
+	}, []string{"method", "status"}),
+		refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paylink_refunds_total",
+			Help: "Refund outcomes by the payment's type (CreditCard, BankAccount, ...) and status (APPROVED, FAILED, UNKNOWN).",
+		}, []string{"method", "status"})}
+	reg.MustRegister(p.outcomes, p.refunds)
 	for _, st := range []paylink.Status{paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed} {
 		p.outcomes.WithLabelValues(paylink.PaymentTypeCard, string(st)) // zeros for the error-rate alert
 	}
+	for _, st := range []paylink.Status{paylink.StatusApproved, paylink.StatusFailed} {
+		p.refunds.WithLabelValues(paylink.PaymentTypeCard, string(st))
+	}
 	return p
+}
+
+// RefundOutcome counts one committed refund outcome.
+func (p *Payments) RefundOutcome(paymentType string, status paylink.Status) {
+	p.refunds.WithLabelValues(paymentType, string(status)).Inc()
 }
 
 // PaymentOutcome counts one committed outcome.

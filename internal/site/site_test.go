@@ -126,10 +126,22 @@ func TestPaymentAndWebhookMetrics(t *testing.T) {
 	m := env.Onboard(func(n *paylink.NewMerchant) {
 		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
 	})
+	var first string
 	for _, card := range []string{"4111111111111111", "5555555555554444", processor.CardDecline} {
-		if r := env.Post("/v5/purchase", m, env.CardPurchase(m, card, "12.00")); r.Status != 200 {
+		r := env.Post("/v5/purchase", m, env.CardPurchase(m, card, "12.00"))
+		if r.Status != 200 {
 			t.Fatalf("purchase: got %d %s", r.Status, r.Raw)
 		}
+		if first == "" {
+			first = r.Str("purchase.purchase_reference")
+		}
+	}
+	refund := env.Post("/v5/purchase/"+first+"/refund", m, map[string]any{
+		"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"customer": map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"},
+		"refund":   map[string]any{"amount": "5.00", "currency": "AUD"}})
+	if refund.Str("refund.status") != "APPROVED" {
+		t.Fatalf("refund: got %s", refund.Raw)
 	}
 	env.WaitWebhooks()
 	tests := []struct {
@@ -140,6 +152,8 @@ func TestPaymentAndWebhookMetrics(t *testing.T) {
 	}{
 		{"approved card payments", "paylink_payments_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "APPROVED"}, 2},
 		{"declined card payments", "paylink_payments_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "DECLINED"}, 1},
+		{"approved card refunds", "paylink_refunds_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "APPROVED"}, 1},
+		{"failed card refunds", "paylink_refunds_total", map[string]string{"method": paylink.PaymentTypeCard, "status": "FAILED"}, 0},
 		{"delivered webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "delivered"}, 3},
 		{"rejected webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "rejected"}, 0},
 		{"outbox after delivery", "paylink_webhook_outbox_pending", nil, 0},
