@@ -24,10 +24,9 @@ func (b *body) casedMember(lo, hi int, key string) int {
 // spelled otherwise than the one found (at found) names the same key in
 // snake_case and holds another value: {"amount": "10.00", "Amount":
 // "1000.00"} is refused rather than read as either. Values compare as
-// sent, trimmed (12.00 and "12.00" agree; 12 and 12.00 do not).
-// Duplicates spelled alike keep JSON's rule (the last counts), an empty
-// alias is absent, and two objects under two spellings are refused,
-// whatever they hold.
+// sent, trimmed (12.00 and "12.00" agree; 12 and 12.00 do not), as
+// lookup compares duplicates spelled alike; an empty alias is absent, and
+// two objects under two spellings are refused, whatever they hold.
 // prefix is the path up to the key ("purchase.").
 func (b *body) checkSpellings(lo, hi, found int, prefix string) {
 	got := &b.v[found]
