@@ -22,39 +22,47 @@ const RecoveryBatch = 100
 // reviewCursor is where the recovery job's next run goes on through the
 // UNKNOWN items. Items the processor still cannot say about stay
 // UNKNOWN, unchanged, so each run starts after the last one the previous
-// run asked about, and starts over once it reaches the end: with more
-// than RecoveryBatch of them, each is asked about every few runs instead
-// of the oldest blocking the rest. Per process: another instance keeps
-// its own.
+// run asked about, and starts over once it asked about the last one:
+// with more than RecoveryBatch of them, or with one whose inquiry always
+// goes unanswered (which stops the run's other inquiries of that
+// processor), each is asked about in turn instead of the oldest blocking
+// the rest. Per process: another instance keeps its own.
 type reviewCursor struct {
 	mu                  sync.Mutex
 	transaction, refund Position
 }
 
-// page lists the next UNKNOWN transactions and refunds to ask about, of
-// those not moved since cutoff, and moves the cursor past them.
-func (c *reviewCursor) page(tx Tx, cutoff time.Time) ([]*Transaction, []*Refund, error) {
+// from is where the next run starts.
+func (c *reviewCursor) from() (transaction, refund Position) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ts, err := tx.TransactionsInStatus(StatusUnknown, cutoff, c.transaction, RecoveryBatch)
-	if err != nil {
-		return nil, nil, err
+	return c.transaction, c.refund
+}
+
+// advance records where a run got to.
+func (c *reviewCursor) advance(transaction, refund Position) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.transaction, c.refund = transaction, refund
+}
+
+// turn follows one kind of UNKNOWN item through a run: after is the
+// position the run started from, and moves to each item the run got to
+// (see recoverAll); the run reached the end when it got to the last item
+// of a page shorter than RecoveryBatch.
+type turn struct {
+	after Position
+	asked bool // the run got to the last item of the page
+	items int
+}
+
+// next is where the next run starts: from the oldest once this one asked
+// about the last item there is, else after the last one it asked about.
+func (tn turn) next() Position {
+	if tn.items < RecoveryBatch && (tn.asked || tn.items == 0) {
+		return Position{}
 	}
-	rs, err := tx.RefundsInStatus(StatusUnknown, cutoff, c.refund, RecoveryBatch)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.transaction = Position{}
-	if len(ts) == RecoveryBatch {
-		last := ts[len(ts)-1]
-		c.transaction = Position{At: last.UpdatedAt, Reference: last.Reference}
-	}
-	c.refund = Position{}
-	if len(rs) == RecoveryBatch {
-		last := rs[len(rs)-1]
-		c.refund = Position{At: last.CreatedAt, Reference: last.Reference}
-	}
-	return ts, rs, nil
+	return tn.after
 }
 
 // RecoverInterrupted repairs work whose processor answer was lost: left
@@ -77,8 +85,9 @@ func (c *reviewCursor) page(tx Tx, cutoff time.Time) ([]*Transaction, []*Refund,
 // repair each item once. It returns how many items it moved.
 func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 	cutoff := s.now().Add(-ProcessingTimeout)
-	var stuck []*Transaction
-	var refunds []*Refund
+	fromTx, fromRefund := s.review.from()
+	var stuck, unknown []*Transaction
+	var refunds, unknownRefunds []*Refund
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
 		if stuck, err = tx.TransactionsInStatus(StatusProcessing, cutoff, Position{}, RecoveryBatch); err != nil {
@@ -87,30 +96,64 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 		if refunds, err = tx.RefundsInStatus(StatusProcessing, cutoff, Position{}, RecoveryBatch); err != nil {
 			return err
 		}
-		ts, rs, err := s.review.page(tx, cutoff)
-		stuck, refunds = append(stuck, ts...), append(refunds, rs...)
+		if unknown, err = tx.TransactionsInStatus(StatusUnknown, cutoff, fromTx, RecoveryBatch); err != nil {
+			return err
+		}
+		unknownRefunds, err = tx.RefundsInStatus(StatusUnknown, cutoff, fromRefund, RecoveryBatch)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("recover interrupted: %w", err)
 	}
-	moved, in := 0, &inquirer{s: s, silent: map[bool]error{}}
-	for _, t := range stuck {
-		ok, err := s.recoverTransaction(ctx, in, t)
-		if err != nil {
-			return moved, err
-		}
+	in := &inquirer{s: s, silent: map[bool]error{}}
+	txTurn, refundTurn := turn{after: fromTx, items: len(unknown)}, turn{after: fromRefund, items: len(unknownRefunds)}
+	moved, err := s.recoverAll(ctx, in, stuck, refunds, unknown, unknownRefunds, &txTurn, &refundTurn)
+	if err == nil {
+		s.review.advance(txTurn.next(), refundTurn.next())
+	}
+	return moved, err
+}
+
+// recoverAll asks about the stuck items, then the UNKNOWN ones, noting in
+// each kind's turn the UNKNOWN items it got to: all but those whose
+// inquiry was not made because their processor fell silent earlier in
+// the run (an item nobody can be asked about counts as seen). It returns
+// how many items moved.
+func (s *Service) recoverAll(ctx context.Context, in *inquirer, stuck []*Transaction, refunds []*Refund,
+	unknown []*Transaction, unknownRefunds []*Refund, txTurn, refundTurn *turn) (int, error) {
+	moved := 0
+	step := func(ok bool, err error) error {
 		if ok {
 			moved++
+		}
+		return err
+	}
+	for _, t := range stuck {
+		if err := step(s.recoverTransaction(ctx, in, t)); err != nil {
+			return moved, err
 		}
 	}
 	for _, r := range refunds {
-		ok, err := s.recoverRefund(ctx, in, r)
-		if err != nil {
+		if err := step(s.recoverRefund(ctx, in, r)); err != nil {
 			return moved, err
 		}
-		if ok {
-			moved++
+	}
+	for i, t := range unknown {
+		before := in.skipped
+		if err := step(s.recoverTransaction(ctx, in, t)); err != nil {
+			return moved, err
+		}
+		if in.skipped == before {
+			txTurn.after, txTurn.asked = Position{At: t.UpdatedAt, Reference: t.Reference}, i == len(unknown)-1
+		}
+	}
+	for i, r := range unknownRefunds {
+		before := in.skipped
+		if err := step(s.recoverRefund(ctx, in, r)); err != nil {
+			return moved, err
+		}
+		if in.skipped == before {
+			refundTurn.after, refundTurn.asked = Position{At: r.CreatedAt, Reference: r.Reference}, i == len(unknownRefunds)-1
 		}
 	}
 	return moved, nil
@@ -126,14 +169,16 @@ var errNoInquiry = errors.New("this payment method's provider cannot be asked ab
 // deadline, and the items move to UNKNOWN all the same, to be asked about
 // again on the next run.
 type inquirer struct {
-	s      *Service
-	silent map[bool]error // by bank (true) or card processor (false)
+	s       *Service
+	silent  map[bool]error // by bank (true) or card processor (false)
+	skipped int            // inquiries not made, for an earlier silence
 }
 
 // ask asks the processor (or the bank) about q, with the processor
 // deadline.
 func (in *inquirer) ask(ctx context.Context, bank bool, q Inquiry) (InquiryResult, error) {
 	if err := in.silent[bank]; err != nil {
+		in.skipped++
 		return InquiryResult{}, fmt.Errorf("not asked: an earlier inquiry of this run went unanswered: %w", err)
 	}
 	call, cancel := context.WithTimeout(ctx, in.s.cfg.ProcessorTimeout)

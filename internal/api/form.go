@@ -19,7 +19,8 @@ import (
 // form only when its Content-Type says so and it does not start as JSON
 // does (curl -d '{...}' sends JSON under the form type). Every value is a
 // string, which the lenient reading of numbers and flags accepts; a key
-// given twice keeps its last value, as in JSON.
+// given twice with one value is read once, and with two values is
+// refused, as in a JSON body.
 func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	if !isForm(r) {
 		return raw, nil
@@ -39,6 +40,9 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 		path, ok := formPath(key)
 		if !ok {
 			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is not name or name[field]...")
+		}
+		if differ(vs) {
+			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is sent twice with different values")
 		}
 		if err := setPath(root, path, vs[len(vs)-1]); err != nil {
 			return nil, err
@@ -117,4 +121,15 @@ func setPath(root map[string]any, path []string, v string) error {
 // badForm is the 400 of a form body that spells no object.
 func badForm(msg string) error {
 	return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "%s", msg)
+}
+
+// differ reports whether a form key's values are not all one value, once
+// trimmed as body values are.
+func differ(vs []string) bool {
+	for _, v := range vs[1:] {
+		if strings.TrimSpace(v) != strings.TrimSpace(vs[0]) {
+			return true
+		}
+	}
+	return false
 }

@@ -58,6 +58,19 @@ func TestFormBodies(t *testing.T) {
 	if status, body := postForm(t, env, m, "/v5/transaction_token", json); status != 200 {
 		t.Errorf("JSON under the form type: got %d %s", status, body)
 	}
+	twice := url.Values{}
+	for k, v := range form {
+		twice[k] = v
+	}
+	twice["token[transaction_token]"] = []string{env.TransactionToken(m)}
+	twice["purchase[amount]"] = []string{"1.00", "1000.00"} // a proxy reading the first sees another amount
+	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 400 || !strings.Contains(body, "sent twice with different values") {
+		t.Errorf("an amount sent twice by form: got %d %s, want 400", status, body)
+	}
+	twice["purchase[amount]"] = []string{"10.50", " 10.50"}
+	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 200 {
+		t.Errorf("an amount sent twice with one value by form: got %d %s, want it read once", status, body)
+	}
 	for _, bad := range []string{"a=1&a[b]=2", "card[number=4111", "items[]=1", "[x]=1", "%zz=1", "purchase[invoice_number]=I%FF%FE", "a%FF=1"} {
 		if status, body := postForm(t, env, m, "/v5/purchase", bad); status != 400 || !bytes.Contains([]byte(body), []byte(`"malformed_json"`)) {
 			t.Errorf("form %q: got %d %s, want 400 malformed_json", bad, status, body)

@@ -34,9 +34,18 @@ func (b *body) checkSpellings(lo, hi, found int, prefix string) {
 	for j := lo; j < hi; j = int(b.v[j].end) {
 		v := &b.v[j]
 		if v.key != got.key && snakeKey(v.key) == want && conflicting(v, got) {
-			b.fail(prefix+v.key, "differs from the value sent as "+prefix+got.key)
+			b.fail(prefix+v.key, twice(v, "differs from the value sent as "+prefix+got.key))
 		}
 	}
+}
+
+// twice is the problem of a key sent twice: problem, or for an object,
+// which is not compared member by member, that it must be sent once.
+func twice(v *value, problem string) string {
+	if v.kind == kindObject {
+		return "is an object sent twice (or under two spellings): send it once"
+	}
+	return problem
 }
 
 // conflicting reports whether two members sent for one key disagree:

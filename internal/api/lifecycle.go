@@ -113,17 +113,17 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 	return transactionResult(t, true), nil
 }
 
-// companyToken checks the body's company_token (or token.company_token).
 // statusCaller authorises a status look-up: a POST presents the company
-// token (spec 4.8); a GET, for polling without a body, has the API key
-// alone.
+// token (spec 4.8); a GET (or HEAD), for polling without a body, has the
+// API key alone.
 func (s *Server) statusCaller(r *http.Request, m *paylink.Merchant, b *body) error {
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return nil
 	}
 	return s.companyToken(r, m, b)
 }
 
+// companyToken checks the body's company_token (or token.company_token).
 func (s *Server) companyToken(r *http.Request, m *paylink.Merchant, b *body) error {
 	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {

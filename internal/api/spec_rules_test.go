@@ -143,6 +143,12 @@ func TestStatusOfAPurchaseAwaitingAuthentication(t *testing.T) {
 	if r.Status != http.StatusOK || r.Str("status") != "REQUIRES_AUTHENTICATION" || r.Get("transaction_time_utc") != nil {
 		t.Errorf("status look-up: got %d %s, want REQUIRES_AUTHENTICATION with a null transaction time", r.Status, r.Raw)
 	}
+	// A read without a body, by GET or HEAD, needs the API key alone.
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		if r := env.Do(method, "/v5/purchase/"+ref, m, nil); r.Status != http.StatusOK {
+			t.Errorf("%s status look-up: got %d %s, want 200", method, r.Status, r.Raw)
+		}
+	}
 }
 
 // TestCardIsSingleUseWithoutPermission (spec 2.4): a purchase without

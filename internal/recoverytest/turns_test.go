@@ -63,3 +63,37 @@ func unknownRefund(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref, ref
 	})
 	return refundRef
 }
+
+// An UNKNOWN item whose inquiry goes unanswered stops the run's other
+// inquiries of that bank; the next run starts after it, so the items
+// behind it are asked about then, and it waits for the run after.
+func TestRecoveryGoesOnAfterAnUnansweredInquiry(t *testing.T) {
+	engines(t, paylink.Config{ProcessorTimeout: deadline}, func(t *testing.T, env *apitest.Env) {
+		m := onboard(t, env)
+		debitRef := clearedDebit(t, env, m, 10_000)
+		var refs []string
+		for i := range 3 {
+			refs = append(refs, unknownRefund(t, env, m, debitRef, fmt.Sprintf("rf_turn%d", i), 100))
+			env.Clock.Advance(time.Second)
+		}
+		env.Bank.SetSilent(true)
+		if n := recoverAfterThreshold(t, env); n != 0 {
+			t.Errorf("bank silent: moved %d, want 0", n)
+		}
+		env.Bank.SetSilent(false)
+		if n := recoverAfterThreshold(t, env); n != 2 {
+			t.Errorf("bank back: moved %d, want the 2 refunds after the one asked last run", n)
+		}
+		for i, want := range []paylink.Status{paylink.StatusUnknown, paylink.StatusFailed, paylink.StatusFailed} {
+			if got := refundStatus(t, env, m, refs[i]).Status; got != want {
+				t.Errorf("refund %d: got %s, want %s", i, got, want)
+			}
+		}
+		if n := recoverAfterThreshold(t, env); n != 1 {
+			t.Errorf("next run: moved %d, want the first refund's turn", n)
+		}
+		if got := refundStatus(t, env, m, refs[0]).Status; got != paylink.StatusFailed {
+			t.Errorf("refund 0 on its turn: got %s, want FAILED", got)
+		}
+	})
+}
