@@ -159,7 +159,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 			return err
 		}
 		return s.audit(ctx, tx, AuditEvent{MerchantID: mid, Action: AuditWebhookSecretRotate, ObjectType: ObjectWebhookSecret,
-			ObjectID: mid, Outcome: OutcomeSuccess})
+			ObjectID: mid, Outcome: OutcomeSuccess, Detail: fmt.Sprintf("overlap=%ds", int64(overlap/time.Second))})
 	})
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
