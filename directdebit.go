@@ -73,7 +73,7 @@ func (s *Service) PreviewDirectDebitFee(ctx context.Context, m *Merchant, compan
 		return nil, err
 	}
 	f := FieldErrors{}
-	checkDebitMoney(f, "purchase", amount, currency)
+	checkDebitMoney(f, "purchase", amount, currency, MaxAmount)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -82,13 +82,10 @@ func (s *Service) PreviewDirectDebitFee(ctx context.Context, m *Merchant, compan
 	return &DirectDebitFeeQuote{Amount: amount, Fee: fee, Total: amount + fee, Config: cfg, Currency: DirectDebitCurrency}, nil
 }
 
-// checkDebitMoney validates an amount of a direct debit (up to MaxAmount)
-// or of its refund (up to MaxTotal: the debited total, fee included).
-func checkDebitMoney(f FieldErrors, prefix string, amount int64, currency string) {
-	max := MaxAmount
-	if prefix == "refund" {
-		max = MaxTotal
-	}
+// checkDebitMoney validates an amount of a direct debit (max MaxAmount)
+// or of its refund (max MaxTotal: the debited total, fee included), in
+// AUD.
+func checkDebitMoney(f FieldErrors, prefix string, amount int64, currency string, max int64) {
 	checkMoneyUpTo(f, prefix, amount, currency, max)
 	if _, has := f[prefix+".currency"]; !has && strings.ToUpper(currency) != DirectDebitCurrency {
 		f.Add(prefix+".currency", "direct debits are in AUD only (Australian bank accounts)")
@@ -165,7 +162,7 @@ type DirectDebitRequest struct {
 // validate checks the rules of a direct debit that need no database.
 func (r *DirectDebitRequest) validate() error {
 	f := FieldErrors{}
-	checkDebitMoney(f, "purchase", r.Amount, r.Currency)
+	checkDebitMoney(f, "purchase", r.Amount, r.Currency, MaxAmount)
 	checkInvoice(f, "purchase.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	checkBankAccount(f, &r.Account)

@@ -9,7 +9,7 @@ import (
 // need no database: those of any refund, in AUD.
 func validateDebitRefund(r *RefundRequest) error {
 	f := FieldErrors{}
-	checkDebitMoney(f, "refund", r.Amount, r.Currency)
+	checkDebitMoney(f, "refund", r.Amount, r.Currency, MaxTotal)
 	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	return f.Err()

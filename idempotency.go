@@ -87,15 +87,16 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 // sealed, or releases the key when the request failed in a way worth
 // retrying (status 0 or 5xx; see Retryable for the API's errors).
 func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string, status int, response []byte) error {
+	keep := status != 0 && status < 500
 	var sealed SealedSecret
-	if status != 0 && status < 500 {
+	if keep {
 		var err error
 		if sealed, err = s.vault.Seal(response); err != nil {
 			return fmt.Errorf("finish idempotency key: seal the response: %w", err)
 		}
 	}
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if sealed.KeyID == "" {
+		if !keep {
 			return tx.ReleaseIdempotencyKey(m.ID, key)
 		}
 		return tx.FinishIdempotencyKey(m.ID, key, status, sealed)

@@ -48,12 +48,12 @@ func (c *reviewCursor) advance(transaction, refund Position) {
 
 // turn follows one kind of UNKNOWN item through a run: after is the
 // position the run started from, and moves to each item the run got to
-// (see recoverAll); the run reached the end when it got to the last item
+// (see recoverEach); the run reached the end when it got to the last item
 // of a page shorter than RecoveryBatch.
 type turn struct {
 	after Position
 	asked bool // the run got to the last item of the page
-	items int
+	items int  // the page's length
 }
 
 // next is where the next run starts: from the oldest once this one asked
@@ -106,58 +106,61 @@ func (s *Service) RecoverInterrupted(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("recover interrupted: %w", err)
 	}
 	in := &inquirer{s: s, silent: map[bool]error{}}
-	txTurn, refundTurn := turn{after: fromTx, items: len(unknown)}, turn{after: fromRefund, items: len(unknownRefunds)}
-	moved, err := s.recoverAll(ctx, in, stuck, refunds, unknown, unknownRefunds, &txTurn, &refundTurn)
-	if err == nil {
-		s.review.advance(txTurn.next(), refundTurn.next())
+	transaction := func(t *Transaction) (bool, error) { return s.recoverTransaction(ctx, in, t) }
+	refund := func(r *Refund) (bool, error) { return s.recoverRefund(ctx, in, r) }
+	txTurn, refundTurn := turn{after: fromTx}, turn{after: fromRefund}
+	moved := 0
+	for _, pass := range []func() (int, error){
+		func() (int, error) { return recoverEach(in, stuck, nil, transaction) },
+		func() (int, error) { return recoverEach(in, refunds, nil, refund) },
+		func() (int, error) { return recoverEach(in, unknown, &txTurn, transaction) },
+		func() (int, error) { return recoverEach(in, unknownRefunds, &refundTurn, refund) },
+	} {
+		n, err := pass()
+		if moved += n; err != nil {
+			return moved, err
+		}
 	}
-	return moved, err
+	s.review.advance(txTurn.next(), refundTurn.next())
+	return moved, nil
 }
 
-// recoverAll asks about the stuck items, then the UNKNOWN ones, noting in
-// each kind's turn the UNKNOWN items it got to: all but those whose
-// inquiry was not made because their processor fell silent earlier in
-// the run (an item nobody can be asked about counts as seen). It returns
-// how many items moved.
-func (s *Service) recoverAll(ctx context.Context, in *inquirer, stuck []*Transaction, refunds []*Refund,
-	unknown []*Transaction, unknownRefunds []*Refund, txTurn, refundTurn *turn) (int, error) {
+// recoverEach recovers items in order with one and returns how many
+// moved. With a turn (UNKNOWN items), it notes the items the run got to:
+// all but those whose inquiry was not made because their processor fell
+// silent earlier in the run (an item nobody can be asked about counts as
+// got to).
+func recoverEach[T positioned](in *inquirer, items []T, tn *turn, one func(T) (bool, error)) (int, error) {
 	moved := 0
-	step := func(ok bool, err error) error {
+	if tn != nil {
+		tn.items = len(items)
+	}
+	for i, it := range items {
+		before := in.skipped
+		ok, err := one(it)
 		if ok {
 			moved++
 		}
-		return err
-	}
-	for _, t := range stuck {
-		if err := step(s.recoverTransaction(ctx, in, t)); err != nil {
+		if err != nil {
 			return moved, err
 		}
-	}
-	for _, r := range refunds {
-		if err := step(s.recoverRefund(ctx, in, r)); err != nil {
-			return moved, err
-		}
-	}
-	for i, t := range unknown {
-		before := in.skipped
-		if err := step(s.recoverTransaction(ctx, in, t)); err != nil {
-			return moved, err
-		}
-		if in.skipped == before {
-			txTurn.after, txTurn.asked = Position{At: t.UpdatedAt, Reference: t.Reference}, i == len(unknown)-1
-		}
-	}
-	for i, r := range unknownRefunds {
-		before := in.skipped
-		if err := step(s.recoverRefund(ctx, in, r)); err != nil {
-			return moved, err
-		}
-		if in.skipped == before {
-			refundTurn.after, refundTurn.asked = Position{At: r.CreatedAt, Reference: r.Reference}, i == len(unknownRefunds)-1
+		if tn != nil && in.skipped == before {
+			tn.after, tn.asked = it.position(), i == len(items)-1
 		}
 	}
 	return moved, nil
 }
+
+// positioned is an item waiting in a status, with its place among them.
+type positioned interface{ position() Position }
+
+// position is a transaction's place among those waiting: by its last
+// change, then reference (TransactionsInStatus).
+func (t *Transaction) position() Position { return Position{At: t.UpdatedAt, Reference: t.Reference} }
+
+// position is a refund's place among those waiting: by its creation,
+// then reference (RefundsInStatus).
+func (r *Refund) position() Position { return Position{At: r.CreatedAt, Reference: r.Reference} }
 
 // errNoInquiry: the payment method's provider has no inquiry (a hosted
 // page's alternative method), so nobody can say.

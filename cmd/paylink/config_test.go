@@ -199,6 +199,19 @@ func TestWebhookConcurrencySetting(t *testing.T) {
 	}
 }
 
+// TestServeDefaultsAreTheSpecs (spec 2.7, 6.2.2, 8): `paylink serve`
+// without settings gives the merchant's endpoint 30 seconds to answer a
+// webhook and a transaction token five minutes.
+func TestServeDefaultsAreTheSpecs(t *testing.T) {
+	cfg, err := parseServe(envWith(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.webhookTimeout != 30*time.Second || cfg.service.TransactionTokenTTL != 5*time.Minute {
+		t.Errorf("got webhook timeout %v, token lifetime %v; want the spec's 30s and 5m", cfg.webhookTimeout, cfg.service.TransactionTokenTTL)
+	}
+}
+
 // TestRateLimitSettings: the per-merchant rate limit is read from
 // PAYLINK_RATE_LIMIT and PAYLINK_RATE_BURST as the README says, and a
 // variable that is not a number is refused rather than ignored.

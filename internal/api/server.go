@@ -4,7 +4,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -172,8 +171,7 @@ const retryAfterSeconds = "1"
 // errorResponse renders an error as its status and body, logging
 // internal detail.
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
-	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
-		// Nobody reads this answer: not a server error to log or count.
+	if httpx.ClientGone(r, err) { // nobody reads this answer: not a server error to log
 		return httpx.StatusClientClosedRequest, encodeJSON(errorBody{ResponseCode: paylink.CodeClientClosedRequest,
 			ResponseMessage: clientClosed, ErrorCode: paylink.CodeClientClosedRequest, ErrorMessage: clientClosed})
 	}

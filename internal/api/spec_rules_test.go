@@ -75,7 +75,7 @@ func TestEveryCallRefusesAnotherMerchantsCompanyToken(t *testing.T) {
 	if got := stored(t, env, m, ddRef).Refunded; got != 0 {
 		t.Errorf("direct debit after the refused refund: refunded %d, want 0", got)
 	}
-	if r := lookup(env, m, card); r.Status != http.StatusOK || r.Get("card.invalidated") == true {
+	if r := lookup(env, m, card); r.Status != http.StatusOK { // an invalidated card's look-up is 409 card_token_invalid
 		t.Errorf("card after the refused invalidations: got %d %s, want it still valid", r.Status, r.Raw)
 	}
 }
@@ -241,5 +241,21 @@ func TestFieldLengthLimits(t *testing.T) {
 	}
 	if got := stored(t, env, m, sold).Refunded; got != 0 {
 		t.Errorf("refunded after the refused refunds: %d, want 0", got)
+	}
+}
+
+// TestStoredCardWhateverTheOutcome (spec 4.3; api.md's decision): a card
+// sent with store_card_permission is kept as a multi-use token even when
+// the purchase is declined, so that the merchant can charge it again.
+func TestStoredCardWhateverTheOutcome(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, processor.CardDecline, "5.00", withPermission("store_card_permission")))
+	tok := r.Str("card.token")
+	if r.Str("purchase.status") != "DECLINED" || r.Get("card.multi_use") != true || tok == "" {
+		t.Fatalf("declined purchase with permission: got %s, want DECLINED with a multi-use card token", r.Raw)
+	}
+	if r := lookup(env, m, tok); r.Status != http.StatusOK || r.Get("multi_use") != true {
+		t.Errorf("look-up of the kept card: got %d %s", r.Status, r.Raw)
 	}
 }

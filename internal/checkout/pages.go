@@ -304,6 +304,10 @@ func (h *Handler) pageError(w http.ResponseWriter, r *http.Request, err error) {
 
 // renderError shows an error as a page, or as JSON to the script.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
+	if httpx.ClientGone(r, err) {
+		w.WriteHeader(httpx.StatusClientClosedRequest)
+		return
+	}
 	e := paylink.AsError(err)
 	switch e.Kind {
 	case paylink.KindInternal:

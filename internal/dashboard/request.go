@@ -228,6 +228,10 @@ func (h *Handler) clearCookie(w http.ResponseWriter, name string) { h.setCookie(
 
 // fail renders an error page; internal detail is logged, never shown.
 func (rq *request) fail(err error) {
+	if httpx.ClientGone(rq.r, err) {
+		rq.w.WriteHeader(httpx.StatusClientClosedRequest)
+		return
+	}
 	e := paylink.AsError(err)
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		rq.h.log.ErrorContext(rq.r.Context(), "dashboard error", "route", rq.r.Pattern, "err", e.Error())

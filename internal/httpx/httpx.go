@@ -258,6 +258,14 @@ func (h LogHandler) WithGroup(name string) slog.Handler {
 // client receives it, and it is not a server error.
 const StatusClientClosedRequest = 499
 
+// ClientGone reports whether err is r's client hanging up (its context
+// cancelled) rather than a failure of the server: the API, the payment
+// pages and the dashboard answer it with StatusClientClosedRequest and
+// log no error.
+func ClientGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil && errors.Is(err, context.Canceled)
+}
+
 // Status is the HTTP status of a Service error of kind k, the one mapping
 // the API, the payment pages and the dashboard answer with: an outage is
 // 503 everywhere, anything unknown a 500.

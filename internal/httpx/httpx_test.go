@@ -2,8 +2,10 @@ package httpx_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -219,6 +221,30 @@ func TestReadForm(t *testing.T) {
 		err := httpx.ReadForm(tt.r)
 		if got := paylink.AsError(err).Kind; err == nil || got != tt.want {
 			t.Errorf("%s: got %v (kind %v), want kind %v", tt.name, err, got, tt.want)
+		}
+	}
+}
+
+// TestClientGone: only a cancellation of a request whose client went
+// away is the client's doing.
+func TestClientGone(t *testing.T) {
+	gone, hangUp := context.WithCancel(context.Background())
+	hangUp()
+	canceled := fmt.Errorf("commit: %w", context.Canceled)
+	live := httptest.NewRequest("POST", "/v5/purchase", nil)
+	left := live.WithContext(gone)
+	for _, c := range []struct {
+		name string
+		r    *http.Request
+		err  error
+		want bool
+	}{
+		{"client gone, its request cancelled", left, canceled, true},
+		{"client gone, another error", left, errors.New("disk full"), false},
+		{"client there, a cancellation of our own", live, canceled, false},
+	} {
+		if got := httpx.ClientGone(c.r, c.err); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}
 }

