@@ -79,7 +79,9 @@ const (
 	// without this browser's CSRF token or from another origin.
 	CodeCSRFFailed = "csrf_failed"
 	// CodeRefundNotApproved is the dashboard's answer to a refund the
-	// processor or bank did not approve.
+	// processor or bank declined or rejected. One whose answer is still
+	// awaited (PROCESSING, UNKNOWN) is not refused: the page says it is
+	// pending.
 	CodeRefundNotApproved = "refund_not_approved"
 )
 

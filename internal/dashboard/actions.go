@@ -53,10 +53,12 @@ func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(ac
 }
 
 // run does op once per the form's idempotency key: a replay of a done
-// action answers as the first request did. A refused or failed action
-// changed nothing and releases the key, so that the corrected form, or
-// another form of the page after the browser's Back, goes through.
-func (a action) run(op func() error, amount int64) error {
+// action answers as the first request did. op answers the notice to show
+// (see answered). A refused or failed action changed nothing and releases
+// the key, so that the corrected form, or another form of the page after
+// the browser's Back, goes through; an action whose processor answer is
+// awaited keeps it, so that the same form sent again cannot act twice.
+func (a action) run(op func() (string, error), amount int64) error {
 	rq := a.rq
 	replay, finish, err := a.h.once(rq, "payment", rq.r.URL.Path, rq.ss.User.ID, fmt.Sprintf("%d %s", amount, a.t.Currency))
 	if paylink.AsError(err).Code == paylink.CodeIdempotencyConflict {
@@ -68,13 +70,30 @@ func (a action) run(op func() error, amount int64) error {
 	if replay != nil {
 		return replayed(rq, replay)
 	}
-	if err := op(); err != nil {
+	done, err := op()
+	if err != nil {
 		finish(0, nil)
 		return err
 	}
-	target := pageOf(a.t) + "?done=" + a.done
+	target := pageOf(a.t) + "?done=" + done
 	finish(http.StatusSeeOther, []byte(target))
 	return rq.redirect(target)
+}
+
+// answered is the notice of an operation the processor answered with
+// status: the action's own (a.done) when it did what was asked (want);
+// "pending" while its answer is awaited (PROCESSING, UNKNOWN: recovery
+// asks the processor, and the payment page shows the outcome then),
+// which is a result, not a refusal, since the money may be moving; and
+// refused's error for any other answer, which changed nothing.
+func (a action) answered(status, want paylink.Status, refused func() error) (string, error) {
+	switch status {
+	case want:
+		return a.done, nil
+	case paylink.StatusProcessing, paylink.StatusUnknown:
+		return "pending", nil
+	}
+	return "", refused()
 }
 
 // errStaleForm refuses a form whose key another action of the page took
@@ -110,6 +129,8 @@ func actionNotice(done string) string {
 		return "The hold was cancelled and the funds released."
 	case "refunded":
 		return "The refund was made."
+	case "pending":
+		return "Sent to the processor, whose answer has not come yet. It is asked again within minutes; this page shows the outcome then. Do not send it again."
 	}
 	return ""
 }

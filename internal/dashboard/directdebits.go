@@ -34,9 +34,9 @@ func (h *Handler) refundDebit(rq *request) error {
 		if err != nil {
 			return err
 		}
-		return a.run(func() error {
+		return a.run(func() (string, error) {
 			rf, _, err := h.svc.RefundDirectDebit(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.RefundRequest{Amount: n, Currency: a.t.Currency, Customer: a.customer()})
-			return refundOutcome(rf, err)
+			return a.refundOutcome(rf, err)
 		}, n)
 	})
 }

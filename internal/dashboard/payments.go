@@ -222,10 +222,10 @@ func (h *Handler) capture(rq *request) error {
 		if err != nil {
 			return err
 		}
-		return a.run(func() error {
-			_, err := h.svc.Capture(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CaptureRequest{Amount: n,
+		return a.run(func() (string, error) {
+			t, err := h.svc.Capture(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CaptureRequest{Amount: n,
 				Currency: a.t.Currency, ApplySurcharge: a.t.Details.ApplySurcharge})
-			return err
+			return a.holdOutcome(t, err, paylink.StatusApproved)
 		}, n)
 	})
 }
@@ -233,9 +233,9 @@ func (h *Handler) capture(rq *request) error {
 // cancel releases a pre-authorised hold.
 func (h *Handler) cancel(rq *request) error {
 	return h.act(rq, paylink.PermCancel, "cancelled", func(a action) error {
-		return a.run(func() error {
-			_, err := h.svc.Cancel(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CancelRequest{})
-			return err
+		return a.run(func() (string, error) {
+			t, err := h.svc.Cancel(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CancelRequest{})
+			return a.holdOutcome(t, err, paylink.StatusPreAuthorisedReversed)
 		}, 0)
 	})
 }
@@ -247,9 +247,9 @@ func (h *Handler) refund(rq *request) error {
 		if err != nil {
 			return err
 		}
-		return a.run(func() error {
+		return a.run(func() (string, error) {
 			rf, _, err := h.svc.Refund(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.RefundRequest{Amount: n, Currency: a.t.Currency, Customer: a.customer()})
-			return refundOutcome(rf, err)
+			return a.refundOutcome(rf, err)
 		}, n)
 	})
 }
@@ -266,14 +266,24 @@ func (a action) customer() paylink.Customer {
 	return c
 }
 
-// refundOutcome turns a refund the processor refused into an error the
-// page shows.
-func refundOutcome(rf *paylink.Refund, err error) error {
+// refundOutcome is the notice of a refund, or the error the page shows
+// for one the processor or bank refused.
+func (a action) refundOutcome(rf *paylink.Refund, err error) (string, error) {
 	if err != nil {
-		return err
+		return "", err
 	}
-	if rf.Status != paylink.StatusApproved {
+	return a.answered(rf.Status, paylink.StatusApproved, func() error {
 		return paylink.Errorf(paylink.KindConflict, paylink.CodeRefundNotApproved, "the refund was not approved (%s): %s", rf.Status, rf.Details.Message)
+	})
+}
+
+// holdOutcome is the notice of a capture or cancel of a hold that is now
+// t, or the error the page shows.
+func (a action) holdOutcome(t *paylink.Transaction, err error, want paylink.Status) (string, error) {
+	if err != nil {
+		return "", err
 	}
-	return nil
+	return a.answered(t.Status, want, func() error {
+		return paylink.Errorf(paylink.KindConflict, paylink.CodeInvalidState, "the hold is now %s", t.Status.Public())
+	})
 }

@@ -375,6 +375,57 @@ func TestRefundSubmittedTwiceRefundsOnce(t *testing.T) {
 	})
 }
 
+// TestActionAwaitingItsAnswerIsPendingNotRefused: a refund or capture
+// whose processor answer is lost is under way, not refused. The page says
+// so, and the same form sent again replays that answer instead of acting
+// a second time (a refund reserved twice would be paid twice once
+// recovery learns both were made).
+func TestActionAwaitingItsAnswerIsPendingNotRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	paid := purchase(t, env, m, "25.00", false)
+	held := purchase(t, env, m, "30.00", true)
+	b := newBrowser(t, env)
+	b.mustSignIn("staff@example.com")
+	refund := actionForm(t, b.get("/dashboard/payments/"+paid), "refund")
+	refund.Set("amount", "4.00")
+	capture := actionForm(t, b.get("/dashboard/payments/"+held), "capture")
+	capture.Set("amount", "20.00")
+
+	env.Sandbox.SetSilent(true)
+	for _, a := range []struct {
+		ref, path string
+		form      url.Values
+	}{
+		{paid, "/refund", refund}, {held, "/capture", capture},
+	} {
+		want := "/dashboard/payments/" + a.ref + "?done=pending"
+		for i := 1; i <= 2; i++ {
+			if p := b.post("/dashboard/payments/"+a.ref+a.path, a.form); p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+				t.Errorf("%s, submission %d with a silent processor: got %d to %q, want 303 to %q: %s", a.path, i, p.status, p.header.Get("Location"), want, p.body)
+			}
+		}
+		if page := b.get(want); !strings.Contains(page.body, "whose answer has not come yet") || strings.Contains(page.body, "The hold was captured.") {
+			t.Errorf("%s: the page does not say the action is pending: %s", a.path, page.body)
+		}
+	}
+	if got := stored(t, env, m, paid).Refunded; got != 400 {
+		t.Errorf("refunded (reserved): got %d, want 400, once", got)
+	}
+	env.Sandbox.SetSilent(false)
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(t, env, m, paid).Refunded; got != 400 {
+		t.Errorf("refunded after recovery: got %d, want 400", got)
+	}
+	if got := stored(t, env, m, held); got.Status != paylink.StatusApproved || got.Amount != 2000 {
+		t.Errorf("hold after recovery: got %s amount %d, want APPROVED 2000", got.Status, got.Amount)
+	}
+}
+
 func TestCaptureAndCancelHolds(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
