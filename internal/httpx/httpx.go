@@ -165,10 +165,13 @@ func Route(r *http.Request) string {
 	return "unmatched"
 }
 
-// maxRequestID bounds an inbound request id that is kept.
-const maxRequestID = 128
+// maxRequestID bounds an inbound request id that is kept: room for a
+// UUID, a ULID or a trace id, and shorter than paylink's company,
+// transaction and card tokens (paylink.TokenLength), so that a token sent
+// as a request id is never logged.
+const maxRequestID = 64
 
-// RequestID keeps an inbound id of sane form (1 to 128 characters of
+// RequestID keeps an inbound id of sane form (1 to 64 characters of
 // [A-Za-z0-9._-]), so that a caller can follow its own id through our
 // logs, and otherwise returns a new random one: anything else could
 // forge log lines or carry personal data.

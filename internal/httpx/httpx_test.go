@@ -46,7 +46,9 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		kept          bool
 	}{
 		{"sane id kept", "req-42_a.B", true},
-		{"128 characters kept", strings.Repeat("a", 128), true},
+		{"64 characters kept", strings.Repeat("a", 64), true},
+		{"65 characters", strings.Repeat("a", 65), false},
+		{"a company, transaction or card token", strings.Repeat("Ab3", paylink.TokenLength/3+1)[:paylink.TokenLength], false},
 		{"none", "", false},
 		{"129 characters", strings.Repeat("a", 129), false},
 		{"space", "req 42", false},
