@@ -85,12 +85,24 @@ type PaymentQuery struct {
 	Limit           int
 }
 
-// paymentTypes are the methods a filter may name.
-var paymentTypes = []string{PaymentTypeCard, PaymentTypeApplePay, PaymentTypeGooglePay, PaymentTypeBankAccount, PaymentTypeZip}
+// PaymentTypes are the payment methods a filter may name, in the order a
+// list offers them.
+func PaymentTypes() []string {
+	return []string{PaymentTypeCard, PaymentTypeApplePay, PaymentTypeGooglePay, PaymentTypeBankAccount, PaymentTypeZip}
+}
 
-// publicStatuses are the statuses a filter may name.
-var publicStatuses = []Status{StatusApproved, StatusDeclined, StatusFailed, StatusRequiresAuthentication,
-	StatusPreAuthorised, StatusPreAuthorisedReversed, StatusPending}
+// FilterStatuses are the statuses a filter may name (PENDING also finds
+// PROCESSING, as Status.Public shows it), in the order a list offers
+// them: a direct debit's alone when debits is set, since a debit is never
+// held nor authenticated. UNKNOWN is the state to review: an answer that
+// recovery could not learn.
+func FilterStatuses(debits bool) []Status {
+	if debits {
+		return []Status{StatusPending, StatusApproved, StatusDeclined, StatusFailed, StatusUnknown}
+	}
+	return []Status{StatusApproved, StatusDeclined, StatusFailed, StatusRequiresAuthentication,
+		StatusPreAuthorised, StatusPreAuthorisedReversed, StatusPending, StatusUnknown}
+}
 
 // SearchEmail is how a customer email is stored for search: trimmed and
 // in lower case, so that a search matches it in any case.
@@ -112,7 +124,7 @@ func (f PaymentFilter) query(merchantID string) (PaymentQuery, error) {
 	fe := FieldErrors{}
 	for _, st := range f.Statuses {
 		switch {
-		case !slices.Contains(publicStatuses, st):
+		case !slices.Contains(FilterStatuses(false), st):
 			fe.Add("status", fmt.Sprintf("unknown status %q", st))
 		case st == StatusPending:
 			q.Statuses = append(q.Statuses, StatusPending, StatusProcessing)
@@ -121,7 +133,7 @@ func (f PaymentFilter) query(merchantID string) (PaymentQuery, error) {
 		}
 	}
 	for _, m := range f.Methods {
-		if !slices.Contains(paymentTypes, m) {
+		if !slices.Contains(PaymentTypes(), m) {
 			fe.Add("method", fmt.Sprintf("unknown payment method %q", m))
 		}
 		q.Methods = append(q.Methods, m)
@@ -199,13 +211,14 @@ func ParsePaymentFilter(v url.Values) (PaymentFilter, error) {
 	for _, s := range listParam(v, "status") {
 		f.Statuses = append(f.Statuses, Status(strings.ToUpper(s)))
 	}
+	types := PaymentTypes()
 	for _, s := range listParam(v, "method") {
-		i := slices.IndexFunc(paymentTypes, func(t string) bool { return strings.EqualFold(t, s) })
+		i := slices.IndexFunc(types, func(t string) bool { return strings.EqualFold(t, s) })
 		if i < 0 {
 			fe.Add("method", fmt.Sprintf("unknown payment method %q", s))
 			continue
 		}
-		f.Methods = append(f.Methods, paymentTypes[i])
+		f.Methods = append(f.Methods, types[i])
 	}
 	f.From = parseDayParam(v, "from", 0, fe)
 	f.To = parseDayParam(v, "to", 1, fe)

@@ -27,22 +27,6 @@ type listData struct {
 	Methods  []string
 }
 
-// listStatuses are the statuses the filter offers: a debit's only when
-// debits is set (a debit is never held nor authenticated).
-func listStatuses(debits bool) []paylink.Status {
-	if debits {
-		return []paylink.Status{paylink.StatusPending, paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed}
-	}
-	return []paylink.Status{paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed,
-		paylink.StatusRequiresAuthentication, paylink.StatusPreAuthorised, paylink.StatusPreAuthorisedReversed, paylink.StatusPending}
-}
-
-// listMethods are the methods the filter offers.
-func listMethods() []string {
-	return []string{paylink.PaymentTypeCard, paylink.PaymentTypeApplePay, paylink.PaymentTypeGooglePay,
-		paylink.PaymentTypeBankAccount, paylink.PaymentTypeZip}
-}
-
 // payments lists the merchant's payments, or exports them as CSV with
 // format=csv.
 func (h *Handler) payments(rq *request) error {
@@ -52,7 +36,7 @@ func (h *Handler) payments(rq *request) error {
 // list renders a list of d.Base with the request's filter.
 func (h *Handler) list(rq *request, d listData, title string) error {
 	q := rq.r.URL.Query()
-	d.Query, d.Statuses, d.Methods = q, listStatuses(d.Debits), listMethods()
+	d.Query, d.Statuses, d.Methods = q, paylink.FilterStatuses(d.Debits), paylink.PaymentTypes()
 	v := view{Title: title, Data: &d}
 	f, err := paylink.ParsePaymentFilter(q)
 	if err != nil {

@@ -413,6 +413,18 @@ func TestActionAwaitingItsAnswerIsPendingNotRefused(t *testing.T) {
 	if got := stored(t, env, m, paid).Refunded; got != 400 {
 		t.Errorf("refunded (reserved): got %d, want 400, once", got)
 	}
+	if p := b.get("/dashboard/payments/" + held); !strings.Contains(p.body, `<td id="status">PENDING</td>`) {
+		t.Errorf("a capture under way: want the status shown as the API shows it, PENDING: %s", p.body)
+	}
+	// Recovery cannot learn the answer either: the payment is UNKNOWN,
+	// the state staff filter for to review.
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/dashboard/payments?status=UNKNOWN"); p.status != http.StatusOK || strings.Join(refs(p.body), ",") != held {
+		t.Errorf("the UNKNOWN filter: got %d %v, want %s", p.status, refs(p.body), held)
+	}
 	env.Sandbox.SetSilent(false)
 	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
 	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
