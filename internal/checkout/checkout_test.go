@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -371,17 +372,23 @@ func TestVirtualTerminal(t *testing.T) {
 	}
 	// A card that always asks for a challenge is paid without one: 3-D
 	// Secure needs the cardholder, who is not at the agent's screen.
+	// An invoice number takes what the API takes (MaxInvoiceLength), more
+	// than another field's 128 characters.
+	if p := b.get(vt); !strings.Contains(p.body, fmt.Sprintf(`name="invoice_number" value="" maxlength="%d"`, paylink.MaxInvoiceLength)) {
+		t.Errorf("the invoice number's maxlength is not MaxInvoiceLength:\n%s", p.body)
+	}
+	invoice := "INV-777-" + strings.Repeat("X", 192)
 	f := cardForm(csrf, card3DS)
 	f.Set("customer_reference", "PHONE-CUST-1")
-	f.Set("invoice_number", "INV-777")
+	f.Set("invoice_number", invoice)
 	if p := b.post(vt, f); p.status != http.StatusSeeOther {
 		t.Fatalf("pay: got %d, want 303:\n%s", p.status, p.body)
 	}
 	st := linkState(t, env, m, r.Str("id"))
 	tr := transaction(t, env, m, st.Str("transaction_reference"))
-	if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != "INV-777" || tr.Details.Customer.Reference != "PHONE-CUST-1" ||
+	if tr.Channel != paylink.ChannelVT || tr.InvoiceNumber != invoice || tr.Details.Customer.Reference != "PHONE-CUST-1" ||
 		tr.Details.ThreeDS != nil || tr.PaymentType != paylink.PaymentTypeCard {
-		t.Errorf("got transaction %+v (details %+v), want VT, INV-777, PHONE-CUST-1, no 3-D Secure", tr, tr.Details)
+		t.Errorf("got transaction %+v (details %+v), want VT, the 200-character invoice, PHONE-CUST-1, no 3-D Secure", tr, tr.Details)
 	}
 }
 

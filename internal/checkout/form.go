@@ -27,15 +27,25 @@ func customerForm(c paylink.Customer) formValues {
 		CountryCode: c.CountryCode, CustomerReference: c.Reference}
 }
 
+// fieldLimit is the most characters a text field of the form takes, the
+// Service's limit for it (the page's maxlength too): an invoice number's
+// is MaxInvoiceLength, any other field's MaxFieldLength.
+func fieldLimit(name string) int {
+	if name == "invoice_number" {
+		return paylink.MaxInvoiceLength
+	}
+	return paylink.MaxFieldLength
+}
+
 // readForm reads the customer part of a posted form; problems go to errs.
 // A field refused is shown again empty: a card number typed into the
 // address is not written back into the page.
 func readForm(r *http.Request, errs map[string]string) formValues {
 	get := func(name string) string {
 		v := strings.TrimSpace(r.PostFormValue(name))
-		switch {
-		case paylink.CheckText(v, paylink.MaxFieldLength) != nil:
-			errs[name] = fmt.Sprintf("Use at most %d characters, without control characters.", paylink.MaxFieldLength)
+		switch n := fieldLimit(name); {
+		case paylink.CheckText(v, n) != nil:
+			errs[name] = fmt.Sprintf("Use at most %d characters, without control characters.", n)
 			return ""
 		case paylink.ContainsCardNumber(v):
 			errs[name] = "This looks like a card number: enter the card in the card fields only."
