@@ -96,6 +96,8 @@ type Error struct {
 	Err     error
 }
 
+// Error is the error's whole text, for logs: its operation, code,
+// message and cause. A client is shown Code and Message alone.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Op != "" {
@@ -111,6 +113,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap is the cause, so that errors.Is and errors.As see through e.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error of the kind and code with a client-safe message.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 )
 
-// Posting to the journal happens in exactly two places: save (every
-// transaction status change) and recordRefund in refund.go, through
-// saveRefund (every refund status change),
-// both inside the database transaction that records the change, so no
-// money moves without its posting and no posting outlives a rollback.
+// Posting to the journal happens where a money movement is recorded, and
+// inside the database transaction that records it, so no money moves
+// without its posting and no posting outlives a rollback:
+// postTransaction for every transaction status change (write, and
+// purchaseInOne's insert of a purchase with its answer), saveRefund for
+// every refund status change, and settlement.go's batch and payout
+// postings.
 
 // postTransaction appends the posting of t's move from one status to
 // another, if the move takes or gives money; m gives the merchant's pricing.

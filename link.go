@@ -461,7 +461,8 @@ func (s *Service) applyLinkOutcome(tx Tx, t *Transaction) error {
 // while the processor answers, so this cannot happen unless an
 // authorisation outlived the claim. The approval is kept (money moved and
 // hiding it would be worse), the link keeps its state, and the mismatch
-// is logged as an error and audited for someone to refund.
+// is logged as an error and written to the payment's history
+// (payment_link.approval_on_closed_link) for someone to refund.
 func (s *Service) approvalOnClosedLink(tx Tx, l *PaymentLink, t *Transaction) error {
 	s.log.Error("payment approved on a payment link that no longer accepts payments: refund it",
 		"reference", t.Reference, "payment_link", l.ID, "link_status", l.Status, "paid_reference", l.PaidReference)

@@ -44,6 +44,11 @@ func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRe
 				return err
 			}
 		}
+		// Recorded at once with the answer: the move from PROCESSING that
+		// the two-commit purchase makes, under the same rule.
+		if err := checkTransition(t, StatusProcessing); err != nil {
+			return err
+		}
 		if err := tx.CreateTransaction(t); err != nil {
 			return err
 		}

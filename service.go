@@ -280,6 +280,16 @@ func newOutcomeMerchant(tx Tx, t *Transaction) *outcomeMerchant {
 	return &outcomeMerchant{tx: tx, id: t.MerchantID}
 }
 
+// checkTransition refuses to record t, which was in status from, unless
+// the state machine allows the move (CanTransition): a bug, never a
+// client's doing.
+func checkTransition(t *Transaction, from Status) error {
+	if t.Status != from && !CanTransition(from, t.Status) {
+		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
+	}
+	return nil
+}
+
 // get reads the merchant on first use.
 func (o *outcomeMerchant) get() (*Merchant, error) {
 	if o.m != nil {
@@ -295,8 +305,8 @@ func (o *outcomeMerchant) get() (*Merchant, error) {
 
 // write is save with the merchant read through m.
 func (s *Service) write(tx Tx, t *Transaction, from Status, m *outcomeMerchant) error {
-	if t.Status != from && !CanTransition(from, t.Status) {
-		return Internal("save transaction", fmt.Errorf("%s: %s -> %s is not a transition", t.Reference, from, t.Status))
+	if err := checkTransition(t, from); err != nil {
+		return err
 	}
 	if err := tx.UpdateTransaction(t); err != nil {
 		return err

@@ -308,7 +308,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 		w.WriteHeader(httpx.StatusClientClosedRequest)
 		return
 	}
-	e := paylink.AsError(err)
+	e := *paylink.AsError(err) // a copy: its Message is rewritten below, and err may be a shared sentinel
 	switch e.Kind {
 	case paylink.KindInternal:
 		h.log.ErrorContext(r.Context(), "checkout page error", "route", r.Pattern, "err", e.Error())

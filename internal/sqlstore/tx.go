@@ -366,7 +366,8 @@ func (t *tx) WipeSpentCards(before time.Time, limit int) (int64, error) {
 	return res.RowsAffected()
 }
 
-// AddEvent appends an audit event.
+// AddEvent appends an event to a payment's history (the events table;
+// the audit log is AddAuditEvent's).
 func (t *tx) AddEvent(e *paylink.Event) error {
 	return t.execLater("insert event", `INSERT INTO events (merchant_id, reference, type, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		e.MerchantID, e.Reference, e.Type, e.Data, e.CreatedAt.UnixMicro())
