@@ -64,8 +64,8 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 	return r, t, nil
 }
 
-// reserveDebitRefund checks that ref names m's cleared direct debit and
-// adds the refund to its refunded total inside tx.
+// reserveDebitRefund checks that r names m's direct debit and reserves
+// r on it (reserve).
 func reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
 	t, err := tx.Transaction(m.ID, r.TransactionReference)
 	if errors.Is(err, ErrNotFound) || (err == nil && t.PaymentType != PaymentTypeBankAccount) {
@@ -74,27 +74,7 @@ func reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Status != StatusApproved {
-		return nil, Errorf(KindConflict, CodeInvalidState,
-			"only a cleared direct debit can be refunded; this one is %s", t.Status.Public())
-	}
-	if r.Amount > t.Refundable() {
-		return nil, refundTooLarge(t)
-	}
-	if err := tx.AddRefunded(t.Reference, r.Amount, r.CreatedAt); errors.Is(err, ErrConflict) {
-		return nil, refundTooLarge(t)
-	} else if err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// refundTooLarge is the error for a refund above what is left of a debit.
-func refundTooLarge(t *Transaction) error {
-	cur, _ := LookupCurrency(t.Currency)
-	return &Error{Kind: KindInvalid, Code: CodeAmountExceedsRefundable,
-		Message: "the refund is more than the " + FormatAmount(t.Refundable(), cur) + " " + t.Currency + " left to refund of this direct debit",
-		Fields:  map[string]string{"refund.amount": "is more than the amount left to refund"}}
+	return t, reserve(tx, t, r)
 }
 
 // payRefund asks the bank to pay a reserved refund, outside any database

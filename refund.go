@@ -3,6 +3,7 @@ package paylink
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // RefundRequest returns part or all of a captured payment (spec 4.7).
@@ -66,8 +67,8 @@ func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req Refun
 	return r, t, err
 }
 
-// reserveRefund loads the refunded transaction and adds r.Amount to its
-// refunded total with a compare-and-set.
+// reserveRefund loads the refunded card payment and reserves r on it
+// (reserve). A direct debit is refunded by RefundDirectDebit.
 func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Transaction, error) {
 	t, err := tx.Transaction(m.ID, ref)
 	if errors.Is(err, ErrNotFound) {
@@ -80,26 +81,36 @@ func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Tra
 		return nil, Errorf(KindInvalid, CodeInvalidRequest,
 			"this transaction is a direct debit: refund it with POST /v5/direct_debit/{purchase_reference}/refund")
 	}
+	r.TransactionReference = t.Reference
+	return t, reserve(tx, t, r)
+}
+
+// reserve adds refund r to payment t's refunded total, the one rule of
+// card and direct debit refunds: only an APPROVED payment (captured or
+// cleared), in its own currency, and at most what is left to refund, which
+// the store enforces with a guarded update so that concurrent refunds
+// cannot overdraw it.
+func reserve(tx Tx, t *Transaction, r *Refund) error {
 	if t.Status != StatusApproved {
-		return nil, Errorf(KindConflict, CodeNotRefundable,
-			"only an APPROVED (captured) transaction can be refunded; this one is %s", t.Status.Public())
+		return Errorf(KindConflict, CodeNotRefundable,
+			"only an APPROVED (captured or cleared) payment can be refunded; this one is %s", t.Status.Public())
 	}
 	if r.Currency != t.Currency {
-		return nil, Errorf(KindInvalid, CodeCurrencyMismatch, "refund.currency must be the purchase's currency %s", t.Currency)
+		return Errorf(KindInvalid, CodeCurrencyMismatch, "refund.currency must be the purchase's currency %s", t.Currency)
 	}
-	r.TransactionReference = t.Reference
-	err = tx.AddRefunded(t.Reference, r.Amount, s.now())
+	err := tx.AddRefunded(t.Reference, r.Amount, r.CreatedAt)
 	if errors.Is(err, ErrConflict) {
 		cur, _ := LookupCurrency(t.Currency)
-		return nil, Errorf(KindInvalid, CodeAmountExceedsRefundable,
-			"the refund amount is above what can still be refunded (%s %s of %s %s)",
-			FormatAmount(t.Refundable(), cur), t.Currency, FormatAmount(t.Total, cur), t.Currency)
+		return &Error{Kind: KindInvalid, Code: CodeAmountExceedsRefundable,
+			Message: fmt.Sprintf("the refund amount is above what can still be refunded (%s %s of %s %s)",
+				FormatAmount(t.Refundable(), cur), t.Currency, FormatAmount(t.Total, cur), t.Currency),
+			Fields: map[string]string{"refund.amount": "is more than the amount left to refund"}}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t.Refunded += r.Amount
-	return t, nil
+	return nil
 }
 
 // settleRefund asks the processor for a reserved refund, outside any
