@@ -94,7 +94,7 @@ type Transaction struct {
 	Total         int64 // amount charged: sale + surcharge + fee (captured total after capture)
 	PreAuth       bool
 	PreAuthAmount int64 // amount held
-	Refunded      int64 // sum of approved refunds
+	Refunded      int64 // sum of refunds approved or awaiting their answer (reserved at PROCESSING, given back if FAILED): what can no longer be refunded
 	CardToken     string
 	PaymentLinkID string
 	CreatedAt     time.Time

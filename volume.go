@@ -14,7 +14,7 @@ type DailyVolume struct {
 	Count    int64 // transactions created
 	Approved int64 // of which approved
 	Gross    int64 // total of the approved ones, minor units
-	Refunded int64 // refunded of those created that day
+	Refunded int64 // refunded of those created that day (Transaction.Refunded: refunds awaiting their answer included)
 }
 
 // PeriodVolume sums DailyVolume over the last Days days, per currency.
