@@ -330,12 +330,18 @@ func withEntry(m map[string]string, k, v string) map[string]string {
 // records it: a failure when the processor refused it (perr), else the
 // status it left the hold in. Other operations write none.
 func (s *Service) auditHoldOp(ctx context.Context, tx Tx, t *Transaction, op string, perr error) error {
+	var action string
 	switch op {
-	case opCapture, opCancel, opExpire:
+	case opCapture:
+		action = AuditCapture
+	case opCancel:
+		action = AuditCancel
+	case opExpire:
+		action = AuditExpire
 	default:
 		return nil
 	}
-	e := AuditEvent{MerchantID: t.MerchantID, Action: "transaction." + op, ObjectType: ObjectTransaction,
+	e := AuditEvent{MerchantID: t.MerchantID, Action: action, ObjectType: ObjectTransaction,
 		ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: string(t.Status)}
 	if perr != nil {
 		e.Outcome, e.Detail = OutcomeFailure, CodeProcessorUnavailable

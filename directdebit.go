@@ -234,10 +234,11 @@ func (s *Service) newDirectDebit(m *Merchant, req *DirectDebitRequest, sealed Se
 // debitOf is the bank's view of a direct debit transaction.
 func debitOf(t *Transaction, number string) BankDebit {
 	a := t.Details.BankAccount
+	cur, _ := LookupCurrency(DirectDebitCurrency)
 	return BankDebit{
 		Reference: t.Reference,
 		Account:   BankAccount{BSB: a.BSB, Number: number, HolderName: a.HolderName},
-		Amount:    Money{Amount: t.Total, Currency: Currency{Code: DirectDebitCurrency, Exponent: 2}},
+		Amount:    Money{Amount: t.Total, Currency: cur},
 	}
 }
 

@@ -421,7 +421,7 @@ func (s *Service) linkOutcome(tx Tx, t *Transaction) error {
 		return nil
 	}
 	var err error
-	for range 3 { // re-read when a concurrent writer changed the link
+	for range linkChangeTries { // re-read when a concurrent writer changed the link
 		if err = s.applyLinkOutcome(tx, t); !errors.Is(err, ErrConflict) {
 			return err
 		}

@@ -157,8 +157,9 @@ func (n NewMerchant) Validate() error {
 	return f.Err()
 }
 
-// HashSecret is how API keys, company tokens and transaction tokens are
-// stored: SHA-256 of the secret. Secrets carry at least 128 bits of
+// HashSecret is how API keys, company tokens, transaction tokens,
+// dashboard session ids, invite tokens and recovery codes are stored:
+// SHA-256 of the secret, so a copy of the table opens nothing. Secrets carry at least 128 bits of
 // entropy, so a plain hash is not brute-forceable.
 func HashSecret(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))

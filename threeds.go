@@ -53,7 +53,7 @@ func (s *Service) issueChallenge(t *Transaction) error {
 	}
 	now := s.now()
 	d.ChallengeHash = hashChallenge(secret)
-	d.ChallengeExpiresAt = now.Add(min(ChallengeTTL, s.cfg.AuthenticationTimeout)).Unix()
+	d.ChallengeExpiresAt = now.Add(s.challengeLifetime()).Unix()
 	d.AttemptExpiresAt = now.Add(s.cfg.AuthenticationTimeout).Unix()
 	t.AuthenticationURL = s.cfg.BaseURL + ChallengePath + t.Reference + "." + secret
 	return nil
@@ -188,7 +188,7 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 		return nil, errNoSuchChallenge
 	}
 	switch {
-	case d.Reason == ThreeDSAbandoned || (!d.ChallengeDone && s.now().Unix() >= d.ChallengeExpiresAt):
+	case d.Reason == ThreeDSAbandoned || s.unanswered(d):
 		return nil, errChallengeExpiry // unanswered in time, declined by the expiry job or not yet
 	case d.ChallengeDone || t.Status != StatusRequiresAuthentication:
 		return nil, errChallengeUsed
@@ -359,7 +359,7 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 		return errChallengeUsed
 	case t.Status != StatusRequiresAuthentication:
 		return Errorf(KindConflict, CodeInvalidState, "this transaction does not require authentication; it is %s", t.Status.Public())
-	case !d.ChallengeDone && s.now().Unix() < d.ChallengeExpiresAt:
+	case !d.ChallengeDone && !s.unanswered(d):
 		return Errorf(KindConflict, CodeAuthenticationPending,
 			"the customer has not completed authentication yet: call 3dsredirect after they return to your authentication_redirect_url")
 	case !d.ChallengeDone:
@@ -437,16 +437,27 @@ func (s *Service) expireChallengeBatch(ctx context.Context) (read, ended int, er
 // authentication timeout a was answered within c of its issue, at least
 // a-c ago. One second covers the whole seconds attempts' ends are kept in.
 func (s *Service) expiryCutoff() time.Time {
-	a := s.cfg.AuthenticationTimeout
-	c := min(ChallengeTTL, a)
+	a, c := s.cfg.AuthenticationTimeout, s.challengeLifetime()
 	return s.now().Add(-min(c, a-c) + time.Second)
 }
 
 // attemptOver reports whether t's attempt can no longer complete: its
 // challenge expired unanswered, or the attempt outlived its lifetime.
 func (s *Service) attemptOver(t *Transaction) bool {
-	d, now := t.Details.ThreeDS, s.now().Unix()
-	return d != nil && ((!d.ChallengeDone && now >= d.ChallengeExpiresAt) || now >= attemptDeadline(d))
+	d := t.Details.ThreeDS
+	return d != nil && (s.unanswered(d) || s.now().Unix() >= attemptDeadline(d))
+}
+
+// unanswered reports whether d's challenge expired without an answer.
+func (s *Service) unanswered(d *ThreeDS) bool {
+	return !d.ChallengeDone && s.now().Unix() >= d.ChallengeExpiresAt
+}
+
+// challengeLifetime is how long a challenge may be answered: ChallengeTTL,
+// or the whole attempt's lifetime (Config.AuthenticationTimeout) when
+// that is shorter.
+func (s *Service) challengeLifetime() time.Duration {
+	return min(ChallengeTTL, s.cfg.AuthenticationTimeout)
 }
 
 // endAttempt records the end of an attempt that is over (attemptOver).

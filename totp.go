@@ -16,8 +16,9 @@ import (
 
 // TOTP parameters.
 const (
-	totpStep   = 30 * time.Second
-	totpDigits = 6
+	totpStep    = 30 * time.Second
+	totpDigits  = 6
+	totpModulus = 1_000_000 // 10^totpDigits
 	// totpSkew accepts the codes of one step before and after now, for
 	// clocks that drift and codes typed slowly.
 	totpSkew = 1
@@ -35,7 +36,7 @@ func totpCode(secret []byte, counter uint64) string {
 	sum := mac.Sum(nil)
 	off := sum[len(sum)-1] & 0x0f
 	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
-	return fmt.Sprintf("%0*d", totpDigits, v%1_000_000)
+	return fmt.Sprintf("%0*d", totpDigits, v%totpModulus)
 }
 
 // TOTPCode is the code of secret at t (tests and the set-up page).

@@ -160,6 +160,8 @@ const (
 	MinPasswordLength = 12
 	// MaxPasswordLength bounds the work of hashing an attacker's input.
 	MaxPasswordLength = 128
+	// MaxEmailLength is the longest staff email (RFC 5321's path limit).
+	MaxEmailLength = 254
 )
 
 // Response codes of the dashboard's user operations.
@@ -257,7 +259,7 @@ func commonPassword(p string) bool {
 func NormalizeEmail(email string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(email)) // (ToLower would make bytes that are not UTF-8 into U+FFFD)
 	a, err := mail.ParseAddress(e)
-	if err != nil || a.Address != e || len(e) > 254 || !strings.Contains(e, "@") || CheckText(email, 254) != nil {
+	if err != nil || a.Address != e || len(e) > MaxEmailLength || !strings.Contains(e, "@") || CheckText(email, MaxEmailLength) != nil {
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "email: not a valid email address",
 			Fields: map[string]string{"email": "not a valid email address"}}
 	}

@@ -57,13 +57,6 @@ func staffActor(ctx context.Context, u *User) context.Context {
 	return WithActor(ctx, a)
 }
 
-// hashSecret is how session ids, invite tokens and recovery codes are
-// stored: SHA-256, so a copy of the table opens nothing.
-func hashSecret(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
 // hashPassword checks the password rules and hashes the password.
 func (s *Service) hashPassword(password, email string) (string, error) {
 	if err := CheckPassword(password, email); err != nil {
@@ -141,7 +134,7 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 		return nil, Internal("sign in", errNoHasher)
 	}
 	key := strings.ToLower(strings.TrimSpace(email))
-	if len(key) > 254 || len(password) > MaxPasswordLength {
+	if len(key) > MaxEmailLength || len(password) > MaxPasswordLength {
 		return nil, errSignInFailed()
 	}
 	var u *User
@@ -173,18 +166,22 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*SignedIn
 	return s.openSession(ctx, u)
 }
 
+// sessionTokenLength is the length of a dashboard session id and of its
+// CSRF token: 43 characters of [A-Za-z0-9], 256 bits.
+const sessionTokenLength = 43
+
 // openSession creates a session for u after a correct password.
 func (s *Service) openSession(ctx context.Context, u *User) (*SignedIn, error) {
-	token, err := s.token(43) // 256 bits
+	token, err := s.token(sessionTokenLength)
 	if err != nil {
 		return nil, Internal("session id", err)
 	}
-	csrf, err := s.token(43)
+	csrf, err := s.token(sessionTokenLength)
 	if err != nil {
 		return nil, Internal("csrf token", err)
 	}
 	now := s.now()
-	sess := &Session{IDHash: hashSecret(token), UserID: u.ID, MerchantID: u.MerchantID, CSRF: csrf,
+	sess := &Session{IDHash: HashSecret(token), UserID: u.ID, MerchantID: u.MerchantID, CSRF: csrf,
 		PendingTOTP: u.TOTPEnabled, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionMaxAge)}
 	ctx = staffActor(ctx, u)
 	err = s.store.Update(ctx, func(tx Tx) error {
@@ -213,13 +210,13 @@ func errSessionExpired() error {
 // was idle for longer than idle or is past its absolute end, and records
 // this use. Any instance on the same database can serve it.
 func (s *Service) StaffSession(ctx context.Context, token string, idle time.Duration) (*StaffSession, error) {
-	if token == "" || len(token) > 128 {
+	if len(token) != sessionTokenLength {
 		return nil, errSessionExpired()
 	}
 	if idle <= 0 {
 		idle = SessionIdleDefault
 	}
-	hash, now := hashSecret(token), s.now()
+	hash, now := HashSecret(token), s.now()
 	var out StaffSession
 	expired := false
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -411,7 +408,7 @@ func (s *Service) CreateInvite(ctx context.Context, actor *User, email string, r
 		return "", nil, Internal("invite token", err)
 	}
 	now := s.now()
-	inv := &Invite{TokenHash: hashSecret(token), MerchantID: actor.MerchantID, Email: email, Role: role, CreatedBy: actor.ID,
+	inv := &Invite{TokenHash: HashSecret(token), MerchantID: actor.MerchantID, Email: email, Role: role, CreatedBy: actor.ID,
 		CreatedAt: now, ExpiresAt: now.Add(InviteTTL)}
 	ctx = staffActor(ctx, actor)
 	err = s.store.Update(ctx, func(tx Tx) error {
@@ -499,7 +496,7 @@ func (s *Service) InviteByToken(ctx context.Context, token string) (*Invite, err
 	var inv *Invite
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		inv, err = tx.Invite(hashSecret(token))
+		inv, err = tx.Invite(HashSecret(token))
 		return err
 	})
 	switch {

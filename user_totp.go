@@ -309,4 +309,4 @@ func canRequireTOTP(tx Tx, actor *User, require bool) error {
 }
 
 // hexHash is the stored form of a recovery code.
-func hexHash(code string) string { return hexString(hashSecret(code)) }
+func hexHash(code string) string { return hexString(HashSecret(code)) }

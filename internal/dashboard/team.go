@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -99,7 +100,7 @@ func (h *Handler) invite(rq *request) error {
 		return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, teamData{InviteEmail: email})
 	}
 	url := h.svc.Config().BaseURL + "/dashboard/invite/" + token
-	v, d := view{Notice: "Invite made for " + inv.Email + ". Pass the link below on; it works once, for 7 days."}, teamData{InviteURL: url}
+	v, d := view{Notice: "Invite made for " + inv.Email + ". Pass the link below on; it works once, for " + inviteLife() + "."}, teamData{InviteURL: url}
 	if h.mail != nil {
 		subject, body := inviteMail(rq.ss.Merchant, rq.ss.User, inv, url)
 		if err := h.mail.Send(rq.r.Context(), inv.Email, subject, body); err != nil {
@@ -108,7 +109,7 @@ func (h *Handler) invite(rq *request) error {
 			v.Error = "The invite was made, but the mail to " + inv.Email + " could not be sent. Pass the link below on yourself."
 			v.Notice = ""
 		} else {
-			v.Notice, d.InviteMailed = "Invite sent by email to "+inv.Email+". The link works once, for 7 days.", true
+			v.Notice, d.InviteMailed = "Invite sent by email to "+inv.Email+". The link works once, for "+inviteLife()+".", true
 		}
 	}
 	return h.renderTeam(rq, http.StatusOK, v, d)
@@ -175,4 +176,9 @@ func (h *Handler) teamError(rq *request, err error) error {
 		return err
 	}
 	return h.renderTeam(rq, httpx.Status(e.Kind), view{Error: e.Message}, teamData{})
+}
+
+// inviteLife says how long an invite link works (paylink.InviteTTL).
+func inviteLife() string {
+	return fmt.Sprintf("%d days", paylink.InviteTTL/(24*time.Hour))
 }
