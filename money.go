@@ -166,10 +166,10 @@ func (p Percent) String() string { return formatScaled(int64(p), 4, 0) }
 func ParsePercent(s string) (Percent, error) {
 	v, err := ParseAmount(s, Currency{Code: "%", Exponent: 4})
 	if err != nil {
-		return 0, fmt.Errorf("percentage %q: %w", s, err)
+		return 0, fmt.Errorf("percentage %q: %w", MaskCardNumbers(s), err)
 	}
 	if v < 0 || v > 100*int64(PercentUnit) {
-		return 0, fmt.Errorf("percentage %q is outside 0 to 100", s)
+		return 0, fmt.Errorf("percentage %q is outside 0 to 100", MaskCardNumbers(s))
 	}
 	return Percent(v), nil
 }

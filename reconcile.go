@@ -113,7 +113,7 @@ func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, er
 		return bad("unknown currency %q", r.Currency)
 	}
 	r.Currency = cur.Code
-	amount, err := parseAmountWithin(field("amount"), cur, MaxTotal)
+	amount, err := ParseTotal(field("amount"), cur)
 	if err != nil {
 		return bad("amount: %v", err)
 	}

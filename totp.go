@@ -39,7 +39,8 @@ func totpCode(secret []byte, counter uint64) string {
 	return fmt.Sprintf("%0*d", totpDigits, v%totpModulus)
 }
 
-// TOTPCode is the code of secret at t (tests and the set-up page).
+// TOTPCode is the code of secret at t, what an authenticator app shows:
+// tests in other packages sign in with it.
 func TOTPCode(secret []byte, t time.Time) string {
 	return totpCode(secret, uint64(t.Unix())/uint64(totpStep/time.Second))
 }

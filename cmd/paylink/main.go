@@ -51,13 +51,8 @@ Run "paylink <command> -h" for a command's flags. Every flag can also be
 set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
 `
 
-// run is the whole program, with its environment passed in for tests,
-// reading nothing from standard input.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return runIO(ctx, args, getenv, strings.NewReader(""), stdout, stderr)
-}
-
-// runIO is run with standard input (`user create --password-stdin`).
+// runIO is the whole program, with its environment and standard input
+// (`user create --password-stdin`) passed in, for tests.
 func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

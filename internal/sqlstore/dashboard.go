@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ func (t *tx) insertAPIKey(k *paylink.APIKey) error {
 // makes k the current key and stores it.
 func (t *tx) RollAPIKey(k *paylink.APIKey, oldUntil time.Time) error {
 	if err := t.execOne("roll api key", `UPDATE merchants SET api_key_hash = $1 WHERE id = $2`, k.Hash, k.MerchantID); err != nil {
-		if err == paylink.ErrConflict {
+		if errors.Is(err, paylink.ErrConflict) {
 			return paylink.ErrNotFound
 		}
 		return err

@@ -16,7 +16,9 @@ func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now, expiredBefore t
 	if err != nil {
 		return nil, fmt.Errorf("claim idempotency key: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, fmt.Errorf("claim idempotency key: %w", err)
+	} else if n == 1 {
 		return nil, nil
 	}
 	err = t.execOne("take over idempotency key", `UPDATE idempotency_keys

@@ -107,7 +107,7 @@ func (t *tx) execOne(op, query string, args ...any) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if n == 0 {
-		return paylink.ErrConflict
+		return fmt.Errorf("%s: %w", op, paylink.ErrConflict)
 	}
 	return nil
 }
