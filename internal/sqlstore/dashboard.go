@@ -1,137 +1,16 @@
 package sqlstore
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
 )
 
-// The merchant dashboard's queries (migration 0016): API keys, payment
-// search, the payment timeline's sources and the reconciliation list.
-
-// conds builds a WHERE clause whose placeholders are numbered as they are
-// added, so optional filters need no "($1 = ” OR ...)" tricks that keep
-// a planner from using an index.
-type conds struct {
-	parts []string
-	args  []any
-}
-
-// add appends a condition; each ? in it becomes the next $n, bound to
-// the next of args.
-func (c *conds) add(cond string, args ...any) {
-	var b strings.Builder
-	for _, r := range cond {
-		if r == '?' {
-			b.WriteString(c.arg(args[0]))
-			args = args[1:]
-			continue
-		}
-		b.WriteRune(r)
-	}
-	c.parts = append(c.parts, b.String())
-}
-
-// arg binds v to the next placeholder and returns it.
-func (c *conds) arg(v any) string {
-	c.args = append(c.args, v)
-	return "$" + strconv.Itoa(len(c.args))
-}
-
-// in appends "col IN (...)" for values; nothing when there are none.
-func in[T any](c *conds, col string, values []T) {
-	if len(values) == 0 {
-		return
-	}
-	args := make([]any, len(values))
-	for i, v := range values {
-		args[i] = v
-	}
-	c.add(col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(values)), ", ")+")", args...)
-}
-
-// where is the clause, "" when there are no conditions.
-func (c *conds) where() string {
-	if len(c.parts) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(c.parts, " AND ")
-}
-
-// APIKeyByHash loads an API key by the hash of its secret.
-func (t *tx) APIKeyByHash(hash []byte) (*paylink.APIKey, error) {
-	k, err := scanAPIKey(t.q.QueryRowContext(t.ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = $1`, hash))
-	if err != nil {
-		return nil, notFound("load api key", err)
-	}
-	return k, nil
-}
-
-const apiKeyColumns = `id, merchant_id, hash, created_at, expires_at`
-
-func scanAPIKey(row interface{ Scan(...any) error }) (*paylink.APIKey, error) {
-	var k paylink.APIKey
-	var created int64
-	var expires sql.NullInt64
-	if err := row.Scan(&k.ID, &k.MerchantID, &k.Hash, &created, &expires); err != nil {
-		return nil, err
-	}
-	k.CreatedAt, k.ExpiresAt = time.UnixMicro(created).UTC(), fromMicros(expires)
-	return &k, nil
-}
-
-// APIKeys lists a merchant's API keys, the current one first, then the
-// previous ones newest first (a roll may share a microsecond with the
-// onboarding it follows, so created_at alone cannot tell).
-func (t *tx) APIKeys(merchantID string) ([]*paylink.APIKey, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = $1
-		ORDER BY expires_at IS NULL DESC, created_at DESC, expires_at DESC, id`, merchantID)
-	if err != nil {
-		return nil, fmt.Errorf("list api keys: %w", err)
-	}
-	defer rows.Close()
-	var out []*paylink.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list api keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
-}
-
-// insertAPIKey stores a key.
-func (t *tx) insertAPIKey(k *paylink.APIKey) error {
-	_, err := t.exec(`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-		k.ID, k.MerchantID, k.Hash, k.CreatedAt.UnixMicro(), micros(k.ExpiresAt))
-	if err != nil {
-		return fmt.Errorf("insert api key: %w", err)
-	}
-	return nil
-}
-
-// RollAPIKey ends the merchant's other keys at oldUntil (unless sooner),
-// makes k the current key and stores it.
-func (t *tx) RollAPIKey(k *paylink.APIKey, oldUntil time.Time) error {
-	if err := t.execOne("roll api key", `UPDATE merchants SET api_key_hash = $1 WHERE id = $2`, k.Hash, k.MerchantID); err != nil {
-		if errors.Is(err, paylink.ErrConflict) {
-			return paylink.ErrNotFound
-		}
-		return err
-	}
-	_, err := t.exec(`UPDATE api_keys SET expires_at = $1 WHERE merchant_id = $2 AND (expires_at IS NULL OR expires_at > $3)`,
-		oldUntil.UnixMicro(), k.MerchantID, oldUntil.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("end previous api keys: %w", err)
-	}
-	return t.insertAPIKey(k)
-}
+// The merchant dashboard's queries (migration 0016): payment search, the
+// payment timeline's sources, the home page's daily volume and the
+// reconciliation list.
 
 // Events lists the merchant's history events of the references.
 func (t *tx) Events(merchantID string, references []string) ([]*paylink.Event, error) {
@@ -309,4 +188,32 @@ func (t *tx) variances(id string) ([]paylink.Variance, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// DailyVolume sums a merchant's transactions by UTC day and currency.
+func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVolume, error) {
+	const day = int64(24 * time.Hour / time.Microsecond)
+	rows, err := t.q.QueryContext(t.ctx, `SELECT created_at / $1 AS day, currency, COUNT(*),
+		CAST(SUM(CASE WHEN status = $2 THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = $3 THEN total ELSE 0 END) AS BIGINT), CAST(SUM(refunded) AS BIGINT)
+		FROM transactions WHERE merchant_id = $4 AND created_at >= $5 GROUP BY day, currency ORDER BY day, currency`,
+		day, string(paylink.StatusApproved), string(paylink.StatusApproved), merchantID, since.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("daily volume: %w", err)
+	}
+	defer rows.Close()
+	var out []paylink.DailyVolume
+	for rows.Next() {
+		var v paylink.DailyVolume
+		var d int64
+		if err := rows.Scan(&d, &v.Currency, &v.Count, &v.Approved, &v.Gross, &v.Refunded); err != nil {
+			return nil, fmt.Errorf("daily volume: %w", err)
+		}
+		v.Day = time.UnixMicro(d * day).UTC()
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("daily volume: %w", err)
+	}
+	return out, nil
 }

@@ -333,3 +333,13 @@ func (t *tx) RefundsInStatus(status paylink.Status, createdBefore time.Time, aft
 	}
 	return out, rows.Err()
 }
+
+// TransactionByReference loads a transaction by reference, unscoped.
+func (t *tx) TransactionByReference(reference string) (*paylink.Transaction, error) {
+	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE reference = $1`, reference))
+	if err != nil {
+		return nil, notFound("load transaction by reference", err)
+	}
+	return tr, nil
+}

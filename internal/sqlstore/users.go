@@ -309,31 +309,3 @@ func (t *tx) DeleteExpiredSessions(now, failuresBefore time.Time) (int64, error)
 	}
 	return n, nil
 }
-
-// DailyVolume sums a merchant's transactions by UTC day and currency.
-func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVolume, error) {
-	const day = int64(24 * time.Hour / time.Microsecond)
-	rows, err := t.q.QueryContext(t.ctx, `SELECT created_at / $1 AS day, currency, COUNT(*),
-		CAST(SUM(CASE WHEN status = $2 THEN 1 ELSE 0 END) AS BIGINT),
-		CAST(SUM(CASE WHEN status = $3 THEN total ELSE 0 END) AS BIGINT), CAST(SUM(refunded) AS BIGINT)
-		FROM transactions WHERE merchant_id = $4 AND created_at >= $5 GROUP BY day, currency ORDER BY day, currency`,
-		day, string(paylink.StatusApproved), string(paylink.StatusApproved), merchantID, since.UnixMicro())
-	if err != nil {
-		return nil, fmt.Errorf("daily volume: %w", err)
-	}
-	defer rows.Close()
-	var out []paylink.DailyVolume
-	for rows.Next() {
-		var v paylink.DailyVolume
-		var d int64
-		if err := rows.Scan(&d, &v.Currency, &v.Count, &v.Approved, &v.Gross, &v.Refunded); err != nil {
-			return nil, fmt.Errorf("daily volume: %w", err)
-		}
-		v.Day = time.UnixMicro(d * day).UTC()
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("daily volume: %w", err)
-	}
-	return out, nil
-}
