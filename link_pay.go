@@ -234,8 +234,8 @@ func (s *Service) LinkReturnURL(ctx context.Context, linkID, ref string) (string
 			return err
 		}
 		d := t.Details.ThreeDS
-		if t.PaymentLinkID != linkID || t.Channel != ChannelHPP || d == nil || d.AttemptExpiresAt == 0 ||
-			!s.now().Before(time.Unix(d.AttemptExpiresAt, 0).Add(linkReturnGrace)) {
+		if t.PaymentLinkID != linkID || t.Channel != ChannelHPP || d == nil || attemptDeadline(d) == 0 ||
+			!s.now().Before(time.Unix(attemptDeadline(d), 0).Add(linkReturnGrace)) {
 			return ErrNotFound
 		}
 		l, err = tx.PaymentLink(t.MerchantID, linkID)

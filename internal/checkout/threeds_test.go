@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,6 +105,22 @@ func TestThreeDSReturnNamesNoPageToken(t *testing.T) {
 				t.Errorf("got %d to %q, want %d to %q", p.status, p.header.Get("Location"), tt.status, tt.location)
 			}
 		})
+	}
+	// An attempt stored before attempts had their own end (an upgrade
+	// from then) ends with its challenge, as attemptDeadline reads it.
+	raw, err := sql.Open("sqlite", env.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE transactions SET details = json_remove(details, '$.threeds.attempt_expires_at') WHERE reference = ?`, ref); err != nil {
+		t.Fatal(err)
+	}
+	if d := transaction(t, env, m, ref).Details.ThreeDS; d.AttemptExpiresAt != 0 || d.ChallengeExpiresAt == 0 {
+		t.Fatalf("the legacy attempt: got %+v", d)
+	}
+	if p := b.get(back); p.status != http.StatusSeeOther || p.header.Get("Location") != hpp+"/3ds?purchase_reference="+ref {
+		t.Errorf("an attempt stored without its end: got %d to %q, want it led on to the page", p.status, p.header.Get("Location"))
 	}
 	env.Clock.Advance(paylink.DefaultAuthenticationTimeout + time.Hour)
 	if p := b.get(back); p.status != http.StatusNotFound || !strings.Contains(p.body, "open the payment link again") {
