@@ -224,3 +224,42 @@ func TestLinkReturnMigrationDropsPageTokens(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleLedgerTriggersAreDropped: a SQLite database migrated by the
+// development build of 0028 that refused INSERT OR REPLACE on the
+// ledger's tables loses those triggers at 0029, so its schema is a fresh
+// database's.
+func TestStaleLedgerTriggersAreDropped(t *testing.T) {
+	s, err := openSQLite(filepath.Join(t.TempDir(), "old.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, db := context.Background(), s.writer.db
+	if err := s.migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE TRIGGER ledger_postings_no_replace BEFORE INSERT ON ledger_postings
+			WHEN EXISTS (SELECT 1 FROM ledger_postings WHERE id = NEW.id)
+			BEGIN SELECT RAISE(ABORT, 'ledger postings are append-only'); END`,
+		`CREATE TRIGGER ledger_lines_no_replace BEFORE INSERT ON ledger_lines
+			WHEN EXISTS (SELECT 1 FROM ledger_lines WHERE posting_id = NEW.posting_id AND line_no = NEW.line_no)
+			BEGIN SELECT RAISE(ABORT, 'ledger lines are append-only'); END`,
+		`DELETE FROM schema_migrations WHERE version >= 29`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'ledger_%_no_replace'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("got %d of the stale triggers after migrating, want none", n)
+	}
+}
