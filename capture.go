@@ -241,7 +241,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction,
 	}
 	if perr == nil {
 		s.applyHoldOp(t, res.AcquirerTransID)
-		return s.recordOutcome(ctx, t, StatusProcessing, op)
+		return s.recordOutcome(ctx, t, op)
 	}
 	s.log.ErrorContext(ctx, "processor error", "op", op, "reference", t.Reference, "err", perr)
 	restoreHold(t)

@@ -263,5 +263,5 @@ func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount
 		t.Details.AcquirerTransID = sub.TraceID
 		t.Details.Message = "The direct debit was submitted and is pending clearing"
 	}
-	return s.recordOutcome(ctx, t, StatusProcessing, "debit")
+	return s.recordOutcome(ctx, t, "debit")
 }

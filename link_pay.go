@@ -155,7 +155,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 		res = AuthResult{Outcome: OutcomeFailed, Message: "the payment provider could not be reached; no money was taken, please try again"}
 	}
 	s.applyAuth(t, res, false)
-	return s.recordOutcome(ctx, t, StatusProcessing, "alternative payment")
+	return s.recordOutcome(ctx, t, "alternative payment")
 }
 
 // newAltTransaction builds the PROCESSING transaction of a non-card

@@ -371,7 +371,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	if err := s.applyAnswer(ctx, t, res, err, ar.Hold); err != nil {
 		return nil, err
 	}
-	return s.recordOutcome(ctx, t, StatusProcessing, "authorize")
+	return s.recordOutcome(ctx, t, "authorize")
 }
 
 // authRequest completes ar with t's reference, card and total.
@@ -401,14 +401,14 @@ func (s *Service) applyAnswer(ctx context.Context, t *Transaction, res AuthResul
 	return nil
 }
 
-// recordOutcome saves t, moved on from status from by a processor's
+// recordOutcome saves t, moved on from PROCESSING by a processor's
 // answer, with its outcome (audit event, webhooks) in one database
 // transaction. A conflict means recovery recorded the processor's answer
 // first: see lateTransaction.
-func (s *Service) recordOutcome(ctx context.Context, t *Transaction, from Status, op string) (*Transaction, error) {
+func (s *Service) recordOutcome(ctx context.Context, t *Transaction, op string) (*Transaction, error) {
 	err := s.store.Update(ctx, func(tx Tx) error {
 		m := newOutcomeMerchant(tx, t)
-		if err := s.write(tx, t, from, m); err != nil {
+		if err := s.write(tx, t, StatusProcessing, m); err != nil {
 			return err
 		}
 		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil {

@@ -306,7 +306,7 @@ func (s *Service) ChangePassword(ctx context.Context, ss *StaffSession, current,
 		if err := tx.DeleteUserSessions(u.ID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, userEvent(u, AuditPasswordChange, ""))
+		return s.audit(ctx, tx, userEvent(u, AuditPasswordChange))
 	})
 	return err
 }
@@ -367,9 +367,9 @@ func (s *Service) changeUser(ctx context.Context, u *User, change func(Tx, *User
 }
 
 // userEvent is the audit row of a change to u.
-func userEvent(u *User, action, detail string) AuditEvent {
+func userEvent(u *User, action string) AuditEvent {
 	return AuditEvent{MerchantID: u.MerchantID, Action: action, ObjectType: ObjectUser, ObjectID: u.ID,
-		Outcome: OutcomeSuccess, Detail: detail}
+		Outcome: OutcomeSuccess}
 }
 
 // Team lists the users of actor's merchant.

@@ -97,7 +97,7 @@ func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, passw
 			return Errorf(KindConflict, CodeInvalidState, "two-factor set-up was changed meanwhile; start it again")
 		}
 		u.TOTPEnabled, u.RecoveryCodes, u.TOTPLastStep, u.UpdatedAt = true, hashes, step, s.now()
-		return s.audit(ctx, tx, userEvent(u, AuditTOTPEnable, ""))
+		return s.audit(ctx, tx, userEvent(u, AuditTOTPEnable))
 	})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, ss *StaffSession,
 			return Errorf(KindConflict, CodeInvalidState, "two-factor sign-in was turned off meanwhile")
 		}
 		u.RecoveryCodes, u.UpdatedAt = hashes, s.now()
-		return s.audit(ctx, tx, userEvent(u, AuditRecoveryCodes, ""))
+		return s.audit(ctx, tx, userEvent(u, AuditRecoveryCodes))
 	})
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (s *Service) DisableTOTP(ctx context.Context, ss *StaffSession, password st
 	ctx = staffActor(ctx, ss.User)
 	u, err := s.changeUser(ctx, ss.User, func(tx Tx, u *User) error {
 		u.TOTP, u.TOTPEnabled, u.RecoveryCodes, u.UpdatedAt = SealedSecret{}, false, nil, s.now()
-		return s.audit(ctx, tx, userEvent(u, AuditTOTPDisable, ""))
+		return s.audit(ctx, tx, userEvent(u, AuditTOTPDisable))
 	})
 	if err != nil {
 		return err
