@@ -168,8 +168,8 @@ func (s *Service) expirePreAuthBatch(ctx context.Context) (read, released int, e
 // A failed check or claim rolls everything back, the token included.
 func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op string, p Permission, check func(*Transaction) error) (*Transaction, error) {
 	var t *Transaction
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.spendToken(ctx, tx, m, token, p); err != nil {
+	err := s.updateSpending(ctx, m, tokenOf(ctx, m, token, p), ref, func(tx Tx) error {
+		if err := s.spendToken(ctx, tx, m, token, p, ref); err != nil {
 			return err
 		}
 		var err error

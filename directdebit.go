@@ -194,8 +194,8 @@ func (s *Service) DirectDebit(ctx context.Context, m *Merchant, req DirectDebitR
 	if err != nil {
 		return nil, Internal("direct debit", err)
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.consumeToken(tx, m, req.TransactionToken); err != nil {
+	err = s.updateSpending(ctx, m, req.TransactionToken, t.Reference, func(tx Tx) error {
+		if err := s.consumeToken(tx, m, req.TransactionToken, t.Reference); err != nil {
 			return err
 		}
 		return tx.CreateTransaction(t)

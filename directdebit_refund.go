@@ -42,8 +42,8 @@ func (s *Service) RefundDirectDebit(ctx context.Context, m *Merchant, ref string
 		Details: RefundDetails{Customer: req.Customer, Metadata: req.Metadata},
 	}
 	var t *Transaction
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund); err != nil {
+	err = s.updateSpending(ctx, m, tokenOf(ctx, m, req.TransactionToken, PermRefund), r.Reference, func(tx Tx) error {
+		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund, r.Reference); err != nil {
 			return err
 		}
 		var err error

@@ -166,7 +166,7 @@ func (s *Service) Purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	if err := req.validate(s.now()); err != nil {
 		return nil, err
 	}
-	return s.purchase(ctx, m, req, func(tx Tx, _ string) error { return s.consumeToken(tx, m, req.TransactionToken) })
+	return s.purchase(ctx, m, req, func(tx Tx, ref string) error { return s.consumeToken(tx, m, req.TransactionToken, ref) })
 }
 
 // purchase runs a validated purchase. authorise runs first inside the
@@ -198,7 +198,7 @@ func (s *Service) purchase(ctx context.Context, m *Merchant, req PurchaseRequest
 	}
 	var t *Transaction
 	var card *Card
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = s.updateSpending(ctx, m, req.TransactionToken, ref, func(tx Tx) error {
 		if err := authorise(tx, ref); err != nil {
 			return err
 		}

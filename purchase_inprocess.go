@@ -24,7 +24,7 @@ func (s *Service) asksInTransaction() bool {
 func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRequest, ref string, newCard *Card, authorise func(tx Tx, ref string) error) (*Transaction, error) {
 	oneOff := newCard != nil && !newCard.MultiUse
 	var t *Transaction
-	err := s.store.Update(ctx, func(tx Tx) error {
+	err := s.updateSpending(ctx, m, req.TransactionToken, ref, func(tx Tx) error {
 		if err := authorise(tx, ref); err != nil {
 			return err
 		}

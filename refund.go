@@ -47,8 +47,8 @@ func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req Refun
 		Currency: req.Currency, Amount: req.Amount, CreatedAt: s.now(),
 		Details: RefundDetails{Customer: req.Customer, Metadata: req.Metadata}}
 	var t *Transaction
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund); err != nil {
+	err = s.updateSpending(ctx, m, tokenOf(ctx, m, req.TransactionToken, PermRefund), r.Reference, func(tx Tx) error {
+		if err := s.spendToken(ctx, tx, m, req.TransactionToken, PermRefund, r.Reference); err != nil {
 			return err
 		}
 		var err error

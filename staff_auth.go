@@ -47,11 +47,21 @@ func (s *Service) checkCaller(ctx context.Context, m *Merchant, companyToken str
 	return s.CheckCompanyToken(ctx, m, companyToken)
 }
 
-// spendToken uses up the transaction token of an API call inside tx; a
-// dashboard action with staff authority for p has none to spend.
-func (s *Service) spendToken(ctx context.Context, tx Tx, m *Merchant, token string, p Permission) error {
+// spendToken uses up the transaction token of an API call inside tx, as
+// spent by operation ref; a dashboard action with staff authority for p
+// has none to spend.
+func (s *Service) spendToken(ctx context.Context, tx Tx, m *Merchant, token string, p Permission, ref string) error {
 	if staffMay(ctx, m, p) {
 		return nil
 	}
-	return s.consumeToken(tx, m, token)
+	return s.consumeToken(tx, m, token, ref)
+}
+
+// tokenOf is the transaction token an operation with permission p spends:
+// none for a dashboard action with staff authority (see spendToken).
+func tokenOf(ctx context.Context, m *Merchant, token string, p Permission) string {
+	if staffMay(ctx, m, p) {
+		return ""
+	}
+	return token
 }

@@ -55,11 +55,17 @@ type Tx interface {
 	RollAPIKey(k *APIKey, oldUntil time.Time) error
 
 	// SpendTransactionToken records a stateless transaction token (by its
-	// hash, with the expiry it carries) as spent; ErrTokenSpent when it
-	// already is, possibly deferred (see Update): PostgreSQL sends the
-	// spend with the transaction's next round trip. Issuing a token
-	// stores nothing (token.go).
-	SpendTransactionToken(hash []byte, expiresAt time.Time) error
+	// hash, with the expiry it carries) as spent by the operation whose
+	// reference is spentBy; ErrTokenSpent when it already is, possibly
+	// deferred (see Update): PostgreSQL sends the spend with the
+	// transaction's next round trip. Issuing a token stores nothing
+	// (token.go).
+	SpendTransactionToken(hash []byte, expiresAt time.Time, spentBy string) error
+	// TransactionTokenSpender is the reference of the operation that
+	// spent a token ("" for one spent before spenders were recorded);
+	// ErrNotFound when it is not spent. It waits for a transaction still
+	// spending the token to end, and so writes: call it in Update.
+	TransactionTokenSpender(hash []byte, expiresAt time.Time) (string, error)
 	// DeleteSpentTransactionTokens forgets spent tokens that expired
 	// before the cutoff.
 	DeleteSpentTransactionTokens(before time.Time) (int64, error)

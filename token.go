@@ -3,6 +3,7 @@ package paylink
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -85,7 +86,7 @@ func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
 
 // consumeToken uses up a transaction token inside tx, so that the token is
 // spent if and only if the work it authorises commits.
-func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
+func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 	if token == "" {
 		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "token.transaction_token is required",
 			Fields: map[string]string{"token.transaction_token": "is required"}}
@@ -100,7 +101,7 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
 	// A spent token is ErrTokenSpent, from this call or (PostgreSQL) from
 	// the transaction's next round trip or commit; asServiceError answers
 	// it in either case.
-	if err := tx.SpendTransactionToken(HashSecret(token), expires); err != nil {
+	if err := tx.SpendTransactionToken(HashSecret(token), expires, ref); err != nil {
 		return fmt.Errorf("consume transaction token: %w", err)
 	}
 	return nil
@@ -108,6 +109,56 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token string) error {
 
 // errTokenUsed answers a transaction token spent already (asServiceError).
 var errTokenUsed = Errorf(KindConflict, CodeTransactionTokenUsed, "the transaction token has already been used: obtain a new one for each operation")
+
+// tokenUsedBy answers a transaction token that operation ref spent: the
+// client looks that operation up before paying again, since it may be
+// the client's own earlier attempt whose answer did not arrive.
+func tokenUsedBy(ref string) error {
+	return &Error{Kind: KindConflict, Code: CodeTransactionTokenUsed,
+		Message: "the transaction token has already been used, by " + ref +
+			": look that operation up (GET /v5/purchase/{reference} or /v5/refund/{reference}) before trying again with a new token",
+		Fields: map[string]string{"token.transaction_token": "spent by " + ref}}
+}
+
+// updateSpending is store.Update for an operation, ref, that spends the
+// transaction token token in fn; "" when it spends none (a dashboard
+// action, a link payment). Two answers are then checked against the
+// token's spender, read again in a new transaction, which waits for one
+// still spending the token (a COMMIT the server is still carrying out):
+//   - an unreachable database may have committed a transaction whose
+//     answer was lost (a connection cut during COMMIT): if ref spent the
+//     token, the transaction committed, and updateSpending reports
+//     success rather than a 503 that says nothing happened;
+//   - a token another operation spent is refused naming it (tokenUsedBy).
+//
+// When the spender cannot be read, the first answer stands.
+func (s *Service) updateSpending(ctx context.Context, m *Merchant, token, ref string, fn func(Tx) error) error {
+	err := s.store.Update(ctx, fn)
+	inDoubt, spent := errors.Is(err, ErrUnavailable), errors.Is(err, ErrTokenSpent)
+	if token == "" || !inDoubt && !spent {
+		return err
+	}
+	expires, ok := s.tokenExpiry(m, token)
+	if !ok {
+		return err
+	}
+	var by string
+	if rerr := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		by, err = tx.TransactionTokenSpender(HashSecret(token), expires)
+		return err
+	}); rerr != nil {
+		return err
+	}
+	switch {
+	case inDoubt && by == ref:
+		s.log.WarnContext(ctx, "the database's answer to a commit was lost, and the transaction had committed", "reference", ref, "err", err)
+		return nil
+	case spent && by != "" && by != ref:
+		return tokenUsedBy(by)
+	}
+	return err
+}
 
 // CleanupTransactionTokens forgets spent tokens that expired over an hour
 // ago: their own expiry refuses them now. It returns how many went.

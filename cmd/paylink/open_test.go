@@ -37,6 +37,12 @@ func TestCommandsNeedAnExistingDatabase(t *testing.T) {
 		t.Errorf("the commands created %v", entries)
 	}
 
+	// A server that cannot be reached is said to be unreachable, not to
+	// lack a schema.
+	if _, err := runCLI(t, "ledger", "verify", "--db", "postgres://paylink@127.0.0.1:1/paylink?sslmode=disable&connect_timeout=2"); err == nil ||
+		!strings.Contains(err.Error(), "cannot be reached") || strings.Contains(err.Error(), "no paylink schema") {
+		t.Errorf("ledger verify with PostgreSQL down: got %v, want it said to be unreachable", err)
+	}
 	dsn := pg.Database(t)
 	if _, err := runCLI(t, "audit", "export", "--db", dsn, "--since", "1h"); err == nil || !strings.Contains(err.Error(), "no paylink schema") {
 		t.Errorf("audit export on an empty PostgreSQL database: got %v, want no schema", err)

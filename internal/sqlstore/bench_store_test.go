@@ -74,7 +74,7 @@ func purchaseValues(m *paylink.Merchant, n int64, now time.Time) (*paylink.Card,
 func storePurchaseInOne(ctx context.Context, st paylink.Store, m *paylink.Merchant, n int64, now time.Time) error {
 	_, t := purchaseValues(m, n, now)
 	return st.Update(ctx, func(tx paylink.Tx) error {
-		if err := tx.SpendTransactionToken(paylink.HashSecret(t.Reference), now.Add(5*time.Minute)); err != nil {
+		if err := tx.SpendTransactionToken(paylink.HashSecret(t.Reference), now.Add(5*time.Minute), t.Reference); err != nil {
 			return err
 		}
 		t.Status, t.ProcessedAt, t.Details.AuthCode, t.CardToken = paylink.StatusApproved, now, "123456", ""
@@ -104,7 +104,7 @@ func storePurchase(ctx context.Context, st paylink.Store, m *paylink.Merchant, n
 	card, t := purchaseValues(m, n, now)
 	ref := t.Reference
 	err := st.Update(ctx, func(tx paylink.Tx) error {
-		if err := tx.SpendTransactionToken(paylink.HashSecret(ref), now.Add(5*time.Minute)); err != nil {
+		if err := tx.SpendTransactionToken(paylink.HashSecret(ref), now.Add(5*time.Minute), ref); err != nil {
 			return err
 		}
 		if err := tx.CreateCard(card); err != nil {

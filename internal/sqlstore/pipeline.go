@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,6 +34,8 @@ type pipeline struct {
 	err     error // the first failure; the transaction is lost
 	// statements counts the statements run or queued so far.
 	statements int64
+	// pid is the server process serving the transaction, once known.
+	pid uint32
 }
 
 // queued is a held-back statement and what to call it in an error.
@@ -70,7 +73,34 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 		}
 		return err
 	}
-	return p.commit(ctx)
+	err = p.commit(ctx)
+	if err != nil && p.pid != 0 && unavailable(err) {
+		s.awaitServerProcess(ctx, p.pid)
+	}
+	return err
+}
+
+// commitDoubtWait bounds how long a commit whose answer was lost waits
+// for the server to finish with its transaction.
+const commitDoubtWait = 5 * time.Second
+
+// awaitServerProcess waits, up to commitDoubtWait, for PostgreSQL's
+// process pid to end. A connection lost while its COMMIT was on the way
+// leaves the transaction's fate to that process: it commits if the
+// COMMIT reached it, and rolls back otherwise, then ends. Once it has
+// ended, what the caller reads next tells which (the Service reads who
+// spent the transaction token). It gives up at once if the database
+// cannot be asked.
+func (s *Store) awaitServerProcess(ctx context.Context, pid uint32) {
+	deadline := time.Now().Add(commitDoubtWait)
+	for time.Now().Before(deadline) {
+		var alive bool
+		err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, int64(pid)).Scan(&alive)
+		if err != nil || !alive {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // queue holds a write back until the next round trip; q.taken is what a
@@ -121,6 +151,9 @@ func (p *pipeline) onPgConn(fn func(*pgx.Conn) error) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		if p.pid == 0 {
+			p.pid = c.Conn().PgConn().PID()
 		}
 		return fn(c.Conn())
 	})

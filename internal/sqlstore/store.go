@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -111,8 +112,11 @@ func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
 // older one than this binary's.
 func (s *Store) checkSchema(ctx context.Context) error {
 	have, err := s.AppliedVersion(ctx)
+	if err = s.classify(err); errors.Is(err, paylink.ErrUnavailable) {
+		return fmt.Errorf("the database cannot be reached: %w", err)
+	}
 	if err != nil {
-		return fmt.Errorf("the database has no paylink schema (paylink migrate sets one up): %w", s.classify(err))
+		return fmt.Errorf("the database has no paylink schema (paylink migrate sets one up): %w", err)
 	}
 	if want := SchemaVersion(s.engine); have < want {
 		return fmt.Errorf("the database is at schema version %d and this paylink needs %d: run paylink migrate", have, want)
@@ -155,6 +159,10 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
+	// A session keeps the settings it started with (an ALTER DATABASE ...
+	// SET made since applies to new ones only), so connections are
+	// renewed now and then.
+	db.SetConnMaxLifetime(30 * time.Minute)
 	return &Store{engine: Postgres, db: db, reads: sqlReads{db}}, nil
 }
 

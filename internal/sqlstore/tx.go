@@ -293,9 +293,38 @@ func (t *tx) UpdateMerchantSettings(id string, s paylink.MerchantSettings) error
 // (expires_at, hash) refuses a second spending, and lets the clean-up
 // delete by expiry without another index. On PostgreSQL the refusal
 // comes with the next round trip (insertOnce).
-func (t *tx) SpendTransactionToken(hash []byte, expiresAt time.Time) error {
+func (t *tx) SpendTransactionToken(hash []byte, expiresAt time.Time, spentBy string) error {
 	return t.insertOnce("spend transaction token", paylink.ErrTokenSpent,
-		`INSERT INTO spent_transaction_tokens (expires_at, hash) VALUES ($1, $2)`, expiresAt.UnixMicro(), hash)
+		`INSERT INTO spent_transaction_tokens (expires_at, hash, spent_by) VALUES ($1, $2, $3)`, expiresAt.UnixMicro(), hash, spentBy)
+}
+
+// TransactionTokenSpender reads who spent a token. It first tries to
+// spend the token itself, which on PostgreSQL waits for a transaction
+// still spending it (a commit whose answer was lost may still be under
+// way) to end; if that spends it, the token was free, and the row goes
+// again.
+func (t *tx) TransactionTokenSpender(hash []byte, expiresAt time.Time) (string, error) {
+	const op = "transaction token spender"
+	res, err := t.exec(`INSERT INTO spent_transaction_tokens (expires_at, hash, spent_by) VALUES ($1, $2, '')
+		ON CONFLICT (expires_at, hash) DO NOTHING`, expiresAt.UnixMicro(), hash)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	} else if n == 1 {
+		if _, err := t.exec(`DELETE FROM spent_transaction_tokens WHERE expires_at = $1 AND hash = $2`, expiresAt.UnixMicro(), hash); err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+		return "", paylink.ErrNotFound
+	}
+	var by string
+	err = t.q.QueryRowContext(t.ctx, `SELECT spent_by FROM spent_transaction_tokens WHERE expires_at = $1 AND hash = $2`,
+		expiresAt.UnixMicro(), hash).Scan(&by)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return by, nil
 }
 
 // DeleteSpentTransactionTokens forgets spent tokens that expired before

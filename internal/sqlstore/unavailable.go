@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
+	"slices"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,12 +33,28 @@ func (s *Store) classify(err error) error {
 // metric).
 func (s *Store) UnavailableErrors() int64 { return s.unavailable.Load() }
 
-// PostgreSQL error classes and codes that mean "not now": a connection
-// exception (class 08), the server shutting down or restarting (57P01
-// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now), out
-// of connection slots (53300), or the database gone (57P04
-// database_dropped, 3D000 invalid_catalog_name when connecting to it).
-var unavailableStates = map[string]bool{"57P01": true, "57P02": true, "57P03": true, "57P04": true, "53300": true, "3D000": true}
+// PostgreSQL error classes and codes that mean "not now", a state of the
+// database rather than a wrong statement: a connection exception (class
+// 08), insufficient resources (class 53: out of connection slots, disk
+// full, out of memory), a system or I/O error (class 58), the server
+// shutting down or restarting (57P01 admin_shutdown, 57P02
+// crash_shutdown, 57P03 cannot_connect_now), the database gone (57P04
+// database_dropped, 3D000 invalid_catalog_name when connecting to it), a
+// statement cancelled by the server's statement_timeout or lock_timeout
+// (57014 query_canceled, 55P03 lock_not_available), a session ended by
+// idle_in_transaction_session_timeout (25P03), or a server that takes no
+// writes (25006 read_only_sql_transaction: a standby after a fail-over).
+var unavailableStates = map[string]bool{"57P01": true, "57P02": true, "57P03": true, "57P04": true, "3D000": true,
+	"57014": true, "55P03": true, "25P03": true, "25006": true}
+
+// unavailableClasses are the SQLSTATE classes that mean "not now".
+var unavailableClasses = []string{"08", "53", "58"}
+
+// unavailableSQLite are SQLite's primary result codes that mean "not
+// now": the database locked by another connection, the disk full, an I/O
+// error, the file read-only or unopenable.
+var unavailableSQLite = []int{sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR,
+	sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN}
 
 // unavailable reports whether err says the database cannot be reached or
 // is restarting, rather than that a statement was wrong.
@@ -48,12 +64,11 @@ func unavailable(err error) bool {
 	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
-		return unavailableStates[pg.Code] || strings.HasPrefix(pg.Code, "08")
+		return unavailableStates[pg.Code] || len(pg.Code) == 5 && slices.Contains(unavailableClasses, pg.Code[:2])
 	}
 	var lite *sqlite.Error
 	if errors.As(err, &lite) {
-		code := lite.Code() & 0xff // primary result code of an extended one
-		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+		return slices.Contains(unavailableSQLite, lite.Code()&0xff) // primary result code of an extended one
 	}
 	var connect *pgconn.ConnectError
 	var netErr net.Error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -34,7 +35,15 @@ func TestClassifyUnavailable(t *testing.T) {
 		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
 		{"bad connection", driver.ErrBadConn, true},
 		{"cut off mid-reply", fmt.Errorf("query: %w", io.ErrUnexpectedEOF), true},
+		{"disk full 53100", &pgconn.PgError{Code: "53100"}, true},
+		{"I/O error 58030", &pgconn.PgError{Code: "58030"}, true},
+		{"statement_timeout 57014", &pgconn.PgError{Code: "57014"}, true},
+		{"lock_timeout 55P03", &pgconn.PgError{Code: "55P03"}, true},
+		{"idle in transaction timeout 25P03", &pgconn.PgError{Code: "25P03"}, true},
+		{"read-only standby 25006", &pgconn.PgError{Code: "25006"}, true},
 		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"check violation", &pgconn.PgError{Code: "23514"}, false},
+		{"not UTF-8 22021", &pgconn.PgError{Code: "22021"}, false},
 		{"serialization failure", &pgconn.PgError{Code: "40001"}, false},
 		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
 		{"no rows", sql.ErrNoRows, false},
@@ -59,5 +68,32 @@ func TestClassifyUnavailable(t *testing.T) {
 				t.Error("classifying twice: got a second wrapper, want the error unchanged")
 			}
 		})
+	}
+}
+
+// TestReadOnlySQLiteIsUnavailable: a database file that cannot be
+// written (a read-only mount, a full disk, an I/O error) is an outage to
+// answer 503, not a bug; SQLite's real read-only error is classified so.
+func TestReadOnlySQLiteIsUnavailable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ro.db")
+	rw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	_, err = ro.Exec(`INSERT INTO t VALUES (1)`)
+	if err == nil {
+		t.Fatal("a write to a read-only database succeeded")
+	}
+	if got := (&Store{}).classify(err); !errors.Is(got, paylink.ErrUnavailable) {
+		t.Errorf("got %v, want it classified unavailable", got)
 	}
 }

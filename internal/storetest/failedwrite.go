@@ -21,7 +21,7 @@ func testFailedInsertFailsUpdate(t *testing.T, s paylink.Store) {
 	taken := newCard(m, "taken"+m.ID, true)
 	spent, postedKey := paylink.HashSecret("spent-"+m.ID), "charge:posted:"+m.ID
 	update(t, s, func(tx paylink.Tx) error {
-		return errors.Join(tx.CreateCard(taken), tx.SpendTransactionToken(spent, t0.Add(time.Hour)),
+		return errors.Join(tx.CreateCard(taken), tx.SpendTransactionToken(spent, t0.Add(time.Hour), "pr_failed"),
 			tx.AddPosting(posting(m, "bt_posted"+m.ID, postedKey, 100)))
 	})
 	inserts := []struct {
@@ -33,7 +33,7 @@ func testFailedInsertFailsUpdate(t *testing.T, s paylink.Store) {
 			return tx.CreateCard(newCard(m, taken.Token, false)) // the token is the primary key
 		}, nil},
 		{"spent token", func(tx paylink.Tx, _ string) error {
-			return tx.SpendTransactionToken(spent, t0.Add(time.Hour))
+			return tx.SpendTransactionToken(spent, t0.Add(time.Hour), "pr_failed")
 		}, paylink.ErrTokenSpent},
 		{"posted key", func(tx paylink.Tx, id string) error {
 			return tx.AddPosting(posting(m, "bt_"+id, postedKey, 100))

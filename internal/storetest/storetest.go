@@ -189,7 +189,7 @@ func testMerchantsAtEnds(t *testing.T, s paylink.Store) {
 
 // spend spends a transaction token's hash in its own transaction.
 func spend(s paylink.Store, h []byte, expires time.Time) error {
-	return s.Update(context.Background(), func(tx paylink.Tx) error { return tx.SpendTransactionToken(h, expires) })
+	return s.Update(context.Background(), func(tx paylink.Tx) error { return tx.SpendTransactionToken(h, expires, "pr_spender") })
 }
 
 func testTokenRace(t *testing.T, s paylink.Store) {
@@ -223,7 +223,7 @@ func testTokenRules(t *testing.T, s paylink.Store) {
 		t.Errorf("second spending: got %v, want ErrTokenSpent", err)
 	}
 	err := s.Update(context.Background(), func(tx paylink.Tx) error {
-		if err := tx.SpendTransactionToken(other, t0.Add(2*time.Hour)); err != nil {
+		if err := tx.SpendTransactionToken(other, t0.Add(2*time.Hour), "pr_other"); err != nil {
 			return err
 		}
 		return errors.New("roll back")
@@ -243,6 +243,18 @@ func testTokenRules(t *testing.T, s paylink.Store) {
 	})
 	if err := spend(s, other, t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrTokenSpent) {
 		t.Errorf("a token not yet expired was forgotten: got %v, want ErrTokenSpent", err)
+	}
+	update(t, s, func(tx paylink.Tx) error {
+		if by, err := tx.TransactionTokenSpender(other, t0.Add(2*time.Hour)); err != nil || by != "pr_spender" {
+			t.Errorf("spender of a spent token: got %q, %v; want pr_spender", by, err)
+		}
+		if _, err := tx.TransactionTokenSpender(paylink.HashSecret("never-"+t.Name()), t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("spender of a token never spent: got %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	if err := spend(s, paylink.HashSecret("never-"+t.Name()), t0.Add(2*time.Hour)); err != nil {
+		t.Errorf("a token asked about, never spent: got %v, want it still free", err)
 	}
 }
 

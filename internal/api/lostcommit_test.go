@@ -1,0 +1,74 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/pgtest"
+)
+
+// TestLostCommitAnswer cuts the connection between paylink and a real
+// PostgreSQL at a purchase's COMMIT. When the server received the COMMIT
+// and only its answer was lost, the purchase happened: paylink finds its
+// transaction token spent by that purchase and answers it (not a 503 that
+// says nothing happened, which led clients to pay again). When the COMMIT
+// never arrived, nothing happened: 503, and the same token pays. A token
+// spent already is refused naming the payment that spent it.
+func TestLostCommitAnswer(t *testing.T) {
+	var pg pgtest.Shared
+	pg.Start()
+	defer pg.Stop()
+	proxy, dsn := pgtest.StartProxy(t, pg.Database(t))
+	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	m := env.Onboard()
+	purchase := func(invoice string) map[string]any {
+		return env.CardPurchase(m, "4111111111111111", "12.50", func(b map[string]any) {
+			apitest.Set(b, "purchase.invoice_number", invoice)
+		})
+	}
+
+	body := purchase("LOST-COMMIT-ANSWER")
+	// The server reads the batch only after paylink has lost the
+	// connection: paylink waits for the server to finish with it.
+	cut := proxy.Arm(pgtest.Cut{Marker: "LOST-COMMIT-ANSWER", Forward: true, Delay: 300 * time.Millisecond})
+	r := env.Post("/v5/purchase", m, body)
+	waitCut(t, cut)
+	ref := r.Str("purchase.purchase_reference")
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" || ref == "" {
+		t.Fatalf("a purchase whose COMMIT answer was lost: got %d %s, want 200 APPROVED\n%s", r.Status, r.Raw, env.Logs.String())
+	}
+	if s := env.Post("/v5/purchase/LOST-COMMIT-ANSWER", m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Str("status") != "APPROVED" || s.Str("purchase_reference") != ref {
+		t.Errorf("look-up: got %s, want %s APPROVED\n%s", s.Raw, ref, env.Logs.String())
+	}
+	again := env.Post("/v5/purchase", m, body)
+	if again.Status != http.StatusConflict || again.Str("response_code") != "transaction_token_used" || !strings.Contains(again.Str("response_message"), ref) {
+		t.Errorf("the spent token again: got %d %s, want 409 transaction_token_used naming %s", again.Status, again.Raw, ref)
+	}
+
+	body = purchase("LOST-COMMIT-NEVER-SENT")
+	cut = proxy.Arm(pgtest.Cut{Marker: "LOST-COMMIT-NEVER-SENT"})
+	r = env.Post("/v5/purchase", m, body)
+	waitCut(t, cut)
+	if r.Status != http.StatusServiceUnavailable || r.Str("response_code") != "service_unavailable" {
+		t.Fatalf("a purchase whose COMMIT never reached the server: got %d %s, want 503", r.Status, r.Raw)
+	}
+	if s := env.Post("/v5/purchase/LOST-COMMIT-NEVER-SENT", m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Status != http.StatusNotFound {
+		t.Errorf("look-up of the purchase that did not happen: got %d %s, want 404", s.Status, s.Raw)
+	}
+	if retry := env.Post("/v5/purchase", m, body); retry.Status != http.StatusOK || retry.Str("purchase.status") != "APPROVED" {
+		t.Errorf("the retry with the same token: got %d %s, want 200 APPROVED", retry.Status, retry.Raw)
+	}
+}
+
+// waitCut waits for an armed cut to have happened.
+func waitCut(t *testing.T, cut <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-cut:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the armed cut never happened: the purchase's COMMIT did not go through the proxy with its marker")
+	}
+}
