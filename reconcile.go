@@ -208,7 +208,7 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 				ledger[acquirerReference(p)] = p
 			}
 		}
-		return nil
+		return postedOnOtherDays(tx, records, ledger)
 	})
 	if err != nil {
 		return nil, asServiceError("reconcile", err)
@@ -223,6 +223,29 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 		return nil, Internal("store reconciliation", err)
 	}
 	return rec, nil
+}
+
+// postedOnOtherDays adds to ledger the postings of the file's references
+// that were posted on a day the file does not cover: a payment approved
+// just before midnight and posted just after it, a refund asked for on
+// one day and approved on a later one (a slow processor, recovery). A
+// line matches its operation's posting whatever the day; a posting of the
+// file's days that the file does not name is still missing_in_file.
+func postedOnOtherDays(tx Tx, records []AcquirerRecord, ledger map[string]*Posting) error {
+	for _, r := range records {
+		if _, ok := ledger[r.Reference]; ok {
+			continue
+		}
+		p, err := tx.AcquirerPostingOf(r.Reference)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ledger[r.Reference] = p
+	}
+	return nil
 }
 
 // acquirerReference is how the acquirer names a posting's operation.

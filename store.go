@@ -276,6 +276,10 @@ type Tx interface {
 	// AcquirerPostings lists the charge and refund postings made in
 	// [start, end).
 	AcquirerPostings(start, end time.Time) ([]*Posting, error)
+	// AcquirerPostingOf is the charge posting of a purchase reference, or
+	// the refund posting of a refund reference, whatever its day;
+	// ErrNotFound when there is none.
+	AcquirerPostingOf(ref string) (*Posting, error)
 	// CreateReconciliation stores a reconciliation run and its variances.
 	CreateReconciliation(r *Reconciliation) error
 	// WebhookBacklog counts pending rows, due or not, and finds the

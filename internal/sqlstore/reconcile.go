@@ -46,6 +46,28 @@ func (t *tx) AcquirerPostings(start, end time.Time) ([]*paylink.Posting, error) 
 	return scanPostings(rows)
 }
 
+// AcquirerPostingOf finds the charge posting of purchase reference ref,
+// or the refund posting of refund reference ref, made on any day: by the
+// postings' reference index, through the refund's purchase for a refund.
+func (t *tx) AcquirerPostingOf(ref string) (*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+postingColumns+postingsFrom+`
+		WHERE (p.kind = 'charge' AND p.reference = $1 AND p.refund_reference = '')
+		   OR (p.kind = 'refund' AND p.refund_reference = $2
+		       AND p.reference = (SELECT r.transaction_reference FROM refunds r WHERE r.reference = $3))
+		ORDER BY p.id LIMIT 1`, ref, ref, ref)
+	if err != nil {
+		return nil, fmt.Errorf("acquirer posting of %s: %w", ref, err)
+	}
+	ps, err := scanPostings(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, paylink.ErrNotFound
+	}
+	return ps[0], nil
+}
+
 // CreateReconciliation stores a run and its variances.
 func (t *tx) CreateReconciliation(r *paylink.Reconciliation) error {
 	_, err := t.exec(`INSERT INTO reconciliations (id, file_name, days, matched, variances, created_at)
