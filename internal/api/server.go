@@ -178,8 +178,10 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	e := paylink.AsError(err)
 	status := httpx.Status(e.Kind)
 	switch e.Kind {
-	case paylink.KindInternal, paylink.KindUnavailable:
+	case paylink.KindInternal:
 		s.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())
+	case paylink.KindUnavailable:
+		s.log.WarnContext(r.Context(), "unavailable", "route", httpx.Route(r), "err", e.Error())
 	case paylink.KindUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
 	}
