@@ -193,7 +193,7 @@ var errNoSuchRefund = Errorf(KindNotFound, CodeNotFound, "no refund with that re
 // RefundStatus finds a refund of m by refund reference, or else the newest
 // with that refund invoice number or purchase reference (spec 4.8).
 func (s *Service) RefundStatus(ctx context.Context, m *Merchant, ref string) (*Refund, error) {
-	if ref == "" || len(ref) > MaxInvoiceLength {
+	if !lookupRef(ref) {
 		return nil, errNoSuchRefund
 	}
 	var r *Refund

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 var errNoSuchTransaction = Errorf(KindNotFound, CodeNotFound, "no transaction with that purchase reference or invoice number")
@@ -75,7 +76,9 @@ func findTransaction(tx Tx, merchantID, ref string) (*Transaction, error) {
 	return t, err
 }
 
-// lookupRef reports whether ref can name a transaction at all: a purchase
-// reference or an invoice number, neither empty nor over the invoice
-// number's limit.
-func lookupRef(ref string) bool { return ref != "" && len(ref) <= MaxInvoiceLength }
+// lookupRef reports whether ref can name a transaction or a refund at
+// all: a reference or an invoice number, neither empty nor over the
+// invoice number's limit, counted in characters as checkInvoice counts it.
+func lookupRef(ref string) bool {
+	return ref != "" && utf8.RuneCountInString(ref) <= MaxInvoiceLength
+}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +258,30 @@ func TestStoredCardWhateverTheOutcome(t *testing.T) {
 	}
 	if r := lookup(env, m, tok); r.Status != http.StatusOK || r.Get("multi_use") != true {
 		t.Errorf("look-up of the kept card: got %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestLongestInvoiceNumberIsFound (spec 4.10): a purchase and a refund
+// are found by an invoice number as long as the one they were made with,
+// counted in characters: 255 "é" are 510 bytes, and the look-up had
+// refused anything over 255 bytes.
+func TestLongestInvoiceNumberIsFound(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	invoice, refundInvoice := strings.Repeat("é", paylink.MaxInvoiceLength), strings.Repeat("è", paylink.MaxInvoiceLength)
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "5.00", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", invoice) }))
+	if r.Status != http.StatusOK {
+		t.Fatalf("purchase: got %d %s", r.Status, r.Raw)
+	}
+	ref := r.Str("purchase.purchase_reference")
+	if rf := refund(env, m, ref, "1.00", func(b map[string]any) { apitest.Set(b, "refund.invoice_number", refundInvoice) }); rf.Status != http.StatusOK {
+		t.Fatalf("refund: got %d %s", rf.Status, rf.Raw)
+	}
+	company := map[string]any{"company_token": m.Creds.CompanyToken}
+	if s := env.Post("/v5/purchase/"+url.PathEscape(invoice), m, company); s.Status != http.StatusOK || s.Str("purchase_reference") != ref {
+		t.Errorf("purchase by its 255-character invoice number: got %d %s", s.Status, s.Raw)
+	}
+	if s := env.Post("/v5/refund/"+url.PathEscape(refundInvoice), m, company); s.Status != http.StatusOK {
+		t.Errorf("refund by its 255-character invoice number: got %d %s", s.Status, s.Raw)
 	}
 }
