@@ -419,10 +419,32 @@ func (s *Service) recordOutcome(ctx context.Context, t *Transaction, op string) 
 	if errors.Is(err, ErrConflict) {
 		return s.lateTransaction(ctx, t, op)
 	}
-	if err != nil {
+	if err != nil && !s.recorded(ctx, t, err) {
 		return nil, Internal("record "+op, err)
 	}
 	return t, nil
+}
+
+// recorded reports whether t, written with a compare-and-set on its
+// version by a transaction that ended in err, was recorded all the same:
+// an unreachable database may have committed a transaction whose answer
+// was lost (a connection cut during COMMIT; the store has waited for the
+// server to finish with it). The stored transaction then has t's version
+// and status; it has neither if the write rolled back.
+func (s *Service) recorded(ctx context.Context, t *Transaction, err error) bool {
+	if !errors.Is(err, ErrUnavailable) {
+		return false
+	}
+	var stored *Transaction
+	if rerr := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		stored, err = tx.Transaction(t.MerchantID, t.Reference)
+		return err
+	}); rerr != nil || stored.Version != t.Version || stored.Status != t.Status {
+		return false
+	}
+	s.log.WarnContext(ctx, "the database's answer to a commit was lost, and the transaction had committed", "reference", t.Reference, "err", err)
+	return true
 }
 
 // cardDetails returns the card to send to the processor.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/pgtest"
 )
@@ -70,5 +71,32 @@ func waitCut(t *testing.T, cut <-chan struct{}) {
 	case <-cut:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the armed cut never happened: the purchase's COMMIT did not go through the proxy with its marker")
+	}
+}
+
+// TestLostCommitAnswerOfARecordedOutcome: with the processor's answer
+// recorded in a second commit (--record-processing-first, as for a
+// remote acquirer), a COMMIT of that answer whose own answer is lost is
+// found committed by the transaction's version, and the client gets the
+// payment's outcome, not a 503.
+func TestLostCommitAnswerOfARecordedOutcome(t *testing.T) {
+	var pg pgtest.Shared
+	pg.Start()
+	defer pg.Stop()
+	proxy, dsn := pgtest.StartProxy(t, pg.Database(t))
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Config: paylink.Config{RecordProcessingFirst: true}})
+	m := env.Onboard()
+	body := env.CardPurchase(m, "4111111111111111", "12.50", func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", "LOST-OUTCOME")
+	})
+	// Only the outcome's commit names the status APPROVED.
+	cut := proxy.Arm(pgtest.Cut{Marker: "APPROVED", Forward: true, Delay: 300 * time.Millisecond})
+	r := env.Post("/v5/purchase", m, body)
+	waitCut(t, cut)
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" {
+		t.Fatalf("a purchase whose outcome's COMMIT answer was lost: got %d %s, want 200 APPROVED\n%s", r.Status, r.Raw, env.Logs.String())
+	}
+	if s := env.Post("/v5/purchase/LOST-OUTCOME", m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Str("status") != "APPROVED" {
+		t.Errorf("look-up: got %s, want APPROVED", s.Raw)
 	}
 }

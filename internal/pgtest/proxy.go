@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"net/url"
 	"sync"
@@ -22,9 +23,9 @@ type Proxy struct {
 	cut    *Cut
 }
 
-// Cut is an armed fault: the next batch a client sends that holds COMMIT
-// and Marker (a value bound in the transaction, such as an invoice
-// number) is cut off. With Forward the batch reaches the server, which
+// Cut is an armed fault: the COMMIT of the next transaction in which a
+// client sent Marker (a value bound in it, such as an invoice number) is
+// cut off, with what the client sent with it. With Forward the batch reaches the server, which
 // commits, and only its answer is lost; without it, the server never
 // sees the batch and rolls the transaction back.
 type Cut struct {
@@ -104,11 +105,12 @@ func answer(client, server net.Conn, muted *atomic.Bool) {
 func (p *Proxy) forward(client, server net.Conn, muted *atomic.Bool) {
 	defer server.Close()
 	defer client.Close()
+	st := &stream{stmts: map[string]string{}}
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := client.Read(buf)
 		if n > 0 {
-			if c := p.take(buf[:n]); c != nil {
+			if c := p.take(st, buf[:n]); c != nil {
 				muted.Store(true)
 				if c.Forward {
 					batch := append([]byte(nil), buf[:n]...)
@@ -132,16 +134,98 @@ func (p *Proxy) forward(client, server net.Conn, muted *atomic.Bool) {
 	}
 }
 
-// take disarms and returns the armed cut if b matches it.
-func (p *Proxy) take(b []byte) *Cut {
+// take disarms and returns the armed cut if chunk, read next from the
+// client, sends a COMMIT of a transaction in which the cut's marker was
+// sent.
+func (p *Proxy) take(st *stream, chunk []byte) *Cut {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := p.cut
-	if c == nil || !bytes.Contains(b, []byte("COMMIT")) || !bytes.Contains(b, []byte(c.Marker)) {
+	marker := ""
+	if p.cut != nil {
+		marker = p.cut.Marker
+	}
+	if !st.read(chunk, marker) || p.cut == nil {
 		return nil
 	}
+	c := p.cut
 	p.cut = nil
 	return c
+}
+
+// stream follows the messages of PostgreSQL's protocol a client sends:
+// the statements it prepares (Parse), so that it knows when one of them,
+// bound and run later by name, is a COMMIT; and whether a marker was sent
+// since the last COMMIT.
+type stream struct {
+	started bool // the start-up message, which has no type byte, is past
+	pending []byte
+	stmts   map[string]string // prepared statement name -> query
+	marked  bool
+}
+
+// read takes the next bytes from the client and reports whether they
+// commit a transaction in which marker was sent.
+func (st *stream) read(b []byte, marker string) bool {
+	st.pending = append(st.pending, b...)
+	commits := false
+	for {
+		msg, typ, ok := st.next()
+		if !ok {
+			return commits
+		}
+		if marker != "" && bytes.Contains(msg, []byte(marker)) {
+			st.marked = true
+		}
+		if st.isCommit(typ, msg) {
+			commits = commits || st.marked
+			st.marked = false
+		}
+	}
+}
+
+// next cuts the next whole message from pending: its body and type (0
+// for the start-up message).
+func (st *stream) next() ([]byte, byte, bool) {
+	head := 5
+	if !st.started {
+		head = 4
+	}
+	if len(st.pending) < head {
+		return nil, 0, false
+	}
+	size := int(binary.BigEndian.Uint32(st.pending[head-4 : head]))
+	end := head - 4 + size
+	if len(st.pending) < end {
+		return nil, 0, false
+	}
+	var typ byte
+	if st.started {
+		typ = st.pending[0]
+	}
+	st.started = true
+	msg := append([]byte(nil), st.pending[head:end]...)
+	st.pending = st.pending[end:]
+	return msg, typ, true
+}
+
+// isCommit reports whether a message runs COMMIT: a simple query, or a
+// Bind of a statement prepared as COMMIT; it remembers what Parse
+// prepares.
+func (st *stream) isCommit(typ byte, msg []byte) bool {
+	fields := bytes.Split(msg, []byte{0})
+	switch {
+	case typ == 'Q' && len(fields) > 0:
+		return isCommitQuery(fields[0])
+	case typ == 'P' && len(fields) > 1:
+		st.stmts[string(fields[0])] = string(fields[1])
+	case typ == 'B' && len(fields) > 1:
+		return isCommitQuery([]byte(st.stmts[string(fields[1])]))
+	}
+	return false
+}
+
+func isCommitQuery(q []byte) bool {
+	return bytes.EqualFold(bytes.TrimSpace(q), []byte("COMMIT"))
 }
 
 // readRest reads what is left of the client's batch, sent with the part
