@@ -40,6 +40,9 @@ const MaxAPIKeyOverlap = 7 * 24 * time.Hour
 // roll when its cache entry ends (AuthCacheTTL), and never accepts a
 // previous key after its end once it has read it.
 func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap time.Duration) (string, error) {
+	if err := checkStaff(ctx, merchantID, PermAPIKeys); err != nil {
+		return "", err
+	}
 	if overlap < 0 || overlap > MaxAPIKeyOverlap || overlap%time.Second != 0 {
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be whole seconds between 0 and 168h",
 			Fields: map[string]string{"overlap": "must be whole seconds between 0 and 168h"}}

@@ -291,6 +291,9 @@ func (s *Service) openLinkURLs(l *PaymentLink) (LinkURLs, error) {
 // Cancelling a cancelled link changes nothing; a paid link, or one with a
 // payment in progress, cannot be cancelled.
 func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*PaymentLink, LinkURLs, error) {
+	if err := checkStaff(ctx, m.ID, PermLinks); err != nil {
+		return nil, LinkURLs{}, err
+	}
 	var l *PaymentLink
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var cancelled bool

@@ -34,8 +34,25 @@ func (s *Service) StaffContext(ctx context.Context, ss *StaffSession, p Permissi
 
 // staffMay reports whether ctx carries staff authority over m for p.
 func staffMay(ctx context.Context, m *Merchant, p Permission) bool {
+	return hasStaffAuthority(ctx, m.ID, p)
+}
+
+// hasStaffAuthority reports whether ctx carries staff authority over
+// merchant mid for p (StaffContext).
+func hasStaffAuthority(ctx context.Context, mid string, p Permission) bool {
 	a, ok := ctx.Value(staffAuthKey{}).(staffAuth)
-	return ok && a.merchantID == m.ID && a.perm == p
+	return ok && a.merchantID == mid && a.perm == p
+}
+
+// checkStaff refuses a dashboard user acting on merchant mid without
+// staff authority for p: the dashboard's route gives it (StaffContext)
+// to a role that has p. The API, by its key, and the CLI, the operator,
+// act by their own authority.
+func checkStaff(ctx context.Context, mid string, p Permission) error {
+	if ActorFrom(ctx).Kind != ActorStaff || hasStaffAuthority(ctx, mid, p) {
+		return nil
+	}
+	return permit(nil, p)
 }
 
 // checkCaller checks the company token of an API call, or accepts the

@@ -78,3 +78,57 @@ func TestStaffContextAuthorisesOnlyItsMerchantAndPermission(t *testing.T) {
 		}
 	})
 }
+
+// TestStaffNeedTheRoutesAuthority: the Service itself refuses a dashboard
+// user who rolls the API key, rotates the webhook secret, resends a
+// webhook or cancels a link without staff authority for that permission,
+// whatever route called it; the CLI and the API act by their own.
+func TestStaffNeedTheRoutesAuthority(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		admin := newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		asStaff := paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, ID: admin.ID})
+		ss := &paylink.StaffSession{User: admin, Merchant: m.Merchant}
+		authority := func(p paylink.Permission) context.Context {
+			ctx, err := env.Service.StaffContext(asStaff, ss, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}
+		calls := map[string]struct {
+			p  paylink.Permission
+			do func(context.Context) error
+		}{
+			"roll the API key": {paylink.PermAPIKeys, func(ctx context.Context) error {
+				_, err := env.Service.RollAPIKey(ctx, m.ID, 0)
+				return err
+			}},
+			"rotate the webhook secret": {paylink.PermWebhooks, func(ctx context.Context) error {
+				_, err := env.Service.RotateWebhookSecret(ctx, m.ID, 0)
+				return err
+			}},
+			"resend a webhook": {paylink.PermWebhooks, func(ctx context.Context) error {
+				return env.Service.ResendMerchantWebhook(ctx, m.Merchant, "msg_none")
+			}},
+			"cancel a link": {paylink.PermLinks, func(ctx context.Context) error {
+				_, _, err := env.Service.CancelLink(ctx, m.Merchant, "lnk_none")
+				return err
+			}},
+		}
+		for name, c := range calls {
+			for _, ctx := range []context.Context{asStaff, authority(paylink.PermView)} {
+				if err := c.do(ctx); code(err) != paylink.CodePermissionDenied {
+					t.Errorf("%s as staff without its authority: got %v, want %s", name, err, paylink.CodePermissionDenied)
+				}
+			}
+			if err := c.do(authority(c.p)); code(err) == paylink.CodePermissionDenied {
+				t.Errorf("%s with its authority: refused (%v)", name, err)
+			}
+			cli := paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorCLI, ID: "test"})
+			if err := c.do(cli); code(err) == paylink.CodePermissionDenied {
+				t.Errorf("%s from the CLI: refused (%v)", name, err)
+			}
+		}
+	})
+}

@@ -60,6 +60,9 @@ const MaxWebhookSecretOverlap = 7 * 24 * time.Hour
 // it (shown once). Until overlap has passed, webhooks carry signatures
 // under both the new and the previous secret.
 func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap time.Duration) (string, error) {
+	if err := checkStaff(ctx, mid, PermWebhooks); err != nil {
+		return "", err
+	}
 	if overlap < 0 || overlap > MaxWebhookSecretOverlap {
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be between 0 and 168h",
 			Fields: map[string]string{"overlap": "must be between 0 and 168h"}}

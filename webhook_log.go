@@ -109,5 +109,8 @@ func (s *Service) WebhookLog(ctx context.Context, m *Merchant, f WebhookLogFilte
 // and audits it; another merchant's delivery is not found, and one that
 // is pending already is a conflict.
 func (s *Service) ResendMerchantWebhook(ctx context.Context, m *Merchant, id string) error {
+	if err := checkStaff(ctx, m.ID, PermWebhooks); err != nil {
+		return err
+	}
 	return s.resendWebhook(ctx, m.ID, id)
 }

@@ -159,10 +159,12 @@ func (h *Handler) serve(rq *request, p paylink.Permission, fn pageFunc) {
 			return
 		}
 	}
-	if !rq.ss.User.Role.Can(p) {
-		rq.fail(paylink.Errorf(paylink.KindForbidden, paylink.CodePermissionDenied, "your role may not open this page"))
+	ctx, err := h.svc.StaffContext(rq.r.Context(), rq.ss, p) // the route's authority, which the Service checks again
+	if err != nil {
+		rq.fail(err)
 		return
 	}
+	rq.r = rq.r.WithContext(ctx)
 	if err := fn(rq); err != nil {
 		rq.fail(err)
 	}
