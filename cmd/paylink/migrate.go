@@ -26,5 +26,12 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 	if want := sqlstore.SchemaVersion(st.Engine()); have > want {
 		fmt.Fprintf(env.stdout, "it is newer than this paylink's %d: a later release migrated it\n", want)
 	}
+	changed, err := st.ChangedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range changed {
+		fmt.Fprintf(env.stdout, "migration %s: the schema may differ from a fresh database's (docs/operations.md, Upgrading)\n", c)
+	}
 	return nil
 }

@@ -163,3 +163,29 @@ func TestNewerSchemaIsReported(t *testing.T) {
 		t.Errorf("the warning does not name the database's version %d:\n%s", later, log)
 	}
 }
+
+// TestChangedMigrationIsReported: a database whose schema_migrations
+// names another file for a version than this binary's (a migration a
+// development build applied and that was renumbered or replaced since)
+// is reported by migrate and by serve's warning, naming both files.
+func TestChangedMigrationIsReported(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	if out, err := runCLI(t, "migrate", "--db", db); err != nil || strings.Contains(out, "may differ") {
+		t.Fatalf("a fresh database: %v\n%s", err, out)
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.Exec(`UPDATE schema_migrations SET name = '0018_stateless_transaction_tokens.sql' WHERE version = 18`)
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "migrate", "--db", db)
+	if err != nil || !strings.Contains(out, "0018 applied as 0018_stateless_transaction_tokens.sql, this paylink's is 0018_") {
+		t.Errorf("migrate on a database with a changed migration: %v\n%s", err, out)
+	}
+	s := startServe(t, db)
+	s.waitLog(t, "migrations were applied from other files")
+}

@@ -204,6 +204,10 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		log.Warn("the database's schema is newer than this paylink's: a later release migrated it",
 			"database_version", have, "paylink_version", sqlstore.SchemaVersion(st.Engine()))
 	}
+	if changed, err := st.ChangedMigrations(ctx); err == nil && len(changed) > 0 {
+		log.Warn("migrations were applied from other files than this paylink's: the schema may differ from a fresh database's",
+			"migrations", strings.Join(changed, "; "))
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

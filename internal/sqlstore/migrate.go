@@ -67,6 +67,38 @@ func (s *Store) AppliedVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
+// ChangedMigrations lists the migrations the database records under
+// another file name than this binary's for the same version: a migration
+// renumbered or replaced after a development build applied it. Such a
+// database's schema may differ from a fresh one's (docs/operations.md,
+// "Upgrading"); the runner, which goes by version, does not apply the
+// new file.
+func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
+	ms, err := loadMigrations(s.engine)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("applied migrations: %w", err)
+	}
+	defer rows.Close()
+	var changed []string
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			return nil, fmt.Errorf("applied migrations: %w", err)
+		}
+		for _, m := range ms {
+			if m.version == v && m.name != name {
+				changed = append(changed, fmt.Sprintf("%04d applied as %s, this paylink's is %s", v, name, m.name))
+			}
+		}
+	}
+	return changed, rows.Err()
+}
+
 // migrate applies pending migrations, each in its own transaction. On
 // PostgreSQL an advisory lock makes concurrent instances wait for each
 // other, so exactly one applies each migration.
