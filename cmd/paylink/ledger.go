@@ -84,7 +84,7 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 			fmt.Fprintf(env.stdout, "payout\t%s\t%s\t%s\t%s\t%d batches\n", p.ID, p.MerchantID, p.Currency,
 				paylink.FormatAmount(p.Amount, cur), len(p.BatchIDs))
 		}
-		fmt.Fprintf(env.stdout, "settled %d batches, %d payouts, before %s\n", len(res.Batches), len(res.Payouts), cutoff.Format(time.RFC3339))
+		fmt.Fprintf(env.stdout, "settled %d batches, %d payouts, before %s\n", len(res.Batches), len(res.Payouts), cutoff.Format(time.RFC3339Nano))
 		return nil
 	})
 }
