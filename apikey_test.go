@@ -56,7 +56,7 @@ func TestRollAPIKey(t *testing.T) {
 		}
 
 		rolledAt := env.Clock.Now().UTC().Truncate(time.Microsecond)
-		newKey, err := svc.RollAPIKey(paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorStaff, ID: "usr_1"}), m.ID, time.Hour)
+		newKey, err := svc.RollAPIKey(asStaff(t, svc, ctx, m.Merchant, "usr_1", paylink.PermAPIKeys), m.ID, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -132,3 +132,15 @@ func TestStaffNeedTheRoutesAuthority(t *testing.T) {
 		}
 	})
 }
+
+// asStaff is ctx acting as dashboard user id of m, with the authority of
+// a route of permission p (as the dashboard gives it).
+func asStaff(t *testing.T, svc *paylink.Service, ctx context.Context, m *paylink.Merchant, id string, p paylink.Permission) context.Context {
+	t.Helper()
+	ctx = paylink.WithActor(ctx, paylink.Actor{Kind: paylink.ActorStaff, ID: id})
+	ctx, err := svc.StaffContext(ctx, &paylink.StaffSession{User: &paylink.User{ID: id, MerchantID: m.ID, Role: paylink.RoleAdmin}, Merchant: m}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}

@@ -218,8 +218,7 @@ func TestWebhookLog(t *testing.T) {
 				t.Fatalf("a refused resend was audited: %+v", r)
 			}
 		}
-		actor := paylink.Actor{Kind: paylink.ActorStaff, ID: "usr_7"}
-		if err := env.Service.ResendMerchantWebhook(paylink.WithActor(ctx, actor), m.Merchant, id); err != nil {
+		if err := env.Service.ResendMerchantWebhook(asStaff(t, env.Service, ctx, m.Merchant, "usr_7", paylink.PermWebhooks), m.Merchant, id); err != nil {
 			t.Fatal(err)
 		}
 		env.WaitWebhooks()
