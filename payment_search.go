@@ -122,9 +122,10 @@ func (t *Transaction) CardLast4() string {
 func (f PaymentFilter) query(merchantID string) (PaymentQuery, error) {
 	q := PaymentQuery{MerchantID: merchantID, From: f.From.UTC(), To: f.To.UTC(), MinTotal: f.MinTotal, MaxTotal: f.MaxTotal, Limit: f.Limit}
 	fe := FieldErrors{}
+	statuses := FilterStatuses(false)
 	for _, st := range f.Statuses {
 		switch {
-		case !slices.Contains(FilterStatuses(false), st):
+		case !slices.Contains(statuses, st):
 			fe.Add("status", fmt.Sprintf("unknown status %q", st))
 		case st == StatusPending:
 			q.Statuses = append(q.Statuses, StatusPending, StatusProcessing)

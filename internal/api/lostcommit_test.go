@@ -19,11 +19,7 @@ import (
 // never arrived, nothing happened: 503, and the same token pays. A token
 // spent already is refused naming the payment that spent it.
 func TestLostCommitAnswer(t *testing.T) {
-	var pg pgtest.Shared
-	pg.Start()
-	defer pg.Stop()
-	proxy, dsn := pgtest.StartProxy(t, pg.Database(t))
-	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	proxy, env := behindProxy(t, paylink.Config{})
 	m := env.Onboard()
 	purchase := func(invoice string) map[string]any {
 		return env.CardPurchase(m, "4111111111111111", "12.50", func(b map[string]any) {
@@ -64,6 +60,17 @@ func TestLostCommitAnswer(t *testing.T) {
 	}
 }
 
+// behindProxy starts an API with cfg on a PostgreSQL of its own, reached
+// through a proxy that can cut the connection at a COMMIT.
+func behindProxy(t *testing.T, cfg paylink.Config) (*pgtest.Proxy, *apitest.Env) {
+	t.Helper()
+	var pg pgtest.Shared
+	pg.Start()
+	t.Cleanup(pg.Stop)
+	proxy, dsn := pgtest.StartProxy(t, pg.Database(t))
+	return proxy, apitest.Start(t, apitest.Options{DSN: dsn, Config: cfg})
+}
+
 // waitCut waits for an armed cut to have happened.
 func waitCut(t *testing.T, cut <-chan struct{}) {
 	t.Helper()
@@ -80,11 +87,7 @@ func waitCut(t *testing.T, cut <-chan struct{}) {
 // found committed by the transaction's version, and the client gets the
 // payment's outcome, not a 503.
 func TestLostCommitAnswerOfARecordedOutcome(t *testing.T) {
-	var pg pgtest.Shared
-	pg.Start()
-	defer pg.Stop()
-	proxy, dsn := pgtest.StartProxy(t, pg.Database(t))
-	env := apitest.Start(t, apitest.Options{DSN: dsn, Config: paylink.Config{RecordProcessingFirst: true}})
+	proxy, env := behindProxy(t, paylink.Config{RecordProcessingFirst: true})
 	m := env.Onboard()
 	body := env.CardPurchase(m, "4111111111111111", "12.50", func(b map[string]any) {
 		apitest.Set(b, "purchase.invoice_number", "LOST-OUTCOME")

@@ -27,16 +27,14 @@ type action struct {
 	done string // the notice's key on the payment page
 }
 
-// act loads the path's payment and runs fn as a staff action with
-// permission p. An action refused (a bad amount, over the refundable
+// act loads the path's payment and runs fn as a staff action, with the
+// authority of its route's permission (serve puts it in the request's
+// context). An action refused (a bad amount, over the refundable
 // amount, a hold already captured) shows the payment page again as it
 // now is, with the refusal beside the forms and a fresh key in them, so
 // that the staff member corrects the amount in place.
-func (h *Handler) act(rq *request, p paylink.Permission, done string, fn func(action) error) error {
-	ctx, err := h.svc.StaffContext(rq.r.Context(), rq.ss, p)
-	if err != nil {
-		return err
-	}
+func (h *Handler) act(rq *request, done string, fn func(action) error) error {
+	ctx := rq.r.Context()
 	ref := rq.r.PathValue("ref")
 	t, err := h.svc.TransactionStatus(ctx, rq.ss.Merchant, ref)
 	if err != nil {

@@ -26,7 +26,7 @@ func (h *Handler) directDebit(rq *request) error {
 
 // refundDebit refunds part or all of a cleared direct debit.
 func (h *Handler) refundDebit(rq *request) error {
-	return h.act(rq, paylink.PermRefund, "refunded", func(a action) error {
+	return h.act(rq, "refunded", func(a action) error {
 		if a.t.PaymentType != paylink.PaymentTypeBankAccount {
 			return errNoPayment()
 		}

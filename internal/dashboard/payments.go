@@ -201,7 +201,7 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 
 // capture captures part or all of a pre-authorised hold.
 func (h *Handler) capture(rq *request) error {
-	return h.act(rq, paylink.PermCapture, "captured", func(a action) error {
+	return h.act(rq, "captured", func(a action) error {
 		n, err := amountOf(rq, a.t)
 		if err != nil {
 			return err
@@ -216,7 +216,7 @@ func (h *Handler) capture(rq *request) error {
 
 // cancel releases a pre-authorised hold.
 func (h *Handler) cancel(rq *request) error {
-	return h.act(rq, paylink.PermCancel, "cancelled", func(a action) error {
+	return h.act(rq, "cancelled", func(a action) error {
 		return a.run(func() (string, error) {
 			t, err := h.svc.Cancel(a.ctx, rq.ss.Merchant, a.t.Reference, paylink.CancelRequest{})
 			return a.holdOutcome(t, err, paylink.StatusPreAuthorisedReversed)
@@ -226,7 +226,7 @@ func (h *Handler) cancel(rq *request) error {
 
 // refund refunds part or all of an approved card payment.
 func (h *Handler) refund(rq *request) error {
-	return h.act(rq, paylink.PermRefund, "refunded", func(a action) error {
+	return h.act(rq, "refunded", func(a action) error {
 		n, err := amountOf(rq, a.t)
 		if err != nil {
 			return err

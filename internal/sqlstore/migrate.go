@@ -78,6 +78,10 @@ func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := make(map[int]string, len(ms))
+	for _, m := range ms {
+		names[m.version] = m.name
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("applied migrations: %w", err)
@@ -90,10 +94,8 @@ func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
 		if err := rows.Scan(&v, &name); err != nil {
 			return nil, fmt.Errorf("applied migrations: %w", err)
 		}
-		for _, m := range ms {
-			if m.version == v && m.name != name {
-				changed = append(changed, fmt.Sprintf("%04d applied as %s, this paylink's is %s", v, name, m.name))
-			}
+		if ours, ok := names[v]; ok && ours != name {
+			changed = append(changed, fmt.Sprintf("%04d applied as %s, this paylink's is %s", v, name, ours))
 		}
 	}
 	return changed, rows.Err()
