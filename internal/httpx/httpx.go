@@ -264,9 +264,12 @@ const StatusClientClosedRequest = 499
 // ClientGone reports whether err is r's client hanging up (its context
 // cancelled) rather than a failure of the server: the API, the payment
 // pages and the dashboard answer it with StatusClientClosedRequest and
-// log no error.
+// log no error. An outage met by a request whose client has gone (a
+// SQLite write that waited out the busy timeout while the client hung
+// up) is the client's too: nobody reads the 503, and the store has
+// already counted the outage (paylink_database_unavailable_total).
 func ClientGone(r *http.Request, err error) bool {
-	return r.Context().Err() != nil && errors.Is(err, context.Canceled)
+	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, paylink.ErrUnavailable))
 }
 
 // Status is the HTTP status of a Service error of kind k, the one mapping

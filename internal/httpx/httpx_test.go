@@ -243,6 +243,8 @@ func TestClientGone(t *testing.T) {
 	}{
 		{"client gone, its request cancelled", left, canceled, true},
 		{"client gone, another error", left, errors.New("disk full"), false},
+		{"client gone, an outage met while it waited", left, fmt.Errorf("commit: %w", paylink.ErrUnavailable), true},
+		{"client there, an outage", live, fmt.Errorf("commit: %w", paylink.ErrUnavailable), false},
 		{"client there, a cancellation of our own", live, canceled, false},
 	} {
 		if got := httpx.ClientGone(c.r, c.err); got != c.want {
