@@ -164,11 +164,10 @@ func TestNewerSchemaIsReported(t *testing.T) {
 	}
 }
 
-// TestChangedMigrationIsReported: a database whose schema_migrations
-// names another file for a version than this binary's (a migration a
-// development build applied and that was renumbered or replaced since)
-// is reported by migrate and by serve's warning, naming both files.
-func TestChangedMigrationIsReported(t *testing.T) {
+// migratedDatabase is a fresh SQLite database migrated by the CLI, which
+// reports no changed migration, and a connection to it.
+func migratedDatabase(t *testing.T) (string, *sql.DB) {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "p.db")
 	if out, err := runCLI(t, "migrate", "--db", db); err != nil || strings.Contains(out, "may differ") {
 		t.Fatalf("a fresh database: %v\n%s", err, out)
@@ -177,7 +176,16 @@ func TestChangedMigrationIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = raw.Exec(`UPDATE schema_migrations SET name = '0018_stateless_transaction_tokens.sql' WHERE version = 18`)
+	return db, raw
+}
+
+// TestChangedMigrationIsReported: a database whose schema_migrations
+// names another file for a version than this binary's (a migration a
+// development build applied and that was renumbered or replaced since)
+// is reported by migrate and by serve's warning, naming both files.
+func TestChangedMigrationIsReported(t *testing.T) {
+	db, raw := migratedDatabase(t)
+	_, err := raw.Exec(`UPDATE schema_migrations SET name = '0018_stateless_transaction_tokens.sql' WHERE version = 18`)
 	raw.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -188,4 +196,32 @@ func TestChangedMigrationIsReported(t *testing.T) {
 	}
 	s := startServe(t, db)
 	s.waitLog(t, "migrations were applied from other files")
+}
+
+// TestEditedMigrationIsReported: a migration recorded under this binary's
+// name but with another file's checksum (one edited after a development
+// build ran it) is reported by migrate, naming it; a fresh database and
+// one whose migrations ran before checksums were recorded report none.
+func TestEditedMigrationIsReported(t *testing.T) {
+	db, raw := migratedDatabase(t)
+	defer raw.Close()
+	var missing int
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM schema_migrations WHERE checksum IS NULL OR length(checksum) != 64`).Scan(&missing); err != nil || missing != 0 {
+		t.Fatalf("migrations without a checksum after migrate: %d (%v)", missing, err)
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE schema_migrations SET checksum = NULL`) // as migrated before 0031
+	if out, err := runCLI(t, "migrate", "--db", db); err != nil || strings.Contains(out, "may differ") {
+		t.Fatalf("a database migrated before checksums: %v\n%s", err, out)
+	}
+	exec(`UPDATE schema_migrations SET checksum = 'ab' || substr(checksum, 3) WHERE version = 30`)
+	out, err := runCLI(t, "migrate", "--db", db)
+	if err != nil || !strings.Contains(out, "migration 0030 applied from another 0030_token_spent_by.sql") {
+		t.Errorf("migrate on a database with an edited migration: %v\n%q", err, out)
+	}
 }

@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -21,6 +23,16 @@ type migration struct {
 	name    string
 	sql     string
 }
+
+// checksum is the SHA-256 of the migration's file, recorded with it in
+// schema_migrations.
+func (m migration) checksum() string {
+	sum := sha256.Sum256([]byte(m.sql))
+	return hex.EncodeToString(sum[:])
+}
+
+// checksumsFrom is the migration that adds schema_migrations.checksum.
+const checksumsFrom = 31
 
 // loadMigrations reads the engine's embedded migrations, ordered by the
 // version number that prefixes each file name (0001_init.sql).
@@ -68,8 +80,9 @@ func (s *Store) AppliedVersion(ctx context.Context) (int, error) {
 }
 
 // ChangedMigrations lists the migrations the database records under
-// another file name than this binary's for the same version: a migration
-// renumbered or replaced after a development build applied it. Such a
+// another file name than this binary's for the same version (a migration
+// renumbered or replaced after a development build applied it), or under
+// the same name with other contents (one edited after it ran). Such a
 // database's schema may differ from a fresh one's (docs/operations.md,
 // "Upgrading"); the runner, which goes by version, does not apply the
 // new file.
@@ -78,11 +91,11 @@ func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := make(map[int]string, len(ms))
+	ours := make(map[int]migration, len(ms))
 	for _, m := range ms {
-		names[m.version] = m.name
+		ours[m.version] = m
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+	rows, err := s.db.QueryContext(ctx, `SELECT version, name, COALESCE(checksum, '') FROM schema_migrations ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("applied migrations: %w", err)
 	}
@@ -90,12 +103,18 @@ func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
 	var changed []string
 	for rows.Next() {
 		var v int
-		var name string
-		if err := rows.Scan(&v, &name); err != nil {
+		var name, sum string
+		if err := rows.Scan(&v, &name, &sum); err != nil {
 			return nil, fmt.Errorf("applied migrations: %w", err)
 		}
-		if ours, ok := names[v]; ok && ours != name {
-			changed = append(changed, fmt.Sprintf("%04d applied as %s, this paylink's is %s", v, name, ours))
+		m, ok := ours[v]
+		switch {
+		case !ok:
+		case m.name != name:
+			changed = append(changed, fmt.Sprintf("%04d applied as %s, this paylink's is %s", v, name, m.name))
+		case sum != "" && sum != m.checksum():
+			changed = append(changed, fmt.Sprintf("%04d applied from another %s than this paylink's (SHA-256 %.12s, this paylink's %.12s)",
+				v, name, sum, m.checksum()))
 		}
 	}
 	return changed, rows.Err()
@@ -124,6 +143,55 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 		if err := s.apply(ctx, db, m); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
+	}
+	if len(ms) == 0 || ms[len(ms)-1].version < checksumsFrom {
+		return nil // no checksum column yet
+	}
+	return recordChecksums(ctx, db, ms)
+}
+
+// recordChecksums gives each applied migration without a checksum the
+// checksum of this binary's file of the same version and name: the ones
+// this binary has just applied, and those applied before migration 0031,
+// whose files are taken to be this binary's (nothing else is known).
+func recordChecksums(ctx context.Context, db *sql.DB, ms []migration) error {
+	rows, err := db.QueryContext(ctx, `SELECT version, name FROM schema_migrations WHERE checksum IS NULL`)
+	if err != nil {
+		return fmt.Errorf("migrations without a checksum: %w", err)
+	}
+	missing := map[int]string{}
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrations without a checksum: %w", err)
+		}
+		missing[v] = name
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrations without a checksum: %w", err)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	t, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record migration checksums: %w", err)
+	}
+	defer t.Rollback()
+	for _, m := range ms {
+		if name, ok := missing[m.version]; !ok || name != m.name {
+			continue
+		}
+		if _, err := t.ExecContext(ctx, `UPDATE schema_migrations SET checksum = $1 WHERE version = $2 AND checksum IS NULL`,
+			m.checksum(), m.version); err != nil {
+			return fmt.Errorf("record the checksum of migration %s: %w", m.name, err)
+		}
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("record migration checksums: %w", err)
 	}
 	return nil
 }
