@@ -7,6 +7,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -21,7 +22,18 @@ type Task struct {
 	Name  string
 	Every time.Duration
 	Run   func(ctx context.Context) error
+	// Timeout bounds one run (DefaultTimeout if zero): a run waiting on a
+	// lock an abandoned session holds, or on a connection that died
+	// unnoticed, is cancelled and counted as a failure, and the next
+	// period runs the task again, instead of the task never running
+	// again. Every task commits its work in batches and claims its rows,
+	// so a cancelled run loses nothing but its unfinished batch.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds a task's run when its Timeout is zero: longer than
+// any period, and than any batch a task commits takes.
+const DefaultTimeout = 10 * time.Minute
 
 // Runner owns the goroutines of a set of tasks.
 type Runner struct {
@@ -66,13 +78,22 @@ func (r *Runner) loop(ctx context.Context, t Task) {
 	}
 }
 
-// runOnce runs t once, logging and counting a failure; a run cut short
-// by shutdown is neither.
+// runOnce runs t once within its timeout, logging and counting a failure
+// (a run past its timeout is one); a run cut short by shutdown is neither.
 func (r *Runner) runOnce(ctx context.Context, t Task) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	start := time.Now()
-	err := t.Run(ctx)
+	err := t.Run(runCtx)
 	if ctx.Err() != nil {
 		return
+	}
+	if err == nil && runCtx.Err() != nil {
+		err = fmt.Errorf("run cut off after %v: %w", timeout, runCtx.Err())
 	}
 	if err != nil {
 		r.log.Error("background job failed", "job", t.Name, "err", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -95,4 +96,66 @@ func TestJobsRunAsTheSystemActor(t *testing.T) {
 			t.Errorf("job %s: got actors %v, want kind %s with the job's name", name, seen, paylink.ActorSystem)
 		}
 	}
+}
+
+// TestARunPastItsTimeoutIsCutOffAndRunsAgain: a run that waits for ever
+// (a lock an abandoned session holds) is cancelled at its timeout, logged
+// and counted as a failure, and the task runs again at its next period.
+func TestARunPastItsTimeoutIsCutOffAndRunsAgain(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var logs bytes.Buffer
+	runs := make(chan error, 2)
+	stuck := jobs.Task{Name: "stuck-job", Every: 50 * time.Millisecond, Timeout: 20 * time.Millisecond,
+		Run: func(ctx context.Context) error {
+			<-ctx.Done() // waits until cancelled, as a statement on a held lock does
+			runs <- ctx.Err()
+			return fmt.Errorf("expire holds: %w", ctx.Err())
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		jobs.NewRunner(slog.New(slog.NewJSONHandler(&logs, nil)), jobs.NewMetrics(reg), stuck).Run(ctx)
+	}()
+	for i := range 2 {
+		select {
+		case err := <-runs:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("run %d ended by %v, want its deadline", i+1, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d never ended or never started: the task is stuck", i+1)
+		}
+	}
+	failures := 0.0
+	for range 500 { // the first run is recorded right after it returns
+		if failures = counterValue(t, reg, "paylink_job_failures_total"); failures >= 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-stopped
+	if failures < 1 {
+		t.Errorf("failures of the stuck job: got %v, want each cut-off run counted", failures)
+	}
+	if !strings.Contains(logs.String(), `"job":"stuck-job"`) || !strings.Contains(logs.String(), "deadline exceeded") {
+		t.Errorf("log: got %s, want the cut-off run logged as failed", logs.String())
+	}
+}
+
+// counterValue is the value of the one series of the counter name in reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no single series %s", name)
+	return 0
 }
