@@ -117,9 +117,10 @@ func stripSeparators(s string) string {
 }
 
 // ContainsCardNumber reports whether s holds what looks like a card
-// number: 13 to 19 digits, in one group or in groups joined by single
-// spaces or dashes (other digits may stand before or after them: "4111
-// 1111 1111 1111 12/29"), that pass the Luhn check and start in the
+// number: 13 to 19 digits, in one group or in groups joined by up to
+// maxJoin separators (spaces, dashes, dots, slashes, underscores: "4111
+// 1111  1111 1111", "4111.1111.1111.1111"; other digits may stand before
+// or after them: "4111 1111 1111 1111 12/29"), that pass the Luhn check and start in the
 // range of a brand paylink knows, at a length that brand issues (so a
 // 15-digit IMEI in the JCB range is not one). Free text holding one is
 // refused (checkField), so that a number typed into the wrong field is
@@ -141,36 +142,67 @@ func MaskCardNumbers(s string) string {
 	last := 0
 	for _, sp := range spans {
 		b.WriteString(s[last:sp[0]])
-		b.WriteString(MaskPAN(stripSeparators(s[sp[0]:sp[1]])))
+		b.WriteString(MaskPAN(digitsOf(s[sp[0]:sp[1]])))
 		last = sp[1]
 	}
 	b.WriteString(s[last:])
 	return b.String()
 }
 
+// maxJoin is how many separators may join two digit groups of one card
+// number as people write it ("4111 - 1111", "4111  1111").
+const maxJoin = 3
+
+// isJoin reports whether c may stand between a card number's digit
+// groups.
+func isJoin(c byte) bool {
+	return c == ' ' || c == '-' || c == '.' || c == '/' || c == '_'
+}
+
+// isDigit reports whether c is an ASCII digit.
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digitsOf is s with everything but its digits dropped.
+func digitsOf(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := range len(s) {
+		if isDigit(s[i]) {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}
+
 // cardNumberSpans returns the byte ranges [start, end) of the card
-// numbers in s: in each run of digit groups joined by single spaces or
-// dashes, the first whole groups, from each group on, that make a card
-// number.
+// numbers in s: in each run of digit groups joined by up to maxJoin
+// separators, the first whole groups, from each group on, that make a
+// card number.
 func cardNumberSpans(s string) [][2]int {
 	var spans [][2]int
 	groups := make([][2]int, 0, 8)
 	for i := 0; i <= len(s); {
 		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		for j < len(s) && isDigit(s[j]) {
 			j++
 		}
 		if j > i {
 			groups = append(groups, [2]int{i, j})
 		}
-		joined := j > i && j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && s[j+1] >= '0' && s[j+1] <= '9'
+		k := j
+		for k < len(s) && k-j < maxJoin && isJoin(s[k]) {
+			k++
+		}
+		joined := j > i && k > j && k < len(s) && isDigit(s[k])
 		if !joined {
 			spans = append(spans, cardsInRun(s, groups)...)
 			groups = groups[:0]
 		}
-		if j > i {
+		switch {
+		case joined:
+			i = k // the next group
+		case j > i:
 			i = j + 1 // past the group and the character after it
-		} else {
+		default:
 			i++
 		}
 	}

@@ -154,7 +154,14 @@ func TestContainsCardNumber(t *testing.T) {
 		"5555555555554444":           true,
 		"4111111111111112":           false, // Luhn fails
 		"1234567890123456":           false, // Luhn passes, no brand starts with 1
-		"4111  1111 1111 1111":       false, // two spaces split the run into 4 and 12 digits
+		"4111  1111 1111 1111":       true,  // two spaces
+		"4111 - 1111 - 1111 - 1111":  true,
+		"4111.1111.1111.1111":        true,
+		"4111/1111/1111/1111":        true,
+		"4111_1111_1111_1111":        true,
+		"4111    1111 1111 1111":     false, // four spaces split the run into 4 and 12 digits
+		"10.50 on 27/11/2026":        false,
+		"203.0.113.9":                false,
 		"411111111111":               false, // 12 digits
 		"41111111111111111111":       false, // 20 digits
 		"+61 412 345 678":            false,
@@ -183,6 +190,7 @@ func TestMaskCardNumbers(t *testing.T) {
 		`"4111 1111 1111 1111" is not a decimal amount`: `"411111******1111" is not a decimal amount`,
 		"refs 5555-5555-5555-4444 and 378282246310005":  "refs 555555******4444 and 378282*****0005",
 		"INV-2026-11-27-000123":                         "INV-2026-11-27-000123",
+		"4111.1111  1111/1111 paid":                     "411111******1111 paid",
 		"":                                              "",
 	} {
 		if got := MaskCardNumbers(s); got != want {

@@ -149,7 +149,8 @@ func webhookTargets(company, dynamic string) []webhookTarget {
 }
 
 // normalizeURL compares addresses as equal when they differ only in the
-// case of scheme and host or in an explicit default port.
+// case of scheme and host, in an explicit default port, in an empty query
+// ("/h?") or in a fragment, which is never sent.
 func normalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -162,6 +163,7 @@ func normalizeURL(raw string) string {
 	if u.Path == "" {
 		u.Path = "/"
 	}
+	u.ForceQuery, u.Fragment, u.RawFragment = false, "", ""
 	return u.String()
 }
 

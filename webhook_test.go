@@ -107,6 +107,9 @@ func TestWebhookTargetsAndStatuses(t *testing.T) {
 	}{
 		{"https://a.example/h", "https://b.example/h", 2},
 		{"https://a.example/h", "HTTPS://A.EXAMPLE:443/h", 1},
+		{"https://a.example/h", "https://a.example/h?", 1},
+		{"https://a.example/h", "https://a.example/h#x", 1},
+		{"https://a.example/h", "https://a.example/h?x=1", 2},
 		{"https://a.example/h", "https://a.example/other", 2},
 		{"", "https://b.example/h", 1},
 		{"https://a.example/h", "", 1},
