@@ -59,6 +59,11 @@ type LinkPayment struct {
 	// ReturnURL is where a 3-D Secure challenge returns to (hosted page
 	// card payments); empty for no 3-D Secure.
 	ReturnURL string
+	// Browser is the page's cookie identifying the customer's browser: a
+	// 3-D Secure attempt keeps its hash, so that the browser alone is led
+	// back to the page after the challenge (LinkReturn), and its own
+	// attempt gives way when it pays again (Back, a second click).
+	Browser string
 }
 
 // validate checks a page payment in place.
@@ -98,8 +103,62 @@ func (s *Service) PayLink(ctx context.Context, ls *LinkSession, p LinkPayment) (
 		Amount:        l.Amount, Currency: l.Currency, ApplySurcharge: l.ApplySurcharge,
 		ThreeDS: p.ReturnURL != "", RedirectURL: p.ReturnURL,
 		Channel: ls.Mode, PaymentType: p.PaymentType, PaymentLinkID: l.ID, WebhookURL: l.WebhookURL,
+		Browser: p.Browser,
 	}
-	return s.purchase(ctx, ls.Merchant, req, func(tx Tx, ref string) error { return s.claimLink(tx, l.MerchantID, l.ID, ref) })
+	return s.purchase(ctx, ls.Merchant, req, func(tx Tx, ref string) error { return s.claimLinkFrom(tx, l, ref, p.Browser) })
+}
+
+// claimLinkFrom claims link l for attempt ref made from browser. When the
+// link is held by a 3-D Secure attempt this same browser started and has
+// not finished (the customer pressed Back, or clicked Pay twice), that
+// attempt is cancelled first: it has taken no money, and its customer has
+// chosen to pay again. Another browser's attempt, or one whose
+// authorisation has started, keeps the link (errLinkBusy). On PostgreSQL
+// two such payments at once may each find the other's attempt holding
+// the link once it commits: each cancels what it finds, a few times at
+// most (linkChangeTries).
+func (s *Service) claimLinkFrom(tx Tx, l *PaymentLink, ref, browser string) error {
+	for range linkChangeTries {
+		err := s.claimLink(tx, l.MerchantID, l.ID, ref)
+		if !errors.Is(err, errLinkBusy) || browser == "" {
+			return err
+		}
+		cancelled, cerr := s.cancelOwnAttempt(tx, l, browser)
+		if cerr != nil {
+			return cerr
+		}
+		if !cancelled {
+			return err
+		}
+	}
+	return errLinkBusy
+}
+
+// cancelOwnAttempt cancels the 3-D Secure attempt holding link l when
+// browser started it and its challenge is still open, and reports whether
+// the link's holder changed (cancelled here, or by another transaction
+// meanwhile): then the claim is worth trying again.
+func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool, error) {
+	current, err := tx.PaymentLink(l.MerchantID, l.ID)
+	if err != nil {
+		return false, err
+	}
+	held, err := tx.Transaction(l.MerchantID, current.ClaimReference)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	d := held.Details.ThreeDS
+	if held.Status != StatusRequiresAuthentication || held.PaymentLinkID != l.ID || d == nil ||
+		!SecretMatches(browser, d.BrowserHash) {
+		return false, nil
+	}
+	d.ChallengeDone, d.Result, d.Reason = true, ThreeDSFailed, ThreeDSCanceled
+	if err := s.declineAuthentication(tx, held); err != nil && !errors.Is(err, errInProgress) {
+		return false, err
+	}
+	return true, nil // cancelled, or changed by another transaction: read the link again
 }
 
 // linkCustomer is the payer of a link payment: what the page's form sent,
@@ -214,23 +273,39 @@ func (s *Service) LinkTransaction(ctx context.Context, ls *LinkSession, ref stri
 // LinkReturnPath is where a hosted page's 3-D Secure attempt returns,
 // followed by the link's id. The return address is stored with the
 // payment and passed to the issuer, so it names the link by id rather
-// than by its page token; LinkReturnURL leads on to the page.
+// than by its page token; LinkReturn leads on to the page.
 const LinkReturnPath = "/checkout/return/"
 
 // linkReturnGrace is how long after its attempt ended a customer coming
 // back from 3-D Secure is still led to the link's page.
 const linkReturnGrace = time.Hour
 
-// LinkReturnURL is the page a customer returning from the 3-D Secure
-// attempt ref of link linkID goes on to: the link's page with the
-// attempt's reference. Only an attempt of that link, made on its page,
-// that ended less than an hour ago leads anywhere.
-func (s *Service) LinkReturnURL(ctx context.Context, linkID, ref string) (string, error) {
+// LinkReturned is where a customer back from a hosted page's 3-D Secure
+// attempt goes: the link's page (PageURL), or, for a browser other than
+// the one that started the attempt, the attempt's outcome alone
+// (Transaction), since the page's address would hand its token, and the
+// customer details it shows, to whoever holds the return address.
+type LinkReturned struct {
+	PageURL     string
+	Transaction *Transaction
+}
+
+// LinkReturn answers a return from the 3-D Secure attempt ref of link
+// linkID, made from browser (the page's cookie, "" if none came). Only an
+// attempt of that link, made on its page, that ended less than an hour ago
+// leads anywhere. The browser that started the attempt is led to the
+// link's page with the attempt's reference, which completes it; any other
+// has the attempt completed here (the issuer has answered: completing it
+// is what the customer asked for, whoever loads the address) and gets its
+// outcome without the page.
+func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (*LinkReturned, error) {
 	ref = strings.TrimSpace(ref)
 	var l *PaymentLink
+	var t *Transaction
+	var m *Merchant
 	err := s.store.View(ctx, func(tx Tx) error {
-		t, err := tx.TransactionByReference(ref)
-		if err != nil {
+		var err error
+		if t, err = tx.TransactionByReference(ref); err != nil {
 			return err
 		}
 		d := t.Details.ThreeDS
@@ -238,20 +313,39 @@ func (s *Service) LinkReturnURL(ctx context.Context, linkID, ref string) (string
 			!s.now().Before(time.Unix(attemptDeadline(d), 0).Add(linkReturnGrace)) {
 			return ErrNotFound
 		}
-		l, err = tx.PaymentLink(t.MerchantID, linkID)
+		if l, err = tx.PaymentLink(t.MerchantID, linkID); err != nil {
+			return err
+		}
+		m, err = s.merchantByID(tx, t.MerchantID)
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {
-		return "", Errorf(KindNotFound, CodeNotFound, "this payment attempt has ended: open the payment link again")
+		return nil, Errorf(KindNotFound, CodeNotFound, "this payment attempt has ended: open the payment link again")
 	}
 	if err != nil {
-		return "", Internal("link return", err)
+		return nil, Internal("link return", err)
 	}
-	urls, err := s.openLinkURLs(l)
-	if err != nil {
-		return "", err
+	if browser != "" && SecretMatches(browser, t.Details.ThreeDS.BrowserHash) {
+		urls, err := s.openLinkURLs(l)
+		if err != nil {
+			return nil, err
+		}
+		return &LinkReturned{PageURL: urls.Page + "/3ds?purchase_reference=" + url.QueryEscape(ref)}, nil
 	}
-	return urls.Page + "/3ds?purchase_reference=" + url.QueryEscape(ref), nil
+	if t.Status == StatusRequiresAuthentication {
+		done, err := s.CompleteThreeDS(ctx, m, ref)
+		switch {
+		case err == nil:
+			t = done
+		case AsError(err).Kind != KindConflict:
+			return nil, err
+		default: // not answered yet, or completed by another load: show where it stands
+			if t, err = s.TransactionStatus(ctx, m, ref); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &LinkReturned{Transaction: t}, nil
 }
 
 // CheckLinkPayable reports why the session's link cannot take a payment

@@ -192,6 +192,11 @@ type ThreeDS struct {
 	ECI                string `json:"eci,omitempty"`
 	DSTransID          string `json:"ds_trans_id,omitempty"`
 	ChallengeIndicator string `json:"challenge_indicator,omitempty"`
+	// BrowserHash is the hash of the page cookie of the browser that
+	// started a hosted page's attempt (LinkPayment.Browser): only that
+	// browser is led back to the link's page, and only its own attempt
+	// gives way to a new one.
+	BrowserHash []byte `json:"browser_hash,omitempty"`
 }
 
 // Decline carries processor and network decline details.

@@ -31,6 +31,7 @@ type PurchaseRequest struct {
 	PaymentType   string
 	PaymentLinkID string
 	WebhookURL    string // the link's dynamic webhook, delivered besides the company one
+	Browser       string // the hosted page's browser cookie (ThreeDS.BrowserHash)
 }
 
 // MaxInvoiceLength is the longest accepted invoice number (spec: 255).
@@ -326,6 +327,9 @@ func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Ca
 	}
 	if req.ThreeDS {
 		d.ThreeDS = &ThreeDS{Requested: true, RedirectURL: req.RedirectURL}
+		if req.Browser != "" {
+			d.ThreeDS.BrowserHash = HashSecret(req.Browser)
+		}
 	}
 	var surcharge int64
 	if req.ApplySurcharge {
@@ -504,6 +508,6 @@ func mergeThreeDS(have, got *ThreeDS) *ThreeDS {
 	merged := *got
 	merged.Requested, merged.RedirectURL = have.Requested, have.RedirectURL
 	merged.ChallengeHash, merged.ChallengeExpiresAt = have.ChallengeHash, have.ChallengeExpiresAt
-	merged.AttemptExpiresAt = have.AttemptExpiresAt
+	merged.AttemptExpiresAt, merged.BrowserHash = have.AttemptExpiresAt, have.BrowserHash
 	return &merged
 }

@@ -36,6 +36,7 @@ const (
 	ThreeDSFailed        = "failed"
 	ThreeDSRejected      = "rejected"
 	ThreeDSAbandoned     = "abandoned"
+	ThreeDSCanceled      = "canceled"
 )
 
 // issueChallenge gives a transaction that requires authentication its
@@ -372,9 +373,13 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	now := s.now()
 	t.Status, t.UpdatedAt, t.ProcessedAt = StatusDeclined, now, now
-	t.Details.Message = "3-D Secure authentication with the card issuer did not succeed; no money was taken"
-	if t.Details.ThreeDS.Reason == ThreeDSAbandoned {
+	switch t.Details.ThreeDS.Reason {
+	case ThreeDSAbandoned:
 		t.Details.Message = "3-D Secure authentication with the card issuer was not completed in time; no money was taken"
+	case ThreeDSCanceled:
+		t.Details.Message = "3-D Secure authentication was cancelled: another payment was started on the page; no money was taken"
+	default:
+		t.Details.Message = "3-D Secure authentication with the card issuer did not succeed; no money was taken"
 	}
 	m := newOutcomeMerchant(tx, t)
 	if err := s.write(tx, t, StatusRequiresAuthentication, m); errors.Is(err, ErrConflict) {

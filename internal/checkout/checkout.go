@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -129,6 +130,10 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 			return
 		}
 		rq := &request{w: w, r: r, ls: ls, base: basePath(ls, r.PathValue("token")), nonce: nonce}
+		if !strings.HasPrefix(r.URL.Path, rq.base) { // the page token under /vt/, or the terminal's under /pay/
+			h.renderError(w, r, nonce, errNoPage)
+			return
+		}
 		if rq.csrf, err = h.csrfToken(w, r, ls); err != nil {
 			h.fail(w, r, err)
 			return

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,8 +114,11 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 	csrf := b.get(hpp).csrf(t)
 
 	declined := b.post(hpp, cardForm(csrf, cardDecline))
-	if declined.status != 200 || !strings.Contains(declined.body, "do not honour") || !strings.Contains(declined.body, `role="alert"`) {
+	if declined.status != 200 || !strings.Contains(declined.body, "your card was declined by your bank") || !strings.Contains(declined.body, `role="alert"`) {
 		t.Fatalf("decline: got %d, want 200 with the decline announced:\n%s", declined.status, declined.body)
+	}
+	if strings.Contains(declined.body, "Ask the customer") {
+		t.Errorf("the customer is shown the processor's words for the merchant:\n%s", declined.body)
 	}
 	if strings.Contains(declined.body, cardDecline) {
 		t.Errorf("the card number was rendered back into the page")
@@ -203,6 +207,29 @@ func TestCardNumberInAnotherFieldIsNotShownBack(t *testing.T) {
 	}
 }
 
+// A field the Service refuses (an email or a country code it does not
+// take, here in the shapes of a card number the detector does not look
+// for) is shown again empty with its message, like one refused before
+// the payment.
+func TestRefusedFieldIsNotShownBack(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	for field, value := range map[string]string{"email": "4111,1111,1111,1111", "country_code": "ZZ"} {
+		f := cardForm(b.get(hpp).csrf(t), cardOK)
+		f.Set(field, value)
+		p := b.post(hpp, f)
+		if p.status != http.StatusBadRequest || !strings.Contains(p.body, `href="#`+field+`"`) {
+			t.Fatalf("%s %q: got %d, want 400 naming the field:\n%s", field, value, p.status, p.body)
+		}
+		if strings.Contains(p.body, `value="`+value+`"`) {
+			t.Errorf("%s: the refused value %q was written back into the page", field, value)
+		}
+	}
+}
+
 func TestCSRFRejected(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
@@ -255,6 +282,9 @@ func TestAttemptRateLimit(t *testing.T) {
 	p := b.post(hpp, cardForm(csrf, cardOK))
 	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many payment attempts") {
 		t.Fatalf("attempt %d: got %d, want 429", paylink.LinkAttemptLimit+1, p.status)
+	}
+	if got, want := p.header.Get("Retry-After"), strconv.Itoa(int(paylink.LinkAttemptWindow.Seconds())); got != want {
+		t.Errorf("Retry-After: got %q, want %s (the attempt window's end; the test clock stands still)", got, want)
 	}
 	env.Clock.Advance(paylink.LinkAttemptWindow)
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
@@ -595,5 +625,27 @@ func TestTooLongCardFieldsAreRefused(t *testing.T) {
 	}
 	if got := linkState(t, env, m, r.Str("id")); got.Str("status") != "unpaid" {
 		t.Errorf("after a refused form: got %s, want unpaid", got.Raw)
+	}
+}
+
+// TestTokenServesOnlyItsOwnPage: a link's page token opens the hosted
+// page under /pay/ only, and the virtual terminal's token the terminal
+// under /vt/ only.
+func TestTokenServesOnlyItsOwnPage(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	hpp, vt := pageURLs(link(t, env, m, "10.50", nil))
+	payToken := strings.TrimPrefix(hpp, env.Server.URL+"/pay/")
+	vtToken := strings.TrimPrefix(vt, env.Server.URL+"/vt/")
+	b := newBrowser(t, env)
+	for _, u := range []string{hpp, vt} {
+		if p := b.get(u); p.status != http.StatusOK {
+			t.Fatalf("%s: got %d, want 200", u, p.status)
+		}
+	}
+	for _, u := range []string{env.Server.URL + "/vt/" + payToken, env.Server.URL + "/pay/" + vtToken, env.Server.URL + "/pay/" + vtToken + "/3ds"} {
+		if p := b.get(u); p.status != http.StatusNotFound || !strings.Contains(p.body, "no payment page at this address") {
+			t.Errorf("%s: got %d, want 404", u, p.status)
+		}
 	}
 }

@@ -20,11 +20,9 @@ const csrfCookie = "paylink_csrf"
 // csrfToken returns this browser's token for the link, setting the cookie
 // when the browser has none.
 func (h *Handler) csrfToken(w http.ResponseWriter, r *http.Request, ls *paylink.LinkSession) (string, error) {
-	c, err := r.Cookie(csrfCookie)
-	value := ""
-	if err == nil && len(c.Value) == 32 {
-		value = c.Value
-	} else {
+	value := browserOf(r)
+	if value == "" {
+		var err error
 		if value, err = h.randomString(24); err != nil {
 			return "", err
 		}
@@ -34,6 +32,15 @@ func (h *Handler) csrfToken(w http.ResponseWriter, r *http.Request, ls *paylink.
 	mac := hmac.New(sha256.New, []byte(ls.Link.CSRFSecret))
 	mac.Write([]byte(ls.Link.ID + "|" + ls.Mode + "|" + value))
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// browserOf is the request's browser cookie, "" if it has none: a hosted
+// page's 3-D Secure attempt keeps its hash (paylink.LinkPayment.Browser).
+func browserOf(r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
+		return c.Value
+	}
+	return ""
 }
 
 // checkCSRF accepts a POST only with this browser's token for the link,

@@ -47,7 +47,7 @@ func TestBrowserCardDeclineThenApprove(t *testing.T) {
 				fitsPhone(t, ctx)
 			}
 			browsertest.Submit(t, ctx, "pay")
-			browsertest.WantText(t, ctx, "decline", "Payment not completed", "do not honour", "No money was taken")
+			browsertest.WantText(t, ctx, "decline", "Payment not completed", "declined by your bank", "No money was taken")
 			fillCard(t, ctx, cardOK)
 			browsertest.Submit(t, ctx, "pay")
 			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid", "AUD 10.63 paid with Visa ending 1111")

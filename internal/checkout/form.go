@@ -161,8 +161,10 @@ var fieldOf = map[string]string{
 	"customer.country_code": "country_code", "invoice_number": "invoice_number",
 }
 
-// formErrors turns a validation error into messages by form field.
-func formErrors(e *paylink.Error, errs map[string]string) {
+// formErrors turns a validation error into messages by form field, and
+// empties each field refused: a refused value is not written back into
+// the page (it may be a card number in a form the detector missed).
+func formErrors(e *paylink.Error, errs map[string]string, f *formValues) {
 	for path, problem := range e.Fields {
 		name, ok := fieldOf[path]
 		if !ok {
@@ -171,6 +173,19 @@ func formErrors(e *paylink.Error, errs map[string]string) {
 		if _, has := errs[name]; !has {
 			errs[name] = sentence(problem)
 		}
+		f.clear(name)
+	}
+}
+
+// clear empties the form field name, if it is one of formValues'.
+func (f *formValues) clear(name string) {
+	switch name {
+	case "email":
+		f.Email = ""
+	case "country_code":
+		f.CountryCode = ""
+	case "invoice_number":
+		f.InvoiceNumber = ""
 	}
 }
 

@@ -34,7 +34,9 @@ func TestPageCacheMatchesRendering(t *testing.T) {
 		"virtual terminal": func(v *view) {
 			v.VT, v.Wallets, v.Zip, v.Base = true, nil, false, "/vt/tok_ABC"
 		},
-		"paid":      func(v *view) { v.State, v.Paid = paylink.LinkPaid, &paidView{"pr_1", "AUD 10.63", "Card"} },
+		"paid": func(v *view) {
+			v.State, v.Paid = paylink.LinkPaid, &paidView{Reference: "pr_1", Amount: "AUD 10.63", Surcharge: "AUD 0.63", Method: "Card"}
+		},
 		"expired":   func(v *view) { v.State = paylink.LinkExpired },
 		"cancelled": func(v *view) { v.State = paylink.LinkCancelled },
 		"alert and errors": func(v *view) {

@@ -3,9 +3,11 @@ package checkout
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -37,7 +39,10 @@ func (h *Handler) fillPaid(rq *request, v *view) error {
 		return err
 	}
 	cur, _ := paylink.LookupCurrency(t.Currency)
-	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, cur), Method: methodName(t)}
+	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, cur), Surcharge: "None", Method: methodName(t)}
+	if t.Surcharge > 0 {
+		v.Paid.Surcharge = money(t.Surcharge, cur)
+	}
 	return nil
 }
 
@@ -73,6 +78,7 @@ func (h *Handler) payCard(rq *request) error {
 		p.InvoiceNumber = v.Form.InvoiceNumber
 	} else {
 		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + paylink.LinkReturnPath + rq.ls.Link.ID
+		p.Browser = browserOf(rq.r)
 	}
 	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
 	return h.result(rq, v, t, err)
@@ -101,8 +107,8 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 			"the merchant will see the outcome as soon as the processor confirms it."
 		return h.render(rq, http.StatusOK, v)
 	}
-	v.Alert = "Payment not completed: " + strings.TrimSuffix(t.Details.Message, ".") + "."
-	if said := strings.ToLower(t.Details.Message); !strings.Contains(said, "no money was taken") && !strings.Contains(said, "not charged") {
+	v.Alert = "Payment not completed: " + strings.TrimSuffix(customerReason(t), ".") + "."
+	if said := strings.ToLower(v.Alert); !strings.Contains(said, "no money was taken") && !strings.Contains(said, "not charged") {
 		v.Alert += " No money was taken."
 	}
 	if v.State == paylink.LinkUnpaid {
@@ -116,13 +122,31 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 	return h.render(rq, http.StatusOK, v)
 }
 
+// insufficientFunds is the card networks' response code for a decline for
+// insufficient funds (ISO 8583 "51").
+const insufficientFunds = "51"
+
+// customerReason is why payment t did not go through, for its payer: a
+// card issuer's decline in plain words (the processor's message speaks to
+// the merchant: "ask the customer to use another card"), anything else
+// (3-D Secure, a processing error) as recorded.
+func customerReason(t *paylink.Transaction) string {
+	if t.Status != paylink.StatusDeclined || t.Details.Decline == nil || t.Details.Decline.ProcessorCode == "" {
+		return t.Details.Message
+	}
+	if t.Details.Decline.ProcessorCode == insufficientFunds {
+		return "your card was declined for insufficient funds"
+	}
+	return "your card was declined by your bank"
+}
+
 // attemptError shows a refused attempt on the page: problems with the
 // form next to their fields; a paid, cancelled, busy or rate-limited link
 // with its current state and the reason.
 func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 	switch {
 	case e.Kind == paylink.KindInvalid && len(e.Fields) > 0:
-		formErrors(e, v.Errors)
+		formErrors(e, v.Errors, &v.Form)
 		return h.render(rq, http.StatusBadRequest, v)
 	case e.Kind != paylink.KindConflict && e.Kind != paylink.KindRateLimited:
 		return e
@@ -137,7 +161,17 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 	if err := h.fillPaid(rq, fresh); err != nil {
 		return err
 	}
+	if e.Kind == paylink.KindRateLimited {
+		rq.w.Header().Set("Retry-After", strconv.Itoa(attemptsAgainIn(ls.Link, h.svc.Now())))
+	}
 	return h.render(rq, httpx.Status(e.Kind), fresh)
+}
+
+// attemptsAgainIn is how many seconds from now link l takes attempts
+// again: the end of its attempt window, at least one.
+func attemptsAgainIn(l *paylink.PaymentLink, now time.Time) int {
+	wait := l.WindowStart.Add(paylink.LinkAttemptWindow).Sub(now)
+	return max(1, int(math.Ceil(wait.Seconds())))
 }
 
 // surcharge answers the script's live surcharge quote for a card number.
@@ -286,9 +320,12 @@ func (h *Handler) writePage(w http.ResponseWriter, r *http.Request, status int, 
 // (/pay without a token, /checkout/return/ without a link): the pages'
 // own 404, in HTML, for the customer's browser.
 func (h *Handler) NotFound(w http.ResponseWriter, r *http.Request) {
-	h.pageError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound,
-		"there is no payment page at this address: check the link you were sent"))
+	h.pageError(w, r, errNoPage)
 }
+
+// errNoPage answers an address that is no page of a link.
+var errNoPage = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound,
+	"there is no payment page at this address: check the link you were sent")
 
 // pageError renders err as a page of its own, with the pages' security
 // headers and a fresh nonce.

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -17,14 +18,47 @@ const (
 
 // linkReturn leads a customer back from 3-D Secure (the issuer sends
 // them to LinkReturnPath + the link's id) to the link's page's
-// threeDSReturn.
+// threeDSReturn, when the browser is the one that started the attempt;
+// any other load of the address gets the attempt's outcome alone, without
+// the page's address (paylink.Service.LinkReturn).
 func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
-	to, err := h.svc.LinkReturnURL(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"))
+	back, err := h.svc.LinkReturn(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"), browserOf(r))
 	if err != nil {
 		h.pageError(w, r, err)
 		return
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	if back.PageURL != "" {
+		http.Redirect(w, r, back.PageURL, http.StatusSeeOther)
+		return
+	}
+	nonce, err := h.randomString(18)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	securityHeaders(w, nonce)
+	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", State: stateReturned, Alert: returnedMessage(back.Transaction)}
+	h.writePage(w, r, http.StatusOK, v, h.execute)
+}
+
+// stateReturned is the view of a 3-D Secure return in another browser
+// than the one that started the attempt: a message, no link page.
+const stateReturned paylink.LinkStatus = "returned"
+
+// returnedMessage tells a customer back from 3-D Secure in another
+// browser where the attempt t stands, and how to reach the link again.
+func returnedMessage(t *paylink.Transaction) string {
+	again := " To see this payment link again, open it from the message you were sent."
+	cur, _ := paylink.LookupCurrency(t.Currency)
+	switch t.Status {
+	case paylink.StatusApproved, paylink.StatusPreAuthorised:
+		return "Your payment of " + money(t.Total, cur) + " was approved. Transaction reference: " + t.Reference + "." + again
+	case paylink.StatusRequiresAuthentication:
+		return "Your bank has not finished checking this payment yet: finish the check your bank started, then come back here." + again
+	case paylink.StatusProcessing, paylink.StatusUnknown:
+		return "Payment not confirmed yet: the payment processor has not answered. Do not pay again." + again
+	}
+	return "Payment not completed: " + strings.TrimSuffix(customerReason(t), ".") + ". No money was taken." + again
 }
 
 // threeDSReturn is where a customer back from the challenge page lands,
@@ -37,6 +71,9 @@ func (h *Handler) threeDSReturn(rq *request) error {
 	t, err := h.svc.LinkTransaction(ctx, rq.ls, ref)
 	if err == nil && t.Status == paylink.StatusRequiresAuthentication {
 		t, err = h.svc.CompleteThreeDS(ctx, rq.ls.Merchant, t.Reference)
+		if err != nil && paylink.AsError(err).Code == paylink.CodeAuthenticationPending {
+			err = errCheckNotFinished
+		}
 		if completedByAnother(err) {
 			if again, rerr := h.svc.LinkTransaction(ctx, rq.ls, ref); rerr == nil && again.Status != paylink.StatusRequiresAuthentication {
 				t, err = again, nil
@@ -48,6 +85,11 @@ func (h *Handler) threeDSReturn(rq *request) error {
 	}
 	return h.result(rq, h.newView(rq), t, err)
 }
+
+// errCheckNotFinished answers a return to the page before the issuer's
+// check was answered, in the customer's words.
+var errCheckNotFinished = paylink.Errorf(paylink.KindConflict, paylink.CodeAuthenticationPending,
+	"your bank has not finished checking this payment yet: finish the check your bank started, then come back to this page")
 
 // completedByAnother reports whether CompleteThreeDS refused because
 // another request had already taken the attempt to complete it.

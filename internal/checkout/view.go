@@ -37,10 +37,11 @@ type view struct {
 	Sheet       *sheetView // the simulated wallet sheet or Zip approval
 }
 
-// paidView is the success panel.
+// paidView is the success panel and the paid order summary.
 type paidView struct {
 	Reference string
-	Amount    string
+	Amount    string // the total paid
+	Surcharge string // "None" when none was added
 	Method    string
 }
 
