@@ -2,6 +2,7 @@ package paylink
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -117,24 +118,26 @@ func stripSeparators(s string) string {
 }
 
 // ContainsCardNumber reports whether s holds what looks like a card
-// number: 13 to 19 digits, in one group or in groups joined by up to
-// maxJoin separators (spaces, dashes, dots, slashes, underscores: "4111
-// 1111  1111 1111", "4111.1111.1111.1111"; other digits may stand before
-// or after them: "4111 1111 1111 1111 12/29"), that pass the Luhn check and start in the
-// range of a brand paylink knows, at a length that brand issues (so a
-// 15-digit IMEI in the JCB range is not one). Free text holding one is
-// refused (checkField), so that a number typed into the wrong field is
-// never stored or logged in clear; a random 16-digit reference trips it
-// about 3 times in 100.
+// number: 13 to 19 digits that pass the Luhn check and start in the range
+// of a brand paylink knows, at a length that brand issues (so a 15-digit
+// IMEI in the JCB range is not one), written in one group or in groups
+// joined by single spaces or dashes (other digits may stand before or
+// after them: "4111 1111 1111 1111 12/29"), or in a card's own groups
+// (4-4-4-4 with up to 3 more digits, or 4-6-5) joined throughout by one
+// to maxJoin spaces, dashes, dots, slashes or underscores of one kind
+// ("4111.1111.1111.1111", "4111  1111 1111 1111", "4111 - 1111 - ..."). Free text holding
+// one is refused (checkField), so that a number typed into the wrong field
+// is never stored or logged in clear; a random 16-digit reference trips
+// it about 3 times in 100.
 func ContainsCardNumber(s string) bool {
-	return len(cardNumberSpans(s)) > 0
+	return len(cardNumberSpans(s)) > 0 || len(groupedCardSpans(s)) > 0
 }
 
 // MaskCardNumbers returns s with each card number in it (as
 // ContainsCardNumber finds them) masked as MaskPAN masks one: what an
 // error message may say back about a value it refused.
 func MaskCardNumbers(s string) string {
-	spans := cardNumberSpans(s)
+	spans := mergeSpans(append(cardNumberSpans(s), groupedCardSpans(s)...))
 	if len(spans) == 0 {
 		return s
 	}
@@ -149,14 +152,18 @@ func MaskCardNumbers(s string) string {
 	return b.String()
 }
 
-// maxJoin is how many separators may join two digit groups of one card
-// number as people write it ("4111 - 1111", "4111  1111").
-const maxJoin = 3
-
-// isJoin reports whether c may stand between a card number's digit
-// groups.
-func isJoin(c byte) bool {
-	return c == ' ' || c == '-' || c == '.' || c == '/' || c == '_'
+// mergeSpans orders byte ranges and joins those that overlap.
+func mergeSpans(spans [][2]int) [][2]int {
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	out := spans[:0]
+	for _, sp := range spans {
+		if n := len(out); n > 0 && sp[0] < out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], sp[1])
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // isDigit reports whether c is an ASCII digit.
@@ -173,10 +180,12 @@ func digitsOf(s string) string {
 	return string(b)
 }
 
-// cardNumberSpans returns the byte ranges [start, end) of the card
-// numbers in s: in each run of digit groups joined by up to maxJoin
-// separators, the first whole groups, from each group on, that make a
-// card number.
+// cardNumberSpans returns the byte ranges [start, end) of the runs of
+// digit groups joined by single spaces or dashes in s that hold a card
+// number. A whole run is masked, not the card's groups alone: other
+// digits before the card ("23-01-2026 4111 1111 ...") could make a card
+// number of their own with its first groups and leave its last ones in
+// clear.
 func cardNumberSpans(s string) [][2]int {
 	var spans [][2]int
 	groups := make([][2]int, 0, 8)
@@ -188,46 +197,122 @@ func cardNumberSpans(s string) [][2]int {
 		if j > i {
 			groups = append(groups, [2]int{i, j})
 		}
-		k := j
-		for k < len(s) && k-j < maxJoin && isJoin(s[k]) {
-			k++
-		}
-		joined := j > i && k > j && k < len(s) && isDigit(s[k])
+		joined := j > i && j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1])
 		if !joined {
-			spans = append(spans, cardsInRun(s, groups)...)
+			if len(groups) > 0 && runHasCard(s, groups) {
+				spans = append(spans, [2]int{groups[0][0], groups[len(groups)-1][1]})
+			}
 			groups = groups[:0]
 		}
-		switch {
-		case joined:
-			i = k // the next group
-		case j > i:
+		if j > i {
 			i = j + 1 // past the group and the character after it
-		default:
+		} else {
 			i++
 		}
 	}
 	return spans
 }
 
-// cardsInRun finds the card numbers among consecutive whole groups of
-// one run, each group used once.
-func cardsInRun(s string, groups [][2]int) [][2]int {
+// maxJoin is how many separators may join the groups of a card number
+// written in its own groups ("4111 - 1111", "4111  1111").
+const maxJoin = 3
+
+// joinChars are the characters that may join a card number's own groups.
+const joinChars = " -./_"
+
+// joinKind is the set of joinChars in sep, one bit each: "  " and " " are
+// the same kind of join, "." and "/" are not.
+func joinKind(sep string) int {
+	kind := 0
+	for i := range len(sep) {
+		kind |= 1 << strings.IndexByte(joinChars, sep[i])
+	}
+	return kind
+}
+
+// groupedCardSpans returns the byte ranges of the card numbers in s
+// written in a card's own groups, joined throughout by up to maxJoin
+// separators of one kind (groupedCardAt). Only these shapes take the
+// wider separators: dates, phone numbers, prices and addresses written
+// with them do not come in groups of four.
+func groupedCardSpans(s string) [][2]int {
 	var spans [][2]int
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) || (i > 0 && isDigit(s[i-1])) {
+			continue
+		}
+		if end := groupedCardAt(s, i); end > 0 {
+			spans = append(spans, [2]int{i, end})
+			i = end
+		}
+	}
+	return spans
+}
+
+// groupedCardAt returns the end of the card number written in its own
+// groups that starts at s[i], the start of a run of digits, or 0: up to
+// five whole groups joined by separators of one kind (joinKind), read as
+// 4-4-4-4 with an optional last group of 1 to 3 digits, or as 4-6-5.
+func groupedCardAt(s string, i int) int {
+	var groups [5][2]int
+	n, kind := 0, 0
+	for n < len(groups) {
+		j := i
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		groups[n], n = [2]int{i, j}, n+1
+		k := j
+		for k < len(s) && k-j < maxJoin && strings.IndexByte(joinChars, s[k]) >= 0 {
+			k++
+		}
+		if k == j || k == len(s) || !isDigit(s[k]) || (kind != 0 && joinKind(s[j:k]) != kind) {
+			break
+		}
+		kind, i = joinKind(s[j:k]), k
+	}
+	lens := make([]int, n)
+	for g := range n {
+		lens[g] = groups[g][1] - groups[g][0]
+	}
+	for _, shape := range [][]int{{4, 4, 4, 4, -3}, {4, 4, 4, 4}, {4, 6, 5}} {
+		if m := matchShape(lens, shape); m > 0 && isCardNumber(digitsOf(s[groups[0][0]:groups[m-1][1]])) {
+			return groups[m-1][1]
+		}
+	}
+	return 0
+}
+
+// matchShape reports how many of the leading groups of lengths lens fit
+// shape (a negative entry -k takes 1 to k digits), or 0 if they do not.
+func matchShape(lens, shape []int) int {
+	if len(lens) < len(shape) {
+		return 0
+	}
+	for g, want := range shape {
+		if want < 0 && (lens[g] < 1 || lens[g] > -want) || want > 0 && lens[g] != want {
+			return 0
+		}
+	}
+	return len(shape)
+}
+
+// runHasCard reports whether consecutive whole groups of one run make a
+// card number.
+func runHasCard(s string, groups [][2]int) bool {
 	digits := make([]byte, 0, 19)
-	for i := 0; i < len(groups); i++ {
+	for i := range groups {
 		digits = digits[:0]
 		for j := i; j < len(groups); j++ {
 			if digits = append(digits, s[groups[j][0]:groups[j][1]]...); len(digits) > 19 {
 				break
 			}
 			if len(digits) >= 13 && isCardNumber(string(digits)) {
-				spans = append(spans, [2]int{groups[i][0], groups[j][1]})
-				i = j
-				break
+				return true
 			}
 		}
 	}
-	return spans
+	return false
 }
 
 // isCardNumber reports whether digits pass the Luhn check and are a

@@ -147,37 +147,47 @@ func TestRandomTokenIsAlphanumeric(t *testing.T) {
 
 func TestContainsCardNumber(t *testing.T) {
 	for s, want := range map[string]bool{
-		"4111111111111111":           true,
-		"4111 1111 1111 1111":        true,
-		"INV-4111-1111-1111-1111":    true,
-		"card 378282246310005 ok":    true, // Amex, 15 digits
-		"5555555555554444":           true,
-		"4111111111111112":           false, // Luhn fails
-		"1234567890123456":           false, // Luhn passes, no brand starts with 1
-		"4111  1111 1111 1111":       true,  // two spaces
-		"4111 - 1111 - 1111 - 1111":  true,
-		"4111.1111.1111.1111":        true,
-		"4111/1111/1111/1111":        true,
-		"4111_1111_1111_1111":        true,
-		"4111    1111 1111 1111":     false, // four spaces split the run into 4 and 12 digits
-		"10.50 on 27/11/2026":        false,
-		"203.0.113.9":                false,
-		"411111111111":               false, // 12 digits
-		"41111111111111111111":       false, // 20 digits
-		"+61 412 345 678":            false,
-		"INV-2026-11-27-000123":      false,
-		"":                           false,
-		"4111111111111111-":          true,
-		"order 4111111111111111/2":   true,
-		"4111 1111 1111 1111 1111 1": true, // its first four groups
-		"4111 1111 1111 1111 12/29":  true,
-		"4111 1111 1111 1111 123":    true,
-		"0 4111 1111 1111 1111":      true,
-		"4111111111111111-7":         true,
-		"356938035643809":            false, // an IMEI in the JCB range: JCB issues 16 to 19 digits
-		"3569380356438091":           false, // Luhn fails
-		"2026-1127-0001-2345-67":     false,
-		"1234 5678 9012 3456 7890":   false,
+		"4111111111111111":                       true,
+		"4111 1111 1111 1111":                    true,
+		"INV-4111-1111-1111-1111":                true,
+		"card 378282246310005 ok":                true, // Amex, 15 digits
+		"5555555555554444":                       true,
+		"4111111111111112":                       false, // Luhn fails
+		"1234567890123456":                       false, // Luhn passes, no brand starts with 1
+		"4111  1111 1111 1111":                   true,  // two spaces
+		"4111 - 1111 - 1111 - 1111":              true,
+		"4111.1111.1111.1111":                    true,
+		"4111/1111/1111/1111":                    true,
+		"4111_1111_1111_1111":                    true,
+		"4111 1111  1111 1111":                   true,
+		"3782.822463.10005":                      true, // Amex, 4-6-5
+		"4111.1111.1111.1111.2026":               true,
+		"4111.1111/1111.1111":                    false, // separators of two kinds
+		"4111    1111 1111 1111":                 false, // four spaces split the run into 4 and 12 digits
+		"10.50 on 27/11/2026":                    false,
+		"203.0.113.9 198.51.100.7":               false,
+		"437.906.0495 / 466.528.6258":            false,
+		"Service period 24/11/2026 - 23/12/2026": false,
+		"INV 24.11.2026/51069271":                false,
+		"423086_1772649819":                      false,
+		"51.90 / 54.69 / 60.36 / 18.72":          false,
+		"0487 430 409 / 02 9159 6861":            false,
+		"411111111111":                           false, // 12 digits
+		"41111111111111111111":                   false, // 20 digits
+		"+61 412 345 678":                        false,
+		"INV-2026-11-27-000123":                  false,
+		"":                                       false,
+		"4111111111111111-":                      true,
+		"order 4111111111111111/2":               true,
+		"4111 1111 1111 1111 1111 1":             true, // its first four groups
+		"4111 1111 1111 1111 12/29":              true,
+		"4111 1111 1111 1111 123":                true,
+		"0 4111 1111 1111 1111":                  true,
+		"4111111111111111-7":                     true,
+		"356938035643809":                        false, // an IMEI in the JCB range: JCB issues 16 to 19 digits
+		"3569380356438091":                       false, // Luhn fails
+		"2026-1127-0001-2345-67":                 false,
+		"1234 5678 9012 3456 7890":               false,
 	} {
 		if got := ContainsCardNumber(s); got != want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", s, got, want)
@@ -190,7 +200,9 @@ func TestMaskCardNumbers(t *testing.T) {
 		`"4111 1111 1111 1111" is not a decimal amount`: `"411111******1111" is not a decimal amount`,
 		"refs 5555-5555-5555-4444 and 378282246310005":  "refs 555555******4444 and 378282*****0005",
 		"INV-2026-11-27-000123":                         "INV-2026-11-27-000123",
-		"4111.1111  1111/1111 paid":                     "411111******1111 paid",
+		"4111.1111.1111.1111 paid":                      "411111******1111 paid",
+		"23/01/2026 4111 1111 1111 1111":                "23/01/202641**********1111", // the whole run of groups is masked
+		"23-01-2026 4111 1111 1111 1111":                "230120**************1111",
 		"":                                              "",
 	} {
 		if got := MaskCardNumbers(s); got != want {
