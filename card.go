@@ -180,12 +180,13 @@ func digitsOf(s string) string {
 	return string(b)
 }
 
-// cardNumberSpans returns the byte ranges [start, end) of the runs of
-// digit groups joined by single spaces or dashes in s that hold a card
-// number. A whole run is masked, not the card's groups alone: other
-// digits before the card ("23-01-2026 4111 1111 ...") could make a card
-// number of their own with its first groups and leave its last ones in
-// clear.
+// cardNumberSpans returns the byte ranges [start, end) of the card
+// numbers in s: in each run of digit groups joined by single spaces or
+// dashes that holds one, from the first group that starts a card number
+// to the run's end. Not the card's groups alone: the digits before a card
+// ("23-01-2026 4111 1111 ...") can make a card number of their own with
+// its first groups, and masking that one would leave the card's last
+// groups in clear.
 func cardNumberSpans(s string) [][2]int {
 	var spans [][2]int
 	groups := make([][2]int, 0, 8)
@@ -199,8 +200,8 @@ func cardNumberSpans(s string) [][2]int {
 		}
 		joined := j > i && j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1])
 		if !joined {
-			if len(groups) > 0 && runHasCard(s, groups) {
-				spans = append(spans, [2]int{groups[0][0], groups[len(groups)-1][1]})
+			if first := firstCardGroup(s, groups); first >= 0 {
+				spans = append(spans, [2]int{groups[first][0], groups[len(groups)-1][1]})
 			}
 			groups = groups[:0]
 		}
@@ -297,9 +298,9 @@ func matchShape(lens, shape []int) int {
 	return len(shape)
 }
 
-// runHasCard reports whether consecutive whole groups of one run make a
-// card number.
-func runHasCard(s string, groups [][2]int) bool {
+// firstCardGroup is the index of the first group of one run from which
+// consecutive whole groups make a card number, or -1.
+func firstCardGroup(s string, groups [][2]int) int {
 	digits := make([]byte, 0, 19)
 	for i := range groups {
 		digits = digits[:0]
@@ -308,11 +309,11 @@ func runHasCard(s string, groups [][2]int) bool {
 				break
 			}
 			if len(digits) >= 13 && isCardNumber(string(digits)) {
-				return true
+				return i
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // isCardNumber reports whether digits pass the Luhn check and are a

@@ -134,10 +134,19 @@ func (s *Service) claimLinkFrom(tx Tx, l *PaymentLink, ref, browser string) erro
 	return errLinkBusy
 }
 
+// openAttemptOf reports whether t is a 3-D Secure attempt on link linkID,
+// still waiting for its challenge, that browser started.
+func openAttemptOf(t *Transaction, linkID, browser string) bool {
+	d := t.Details.ThreeDS
+	return t.Status == StatusRequiresAuthentication && t.PaymentLinkID == linkID && d != nil &&
+		browser != "" && SecretMatches(browser, d.BrowserHash)
+}
+
 // cancelOwnAttempt cancels the 3-D Secure attempt holding link l when
 // browser started it and its challenge is still open, and reports whether
-// the link's holder changed (cancelled here, or by another transaction
-// meanwhile): then the claim is worth trying again.
+// the link's holder changed (cancelled here, or ended by another
+// transaction since the link was read): then the claim is worth trying
+// again.
 func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool, error) {
 	current, err := tx.PaymentLink(l.MerchantID, l.ID)
 	if err != nil {
@@ -149,12 +158,15 @@ func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool,
 	} else if err != nil {
 		return false, err
 	}
-	d := held.Details.ThreeDS
-	if held.Status != StatusRequiresAuthentication || held.PaymentLinkID != l.ID || d == nil ||
-		!SecretMatches(browser, d.BrowserHash) {
-		return false, nil
+	switch {
+	case openAttemptOf(held, l.ID, browser):
+	case held.Status != StatusProcessing && held.Status != StatusRequiresAuthentication && held.Status != StatusUnknown:
+		return true, nil // it ended after the link was read: read the link again
+	default:
+		return false, nil // another browser's attempt, or one being authorised
 	}
-	d.ChallengeDone, d.Result, d.Reason = true, ThreeDSFailed, ThreeDSCanceled
+	d := held.Details.ThreeDS
+	d.ChallengeDone, d.Result, d.Reason, d.ECI = true, ThreeDSFailed, ThreeDSCanceled, ""
 	if err := s.declineAuthentication(tx, held); err != nil && !errors.Is(err, errInProgress) {
 		return false, err
 	}
@@ -180,7 +192,7 @@ type AltCharge func(ctx context.Context, t *Transaction) (AuthResult, error)
 // PayLinkAlternative pays a hosted-page link with a non-card method: the
 // attempt is claimed and the transaction created PROCESSING, then charge
 // asks the provider, then the answer is recorded. No surcharge applies.
-func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, paymentType string, c Customer, charge AltCharge) (*Transaction, error) {
+func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, paymentType string, c Customer, browser string, charge AltCharge) (*Transaction, error) {
 	if ls.Mode != ChannelHPP {
 		return nil, Errorf(KindInvalid, CodeNotSupported, "the virtual terminal takes card payments only")
 	}
@@ -194,8 +206,8 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if err != nil {
 		return nil, Internal("alternative payment", err)
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := s.claimLink(tx, ls.Link.MerchantID, ls.Link.ID, t.Reference); err != nil {
+	err = s.updateSpending(ctx, ls.Merchant, "", t.Reference, func(tx Tx) error {
+		if err := s.claimLinkFrom(tx, ls.Link, t.Reference, browser); err != nil {
 			return err
 		}
 		return tx.CreateTransaction(t)
@@ -349,7 +361,22 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 }
 
 // CheckLinkPayable reports why the session's link cannot take a payment
-// now (paid, cancelled, expired, an attempt in progress), or nil.
-func (s *Service) CheckLinkPayable(ls *LinkSession) error {
-	return s.linkPayable(ls.Link, s.now())
+// now (paid, cancelled, expired, an attempt in progress), or nil. The
+// open 3-D Secure attempt of browser itself does not stand in the way: a
+// payment from it cancels that attempt (claimLinkFrom).
+func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser string) error {
+	err := s.linkPayable(ls.Link, s.now())
+	if !errors.Is(err, errLinkBusy) || browser == "" {
+		return err
+	}
+	var held *Transaction
+	rerr := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		held, err = tx.Transaction(ls.Link.MerchantID, ls.Link.ClaimReference)
+		return err
+	})
+	if rerr == nil && openAttemptOf(held, ls.Link.ID, browser) {
+		return nil
+	}
+	return err
 }

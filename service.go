@@ -30,6 +30,9 @@ type Vault interface {
 	// vault holds, so tokens issued before a key rotation stay valid.
 	MAC(msg []byte) []byte
 	CheckMAC(msg, mac []byte) bool
+	// MACs is msg's MAC under every key the vault holds, the active one's
+	// first.
+	MACs(msg []byte) [][]byte
 }
 
 // Defaults of Config's durations, defined once: NewService applies them

@@ -346,8 +346,9 @@ type Tx interface {
 	// DeleteSignInFailure deletes the failure with id (an attempt that
 	// turned out not to fail).
 	DeleteSignInFailure(id int64) error
-	// CountSignInFailures counts emailKey's failures at or after since.
-	CountSignInFailures(emailKey string, since time.Time) (int, error)
+	// CountSignInFailures counts the failures at or after since recorded
+	// under any of emailKeys (one email's key under each master key).
+	CountSignInFailures(emailKeys []string, since time.Time) (int, error)
 	// CountSignInFailuresFromIP counts the failures from the source
 	// address ip, whatever their email, at or after since.
 	CountSignInFailuresFromIP(ip string, since time.Time) (int, error)

@@ -80,6 +80,10 @@ var (
 	errNoSuchChallenge = Errorf(KindNotFound, CodeNotFound, "this authentication page does not exist")
 	errChallengeUsed   = Errorf(KindConflict, CodeAuthenticationComplete, "this authentication has already been completed")
 	errChallengeExpiry = Errorf(KindConflict, CodeAuthenticationExpired, "this authentication page has expired")
+	// errChallengeCanceled: the customer paid the link again from its page
+	// (claimLinkFrom), which cancelled this attempt.
+	errChallengeCanceled = Errorf(KindConflict, CodeAuthenticationComplete,
+		"this payment was replaced by a newer one started on the payment page; nothing was charged for it")
 )
 
 // Challenge describes the open challenge a capability grants.
@@ -189,6 +193,8 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 		return nil, errNoSuchChallenge
 	}
 	switch {
+	case d.Reason == ThreeDSCanceled:
+		return nil, errChallengeCanceled
 	case d.Reason == ThreeDSAbandoned || s.unanswered(d):
 		return nil, errChallengeExpiry // unanswered in time, declined by the expiry job or not yet
 	case d.ChallengeDone || t.Status != StatusRequiresAuthentication:

@@ -120,6 +120,19 @@ func tokenUsedBy(ref string) error {
 		Fields: map[string]string{"token.transaction_token": "spent by " + ref}}
 }
 
+// claimContext is ctx without its cancellation, bounded by
+// MaxRequestTime, for an operation's first commit, the one that claims it
+// (spends its token, reserves a refund, claims a hold or a payment link).
+// A client that hangs up during that commit must not stop the operation
+// there: the claim may have committed, and what it claimed is then taken
+// to the processor (on a context detached the same way, callContext) and
+// recorded, instead of waiting PROCESSING for recovery to fail it minutes
+// later. An operation once asked for runs to its end, as an answer
+// received from the processor is recorded whether or not anyone reads it.
+func claimContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), MaxRequestTime)
+}
+
 // updateSpending is store.Update for an operation, ref, that spends the
 // transaction token token in fn; "" when it spends none (a dashboard
 // action, a link payment). Two answers are then checked against the
@@ -131,8 +144,11 @@ func tokenUsedBy(ref string) error {
 //     success rather than a 503 that says nothing happened;
 //   - a token another operation spent is refused naming it (tokenUsedBy).
 //
-// When the spender cannot be read, the first answer stands.
+// When the spender cannot be read, the first answer stands. The update
+// runs on claimContext: a client hanging up does not cut it short.
 func (s *Service) updateSpending(ctx context.Context, m *Merchant, token, ref string, fn func(Tx) error) error {
+	ctx, cancel := claimContext(ctx)
+	defer cancel()
 	err := s.store.Update(ctx, fn)
 	inDoubt, spent := errors.Is(err, ErrUnavailable), errors.Is(err, ErrTokenSpent)
 	if token == "" || !inDoubt && !spent {

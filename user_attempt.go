@@ -89,7 +89,25 @@ func (s *Service) reserveFailure(ctx context.Context, email string) (int64, erro
 // table never holds what was typed into the email box (now and then a
 // password), not even as a plain hash one could test guesses against.
 func (s *Service) failureKey(email string) string {
-	return hexString(s.vault.MAC([]byte("sign-in failure\x00" + strings.ToLower(strings.TrimSpace(email)))))
+	return hexString(s.vault.MAC(failureKeyInput(email)))
+}
+
+// failureKeys are email's failure keys under every master key the vault
+// holds: during a master key rotation, instances on the old and the new
+// active key record an email's failures under different keys, and each
+// counts both, so the limit holds across them.
+func (s *Service) failureKeys(email string) []string {
+	macs := s.vault.MACs(failureKeyInput(email))
+	keys := make([]string, len(macs))
+	for i, mac := range macs {
+		keys[i] = hexString(mac)
+	}
+	return keys
+}
+
+// failureKeyInput is what an email's failure key authenticates.
+func failureKeyInput(email string) []byte {
+	return []byte("sign-in failure\x00" + strings.ToLower(strings.TrimSpace(email)))
 }
 
 // takeBackFailure deletes a reserved failure that did not happen.
@@ -107,7 +125,7 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 // emails too, so neither answer tells whether an email has an account.
 func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, err error) {
 	since := s.now().Add(-SignInFailureWindow)
-	n, err := tx.CountSignInFailures(s.failureKey(email), since)
+	n, err := tx.CountSignInFailures(s.failureKeys(email), since)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package paylink_test
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/vault"
 )
 
 // Dashboard users changed by several requests at once: every write of a
@@ -288,6 +290,44 @@ func TestSessionOfARemovedUserEndsCleanly(t *testing.T) {
 			if codes[0] != "" || (codes[1] != "" && codes[1] != paylink.CodeSessionExpired) {
 				t.Errorf("round %d: removal got %q, the removed user's request %q; want success and success or %s",
 					round, codes[0], codes[1], paylink.CodeSessionExpired)
+			}
+		}
+	})
+}
+
+// TestSignInThrottleHoldsDuringAKeyRotation: during a rolling master key
+// rotation some instances seal with the new key and others still with
+// the old one, each holding both. An email's failures are recorded under
+// a MAC of the instance's active key, and each counts those under every
+// key it holds, so the limit holds across them rather than doubling.
+func TestSignInThrottleHoldsDuringAKeyRotation(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		old, fresh := bytes.Repeat([]byte{7}, vault.KeySize), bytes.Repeat([]byte{9}, vault.KeySize)
+		instanceOn := func(keys ...[]byte) *paylink.Service { // operations.md, "Key rotation", step 3
+			v, err := vault.New(keys...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return paylink.NewService(env.Service.Config(), paylink.Deps{Store: env.Store, Vault: v,
+				Clock: env.Clock.Now, Passwords: apitest.Passwords()})
+		}
+		notYet, upgraded := instanceOn(old, fresh), instanceOn(fresh, old)
+		for i := range paylink.SignInFailureLimit {
+			instance := notYet
+			if i%2 == 1 {
+				instance = upgraded
+			}
+			if _, err := instance.SignIn(ctx, "staff@example.com", "wrong password!!"); code(err) != paylink.CodeSignInFailed {
+				t.Fatalf("wrong password %d: got %v, want %s", i+1, err, paylink.CodeSignInFailed)
+			}
+		}
+		for name, instance := range map[string]*paylink.Service{"old key": notYet, "new key": upgraded} {
+			if _, err := instance.SignIn(ctx, "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+				t.Errorf("the instance on the %s after %d failures across both: got %v, want %s",
+					name, paylink.SignInFailureLimit, err, paylink.CodeSignInThrottled)
 			}
 		}
 	})

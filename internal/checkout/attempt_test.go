@@ -157,7 +157,7 @@ func TestLateReturnAfterTheLifetime(t *testing.T) {
 		if st := linkState(t, env, m, id); st.Str("status") != "unpaid" {
 			t.Errorf("link: got %s, want unpaid", st.Raw)
 		}
-		if err := env.Service.CheckLinkPayable(openLink(t, env, pageURL)); err != nil {
+		if err := env.Service.CheckLinkPayable(context.Background(), openLink(t, env, pageURL), ""); err != nil {
 			t.Errorf("link after the failed attempt: got %v, want free for another attempt", err)
 		}
 		_, err = env.Service.CompleteThreeDS(context.Background(), m.Merchant, first.Reference)
@@ -184,7 +184,7 @@ func TestExpiryJobEndsAnsweredAttempts(t *testing.T) {
 		wantNotCharged(t, env, m, first.Reference)
 		_, err := env.Service.CompleteThreeDS(ctx, m.Merchant, first.Reference)
 		wantCode(t, "return after the job", err, paylink.CodeAuthenticationComplete)
-		if err := env.Service.CheckLinkPayable(openLink(t, env, pageURL)); err != nil {
+		if err := env.Service.CheckLinkPayable(context.Background(), openLink(t, env, pageURL), ""); err != nil {
 			t.Errorf("link after the job: got %v, want free for another attempt", err)
 		}
 	})

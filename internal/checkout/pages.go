@@ -107,10 +107,7 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 			"the merchant will see the outcome as soon as the processor confirms it."
 		return h.render(rq, http.StatusOK, v)
 	}
-	v.Alert = "Payment not completed: " + strings.TrimSuffix(customerReason(t), ".") + "."
-	if said := strings.ToLower(v.Alert); !strings.Contains(said, "no money was taken") && !strings.Contains(said, "not charged") {
-		v.Alert += " No money was taken."
-	}
+	v.Alert = notCompleted(t)
 	if v.State == paylink.LinkUnpaid {
 		v.Alert += " Check the details and try again, or use another card or payment method."
 	}
@@ -120,6 +117,16 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		return err
 	}
 	return h.render(rq, http.StatusOK, v)
+}
+
+// notCompleted tells the customer that payment t did not go through, why,
+// and, once, that no money was taken.
+func notCompleted(t *paylink.Transaction) string {
+	msg := "Payment not completed: " + strings.TrimSuffix(customerReason(t), ".") + "."
+	if said := strings.ToLower(msg); !strings.Contains(said, "no money was taken") && !strings.Contains(said, "not charged") {
+		msg += " No money was taken."
+	}
+	return msg
 }
 
 // insufficientFunds is the card networks' response code for a decline for
@@ -231,7 +238,7 @@ func (h *Handler) walletPay(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
-	p := paylink.LinkPayment{PaymentType: w.PaymentType(), Customer: v.Form.customer(rq.r), Card: card}
+	p := paylink.LinkPayment{PaymentType: w.PaymentType(), Customer: v.Form.customer(rq.r), Card: card, Browser: browserOf(rq.r)}
 	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
 	return h.result(rq, v, t, err)
 }
@@ -257,7 +264,7 @@ func (h *Handler) startAlternative(rq *request) error {
 	if rq.ls.Mode != paylink.ChannelHPP {
 		return errUnknownMethod
 	}
-	return h.svc.CheckLinkPayable(rq.ls)
+	return h.svc.CheckLinkPayable(rq.r.Context(), rq.ls, browserOf(rq.r))
 }
 
 // zipPage shows the simulated Zip approval page.
@@ -280,7 +287,7 @@ func (h *Handler) zipPay(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
-	t, err := h.svc.PayLinkAlternative(rq.r.Context(), rq.ls, h.zip.PaymentType(), v.Form.customer(rq.r), h.zip.Charge(rq.r))
+	t, err := h.svc.PayLinkAlternative(rq.r.Context(), rq.ls, h.zip.PaymentType(), v.Form.customer(rq.r), browserOf(rq.r), h.zip.Charge(rq.r))
 	return h.result(rq, v, t, err)
 }
 

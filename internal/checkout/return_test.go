@@ -85,7 +85,8 @@ func payAgainFromTheSameBrowser(t *testing.T, env *apitest.Env) {
 	hpp, _ := pageURLs(r)
 	b := newBrowser(t, env)
 	csrf := b.get(hpp).csrf(t)
-	first := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
+	firstPay := b.post(hpp, cardForm(csrf, card3DS))
+	first := challengeRef(t, firstPay)
 
 	other := newBrowser(t, env)
 	if p := other.post(hpp, cardForm(other.get(hpp).csrf(t), cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "in progress") {
@@ -124,5 +125,39 @@ func payAgainFromTheSameBrowser(t *testing.T, env *apitest.Env) {
 		if ref == st.Str("transaction_reference") {
 			t.Errorf("the link is paid by the cancelled attempt %s", ref)
 		}
+	}
+	if p := b.get(firstPay.header.Get("Location")); !strings.Contains(p.body, "replaced by a newer one") {
+		t.Errorf("the cancelled attempt's challenge page: got %d, want it to say the payment was replaced:\n%s", p.status, p.body)
+	}
+}
+
+// TestWalletOrZipCancelsTheBrowsersOwnAttempt: a customer whose 3-D Secure
+// challenge is open goes back and pays with Apple Pay, Google Pay or Zip
+// instead: the sheet opens and the payment goes ahead, cancelling the
+// card attempt, as paying by card again does.
+func TestWalletOrZipCancelsTheBrowsersOwnAttempt(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	for _, path := range []string{"/wallet/applepay", "/wallet/googlepay", "/zip"} {
+		t.Run(path, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			hpp, _ := pageURLs(r)
+			b := newBrowser(t, env)
+			csrf := b.get(hpp).csrf(t)
+			first := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
+			f := url.Values{"csrf": {csrf}, "first_name": {"Sam"}}
+			if sheet := b.post(hpp+path, f); sheet.status != http.StatusOK {
+				t.Fatalf("sheet during the open attempt: got %d, want 200", sheet.status)
+			}
+			if done := b.post(hpp+path+"/confirm", f); done.status != http.StatusSeeOther {
+				t.Fatalf("confirm: got %d, want 303", done.status)
+			}
+			if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("transaction_reference") == first {
+				t.Errorf("got link %s, want paid by the new payment", st.Raw)
+			}
+			if tr := transaction(t, env, m, first); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSCanceled {
+				t.Errorf("the card attempt: got %s (%+v), want DECLINED, canceled", tr.Status, tr.Details.ThreeDS)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -22,7 +21,8 @@ const (
 // any other load of the address gets the attempt's outcome alone, without
 // the page's address (paylink.Service.LinkReturn).
 func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
-	back, err := h.svc.LinkReturn(r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"), browserOf(r))
+	ctx, id, ref, browser := r.Context(), r.PathValue("id"), r.URL.Query().Get("purchase_reference"), browserOf(r)
+	back, err := h.svc.LinkReturn(ctx, id, ref, browser)
 	if err != nil {
 		h.pageError(w, r, err)
 		return
@@ -31,13 +31,24 @@ func (h *Handler) linkReturn(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, back.PageURL, http.StatusSeeOther)
 		return
 	}
+	t, err := awaitOutcome(ctx, back.Transaction, func() (*paylink.Transaction, error) {
+		again, err := h.svc.LinkReturn(ctx, id, ref, browser)
+		if err != nil {
+			return nil, err
+		}
+		return again.Transaction, nil
+	})
+	if err != nil {
+		h.pageError(w, r, err)
+		return
+	}
 	nonce, err := h.randomString(18)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	securityHeaders(w, nonce)
-	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", State: stateReturned, Alert: returnedMessage(back.Transaction)}
+	v := &view{Nonce: nonce, CSS: h.css, Title: "Payment", State: stateReturned, Alert: returnedMessage(t)}
 	h.writePage(w, r, http.StatusOK, v, h.execute)
 }
 
@@ -58,7 +69,7 @@ func returnedMessage(t *paylink.Transaction) string {
 	case paylink.StatusProcessing, paylink.StatusUnknown:
 		return "Payment not confirmed yet: the payment processor has not answered. Do not pay again." + again
 	}
-	return "Payment not completed: " + strings.TrimSuffix(customerReason(t), ".") + ". No money was taken." + again
+	return notCompleted(t) + again
 }
 
 // threeDSReturn is where a customer back from the challenge page lands,
@@ -80,8 +91,8 @@ func (h *Handler) threeDSReturn(rq *request) error {
 			}
 		}
 	}
-	if err == nil && t.Status == paylink.StatusProcessing {
-		t, err = h.awaitOutcome(ctx, rq.ls, t)
+	if err == nil {
+		t, err = awaitOutcome(ctx, t, func() (*paylink.Transaction, error) { return h.svc.LinkTransaction(ctx, rq.ls, t.Reference) })
 	}
 	return h.result(rq, h.newView(rq), t, err)
 }
@@ -101,10 +112,11 @@ func completedByAnother(err error) bool {
 	return code == paylink.CodeAuthenticationComplete || code == paylink.CodeOperationInProgress
 }
 
-// awaitOutcome reads t again until it leaves PROCESSING, for at most
-// completionWait. A payment whose processor has not answered by then is
+// awaitOutcome reads t again (reload) until it leaves PROCESSING, for at
+// most completionWait: another load of the return address may be
+// completing it. A payment whose processor has not answered by then is
 // returned still PROCESSING, and the page says so.
-func (h *Handler) awaitOutcome(ctx context.Context, ls *paylink.LinkSession, t *paylink.Transaction) (*paylink.Transaction, error) {
+func awaitOutcome(ctx context.Context, t *paylink.Transaction, reload func() (*paylink.Transaction, error)) (*paylink.Transaction, error) {
 	deadline := time.NewTimer(completionWait)
 	defer deadline.Stop()
 	poll := time.NewTicker(completionPoll)
@@ -117,7 +129,7 @@ func (h *Handler) awaitOutcome(ctx context.Context, ls *paylink.LinkSession, t *
 			return t, nil
 		case <-poll.C:
 		}
-		next, err := h.svc.LinkTransaction(ctx, ls, t.Reference)
+		next, err := reload()
 		if err != nil {
 			return nil, err
 		}

@@ -135,8 +135,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+	if err := s.createMigrationsTable(ctx, db); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
@@ -196,18 +195,47 @@ func recordChecksums(ctx context.Context, db *sql.DB, ms []migration) error {
 	return nil
 }
 
-// apply runs one migration unless it has been applied already.
-func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
-	t, err := db.BeginTx(ctx, nil)
+// migrationsLock is the PostgreSQL advisory lock that instances starting
+// at once take around each migration and the table that records them.
+const migrationsLock = 7275730
+
+// createMigrationsTable creates schema_migrations if it is missing, under
+// migrationsLock on PostgreSQL: two CREATE TABLE IF NOT EXISTS at once on
+// an empty database collide on the table's type, and all but one fail.
+func (s *Store) createMigrationsTable(ctx context.Context, db *sql.DB) error {
+	t, err := s.beginMigrating(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer t.Rollback()
-	if s.engine == Postgres {
-		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7275730)`); err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
+	if _, err := t.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return err
 	}
+	return t.Commit()
+}
+
+// beginMigrating starts a transaction that holds migrationsLock on
+// PostgreSQL (SQLite's writes are serialised by the database itself).
+func (s *Store) beginMigrating(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	t, err := db.BeginTx(ctx, nil)
+	if err != nil || s.engine != Postgres {
+		return t, err
+	}
+	if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationsLock); err != nil {
+		t.Rollback()
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return t, nil
+}
+
+// apply runs one migration unless it has been applied already.
+func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
+	t, err := s.beginMigrating(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback()
 	var n int
 	if err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
 		return err

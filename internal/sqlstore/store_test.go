@@ -130,3 +130,26 @@ func TestDroppedDatabaseIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestInstancesStartingAtOnceOnAnEmptyDatabase: several instances open
+// one empty PostgreSQL database at once, as a fresh deployment's do; each
+// waits for the others' migrations, and every one opens.
+func TestInstancesStartingAtOnceOnAnEmptyDatabase(t *testing.T) {
+	dsn := pg.Database(t)
+	const instances = 4
+	errs := make(chan error, instances)
+	for range instances {
+		go func() {
+			st, err := sqlstore.Open(context.Background(), dsn)
+			if err == nil {
+				err = st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range instances {
+		if err := <-errs; err != nil {
+			t.Errorf("an instance starting with the others: %v", err)
+		}
+	}
+}

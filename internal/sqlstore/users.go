@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -272,11 +273,22 @@ func (t *tx) DeleteSignInFailure(id int64) error {
 	return nil
 }
 
-// CountSignInFailures counts an email's failures since a time.
-func (t *tx) CountSignInFailures(email string, since time.Time) (int, error) {
+// CountSignInFailures counts the failures since a time recorded under
+// any of an email's keys (one per master key).
+func (t *tx) CountSignInFailures(emails []string, since time.Time) (int, error) {
+	if len(emails) == 0 {
+		return 0, nil
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT COUNT(*) FROM signin_failures WHERE email IN `)
+	writeRows(&q, 1, len(emails), nil)
+	fmt.Fprintf(&q, ` AND at >= $%d`, len(emails)+1)
+	args := make([]any, 0, len(emails)+1)
+	for _, e := range emails {
+		args = append(args, e)
+	}
 	var n int
-	err := t.q.QueryRowContext(t.ctx, `SELECT COUNT(*) FROM signin_failures WHERE email = $1 AND at >= $2`,
-		email, since.UnixMicro()).Scan(&n)
+	err := t.q.QueryRowContext(t.ctx, q.String(), append(args, since.UnixMicro())...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count sign-in failures: %w", err)
 	}

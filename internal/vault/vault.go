@@ -197,6 +197,18 @@ func (v *Vault) MAC(msg []byte) []byte {
 	return macWith(v.current().macKeys[0], msg)
 }
 
+// MACs is msg's MAC under every master key the vault holds, the active
+// key's first: what a value recorded as a MAC may have been recorded
+// under by an instance on another active key during a rotation.
+func (v *Vault) MACs(msg []byte) [][]byte {
+	r := v.current()
+	out := make([][]byte, len(r.macKeys))
+	for i, k := range r.macKeys {
+		out[i] = macWith(k, msg)
+	}
+	return out
+}
+
 // CheckMAC reports whether mac authenticates msg under any master key the
 // vault holds, so that a token issued just before a key rotation stays
 // valid after it. The comparison takes constant time. A MAC no key
