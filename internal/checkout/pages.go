@@ -330,6 +330,14 @@ func (h *Handler) NotFound(w http.ResponseWriter, r *http.Request) {
 	h.pageError(w, r, errNoPage)
 }
 
+// MethodNotAllowed answers a page address under a method its page does
+// not take (PUT /pay/{token}): the pages' own HTML 405, with Allow.
+func (h *Handler) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	h.pageError(w, r, paylink.Errorf(paylink.KindMethodNotAllowed, paylink.CodeMethodNotAllowed,
+		"this page cannot be opened that way: open the link you were sent in a browser"))
+}
+
 // errNoPage answers an address that is no page of a link.
 var errNoPage = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound,
 	"there is no payment page at this address: check the link you were sent")

@@ -66,9 +66,10 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 // fallback answers a request no route matched. A path with a trailing
 // slash that a route serves without it (/pay/{token}/, /v5/purchase/)
 // is served as that route, for the clients and mail programs that add
-// one; a path routes serve under other methods is 405 with Allow; a
-// customer's page address that is no page is the pages' HTML 404;
-// anything else is the API's JSON 404.
+// one; a path routes serve under other methods is 405 with Allow (a
+// customer's page address the pages' HTML one); a customer's page address
+// that is no page is the pages' HTML 404; anything else is the API's
+// JSON 404.
 func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if u := withoutSlash(r.URL); u != nil && httpx.Routed(mux, r.Method, r.Host, u, "/") {
@@ -78,7 +79,11 @@ func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.H
 			return
 		}
 		if allow := httpx.Allowed(mux, r.Host, r.URL, "/"); len(allow) > 0 {
-			a.MethodNotAllowed(w, r, strings.Join(allow, ", "))
+			if customerPage(r.URL.Path) {
+				pages.MethodNotAllowed(w, r, strings.Join(allow, ", "))
+			} else {
+				a.MethodNotAllowed(w, r, strings.Join(allow, ", "))
+			}
 			return
 		}
 		if customerPage(r.URL.Path) {

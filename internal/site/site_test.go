@@ -235,6 +235,22 @@ func TestUnroutedRequests(t *testing.T) {
 	if res := env.Do(http.MethodGet, "/v5/no_such_endpoint/", m, nil); res.Status != http.StatusNotFound {
 		t.Errorf("an unknown path: got %d %s, want 404", res.Status, res.Raw)
 	}
+	for _, method := range []string{http.MethodPut, http.MethodDelete} {
+		req, err := http.NewRequest(method, env.Server.URL+page, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET, HEAD, POST" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || res.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("%s on a payment page: got %d, Allow %q, %q; want the pages' HTML 405",
+				method, res.StatusCode, res.Header.Get("Allow"), res.Header.Get("Content-Type"))
+		}
+	}
 }
 
 // TestCustomerAddressesThatAreNoPage: an address under the customers'
