@@ -142,6 +142,22 @@ func openAttemptOf(t *Transaction, linkID, browser string) bool {
 		browser != "" && SecretMatches(browser, d.BrowserHash)
 }
 
+// startingAttemptOf reports whether t is a 3-D Secure attempt on link
+// linkID that browser started and the acquirer is still being asked about
+// (PROCESSING, with --record-processing-first): it cannot be cancelled,
+// but in a moment it has its challenge, or its outcome.
+func startingAttemptOf(t *Transaction, linkID, browser string) bool {
+	d := t.Details.ThreeDS
+	return t.Status == StatusProcessing && t.PaymentLinkID == linkID && d != nil && d.Requested && !d.ChallengeDone &&
+		browser != "" && SecretMatches(browser, d.BrowserHash)
+}
+
+// errOwnAttemptStarting answers a second payment from the browser whose
+// first is still starting (a double click): the customer waits a moment
+// and pays again, which then cancels the first if it awaits its challenge.
+var errOwnAttemptStarting = Errorf(KindConflict, CodeLinkInProgress,
+	"the payment you started a moment ago is still being set up: wait a few seconds, then press Pay again, which cancels it if it is still waiting for your bank's check")
+
 // cancelOwnAttempt cancels the 3-D Secure attempt holding link l when
 // browser started it and its challenge is still open, and reports whether
 // the link's holder changed (cancelled here, or ended by another
@@ -162,6 +178,8 @@ func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool,
 	case openAttemptOf(held, l.ID, browser):
 	case held.Status != StatusProcessing && held.Status != StatusRequiresAuthentication && held.Status != StatusUnknown:
 		return true, nil // it ended after the link was read: read the link again
+	case startingAttemptOf(held, l.ID, browser):
+		return false, errOwnAttemptStarting
 	default:
 		return false, nil // another browser's attempt, or one being authorised
 	}

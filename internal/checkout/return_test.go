@@ -1,6 +1,7 @@
 package checkout_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // challengeRef is the purchase reference in a challenge page's address.
@@ -159,5 +161,55 @@ func TestWalletOrZipCancelsTheBrowsersOwnAttempt(t *testing.T) {
 				t.Errorf("the card attempt: got %s (%+v), want DECLINED, canceled", tr.Status, tr.Details.ThreeDS)
 			}
 		})
+	}
+}
+
+// gatedProcessor is the sandbox acquirer whose first authorisation waits
+// for its gate: an acquirer slow to answer with the challenge.
+type gatedProcessor struct {
+	processor.Sandbox
+	asked, gate chan struct{}
+	once        sync.Once
+}
+
+func (p *gatedProcessor) Authorize(ctx context.Context, req paylink.AuthRequest) (paylink.AuthResult, error) {
+	p.once.Do(func() {
+		close(p.asked)
+		<-p.gate
+	})
+	return p.Sandbox.Authorize(ctx, req)
+}
+
+// TestSecondClickWhileTheFirstStartsSaysToWait: with the attempt recorded
+// PROCESSING before the acquirer is asked (--record-processing-first), a
+// second click that arrives while the first is being set up cannot cancel
+// it (the acquirer has it); it is told to wait and press Pay again, and
+// that later payment cancels the first, which by then awaits its
+// challenge.
+func TestSecondClickWhileTheFirstStartsSaysToWait(t *testing.T) {
+	proc := &gatedProcessor{asked: make(chan struct{}), gate: make(chan struct{})}
+	env := apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}})
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	firstClick := make(chan page, 1)
+	go func() { firstClick <- b.post(hpp, cardForm(csrf, card3DS)) }()
+	<-proc.asked
+	second := b.post(hpp, cardForm(csrf, card3DS))
+	close(proc.gate)
+	if second.status != http.StatusConflict || !strings.Contains(second.body, "still being set up") {
+		t.Errorf("second click: got %d, want 409 telling the customer to wait and pay again", second.status)
+	}
+	first := challengeRef(t, <-firstClick)
+	if paid := b.post(hpp, cardForm(csrf, cardOK)); paid.status != http.StatusSeeOther {
+		t.Fatalf("paying again: got %d, want 303", paid.status)
+	}
+	if tr := transaction(t, env, m, first); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSCanceled {
+		t.Errorf("the first attempt: got %s (%+v), want DECLINED, canceled", tr.Status, tr.Details.ThreeDS)
+	}
+	if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("transaction_reference") == first {
+		t.Errorf("got link %s, want paid by the later payment", st.Raw)
 	}
 }
