@@ -134,12 +134,17 @@ func (s *Service) claimLinkFrom(tx Tx, l *PaymentLink, ref, browser string) erro
 	return errLinkBusy
 }
 
+// startedBy reports whether t is a 3-D Secure attempt on link linkID that
+// browser started (ThreeDS.BrowserHash).
+func startedBy(t *Transaction, linkID, browser string) bool {
+	d := t.Details.ThreeDS
+	return t.PaymentLinkID == linkID && d != nil && browser != "" && SecretMatches(browser, d.BrowserHash)
+}
+
 // openAttemptOf reports whether t is a 3-D Secure attempt on link linkID,
 // still waiting for its challenge, that browser started.
 func openAttemptOf(t *Transaction, linkID, browser string) bool {
-	d := t.Details.ThreeDS
-	return t.Status == StatusRequiresAuthentication && t.PaymentLinkID == linkID && d != nil &&
-		browser != "" && SecretMatches(browser, d.BrowserHash)
+	return t.Status == StatusRequiresAuthentication && startedBy(t, linkID, browser)
 }
 
 // startingAttemptOf reports whether t is a 3-D Secure attempt on link
@@ -147,9 +152,7 @@ func openAttemptOf(t *Transaction, linkID, browser string) bool {
 // (PROCESSING, with --record-processing-first): it cannot be cancelled,
 // but in a moment it has its challenge, or its outcome.
 func startingAttemptOf(t *Transaction, linkID, browser string) bool {
-	d := t.Details.ThreeDS
-	return t.Status == StatusProcessing && t.PaymentLinkID == linkID && d != nil && d.Requested && !d.ChallengeDone &&
-		browser != "" && SecretMatches(browser, d.BrowserHash)
+	return t.Status == StatusProcessing && startedBy(t, linkID, browser) && !t.Details.ThreeDS.ChallengeDone
 }
 
 // errOwnAttemptStarting answers a second payment from the browser whose
@@ -183,8 +186,7 @@ func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool,
 	default:
 		return false, nil // another browser's attempt, or one being authorised
 	}
-	d := held.Details.ThreeDS
-	d.ChallengeDone, d.Result, d.Reason, d.ECI = true, ThreeDSFailed, ThreeDSCanceled, ""
+	held.Details.ThreeDS.fail(ThreeDSCanceled)
 	if err := s.declineAuthentication(tx, held); err != nil && !errors.Is(err, errInProgress) {
 		return false, err
 	}
@@ -355,7 +357,7 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 	if err != nil {
 		return nil, Internal("link return", err)
 	}
-	if browser != "" && SecretMatches(browser, t.Details.ThreeDS.BrowserHash) {
+	if startedBy(t, linkID, browser) {
 		urls, err := s.openLinkURLs(l)
 		if err != nil {
 			return nil, err

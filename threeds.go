@@ -39,6 +39,13 @@ const (
 	ThreeDSCanceled      = "canceled"
 )
 
+// fail records the challenge as done and failed for reason (rejected by
+// the customer, abandoned, cancelled by a new payment): not authenticated,
+// so no ECI.
+func (d *ThreeDS) fail(reason string) {
+	d.ChallengeDone, d.Result, d.Reason, d.ECI = true, ThreeDSFailed, reason, ""
+}
+
 // issueChallenge gives a transaction that requires authentication its
 // one-time challenge secret: only its hash is stored, and the capability
 // "<reference>.<secret>" is returned in t.AuthenticationURL.
@@ -134,7 +141,7 @@ func (s *Service) CompleteChallenge(ctx context.Context, capability string, succ
 		d.ChallengeDone, d.ChallengeIndicator, d.Result, d.Reason = true, "challenge", ThreeDSAuthenticated, ""
 		d.ECI = authenticatedECI(t.Details.Card)
 		if !success {
-			d.Result, d.Reason, d.ECI = ThreeDSFailed, ThreeDSRejected, ""
+			d.fail(ThreeDSRejected)
 		}
 		t.UpdatedAt = s.now()
 		if err := s.save(tx, t, StatusRequiresAuthentication); errors.Is(err, ErrConflict) {
@@ -370,7 +377,7 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 		return Errorf(KindConflict, CodeAuthenticationPending,
 			"the customer has not completed authentication yet: call 3dsredirect after they return to your authentication_redirect_url")
 	case !d.ChallengeDone:
-		d.ChallengeDone, d.Result, d.Reason = true, ThreeDSFailed, ThreeDSAbandoned
+		d.fail(ThreeDSAbandoned)
 	}
 	return nil
 }

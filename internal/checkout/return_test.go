@@ -13,6 +13,16 @@ import (
 	"github.com/paylink/paylink/internal/processor"
 )
 
+// openPage creates a link of AUD 10.50 and opens its hosted page in a new
+// browser: the link, the page's address, the browser and its form token.
+func openPage(t *testing.T, env *apitest.Env, m *apitest.Merchant) (apitest.Response, string, *browser, string) {
+	t.Helper()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	return r, hpp, b, b.get(hpp).csrf(t)
+}
+
 // challengeRef is the purchase reference in a challenge page's address.
 func challengeRef(t *testing.T, p page) string {
 	t.Helper()
@@ -83,10 +93,7 @@ func TestPayingAgainCancelsTheBrowsersOwnAttempt(t *testing.T) {
 
 func payAgainFromTheSameBrowser(t *testing.T, env *apitest.Env) {
 	m := env.Onboard()
-	r := link(t, env, m, "10.50", nil)
-	hpp, _ := pageURLs(r)
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
+	r, hpp, b, csrf := openPage(t, env, m)
 	firstPay := b.post(hpp, cardForm(csrf, card3DS))
 	first := challengeRef(t, firstPay)
 
@@ -142,10 +149,7 @@ func TestWalletOrZipCancelsTheBrowsersOwnAttempt(t *testing.T) {
 	m := env.Onboard()
 	for _, path := range []string{"/wallet/applepay", "/wallet/googlepay", "/zip"} {
 		t.Run(path, func(t *testing.T) {
-			r := link(t, env, m, "10.50", nil)
-			hpp, _ := pageURLs(r)
-			b := newBrowser(t, env)
-			csrf := b.get(hpp).csrf(t)
+			r, hpp, b, csrf := openPage(t, env, m)
 			first := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
 			f := url.Values{"csrf": {csrf}, "first_name": {"Sam"}}
 			if sheet := b.post(hpp+path, f); sheet.status != http.StatusOK {
@@ -190,10 +194,7 @@ func TestSecondClickWhileTheFirstStartsSaysToWait(t *testing.T) {
 	proc := &gatedProcessor{asked: make(chan struct{}), gate: make(chan struct{})}
 	env := apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}})
 	m := env.Onboard()
-	r := link(t, env, m, "10.50", nil)
-	hpp, _ := pageURLs(r)
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
+	r, hpp, b, csrf := openPage(t, env, m)
 	firstClick := make(chan page, 1)
 	go func() { firstClick <- b.post(hpp, cardForm(csrf, card3DS)) }()
 	<-proc.asked
