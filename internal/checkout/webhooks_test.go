@@ -122,3 +122,48 @@ func TestLinkWebhooksOfEachMode(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelledAttemptsWebhookSaysCanceled: a customer who goes back
+// during a challenge and pays again cancels the open attempt, and the
+// merchant hears of it: a DECLINED webhook whose 3-D Secure reason is
+// canceled, beside the approved payment's.
+func TestCancelledAttemptsWebhookSaysCanceled(t *testing.T) {
+	env := start(t)
+	company := newHookReceiver(t)
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = company.URL+"/hooks", []string{"127.0.0.1"}
+	})
+	_, hpp, b, csrf := openPage(t, env, m)
+	first := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
+	if paid := b.post(hpp, cardForm(csrf, cardOK)); paid.status != http.StatusSeeOther {
+		t.Fatalf("paying again: got %d, want 303", paid.status)
+	}
+	env.WaitWebhooks()
+	byRef := map[string]map[string]any{}
+	for _, w := range company.take() {
+		ref, _ := w["transaction_reference"].(string)
+		if byRef[ref] != nil {
+			t.Errorf("two webhooks for %s", ref)
+		}
+		byRef[ref] = w
+	}
+	cancelled := byRef[first]
+	if cancelled == nil {
+		t.Fatalf("no webhook for the cancelled attempt %s among %d", first, len(byRef))
+	}
+	want := map[string]any{"status": "DECLINED", "threeds_result_reason": "canceled", "threeds_eci": nil, "transaction_auth_code": nil}
+	for k, v := range want {
+		if cancelled[k] != v {
+			t.Errorf("cancelled attempt's webhook %s: got %v, want %v", k, cancelled[k], v)
+		}
+	}
+	delete(byRef, first)
+	if len(byRef) != 1 {
+		t.Fatalf("got webhooks for %d other payments, want the approved one", len(byRef))
+	}
+	for _, w := range byRef {
+		if w["status"] != "APPROVED" {
+			t.Errorf("the new payment's webhook: got %v, want APPROVED", w["status"])
+		}
+	}
+}
