@@ -333,6 +333,23 @@ func TestTransactionTokenUse(t *testing.T) {
 				t.Errorf("the unaltered token after refused copies: got %v, want it usable", err)
 			}
 		})
+		// Hex decoding takes either case, so the MAC's letters could be
+		// respelled into tokens that pass the MAC but are spent under
+		// another hash: each token has one spelling only.
+		t.Run("respelled", func(t *testing.T) {
+			req := r.purchaseRequest("4111111111111111", 1000, false)
+			if _, err := r.svc.Purchase(ctx, r.m.Merchant, req); err != nil {
+				t.Fatal(err)
+			}
+			signed, mac := req.TransactionToken[:paylink.TokenLength-64], req.TransactionToken[paylink.TokenLength-64:]
+			again := req
+			again.TransactionToken = signed + strings.ToUpper(mac)
+			if again.TransactionToken == req.TransactionToken {
+				t.Fatal("the MAC has no letter to respell")
+			}
+			_, err := r.svc.Purchase(ctx, r.m.Merchant, again)
+			wantCode(t, err, paylink.CodeTransactionTokenInvalid)
+		})
 		t.Run("expired", func(t *testing.T) {
 			req := r.purchaseRequest("4111111111111111", 1000, false)
 			r.env.Clock.Advance(paylink.DefaultTransactionTokenTTL + time.Second)

@@ -73,8 +73,11 @@ func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
 	if len(token) != TokenLength || token[0] != tokenVersion {
 		return time.Time{}, false
 	}
+	// Only the lowercase spelling the token was issued in: hex decoding
+	// takes either case, and a token is spent under the hash of its exact
+	// text, so a respelled MAC would be a fresh token that passes.
 	mac, err := hex.DecodeString(token[tokenSignedLen:])
-	if err != nil || !s.vault.CheckMAC(tokenMACInput(m.ID, []byte(token[:tokenSignedLen])), mac) {
+	if err != nil || !isLowerHex(token[tokenSignedLen:]) || !s.vault.CheckMAC(tokenMACInput(m.ID, []byte(token[:tokenSignedLen])), mac) {
 		return time.Time{}, false
 	}
 	micros, err := strconv.ParseInt(token[1:1+tokenExpiryLen], 16, 64)
@@ -82,6 +85,16 @@ func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.UnixMicro(micros), true
+}
+
+// isLowerHex reports whether s is written in the digits 0-9 and a-f only.
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // consumeToken uses up a transaction token inside tx, so that the token is
