@@ -220,7 +220,8 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 // The database transaction that sends the purchase to the processor first
 // re-checks that the attempt is within its lifetime and, for a payment
 // link, that the link still accepts this payment and this attempt still
-// holds it. When not, nothing is authorised: the purchase is recorded
+// holds it, and that the card's token was not invalidated meanwhile. When
+// not, nothing is authorised: the purchase is recorded
 // FAILED in that same transaction and the caller gets the reason as a 409.
 func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference string) (*Transaction, error) {
 	var t *Transaction
@@ -239,10 +240,14 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 		if t.Details.ThreeDS.Result == ThreeDSFailed {
 			return s.declineAuthentication(tx, t)
 		}
-		if refused, err = s.startCompletion(tx, t); err != nil || refused != nil {
+		if card, err = tx.Card(m.ID, t.CardToken); err != nil {
 			return err
 		}
-		card, err = tx.Card(m.ID, t.CardToken)
+		if !card.InvalidatedAt.IsZero() {
+			refused = errAttemptCardInvalidated
+			return s.failAttempt(tx, t, refused)
+		}
+		refused, err = s.startCompletion(tx, t)
 		return err
 	})
 	switch {
@@ -270,6 +275,8 @@ var (
 		"this payment link has expired; your card was not charged")
 	errAttemptNotHolding = Errorf(KindConflict, CodeAuthenticationExpired,
 		"this payment attempt timed out; your card was not charged, please start again")
+	errAttemptCardInvalidated = Errorf(KindConflict, CodeCardTokenInvalid,
+		"this card token was invalidated during 3-D Secure authentication; the card was not charged")
 )
 
 // startCompletion moves an answered, authenticated attempt to PROCESSING

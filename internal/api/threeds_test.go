@@ -409,3 +409,31 @@ func TestPendingAnswerIsNotKeptWithItsIdempotencyKey(t *testing.T) {
 		t.Errorf("third call: got replayed=%q, want the approval replayed", again.Header.Get("Idempotent-Replayed"))
 	}
 }
+
+// TestThreeDSRedirectAfterTheCardTokenIsInvalidated: a merchant
+// invalidates a stored card while a purchase with it waits for the
+// customer's 3-D Secure challenge. The answered challenge no longer
+// charges the card: 3dsredirect is 409 card_token_invalid and the
+// purchase is FAILED, with nothing authorised.
+func TestThreeDSRedirectAfterTheCardTokenIsInvalidated(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	token := tokenize(env, m, processor.CardThreeDSChallenge, withPermission("store_card_permission")).Str("card.token")
+	r := threeDSPurchase(env, m, "", func(b map[string]any) { b["card"] = map[string]any{"token": token} })
+	ref := r.Str("purchase.purchase_reference")
+	if st := stored(t, env, m, ref); st.Status != paylink.StatusRequiresAuthentication {
+		t.Fatalf("purchase with the stored card: got %d %s, want a challenge", r.Status, r.Raw)
+	}
+	page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
+	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answer: got %d, want 303", res.StatusCode)
+	}
+	if inv := env.Post("/v5/invalidate_card_token", m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": token}); inv.Status != http.StatusOK {
+		t.Fatalf("invalidate: got %d %s", inv.Status, inv.Raw)
+	}
+	done := threeDSRedirect(env, m, ref)
+	expectError(t, done, http.StatusConflict, paylink.CodeCardTokenInvalid)
+	if st := stored(t, env, m, ref); st.Status != paylink.StatusFailed || st.Details.AuthCode != "" {
+		t.Errorf("after: got %s, auth code %q, want FAILED, not authorised", st.Status, st.Details.AuthCode)
+	}
+}
