@@ -26,6 +26,7 @@ func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeReq
 	} else {
 		checkCard(f, "card", req.Card, s.now())
 	}
+	checkField(f, "customer.id", req.CustomerID, MaxFieldLength)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/paylink/paylink"
@@ -80,6 +81,15 @@ func TestTokenizeCard(t *testing.T) {
 	t.Run("card details are required", func(t *testing.T) {
 		r := env.Post("/v5/tokenize_card", m, map[string]any{"company_token": m.Creds.CompanyToken})
 		expectError(t, r, http.StatusBadRequest, paylink.CodeInvalidRequest)
+	})
+	t.Run("a customer id holding a card number or too long is refused", func(t *testing.T) {
+		for _, id := range []string{"5555 5555 5555 4444", strings.Repeat("c", paylink.MaxFieldLength+1)} {
+			r := tokenize(env, m, visa, withPermission("store_card_permission"), func(b map[string]any) { apitest.Set(b, "customer.id", id) })
+			expectError(t, r, http.StatusBadRequest, paylink.CodeInvalidRequest)
+			if !strings.Contains(r.Raw, `"customer.id"`) {
+				t.Errorf("customer.id %.20q: got %s, want the field named", id, r.Raw)
+			}
+		}
 	})
 	t.Run("fingerprint is equal across tokenisations of one card", func(t *testing.T) {
 		a, b := tokenize(env, m, visa), tokenize(env, m, "4111 1111 1111 1111", withPermission("store_card_permission"))
