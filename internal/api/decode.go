@@ -530,12 +530,22 @@ func (b *body) lookup(path string) *value {
 }
 
 // first returns the first of several alias paths that is present and the
-// path it was found at.
+// path it was found at. A later alias holding another value is refused,
+// naming it, as two spellings of one key are (checkSpellings): which one
+// a client meant is not paylink's to guess, and a hold and a charge in
+// full differ by one spelling of should_service_apply_pre_authorisation.
 func (b *body) first(paths ...string) (*value, string) {
-	for _, p := range paths {
-		if v := b.lookup(p); v != nil {
-			return v, p
+	for i, p := range paths {
+		v := b.lookup(p)
+		if v == nil {
+			continue
 		}
+		for _, alias := range paths[i+1:] {
+			if w := b.lookup(alias); w != nil && alias != p && conflicting(w, v) {
+				b.fail(alias, twice(w, "differs from the value sent as "+p))
+			}
+		}
+		return v, p
 	}
 	return nil, paths[0]
 }

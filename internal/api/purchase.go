@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/paylink/paylink"
 )
@@ -49,37 +48,20 @@ const msgSuccess = "The request was processed successfully"
 // companyToken reads the company token under every name clients send it
 // by, on every endpoint: the endpoint's own name first (the one a
 // "required" error names), then company_token, token.company_token and
-// token.company. Two names with different tokens are refused.
+// token.company. Two names with different tokens are refused (first).
 func (b *body) companyToken(primary string) string {
-	names := companyTokenNames()
-	return b.oneValue(b.need(maxToken, append([]string{primary}, names...)...), names...)
+	return b.need(maxToken, append([]string{primary}, companyTokenNames()...)...)
 }
 
 // optionalCompanyToken reads the company token of a call that may omit
 // it (the payment link calls), under every name companyToken reads.
 func (b *body) optionalCompanyToken() string {
-	names := companyTokenNames()
-	return b.oneValue(b.str(maxToken, names...), names...)
+	return b.str(maxToken, companyTokenNames()...)
 }
 
 // companyTokenNames are the names the company token is read under.
 func companyTokenNames() []string {
 	return []string{"company_token", "token.company_token", "token.company"}
-}
-
-// oneValue returns got, the value read under the first of several
-// names, and refuses (400, naming the field) another of paths holding a
-// different string: which one a client meant is not paylink's to guess.
-func (b *body) oneValue(got string, paths ...string) string {
-	if got == "" {
-		return got
-	}
-	for _, p := range paths {
-		if v := b.lookup(p); v != nil && v.kind == kindString && strings.TrimSpace(v.text) != got {
-			b.fail(p, "differs from the value sent under another name")
-		}
-	}
-	return got
 }
 
 // transactionToken reads the transaction token of a money-moving call,

@@ -436,6 +436,71 @@ func TestSpellingsThatDisagreeAreRefused(t *testing.T) {
 	}
 }
 
+// TestAliasesThatDisagreeAreRefused: a key the API reads under several
+// names (the spec's spelling beside the correct one, a nested name beside
+// a flat one) sent under two of them with two values is a 400 naming the
+// second, on every endpoint, never the first name's value: read either
+// way, a hold would be a charge in full, or a single-use card a stored
+// one. The same value under both is read once.
+func TestAliasesThatDisagreeAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	stored := tokenize(env, m, "4111111111111111", withPermission("store_card_permission")).Str("card.token")
+	purchase := func(set func(map[string]any)) apitest.Response {
+		return env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", set))
+	}
+	for name, c := range map[string]struct {
+		send  func() apitest.Response
+		field string
+	}{
+		"a hold both ways": {func() apitest.Response {
+			return purchase(func(b map[string]any) {
+				apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+				apitest.Set(b, "purchase.should_service_apply_pre_authorization", false)
+			})
+		}, "purchase.should_service_apply_pre_authorization"},
+		"storing the card both ways, purchase": {func() apitest.Response {
+			return purchase(func(b map[string]any) {
+				apitest.Set(b, "customer.store_card_permission", true)
+				apitest.Set(b, "customer.store_card_permisison", false)
+			})
+		}, "customer.store_card_permisison"},
+		"storing the card both ways, tokenisation": {func() apitest.Response {
+			return tokenize(env, m, "4111111111111111", func(b map[string]any) {
+				apitest.Set(b, "customer.store_card_permission", true)
+				apitest.Set(b, "customer.store_card_permisison", false)
+			})
+		}, "customer.store_card_permission"},
+		"two customer references": {func() apitest.Response {
+			return purchase(func(b map[string]any) {
+				apitest.Set(b, "customer.reference", "CUST-1")
+				apitest.Set(b, "customer.customer_reference", "CUST-2")
+			})
+		}, "customer.customer_reference"},
+		"two card tokens": {func() apitest.Response {
+			return env.Post("/v5/card", m, map[string]any{"company_token": m.Creds.CompanyToken,
+				"card_token": stored, "card": map[string]any{"token": strings.Repeat("x", paylink.TokenLength)}})
+		}, "card.token"},
+	} {
+		r := c.send()
+		fields, _ := r.Body["fields"].(map[string]any)
+		if r.Status != http.StatusBadRequest || fields[c.field] == nil || !strings.Contains(r.Raw, "differs from the value sent as") {
+			t.Errorf("%s: got %d %s, want 400 naming %s", name, r.Status, r.Raw, c.field)
+		}
+	}
+	held := purchase(func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		apitest.Set(b, "purchase.should_service_apply_pre_authorization", "true")
+	})
+	if held.Status != http.StatusOK || held.Str("purchase.status") != "PRE_AUTHORISED" {
+		t.Errorf("a hold under both names: got %d %s, want PRE_AUTHORISED", held.Status, held.Raw)
+	}
+	if r := env.Post("/v5/card", m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": stored,
+		"card": map[string]any{"token": stored}}); r.Status != http.StatusOK {
+		t.Errorf("one card token under both names: got %d %s, want 200", r.Status, r.Raw)
+	}
+}
+
 // TestDuplicateKeysThatDisagreeAreRefused: a key sent twice with two
 // values is 400 naming it (a proxy reading the first would see another
 // amount); twice with one value, or with an empty one, is read once.
