@@ -89,8 +89,13 @@ func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Tra
 // card and direct debit refunds: only an APPROVED payment (captured or
 // cleared), in its own currency, and at most what is left to refund, which
 // the store enforces with a guarded update so that concurrent refunds
-// cannot overdraw it.
+// cannot overdraw it. A payment still being processed (a capture in
+// flight, an authorisation not yet answered) is an operation in progress,
+// retryable, not a refusal.
 func reserve(tx Tx, t *Transaction, r *Refund) error {
+	if t.Status == StatusProcessing {
+		return errInProgress
+	}
 	if t.Status != StatusApproved {
 		return Errorf(KindConflict, CodeNotRefundable,
 			"only an APPROVED (captured or cleared) payment can be refunded; this one is %s", t.Status.Public())

@@ -2,13 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 const visa = "4111111111111111"
@@ -300,5 +303,49 @@ func TestPreAuthExpiryJobCancelsOldHolds(t *testing.T) {
 	expectError(t, capture(env, m, ref, "10.00"), http.StatusConflict, paylink.CodeHoldReleased)
 	if n, err := env.Service.ExpirePreAuths(ctx); err != nil || n != 0 {
 		t.Errorf("second run: got %d released, %v; want 0", n, err)
+	}
+}
+
+// gatedCapture is the sandbox acquirer whose captures, once asked, wait
+// for their gate: a capture still in flight.
+type gatedCapture struct {
+	processor.Sandbox
+	asked, gate chan struct{}
+}
+
+func (p *gatedCapture) Capture(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	p.asked <- struct{}{}
+	<-p.gate
+	return p.Sandbox.Capture(ctx, req)
+}
+
+// TestRefundDuringACaptureIsInProgress: a refund that arrives while the
+// hold's capture is with the processor is 409 operation_in_progress, not
+// a refusal, and its Idempotency-Key is not spent on that answer: the
+// same request again, once the capture is done, refunds.
+func TestRefundDuringACaptureIsInProgress(t *testing.T) {
+	proc := &gatedCapture{asked: make(chan struct{}, 1), gate: make(chan struct{})}
+	env := apitest.Start(t, apitest.Options{Processor: proc})
+	m := env.Onboard()
+	ref := hold(t, env, m, "20.00")
+	captured := make(chan apitest.Response, 1)
+	go func() { captured <- capture(env, m, ref, "20.00") }()
+	<-proc.asked
+	body, err := json.Marshal(refundBody(env, m, "5.00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/v5/purchase/" + ref + "/refund"
+	res, raw := postKeyTo(t, env, m, path, "rf-1", body)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(raw, paylink.CodeOperationInProgress) {
+		t.Errorf("refund during the capture: got %d %s, want 409 %s", res.StatusCode, raw, paylink.CodeOperationInProgress)
+	}
+	close(proc.gate)
+	if c := <-captured; c.Status != http.StatusOK || c.Str("purchase.status") != "APPROVED" {
+		t.Fatalf("capture: got %d %s, want 200 APPROVED", c.Status, c.Raw)
+	}
+	res, raw = postKeyTo(t, env, m, path, "rf-1", body)
+	if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the same refund after the capture: got %d (replayed %q) %s, want 200, not a replay", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
 	}
 }
