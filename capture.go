@@ -56,7 +56,7 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	if err != nil {
 		return nil, err
 	}
-	return s.settleHold(ctx, t)
+	return s.settleHold(ctx, t, tokenOf(ctx, m, req.TransactionToken, PermCapture))
 }
 
 // holdExpired reports whether a PRE_AUTHORISED hold is past
@@ -121,7 +121,7 @@ func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req Cance
 	if err != nil {
 		return nil, err
 	}
-	return s.settleHold(ctx, t)
+	return s.settleHold(ctx, t, tokenOf(ctx, m, req.TransactionToken, PermCancel))
 }
 
 // ExpirePreAuths cancels the holds that have been PRE_AUTHORISED for
@@ -155,7 +155,7 @@ func (s *Service) expirePreAuthBatch(ctx context.Context) (read, released int, e
 		if err != nil {
 			return len(due), n, fmt.Errorf("claim expired hold: %w", err)
 		}
-		if _, err := s.settleHold(ctx, t); err != nil {
+		if _, err := s.settleHold(ctx, t, ""); err != nil {
 			return len(due), n, fmt.Errorf("release expired hold: %w", err)
 		}
 		n++
@@ -228,10 +228,11 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 // settleHold asks the processor to do a claimed hold's pending operation
 // (capture or void), outside any database transaction, then records the
 // answer with a compare-and-set: the operation's outcome, or, on a
-// processor error, the hold restored unchanged and an error for the
-// caller. When the answer is lost (deadline) the hold stays PROCESSING
+// processor error, the hold restored unchanged, the transaction token the
+// operation spent given back (token; "" for none), and an error for the
+// caller, who may then retry the request unchanged. When the answer is lost (deadline) the hold stays PROCESSING
 // for recovery's inquiry.
-func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction, error) {
+func (s *Service) settleHold(ctx context.Context, t *Transaction, token string) (*Transaction, error) {
 	op := t.Details.Pending.Op
 	ctx, call, cancel := s.callContext(ctx)
 	defer cancel()
@@ -247,6 +248,9 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction) (*Transaction,
 	restoreHold(t)
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.save(tx, t, StatusProcessing); err != nil {
+			return err
+		}
+		if err := s.releaseToken(tx, t.MerchantID, token, t.Reference); err != nil {
 			return err
 		}
 		if err := s.auditHoldOp(ctx, tx, t, op, perr); err != nil {

@@ -61,6 +61,10 @@ type Tx interface {
 	// transaction's next round trip. Issuing a token stores nothing
 	// (token.go).
 	SpendTransactionToken(hash []byte, expiresAt time.Time, spentBy string) error
+	// ReleaseTransactionToken forgets that the operation spentBy spent a
+	// token, so that it can be spent again; a token another operation
+	// spent stays spent.
+	ReleaseTransactionToken(hash []byte, expiresAt time.Time, spentBy string) error
 	// TransactionTokenSpender is the reference of the operation that
 	// spent a token ("" for one spent before spenders were recorded);
 	// ErrNotFound when it is not spent. It waits for a transaction still

@@ -67,9 +67,10 @@ func tokenMACInput(merchantID string, signed []byte) []byte {
 	return append(in, signed...)
 }
 
-// tokenExpiry checks a token's form and MAC for m and returns the expiry
-// it carries; ok is false for anything m was not issued.
-func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
+// tokenExpiry checks a token's form and MAC for merchant merchantID and
+// returns the expiry it carries; ok is false for anything that merchant
+// was not issued.
+func (s *Service) tokenExpiry(merchantID, token string) (time.Time, bool) {
 	if len(token) != TokenLength || token[0] != tokenVersion {
 		return time.Time{}, false
 	}
@@ -77,7 +78,7 @@ func (s *Service) tokenExpiry(m *Merchant, token string) (time.Time, bool) {
 	// takes either case, and a token is spent under the hash of its exact
 	// text, so a respelled MAC would be a fresh token that passes.
 	mac, err := hex.DecodeString(token[tokenSignedLen:])
-	if err != nil || !isLowerHex(token[tokenSignedLen:]) || !s.vault.CheckMAC(tokenMACInput(m.ID, []byte(token[:tokenSignedLen])), mac) {
+	if err != nil || !isLowerHex(token[tokenSignedLen:]) || !s.vault.CheckMAC(tokenMACInput(merchantID, []byte(token[:tokenSignedLen])), mac) {
 		return time.Time{}, false
 	}
 	micros, err := strconv.ParseInt(token[1:1+tokenExpiryLen], 16, 64)
@@ -104,7 +105,7 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 		return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "token.transaction_token is required",
 			Fields: map[string]string{"token.transaction_token": "is required"}}
 	}
-	expires, ok := s.tokenExpiry(m, token)
+	expires, ok := s.tokenExpiry(m.ID, token)
 	if !ok {
 		return Errorf(KindInvalid, CodeTransactionTokenInvalid, "the transaction token is not valid: obtain one from POST /v5/transaction_token")
 	}
@@ -116,6 +117,24 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 	// it in either case.
 	if err := tx.SpendTransactionToken(HashSecret(token), expires, ref); err != nil {
 		return fmt.Errorf("consume transaction token: %w", err)
+	}
+	return nil
+}
+
+// releaseToken gives back, inside tx, the transaction token that
+// operation ref spent ("" for none): the operation ended having changed
+// nothing (a capture or cancel the processor could not be asked), so the
+// client may retry it unchanged, as the 503 it gets says.
+func (s *Service) releaseToken(tx Tx, merchantID, token, ref string) error {
+	if token == "" {
+		return nil
+	}
+	expires, ok := s.tokenExpiry(merchantID, token)
+	if !ok {
+		return nil
+	}
+	if err := tx.ReleaseTransactionToken(HashSecret(token), expires, ref); err != nil {
+		return fmt.Errorf("release transaction token: %w", err)
 	}
 	return nil
 }
@@ -167,7 +186,7 @@ func (s *Service) updateSpending(ctx context.Context, m *Merchant, token, ref st
 	if token == "" || !inDoubt && !spent {
 		return err
 	}
-	expires, ok := s.tokenExpiry(m, token)
+	expires, ok := s.tokenExpiry(m.ID, token)
 	if !ok {
 		return err
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -347,5 +348,70 @@ func TestRefundDuringACaptureIsInProgress(t *testing.T) {
 	res, raw = postKeyTo(t, env, m, path, "rf-1", body)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("the same refund after the capture: got %d (replayed %q) %s, want 200, not a replay", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	}
+}
+
+// unreachableOnce is the sandbox acquirer that cannot be reached for the
+// first capture and the first void it is asked for.
+type unreachableOnce struct {
+	processor.Sandbox
+	mu     sync.Mutex
+	failed map[string]bool
+}
+
+func (p *unreachableOnce) fail(op string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed[op] {
+		return nil
+	}
+	p.failed[op] = true
+	return errors.New("dial acquirer: connection refused")
+}
+
+func (p *unreachableOnce) Capture(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	if err := p.fail("capture"); err != nil {
+		return paylink.OpResult{}, err
+	}
+	return p.Sandbox.Capture(ctx, req)
+}
+
+func (p *unreachableOnce) Void(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	if err := p.fail("void"); err != nil {
+		return paylink.OpResult{}, err
+	}
+	return p.Sandbox.Void(ctx, req)
+}
+
+// TestHoldOperationRetriedAfterProcessorUnavailable: a capture or cancel
+// the acquirer could not be asked for is 503 processor_unavailable with
+// the hold unchanged, and the same request again (same transaction
+// token, same Idempotency-Key), as the 503 invites, goes through: the
+// token is given back with the hold.
+func TestHoldOperationRetriedAfterProcessorUnavailable(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Processor: &unreachableOnce{failed: map[string]bool{}}})
+	m := env.Onboard()
+	for op, want := range map[string]string{"capture": "APPROVED", "cancel": "PRE_AUTHORISED_REVERSED"} {
+		ref := hold(t, env, m, "20.00")
+		body := map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)}}
+		if op == "capture" {
+			body["capture"] = map[string]any{"amount": "20.00", "currency": "AUD"}
+		}
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "/v5/purchase/" + ref + "/" + op
+		res, answer := postKeyTo(t, env, m, path, op+"-1", raw)
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(answer, paylink.CodeProcessorUnavailable) {
+			t.Fatalf("%s, acquirer unreachable: got %d %s, want 503 %s", op, res.StatusCode, answer, paylink.CodeProcessorUnavailable)
+		}
+		if got := statusOf(t, env, m, ref); got != "PRE_AUTHORISED" {
+			t.Errorf("%s: the hold after the 503 is %s, want PRE_AUTHORISED", op, got)
+		}
+		res, answer = postKeyTo(t, env, m, path, op+"-1", raw)
+		if res.StatusCode != http.StatusOK || !strings.Contains(answer, want) {
+			t.Errorf("%s retried unchanged: got %d %s, want 200 %s", op, res.StatusCode, answer, want)
+		}
 	}
 }

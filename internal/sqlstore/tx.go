@@ -298,6 +298,15 @@ func (t *tx) SpendTransactionToken(hash []byte, expiresAt time.Time, spentBy str
 		`INSERT INTO spent_transaction_tokens (expires_at, hash, spent_by) VALUES ($1, $2, $3)`, expiresAt.UnixMicro(), hash, spentBy)
 }
 
+// ReleaseTransactionToken deletes a token's row if spentBy spent it.
+func (t *tx) ReleaseTransactionToken(hash []byte, expiresAt time.Time, spentBy string) error {
+	if _, err := t.exec(`DELETE FROM spent_transaction_tokens WHERE expires_at = $1 AND hash = $2 AND spent_by = $3`,
+		expiresAt.UnixMicro(), hash, spentBy); err != nil {
+		return fmt.Errorf("release transaction token: %w", err)
+	}
+	return nil
+}
+
 // TransactionTokenSpender reads who spent a token. It first tries to
 // spend the token itself, which on PostgreSQL waits for a transaction
 // still spending it (a commit whose answer was lost may still be under

@@ -256,6 +256,19 @@ func testTokenRules(t *testing.T, s paylink.Store) {
 	if err := spend(s, paylink.HashSecret("never-"+t.Name()), t0.Add(2*time.Hour)); err != nil {
 		t.Errorf("a token asked about, never spent: got %v, want it still free", err)
 	}
+	update(t, s, func(tx paylink.Tx) error {
+		if err := tx.ReleaseTransactionToken(other, t0.Add(2*time.Hour), "pr_not_the_spender"); err != nil {
+			t.Errorf("release by another operation: %v", err)
+		}
+		return nil
+	})
+	if err := spend(s, other, t0.Add(2*time.Hour)); !errors.Is(err, paylink.ErrTokenSpent) {
+		t.Errorf("a token released by an operation that did not spend it: got %v, want still ErrTokenSpent", err)
+	}
+	update(t, s, func(tx paylink.Tx) error { return tx.ReleaseTransactionToken(other, t0.Add(2*time.Hour), "pr_spender") })
+	if err := spend(s, other, t0.Add(2*time.Hour)); err != nil {
+		t.Errorf("a token released by its spender: got %v, want it free again", err)
+	}
 }
 
 func newCard(m *paylink.Merchant, token string, multi bool) *paylink.Card {
