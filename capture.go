@@ -37,6 +37,7 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	}
 	f := FieldErrors{}
 	checkMoney(f, "capture", req.Amount, req.Currency)
+	checkMetadata(f, req.Metadata)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -111,6 +112,11 @@ func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, 
 // Cancel releases a PRE_AUTHORISED hold: status PRE_AUTHORISED_REVERSED.
 func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req CancelRequest) (*Transaction, error) {
 	if err := s.checkCaller(ctx, m, req.CompanyToken, PermCancel); err != nil {
+		return nil, err
+	}
+	f := FieldErrors{}
+	checkMetadata(f, req.Metadata)
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, opCancel, PermCancel, func(t *Transaction) error {

@@ -166,6 +166,7 @@ func (r *DirectDebitRequest) validate() error {
 	checkInvoice(f, "purchase.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
 	checkBankAccount(f, &r.Account)
+	checkMetadata(f, r.Metadata)
 	if r.PreAuth {
 		f.Add("purchase.should_service_apply_pre_authorisation",
 			"a direct debit cannot be pre-authorised: send false or leave it out")

@@ -12,6 +12,7 @@ func validateDebitRefund(r *RefundRequest) error {
 	checkDebitMoney(f, "refund", r.Amount, r.Currency, MaxTotal)
 	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
 	checkCustomer(f, r.Customer)
+	checkMetadata(f, r.Metadata)
 	return f.Err()
 }
 

@@ -55,6 +55,15 @@ func checkField(f FieldErrors, field, value string, max int) {
 	}
 }
 
+// checkMetadata checks the optional metadata of a follow-up call
+// (channel, merchant_hash) as free text: kept with the payment and shown
+// again, a card number is never among it.
+func checkMetadata(f FieldErrors, md map[string]string) {
+	for k, v := range md {
+		checkField(f, "metadata."+k, v, MaxFieldLength)
+	}
+}
+
 // errCardNumberInText is the answer to free text holding a card number.
 var errCardNumberInText = errors.New("must not contain a card number (a card number goes in the card number field only)")
 

@@ -152,8 +152,11 @@ func checkRedirectURL(f FieldErrors, raw string) {
 		return
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "https" || u.Hostname() == "" || !validPort(u) {
+	switch {
+	case err != nil || u.Scheme != "https" || u.Hostname() == "" || !validPort(u):
 		f.Add(field, "must be an absolute https:// address")
+	case ContainsCardNumber(raw): // kept with the purchase and shown again
+		f.Add(field, errCardNumberInText.Error())
 	}
 }
 

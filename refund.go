@@ -23,6 +23,7 @@ func (r *RefundRequest) validate() error {
 	checkMoneyUpTo(f, "refund", r.Amount, r.Currency, MaxTotal)
 	checkCustomer(f, r.Customer)
 	checkInvoice(f, "refund.invoice_number", r.InvoiceNumber)
+	checkMetadata(f, r.Metadata)
 	return f.Err()
 }
 

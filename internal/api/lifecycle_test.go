@@ -415,3 +415,47 @@ func TestHoldOperationRetriedAfterProcessorUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestCardNumberInMetadataIsRefused: the metadata of a capture, cancel,
+// refund, direct debit or direct debit refund is kept with the payment
+// and shown again, so a card number in it is 400 naming the field, and
+// the call changes nothing, as in any other free-text field.
+func TestCardNumberInMetadataIsRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	withCard := func(b map[string]any) map[string]any {
+		b["metadata"] = map[string]any{"channel": "web", "merchant_hash": "5555 5555 5555 4444"}
+		return b
+	}
+	held := hold(t, env, m, "20.00")
+	paid := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "20.00")).Str("purchase.purchase_reference")
+	debited := debit(t, env, m, testAccount, "20.00")
+	calls := map[string]func() apitest.Response{
+		"capture": func() apitest.Response { return capture(env, m, held, "20.00", func(b map[string]any) { withCard(b) }) },
+		"cancel": func() apitest.Response {
+			return env.Post("/v5/purchase/"+held+"/cancel", m, withCard(map[string]any{
+				"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)}}))
+		},
+		"refund": func() apitest.Response {
+			return env.Post("/v5/purchase/"+paid+"/refund", m, withCard(refundBody(env, m, "5.00")))
+		},
+		"direct debit": func() apitest.Response {
+			return env.Post("/v5/direct_debit", m, withCard(debitBody(env, m, testAccount, "5.00")))
+		},
+		"direct debit refund": func() apitest.Response {
+			return env.Post("/v5/direct_debit/"+debited+"/refund", m, withCard(refundBody(env, m, "5.00")))
+		},
+	}
+	for name, call := range calls {
+		r := call()
+		if fields, _ := r.Get("fields").(map[string]any); r.Status != http.StatusBadRequest || fields["metadata.merchant_hash"] == nil {
+			t.Errorf("%s with a card number in metadata: got %d %s, want 400 naming metadata.merchant_hash", name, r.Status, r.Raw)
+		}
+	}
+	if got := statusOf(t, env, m, held); got != "PRE_AUTHORISED" {
+		t.Errorf("the hold after refused captures and cancels: got %s, want PRE_AUTHORISED", got)
+	}
+	if tr := stored(t, env, m, paid); tr.Refunded != 0 {
+		t.Errorf("the purchase after a refused refund: %d refunded, want none", tr.Refunded)
+	}
+}

@@ -389,6 +389,10 @@ var badInputs = []struct {
 	{"a card number as the invoice number", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV 4111 1111 1111 1111") }, 400, "purchase.invoice_number"},
 	{"a card number in the customer's name", func(b map[string]any) { apitest.Set(b, "customer.first_name", "5555-5555-5555-4444") }, 400, "customer.first_name"},
 	{"a card number as the holder's name", func(b map[string]any) { apitest.Set(b, "card.holder_name", "378282246310005") }, 400, "card.holder_name"},
+	{"a card number in the 3-D Secure return address", func(b map[string]any) {
+		apitest.Set(b, "customer.should_service_apply_authentication", true)
+		apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example/back?pan=4111111111111111")
+	}, 400, "customer.authentication_redirect_url"},
 }
 
 func TestBadPurchaseInputStoresNothing(t *testing.T) {
