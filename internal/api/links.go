@@ -34,12 +34,23 @@ func (b *body) timestamp(path string) time.Time {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	switch {
-	case err != nil:
+	case err != nil || !offsetInRange(s):
 		b.fail(path, "must be an RFC 3339 time such as 2026-12-31T23:59:00Z")
 	case t.IsZero(): // the year 1, which would read as no time at all
 		b.fail(path, "must be in the future")
 	}
 	return t.UTC()
+}
+
+// offsetInRange reports whether the numeric offset ending a time that
+// time.Parse took as RFC 3339 is one RFC 3339 allows: time.Parse also
+// takes +24:00 and minutes up to 99 ("+00:60" read as an hour).
+func offsetInRange(s string) bool {
+	if s[len(s)-1] == 'Z' {
+		return true
+	}
+	off := s[len(s)-len("+00:00"):]
+	return off[1:3] <= "23" && off[4:6] <= "59"
 }
 
 // createLink: POST /v5/payment-links.

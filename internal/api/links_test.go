@@ -57,6 +57,7 @@ func TestCreatePaymentLinkBadInput(t *testing.T) {
 	valid := func() map[string]any {
 		return map[string]any{"amount": "10.50", "currency": "AUD", "merchantReference": "ORDER-1"}
 	}
+	soon := env.Clock.Now().Add(48 * time.Hour).UTC().Format("2006-01-02T15:04:05") // an offset to add
 	tests := []struct {
 		name   string
 		mutate func(map[string]any)
@@ -86,6 +87,8 @@ func TestCreatePaymentLinkBadInput(t *testing.T) {
 		{"expiry not a time", func(b map[string]any) { b["expires_at"] = "tomorrow" }, m, 400, "invalid_request", "expires_at"},
 		// The year 1 is Go's zero time, which once read as "never expires".
 		{"expiry in the year 1", func(b map[string]any) { b["expires_at"] = "0001-01-01T00:00:00Z" }, m, 400, "invalid_request", "expires_at"},
+		{"expiry with an offset of 60 minutes", func(b map[string]any) { b["expires_at"] = soon + "+00:60" }, m, 400, "invalid_request", "expires_at"},
+		{"expiry with an offset of 24 hours", func(b map[string]any) { b["expires_at"] = soon + "+24:00" }, m, 400, "invalid_request", "expires_at"},
 		{"company token of another merchant", func(b map[string]any) { b["company_token"] = other.Creds.CompanyToken }, m, 403, "company_token_mismatch", ""},
 		{"no API key", func(map[string]any) {}, nil, 401, "unauthorized", ""},
 	}
