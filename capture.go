@@ -132,41 +132,74 @@ func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req Cance
 
 // ExpirePreAuths cancels the holds that have been PRE_AUTHORISED for
 // longer than Config.PreAuthExpiry, by the service clock, ExpiryBatch at
-// a time until none is left (drain), and returns how many it released.
-// Each hold is claimed with a compare-and-set, so several instances
-// running it release each hold once.
+// a time until none is left, and returns how many it released. Each hold
+// is claimed with a compare-and-set, so several instances running it
+// release each hold once. A hold the processor does not release stays
+// PRE_AUTHORISED, unchanged, for the next run; each pass starts after the
+// last hold the one before it read, so such a hold (it stays the oldest)
+// never holds up the others.
 func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
-	return drain(ctx, ExpiryBatch, s.expirePreAuthBatch)
+	var after Position
+	total := 0
+	for {
+		read, released, err := s.expirePreAuthBatch(ctx, &after)
+		total += released
+		if err != nil || read < ExpiryBatch || ctx.Err() != nil {
+			return total, err
+		}
+	}
 }
 
-// expirePreAuthBatch releases up to ExpiryBatch expired holds and says
-// how many it read and released.
-func (s *Service) expirePreAuthBatch(ctx context.Context) (read, released int, err error) {
+// expirePreAuthBatch releases up to ExpiryBatch expired holds after the
+// position after, moves after to the last one it read, and says how many
+// it read and released. A hold the processor does not release is logged
+// and skipped.
+func (s *Service) expirePreAuthBatch(ctx context.Context, after *Position) (read, released int, err error) {
 	var due []*Transaction
 	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
-		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), Position{}, ExpiryBatch)
+		due, err = tx.TransactionsInStatus(StatusPreAuthorised, s.now().Add(-s.cfg.PreAuthExpiry), *after, ExpiryBatch)
 		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("list expired holds: %w", err)
 	}
-	n := 0
 	for _, t := range due {
-		t.Details.Pending = &PendingOp{Op: opExpire, Message: "The hold expired and was released automatically; no money was taken"}
-		err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, opExpire) })
-		if errors.Is(err, errInProgress) {
-			continue // another instance or a capture/cancel got it first
-		}
+		*after = t.position()
+		ok, err := s.expireHold(ctx, t)
 		if err != nil {
-			return len(due), n, fmt.Errorf("claim expired hold: %w", err)
+			return len(due), released, err
 		}
-		if _, err := s.settleHold(ctx, t, ""); err != nil {
-			return len(due), n, fmt.Errorf("release expired hold: %w", err)
+		if ok {
+			released++
 		}
-		n++
 	}
-	return len(due), n, nil
+	return len(due), released, nil
+}
+
+// expireHold claims an expired hold and releases it; false when another
+// instance or a capture or cancel got it first, or when the processor did
+// not release it (the hold is then restored, and the next run tries
+// again).
+func (s *Service) expireHold(ctx context.Context, t *Transaction) (bool, error) {
+	t.Details.Pending = &PendingOp{Op: opExpire, Message: "The hold expired and was released automatically; no money was taken"}
+	err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, opExpire) })
+	if errors.Is(err, errInProgress) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim expired hold %s: %w", t.Reference, err)
+	}
+	_, err = s.settleHold(ctx, t, "")
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeProcessorUnavailable {
+		s.log.WarnContext(ctx, "expired hold not released: the next run tries again", "reference", t.Reference, "err", err)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("release expired hold %s: %w", t.Reference, err)
+	}
+	return true, nil
 }
 
 // claimHold, in one database transaction, spends the transaction token

@@ -16,17 +16,23 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // engines runs fn against a fresh Service on SQLite and on PostgreSQL.
 func engines(t *testing.T, fn func(t *testing.T, r *rig)) {
+	enginesWith(t, func() apitest.Options { return apitest.Options{} }, fn)
+}
+
+// enginesWith is engines with the options opts returns for each engine.
+func enginesWith(t *testing.T, opts func() apitest.Options, fn func(t *testing.T, r *rig)) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
-			opts := apitest.Options{}
+			o := opts()
 			if engine == "postgres" {
-				opts.DSN = pg.Database(t)
+				o.DSN = pg.Database(t)
 			}
-			env := apitest.Start(t, opts)
+			env := apitest.Start(t, o)
 			fn(t, &rig{t: t, env: env, svc: env.Service, m: env.Onboard()})
 		})
 	}
@@ -417,6 +423,98 @@ func TestPreAuthExpiry(t *testing.T) {
 		}
 		_, err = r.capture(old, 1000)
 		wantCode(t, err, paylink.CodeHoldReleased)
+	})
+}
+
+// voidRefuser is the sandbox acquirer, except that it refuses to void
+// the holds it is told to (an authorisation it no longer knows), and
+// counts its refusals.
+type voidRefuser struct {
+	processor.Sandbox
+	mu       sync.Mutex
+	refusing map[string]bool
+	refusals int
+}
+
+// refuse starts (on) or stops refusing to void the hold ref.
+func (p *voidRefuser) refuse(ref string, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refusing == nil {
+		p.refusing = map[string]bool{}
+	}
+	p.refusing[ref] = on
+}
+
+// refused is how many voids it has refused.
+func (p *voidRefuser) refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refusals
+}
+
+func (p *voidRefuser) Void(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
+	p.mu.Lock()
+	refuse := p.refusing[req.Reference]
+	if refuse {
+		p.refusals++
+	}
+	p.mu.Unlock()
+	if refuse {
+		return paylink.OpResult{}, errors.New("acquirer: void refused (authorisation not found)")
+	}
+	return p.Sandbox.Void(ctx, req)
+}
+
+// TestPreAuthExpiryGoesOnPastAHoldItCannotRelease: the oldest expired
+// hold, which the processor will not void, is left PRE_AUTHORISED and
+// the job still releases the younger ones in the same run, more than a
+// batch of them; later runs try the refused one again and release it
+// once the processor does.
+func TestPreAuthExpiryGoesOnPastAHoldItCannotRelease(t *testing.T) {
+	var proc *voidRefuser
+	opts := func() apitest.Options {
+		proc = &voidRefuser{}
+		return apitest.Options{Processor: proc}
+	}
+	enginesWith(t, opts, func(t *testing.T, r *rig) {
+		stuck := r.pay("4111111111111111", 5000, true, paylink.StatusPreAuthorised).Reference
+		proc.refuse(stuck, true)
+		r.env.Clock.Advance(time.Second)
+		const younger = paylink.ExpiryBatch + 3
+		var others []string
+		for range younger {
+			others = append(others, r.pay("4111111111111111", 1000, true, paylink.StatusPreAuthorised).Reference)
+		}
+		r.env.Clock.Advance(paylink.DefaultPreAuthExpiry + time.Minute)
+		if n, err := r.svc.ExpirePreAuths(ctx); err != nil || n != younger {
+			t.Fatalf("first run: released %d, %v; want the %d younger holds and no error", n, err, younger)
+		}
+		for _, ref := range others {
+			if got := r.status(ref); got != paylink.StatusPreAuthorisedReversed {
+				t.Fatalf("younger hold %s: got %s, want %s", ref, got, paylink.StatusPreAuthorisedReversed)
+			}
+		}
+		if got := r.status(stuck); got != paylink.StatusPreAuthorised {
+			t.Errorf("refused hold: got %s, want it left %s", got, paylink.StatusPreAuthorised)
+		}
+		if got := proc.refused(); got != 1 {
+			t.Errorf("first run asked to void the refused hold %d times, want 1", got)
+		}
+		r.env.Clock.Advance(time.Minute)
+		if n, err := r.svc.ExpirePreAuths(ctx); err != nil || n != 0 {
+			t.Errorf("second run, still refused: released %d, %v; want 0", n, err)
+		}
+		if got := proc.refused(); got != 2 {
+			t.Errorf("after the second run: asked to void the refused hold %d times, want 2 (tried again)", got)
+		}
+		proc.refuse(stuck, false)
+		if n, err := r.svc.ExpirePreAuths(ctx); err != nil || n != 1 {
+			t.Errorf("run once the processor voids it: released %d, %v; want 1", n, err)
+		}
+		if got := r.status(stuck); got != paylink.StatusPreAuthorisedReversed {
+			t.Errorf("refused hold once voided: got %s, want %s", got, paylink.StatusPreAuthorisedReversed)
+		}
 	})
 }
 
