@@ -240,9 +240,10 @@ func (s *Service) unrecordedHoldOp(ctx context.Context, in *inquirer, t *Transac
 	return InquiryResult{}, nil
 }
 
-// recoverTransaction asks about t and records the answer; false when
-// another instance or the original call got there first, or when the
-// processor still cannot say about an item already UNKNOWN.
+// recoverTransaction asks about t and records the answer (a hold's
+// capture, cancel or expiry with its audit row, by the recovery job);
+// false when another instance or the original call got there first, or
+// when the processor still cannot say about an item already UNKNOWN.
 func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Transaction) (bool, error) {
 	res, err := s.transactionInquiry(ctx, in, t)
 	if ctx.Err() != nil {
@@ -251,11 +252,12 @@ func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Trans
 	if err != nil {
 		return s.needsReview(ctx, t, err)
 	}
-	from := t.Status
+	from, op := t.Status, ""
 	switch {
 	case !res.Found:
 		return s.neverHappened(ctx, t, from)
 	case t.Details.Pending != nil:
+		op = t.Details.Pending.Op
 		s.applyHoldOp(t, res.Op.AcquirerTransID)
 	case t.PaymentType == PaymentTypeBankAccount:
 		applySubmission(t, res.Submission, s.now())
@@ -267,7 +269,10 @@ func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Trans
 		s.applyAuth(t, res.Auth, t.PreAuth)
 	}
 	err = s.store.Update(ctx, func(tx Tx) error {
-		return s.saveOutcome(tx, t, from)
+		if err := s.saveOutcome(tx, t, from); err != nil {
+			return err
+		}
+		return s.auditHoldOp(ctx, tx, t, op, nil) // a hold's capture, cancel or expiry, as the call would have
 	})
 	return recovered(err, "recover "+t.Reference)
 }

@@ -145,3 +145,82 @@ func wantStatus(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string,
 		t.Errorf("%s: got %s, want %s", ref, got, want)
 	}
 }
+
+// A hold's capture, cancel or expiry whose answer was lost and that
+// recovery records is audited once, as the call would have audited it,
+// with the recovery job as its actor (like a recovered refund).
+func TestRecoveredHoldOperationIsAudited(t *testing.T) {
+	tests := []struct {
+		name, action string
+		want         paylink.Status
+		// run makes a hold and sends its operation to a slow acquirer.
+		run func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (ref string, err error)
+	}{
+		{"capture", paylink.AuditCapture, paylink.StatusApproved, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+			ref := approved(t, env, m, 1000, true)
+			req := capture(t, env, m, 800)
+			env.Sandbox.SetDelay(time.Hour)
+			_, err := env.Service.Capture(ctx, m.Merchant, ref, req)
+			return ref, err
+		}},
+		{"cancel", paylink.AuditCancel, paylink.StatusPreAuthorisedReversed, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+			ref := approved(t, env, m, 1000, true)
+			req := paylink.CancelRequest{CompanyToken: m.Creds.CompanyToken, TransactionToken: token(t, env, m)}
+			env.Sandbox.SetDelay(time.Hour)
+			_, err := env.Service.Cancel(ctx, m.Merchant, ref, req)
+			return ref, err
+		}},
+		{"expiry", paylink.AuditExpire, paylink.StatusPreAuthorisedReversed, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+			ref := approved(t, env, m, 1000, true)
+			env.Clock.Advance(env.Service.Config().PreAuthExpiry + time.Minute)
+			env.Sandbox.SetDelay(time.Hour)
+			_, err := env.Service.ExpirePreAuths(ctx)
+			return ref, err
+		}},
+	}
+	job := paylink.Actor{Kind: paylink.ActorSystem, ID: "interrupted-transaction-recovery"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			engines(t, paylink.Config{ProcessorTimeout: deadline}, func(t *testing.T, env *apitest.Env) {
+				m := onboard(t, env)
+				ref, err := tt.run(t, env, m)
+				if err != nil {
+					t.Fatalf("%s past its deadline: %v", tt.name, err)
+				}
+				wantStatus(t, env, m, ref, paylink.StatusProcessing)
+				if rows := audited(t, env, tt.action, ref); len(rows) != 0 {
+					t.Fatalf("audit rows before recovery: got %d, want none (the outcome is not known)", len(rows))
+				}
+				env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+				if n, err := env.Service.RecoverInterrupted(paylink.WithActor(ctx, job)); err != nil || n != 1 {
+					t.Fatalf("recovery: moved %d, %v; want 1", n, err)
+				}
+				wantStatus(t, env, m, ref, tt.want)
+				rows := audited(t, env, tt.action, ref)
+				if len(rows) != 1 {
+					t.Fatalf("%s audit rows after recovery: got %d, want 1", tt.action, len(rows))
+				}
+				if e := rows[0]; e.Outcome != paylink.OutcomeSuccess || e.Detail != string(tt.want) || e.MerchantID != m.ID ||
+					e.ActorKind != job.Kind || e.ActorID != job.ID {
+					t.Errorf("audit row: got %+v, want success, detail %s, merchant %s, actor %s %s", e, tt.want, m.ID, job.Kind, job.ID)
+				}
+			})
+		})
+	}
+}
+
+// audited is the audit rows of action about the transaction ref.
+func audited(t *testing.T, env *apitest.Env, action, ref string) []*paylink.AuditEvent {
+	t.Helper()
+	rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{Action: action, Limit: 1000})
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	var out []*paylink.AuditEvent
+	for _, e := range rows {
+		if e.ObjectType == paylink.ObjectTransaction && e.ObjectID == ref {
+			out = append(out, e)
+		}
+	}
+	return out
+}
