@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -113,10 +114,16 @@ func (m *Merchant) APIKeyID() string { return APIKeyID(m.APIKeyHash) }
 // SourceIP is the IP address of an HTTP request's remote address
 // ("host:port"), for the actor and the customer's IP. paylink does not
 // trust forwarding headers; a deployment behind a proxy terminates there.
+// An IPv6 zone ("fe80::1%eth0") is dropped: it names the server's own
+// interface, not the client, and an address with one is not an IP
+// address to net.ParseIP (the customer's ip_address check).
 func SourceIP(remoteAddr string) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
-		return remoteAddr
+		host = remoteAddr
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.WithZone("").String()
 	}
 	return host
 }

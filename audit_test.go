@@ -464,3 +464,20 @@ func TestAuthFailureAuditIsRateLimited(t *testing.T) {
 		}
 	})
 }
+
+// TestSourceIP: the remote address's host, with or without a port, and an
+// IPv6 zone dropped, so that the customer's ip_address check accepts it.
+func TestSourceIP(t *testing.T) {
+	for _, c := range []struct{ remote, want string }{
+		{"203.0.113.7:52100", "203.0.113.7"},
+		{"203.0.113.7", "203.0.113.7"},
+		{"[2001:db8::1]:52100", "2001:db8::1"},
+		{"2001:db8::1", "2001:db8::1"},
+		{"[fe80::1%eth0]:52100", "fe80::1"},
+		{"fe80::1%eth0", "fe80::1"},
+	} {
+		if got := paylink.SourceIP(c.remote); got != c.want {
+			t.Errorf("SourceIP(%q) = %q, want %q", c.remote, got, c.want)
+		}
+	}
+}

@@ -160,6 +160,28 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 	}
 }
 
+// TestPaymentFromAZonedIPv6Address: a customer on an IPv6 link-local
+// address with a zone (fe80::1%eth0) pays on the hosted page, and the
+// transaction keeps the address without the zone (it was a 500).
+func TestPaymentFromAZonedIPv6Address(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+
+	paid := b.postFrom(env, "[fe80::1%eth0]:52100", hpp, cardForm(csrf, cardOK))
+	if paid.status != http.StatusSeeOther {
+		t.Fatalf("pay: got %d, want 303 to the page:\n%s", paid.status, paid.body)
+	}
+	st := linkState(t, env, m, r.Str("id"))
+	tr := transaction(t, env, m, st.Str("transaction_reference"))
+	if tr.Status != paylink.StatusApproved || tr.Details.Customer.IPAddress != "fe80::1" {
+		t.Errorf("got %s from %q, want APPROVED from fe80::1", tr.Status, tr.Details.Customer.IPAddress)
+	}
+}
+
 func TestFormErrorsKeepDetails(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
