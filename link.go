@@ -122,6 +122,7 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 		f.Add("merchantReference", "is required")
 	}
 	checkField(f, "merchantReference", n.MerchantReference, MaxFieldLength)
+	checkInvoice(f, "merchantReference", n.MerchantReference) // the payment's invoice number
 	checkLinkCustomer(f, "customer.", n.Customer)
 	if !n.ExpiresAt.IsZero() && !n.ExpiresAt.After(now) {
 		f.Add("expires_at", "must be in the future")

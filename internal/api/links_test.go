@@ -73,6 +73,9 @@ func TestCreatePaymentLinkBadInput(t *testing.T) {
 		{"unknown currency", func(b map[string]any) { b["currency"] = "XXX" }, m, 400, "invalid_request", "currency"},
 		{"missing reference", func(b map[string]any) { delete(b, "merchantReference") }, m, 400, "invalid_request", "merchantReference"},
 		{"reference too long", func(b map[string]any) { b["merchantReference"] = strings.Repeat("x", 129) }, m, 400, "invalid_request", "merchantReference"},
+		// The reference is the payment's invoice number, which a status look-up puts in the path.
+		{"reference ..", func(b map[string]any) { b["merchantReference"] = ".." }, m, 400, "invalid_request", "merchantReference"},
+		{"reference .", func(b map[string]any) { b["merchantReference"] = " . " }, m, 400, "invalid_request", "merchantReference"},
 		{"bad email", func(b map[string]any) { b["customer"] = map[string]any{"email": "nope"} }, m, 400, "invalid_request", "customer.email"},
 		{"bad country", func(b map[string]any) { b["customer"] = map[string]any{"country_code": "au"} }, m, 400, "invalid_request", "customer.country_code"},
 		{"unassigned country", func(b map[string]any) { b["customer"] = map[string]any{"country_code": "UK"} }, m, 400, "invalid_request", "customer.country_code"},

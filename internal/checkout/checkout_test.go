@@ -429,6 +429,13 @@ func TestVirtualTerminal(t *testing.T) {
 	if p := b.get(vt); !strings.Contains(p.body, fmt.Sprintf(`name="invoice_number" value="" maxlength="%d"`, paylink.MaxInvoiceLength)) {
 		t.Errorf("the invoice number's maxlength is not MaxInvoiceLength:\n%s", p.body)
 	}
+	// An invoice number follows the API's rule: ".." could never be
+	// looked up by invoice.
+	dots := cardForm(csrf, cardOK)
+	dots.Set("invoice_number", "..")
+	if p := b.post(vt, dots); p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="invoice_number-err"`) {
+		t.Errorf("invoice number ..: got %d, want 400 naming the invoice number", p.status)
+	}
 	invoice := "INV-777-" + strings.Repeat("X", 192)
 	f := cardForm(csrf, card3DS)
 	f.Set("customer_reference", "PHONE-CUST-1")

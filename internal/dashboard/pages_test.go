@@ -98,6 +98,17 @@ func TestLinksPage(t *testing.T) {
 				t.Errorf("got %d links, want 0", n)
 			}
 		})
+		t.Run("reference that is no invoice number", func(t *testing.T) {
+			f := linkForm(list.csrf(), key)
+			f.Set("merchantReference", "..")
+			p := b.post("/dashboard/links", f)
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="ref-error"`) {
+				t.Errorf("got %d, want 400 with the reference's error", p.status)
+			}
+			if n := linkCount(t, env, m); n != 0 {
+				t.Errorf("got %d links, want 0", n)
+			}
+		})
 		// PostgreSQL refuses bytes that are not UTF-8 in a text parameter:
 		// each of these was a 500 there.
 		t.Run("not UTF-8", func(t *testing.T) {
