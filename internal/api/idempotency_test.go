@@ -207,3 +207,70 @@ func TestReadsIgnoreIdempotencyKey(t *testing.T) {
 		t.Errorf("a POST with the key the reads carried: got %d %s, want it run", res.StatusCode, body)
 	}
 }
+
+// postHeaders sends a raw purchase body with each header's values, in
+// order, and decodes the answer.
+func postHeaders(t *testing.T, env *apitest.Env, body []byte, headers map[string][]string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase", bytes.NewReader(body))
+	for name, values := range headers {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, res.Header, out
+}
+
+// TestHeadersSentTwiceWithDifferentValues: an Idempotency-Key or an
+// Authorization sent twice with different values was read first-wins,
+// while a proxy or a log reading the last saw another key or merchant.
+// Now it is refused, naming the header, and nothing is paid; the same
+// value sent twice is read once.
+func TestHeadersSentTwiceWithDifferentValues(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, webhooks := onboardWithWebhooks(t, env)
+	other := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	auth := "Bearer " + m.Creds.APIKey
+	tests := []struct {
+		name    string
+		headers map[string][]string
+		status  int
+		code    string
+	}{
+		{"two keys", map[string][]string{"Authorization": {auth}, "Idempotency-Key": {"order-1", "order-2"}}, 400, "invalid_request"},
+		{"a key and an empty one", map[string][]string{"Authorization": {auth}, "Idempotency-Key": {"order-1", ""}}, 400, "invalid_request"},
+		{"two merchants' keys", map[string][]string{"Authorization": {auth, "Bearer " + other.Creds.APIKey}}, 401, "unauthorized"},
+		{"a wrong key then the right one", map[string][]string{"Authorization": {"Bearer pk_wrong", auth}}, 401, "unauthorized"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "Authorization"
+			if tt.code == "invalid_request" {
+				name = "Idempotency-Key"
+			}
+			status, _, out := postHeaders(t, env, body, tt.headers)
+			fields, _ := out["fields"].(map[string]any)
+			if status != tt.status || out["response_code"] != tt.code || fields[name] == nil {
+				t.Errorf("got %d %v, want %d %s naming %s", status, out, tt.status, tt.code, name)
+			}
+		})
+	}
+	if n := webhooks(); n != 0 {
+		t.Fatalf("got %d payment webhooks, want none: a refused request pays nothing", n)
+	}
+	same := map[string][]string{"Authorization": {auth, " " + auth}, "Idempotency-Key": {"order-3", "order-3 "}}
+	status, _, out := postHeaders(t, env, body, same)
+	again, h, _ := postHeaders(t, env, body, map[string][]string{"Authorization": {auth}, "Idempotency-Key": {"order-3"}})
+	if status != 200 || again != 200 || h.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the same values twice: got %d %v, then %d replayed %q; want 200 under key order-3, then its replay",
+			status, out, again, h.Get("Idempotent-Replayed"))
+	}
+}

@@ -63,7 +63,11 @@ func (s *Server) authed(h merchantHandler) http.Handler {
 
 func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantHandler) (int, []byte) {
 	actor := paylink.Actor{Kind: paylink.ActorAPIKey, IP: paylink.SourceIP(r.RemoteAddr), RequestID: paylink.RequestIDFrom(r.Context())}
-	m, err := s.svc.Authenticate(paylink.WithActor(r.Context(), actor), bearer(r))
+	apiKey, err := bearer(r)
+	if err != nil {
+		return s.errorResponse(w, r, err)
+	}
+	m, err := s.svc.Authenticate(paylink.WithActor(r.Context(), actor), apiKey)
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
@@ -81,8 +85,14 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" || r.Method == http.MethodGet || r.Method == http.MethodHead { // a read is idempotent already
+	if r.Method == http.MethodGet || r.Method == http.MethodHead { // a read is idempotent already
+		return s.run(w, r, m, raw, h)
+	}
+	key, ok := header(r, "Idempotency-Key")
+	if !ok {
+		return s.errorResponse(w, r, errIdempotencyKeyTwice)
+	}
+	if key == "" {
 		return s.run(w, r, m, raw, h)
 	}
 	return s.idempotent(w, r, m, key, raw, h)
@@ -111,14 +121,52 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	return status, body, err
 }
 
-// bearer extracts the API key from "Authorization: Bearer <key>".
-func bearer(r *http.Request) string {
-	scheme, key, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
+// bearer extracts the API key from "Authorization: Bearer <key>"; ""
+// when there is none. The header sent twice with different values is
+// 401: the request carries no one key to authenticate.
+func bearer(r *http.Request) (string, error) {
+	auth, ok := header(r, "Authorization")
+	if !ok {
+		return "", errAuthorizationTwice
 	}
-	return strings.TrimSpace(key)
+	scheme, key, ok := strings.Cut(strings.TrimSpace(auth), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", nil
+	}
+	return strings.TrimSpace(key), nil
 }
+
+// header is the request's header name, read once: sent more than once
+// with one value (trimmed), it is that value; with different values, ok
+// is false, since a proxy or a log that reads another of them would see
+// another key or another merchant than paylink (the rule of a JSON key
+// sent twice).
+func header(r *http.Request, name string) (value string, ok bool) {
+	values := r.Header.Values(name)
+	if len(values) == 0 {
+		return "", true
+	}
+	for _, v := range values[1:] {
+		if strings.TrimSpace(v) != strings.TrimSpace(values[0]) {
+			return "", false
+		}
+	}
+	return values[0], true
+}
+
+// sentTwice is the answer to a header sent twice with different values,
+// naming it in fields.
+func sentTwice(kind paylink.Kind, code, name string) *paylink.Error {
+	return &paylink.Error{Kind: kind, Code: code, Message: name + " sent twice with different values: send it once",
+		Fields: map[string]string{name: "sent twice with different values"}}
+}
+
+// errAuthorizationTwice and errIdempotencyKeyTwice refuse those headers
+// sent twice with different values.
+var (
+	errAuthorizationTwice  = sentTwice(paylink.KindUnauthorized, paylink.CodeUnauthorized, "Authorization")
+	errIdempotencyKeyTwice = sentTwice(paylink.KindInvalid, paylink.CodeInvalidRequest, "Idempotency-Key")
+)
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, encodeJSON(v))
