@@ -188,6 +188,14 @@ func TestContainsCardNumber(t *testing.T) {
 		"3569380356438091":                       false, // Luhn fails
 		"2026-1127-0001-2345-67":                 false,
 		"1234 5678 9012 3456 7890":               false,
+		// Digits inside a longer token: a hex HMAC-SHA256 and a UUID
+		// whose digit runs pass for cards, a letter touching the run.
+		"60261c07202c8d4829556058863d7d5c5eb5bcb57cc8a6ce6014c4665252b5ab":             false,
+		"https://shop.example/3ds/return?session=4f3b5d46-3799-4928-922c-2fc1ee1a3428": false,
+		"4829556058863d7d":         false,
+		"ref:4829556058863":        true, // the same digits standing alone
+		"Card: 4111111111111111.":  true,
+		"x4111 1111 1111 1111 now": false,
 	} {
 		if got := ContainsCardNumber(s); got != want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", s, got, want)

@@ -535,13 +535,18 @@ func (b *body) lookup(path string) *value {
 // a client meant is not paylink's to guess, and a hold and a charge in
 // full differ by one spelling of should_service_apply_pre_authorisation.
 func (b *body) first(paths ...string) (*value, string) {
+	return b.firstAgreeing(conflicting, paths...)
+}
+
+// firstAgreeing is first with its own test of two values that differ.
+func (b *body) firstAgreeing(differ func(a, b *value) bool, paths ...string) (*value, string) {
 	for i, p := range paths {
 		v := b.lookup(p)
 		if v == nil {
 			continue
 		}
 		for _, alias := range paths[i+1:] {
-			if w := b.lookup(alias); w != nil && alias != p && conflicting(w, v) {
+			if w := b.lookup(alias); w != nil && alias != p && differ(w, v) {
 				b.fail(alias, twice(w, "differs from the value sent as "+p))
 			}
 		}
@@ -598,30 +603,49 @@ func (b *body) need(max int, paths ...string) string {
 // boolean reads a flag: true/false, "true"/"false", 1/0; absent is
 // false.
 func (b *body) boolean(paths ...string) bool {
-	v, path := b.first(paths...)
+	v, path := b.firstAgreeing(flagsDiffer, paths...)
 	if v == nil {
 		return false
 	}
+	on, ok := flag(v)
+	if !ok {
+		b.fail(path, "must be true or false")
+	}
+	return on
+}
+
+// flag reads a flag as boolean does; ok is false for anything else.
+func flag(v *value) (on, ok bool) {
 	switch v.kind {
 	case kindBool:
-		return v.text == "true"
+		return v.text == "true", true
 	case kindString:
 		switch strings.ToLower(strings.TrimSpace(v.text)) {
 		case "true", "1", "yes":
-			return true
+			return true, true
 		case "false", "0", "no":
-			return false
+			return false, true
 		}
 	case kindNumber:
 		switch v.text {
 		case "1":
-			return true
+			return true, true
 		case "0":
-			return false
+			return false, true
 		}
 	}
-	b.fail(path, "must be true or false")
-	return false
+	return false, false
+}
+
+// flagsDiffer is conflicting for flags: true, "TRUE", 1 and "yes" are
+// one value under two names.
+func flagsDiffer(a, b *value) bool {
+	x, okA := flag(a)
+	y, okB := flag(b)
+	if okA && okB {
+		return x != y
+	}
+	return conflicting(a, b)
 }
 
 // integer reads a whole number sent as a number or a digit string

@@ -419,7 +419,8 @@ func TestHoldOperationRetriedAfterProcessorUnavailable(t *testing.T) {
 // TestCardNumberInMetadataIsRefused: the metadata of a capture, cancel,
 // refund, direct debit or direct debit refund is kept with the payment
 // and shown again, so a card number in it is 400 naming the field, and
-// the call changes nothing, as in any other free-text field.
+// the call changes nothing, as in any other free-text field; a hash whose
+// digits happen to pass for a card is not one.
 func TestCardNumberInMetadataIsRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -457,5 +458,12 @@ func TestCardNumberInMetadataIsRefused(t *testing.T) {
 	}
 	if tr := stored(t, env, m, paid); tr.Refunded != 0 {
 		t.Errorf("the purchase after a refused refund: %d refunded, want none", tr.Refunded)
+	}
+	// A hex HMAC-SHA256, as spec's merchant_hash is, with a digit run
+	// that passes for a Visa number inside it: a hash, not a card.
+	hmac := refundBody(env, m, "5.00")
+	hmac["metadata"] = map[string]any{"merchant_hash": "60261c07202c8d4829556058863d7d5c5eb5bcb57cc8a6ce6014c4665252b5ab"}
+	if r := env.Post("/v5/purchase/"+paid+"/refund", m, hmac); r.Status != http.StatusOK {
+		t.Errorf("refund with a hex hash as merchant_hash: got %d %s, want 200", r.Status, r.Raw)
 	}
 }

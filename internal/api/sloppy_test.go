@@ -441,7 +441,8 @@ func TestSpellingsThatDisagreeAreRefused(t *testing.T) {
 // a flat one) sent under two of them with two values is a 400 naming the
 // second, on every endpoint, never the first name's value: read either
 // way, a hold would be a charge in full, or a single-use card a stored
-// one. The same value under both is read once.
+// one. The same value under both is read once (for a flag, true and 1
+// are one value).
 func TestAliasesThatDisagreeAreRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -488,12 +489,14 @@ func TestAliasesThatDisagreeAreRefused(t *testing.T) {
 			t.Errorf("%s: got %d %s, want 400 naming %s", name, r.Status, r.Raw, c.field)
 		}
 	}
-	held := purchase(func(b map[string]any) {
-		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
-		apitest.Set(b, "purchase.should_service_apply_pre_authorization", "true")
-	})
-	if held.Status != http.StatusOK || held.Str("purchase.status") != "PRE_AUTHORISED" {
-		t.Errorf("a hold under both names: got %d %s, want PRE_AUTHORISED", held.Status, held.Raw)
+	for _, same := range []any{"true", 1, " YES "} { // one flag, as the lenient rules read it
+		held := purchase(func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+			apitest.Set(b, "purchase.should_service_apply_pre_authorization", same)
+		})
+		if held.Status != http.StatusOK || held.Str("purchase.status") != "PRE_AUTHORISED" {
+			t.Errorf("a hold under both names, true and %q: got %d %s, want PRE_AUTHORISED", same, held.Status, held.Raw)
+		}
 	}
 	if r := env.Post("/v5/card", m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": stored,
 		"card": map[string]any{"token": stored}}); r.Status != http.StatusOK {
