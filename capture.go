@@ -178,9 +178,10 @@ func (s *Service) expirePreAuthBatch(ctx context.Context, after *Position) (read
 }
 
 // expireHold claims an expired hold and releases it; false when another
-// instance or a capture or cancel got it first, or when the processor did
+// instance or a capture or cancel got it first, when the processor did
 // not release it (the hold is then restored, and the next run tries
-// again).
+// again), or when its answer was lost (the hold waits PROCESSING for the
+// recovery job's inquiry).
 func (s *Service) expireHold(ctx context.Context, t *Transaction) (bool, error) {
 	t.Details.Pending = &PendingOp{Op: opExpire, Message: "The hold expired and was released automatically; no money was taken"}
 	err := s.store.Update(ctx, func(tx Tx) error { return s.claim(tx, t, opExpire) })
@@ -190,7 +191,7 @@ func (s *Service) expireHold(ctx context.Context, t *Transaction) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("claim expired hold %s: %w", t.Reference, err)
 	}
-	_, err = s.settleHold(ctx, t, "")
+	settled, err := s.settleHold(ctx, t, "")
 	var e *Error
 	if errors.As(err, &e) && e.Code == CodeProcessorUnavailable {
 		s.log.WarnContext(ctx, "expired hold not released: the next run tries again", "reference", t.Reference, "err", err)
@@ -199,7 +200,7 @@ func (s *Service) expireHold(ctx context.Context, t *Transaction) (bool, error) 
 	if err != nil {
 		return false, fmt.Errorf("release expired hold %s: %w", t.Reference, err)
 	}
-	return true, nil
+	return settled.Status == StatusPreAuthorisedReversed, nil
 }
 
 // claimHold, in one database transaction, spends the transaction token
