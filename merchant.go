@@ -285,6 +285,13 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (*Merchant, e
 	return m, nil
 }
 
+// RefuseCredentials records an API request refused before any key was
+// tried (detail says why: an Authorization header sent twice with two
+// values), as Authenticate records the keys it refuses.
+func (s *Service) RefuseCredentials(ctx context.Context, detail string) {
+	s.auditDenied(ctx, AuditEvent{Action: AuditAuthenticate, ObjectType: ObjectAPIKey, Detail: detail})
+}
+
 // merchantByID reads a merchant inside tx through the cache of recent
 // merchants: a hosted page names its merchant by the link's merchant id.
 // Like an authenticated API request's, it is at most AuthCacheTTL old

@@ -67,14 +67,19 @@ func testAuditOverHTTP(t *testing.T, env *apitest.Env) {
 	failures := []struct {
 		name, auth, requestID string
 		status                int
+		second                string // a second Authorization header, when set
 	}{
-		{"missing key", "", "req-missing", http.StatusUnauthorized},
-		{"unknown key", "Bearer " + presented, "req-unknown", http.StatusUnauthorized},
-		{"malformed key", "Bearer " + strings.TrimPrefix(presented, "pl_sk_"), "req-malformed", http.StatusUnauthorized},
+		{"missing key", "", "req-missing", http.StatusUnauthorized, ""},
+		{"unknown key", "Bearer " + presented, "req-unknown", http.StatusUnauthorized, ""},
+		{"malformed key", "Bearer " + strings.TrimPrefix(presented, "pl_sk_"), "req-malformed", http.StatusUnauthorized, ""},
+		{"two keys", "Bearer " + presented, "req-twice", http.StatusUnauthorized, "Bearer " + m.Creds.APIKey},
 	}
 	for _, f := range failures {
 		req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/transaction_token", strings.NewReader(`{}`))
 		req.Header.Set("Authorization", f.auth)
+		if f.second != "" {
+			req.Header.Add("Authorization", f.second)
+		}
 		req.Header.Set("X-Request-Id", f.requestID)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

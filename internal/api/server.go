@@ -63,11 +63,13 @@ func (s *Server) authed(h merchantHandler) http.Handler {
 
 func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantHandler) (int, []byte) {
 	actor := paylink.Actor{Kind: paylink.ActorAPIKey, IP: paylink.SourceIP(r.RemoteAddr), RequestID: paylink.RequestIDFrom(r.Context())}
+	ctx := paylink.WithActor(r.Context(), actor)
 	apiKey, err := bearer(r)
 	if err != nil {
+		s.svc.RefuseCredentials(ctx, "sent twice")
 		return s.errorResponse(w, r, err)
 	}
-	m, err := s.svc.Authenticate(paylink.WithActor(r.Context(), actor), apiKey)
+	m, err := s.svc.Authenticate(ctx, apiKey)
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
