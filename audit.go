@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -121,6 +122,9 @@ func SourceIP(remoteAddr string) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
+	}
+	if strings.IndexByte(host, '%') < 0 {
+		return host // every request's path: no parse, no copy
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return ip.WithZone("").String()

@@ -133,7 +133,13 @@ func stripSeparators(s string) string {
 // ("...d46-3799-4928-922c...") about once in 2,000 values, and a merchant
 // could never send that value again.
 func ContainsCardNumber(s string) bool {
-	for _, sp := range append(cardNumberSpans(s), groupedCardSpans(s)...) {
+	return standsAlone(s, cardNumberSpans(s)) || standsAlone(s, groupedCardSpans(s))
+}
+
+// standsAlone reports whether one of the spans of s is not part of a
+// longer token (touchesLetter).
+func standsAlone(s string, spans [][2]int) bool {
+	for _, sp := range spans {
 		if !touchesLetter(s, sp[0], sp[1]) {
 			return true
 		}

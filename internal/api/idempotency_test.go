@@ -27,9 +27,19 @@ func postKey(t *testing.T, env *apitest.Env, m *apitest.Merchant, key string, bo
 // postKeyTo sends a raw body to path with an Idempotency-Key.
 func postKeyTo(t *testing.T, env *apitest.Env, m *apitest.Merchant, path, key string, body []byte) (*http.Response, string) {
 	t.Helper()
+	return postWith(t, env, path, body, map[string][]string{"Authorization": {"Bearer " + m.Creds.APIKey}, "Idempotency-Key": {key}})
+}
+
+// postWith sends a raw body to path with each header's values, in order,
+// and returns the answer and its body.
+func postWith(t *testing.T, env *apitest.Env, path string, body []byte, headers map[string][]string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
-	req.Header.Set("Idempotency-Key", key)
+	for name, values := range headers {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -212,19 +222,9 @@ func TestReadsIgnoreIdempotencyKey(t *testing.T) {
 // order, and decodes the answer.
 func postHeaders(t *testing.T, env *apitest.Env, body []byte, headers map[string][]string) (int, http.Header, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/v5/purchase", bytes.NewReader(body))
-	for name, values := range headers {
-		for _, v := range values {
-			req.Header.Add(name, v)
-		}
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res, raw := postWith(t, env, "/v5/purchase", body, headers)
 	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
+	json.Unmarshal([]byte(raw), &out)
 	return res.StatusCode, res.Header, out
 }
 

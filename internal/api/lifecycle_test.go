@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -355,30 +356,21 @@ func TestRefundDuringACaptureIsInProgress(t *testing.T) {
 // first capture and the first void it is asked for.
 type unreachableOnce struct {
 	processor.Sandbox
-	mu     sync.Mutex
-	failed map[string]bool
+	captureFailed, voidFailed atomic.Bool
 }
 
-func (p *unreachableOnce) fail(op string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failed[op] {
-		return nil
-	}
-	p.failed[op] = true
-	return errors.New("dial acquirer: connection refused")
-}
+var errUnreachable = errors.New("dial acquirer: connection refused")
 
 func (p *unreachableOnce) Capture(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
-	if err := p.fail("capture"); err != nil {
-		return paylink.OpResult{}, err
+	if !p.captureFailed.Swap(true) {
+		return paylink.OpResult{}, errUnreachable
 	}
 	return p.Sandbox.Capture(ctx, req)
 }
 
 func (p *unreachableOnce) Void(ctx context.Context, req paylink.OpRequest) (paylink.OpResult, error) {
-	if err := p.fail("void"); err != nil {
-		return paylink.OpResult{}, err
+	if !p.voidFailed.Swap(true) {
+		return paylink.OpResult{}, errUnreachable
 	}
 	return p.Sandbox.Void(ctx, req)
 }
@@ -389,7 +381,7 @@ func (p *unreachableOnce) Void(ctx context.Context, req paylink.OpRequest) (payl
 // token, same Idempotency-Key), as the 503 invites, goes through: the
 // token is given back with the hold.
 func TestHoldOperationRetriedAfterProcessorUnavailable(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Processor: &unreachableOnce{failed: map[string]bool{}}})
+	env := apitest.Start(t, apitest.Options{Processor: &unreachableOnce{}})
 	m := env.Onboard()
 	for op, want := range map[string]string{"capture": "APPROVED", "cancel": "PRE_AUTHORISED_REVERSED"} {
 		ref := hold(t, env, m, "20.00")

@@ -166,11 +166,7 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 func TestPaymentFromAZonedIPv6Address(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
-	r := link(t, env, m, "10.50", nil)
-	hpp, _ := pageURLs(r)
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
-
+	r, hpp, b, csrf := openPage(t, env, m)
 	paid := b.postFrom(env, "[fe80::1%eth0]:52100", hpp, cardForm(csrf, cardOK))
 	if paid.status != http.StatusSeeOther {
 		t.Fatalf("pay: got %d, want 303 to the page:\n%s", paid.status, paid.body)

@@ -87,28 +87,22 @@ func TestLinksPage(t *testing.T) {
 				t.Errorf("got %d links, want 0", n)
 			}
 		})
-		t.Run("bad amount", func(t *testing.T) {
-			f := linkForm(list.csrf(), key)
-			f.Set("amount", "12.505")
-			p := b.post("/dashboard/links", f)
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="amount-error"`) {
-				t.Errorf("got %d, want 400 with the amount's error", p.status)
-			}
-			if n := linkCount(t, env, m); n != 0 {
-				t.Errorf("got %d links, want 0", n)
-			}
-		})
-		t.Run("reference that is no invoice number", func(t *testing.T) {
-			f := linkForm(list.csrf(), key)
-			f.Set("merchantReference", "..")
-			p := b.post("/dashboard/links", f)
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="ref-error"`) {
-				t.Errorf("got %d, want 400 with the reference's error", p.status)
-			}
-			if n := linkCount(t, env, m); n != 0 {
-				t.Errorf("got %d links, want 0", n)
-			}
-		})
+		for _, bad := range []struct{ name, field, value, errorID string }{
+			{"bad amount", "amount", "12.505", "amount-error"},
+			{"reference that is no invoice number", "merchantReference", "..", "ref-error"},
+		} {
+			t.Run(bad.name, func(t *testing.T) {
+				f := linkForm(list.csrf(), key)
+				f.Set(bad.field, bad.value)
+				p := b.post("/dashboard/links", f)
+				if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="`+bad.errorID+`"`) {
+					t.Errorf("got %d, want 400 with the %s's error", p.status, bad.field)
+				}
+				if n := linkCount(t, env, m); n != 0 {
+					t.Errorf("got %d links, want 0", n)
+				}
+			})
+		}
 		// PostgreSQL refuses bytes that are not UTF-8 in a text parameter:
 		// each of these was a 500 there.
 		t.Run("not UTF-8", func(t *testing.T) {
