@@ -231,10 +231,7 @@ func TestCardNumberInAnotherFieldIsNotShownBack(t *testing.T) {
 // the payment.
 func TestRefusedFieldIsNotShownBack(t *testing.T) {
 	env := start(t)
-	m := env.Onboard()
-	r := link(t, env, m, "10.50", nil)
-	hpp, _ := pageURLs(r)
-	b := newBrowser(t, env)
+	_, hpp, b, _ := openPage(t, env, env.Onboard())
 	for field, value := range map[string]string{"email": "4111,1111,1111,1111", "country_code": "ZZ"} {
 		f := cardForm(b.get(hpp).csrf(t), cardOK)
 		f.Set(field, value)
