@@ -55,6 +55,7 @@ type config struct {
 	processingFirst      bool    // serve with --record-processing-first
 	webhookURL           string  // the merchant's webhook URL, if any
 	webhookReceiver      bool    // receive the merchant's webhooks in the tool and count them
+	webhookHangs         bool    // receive them and never answer, as an endpoint that hangs
 	rows                 []int64 // row scaling: stored transactions at which to report
 }
 
@@ -79,6 +80,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.processingFirst, "record-processing-first", false, "with --serve-bin: start paylink with --record-processing-first (two commits per purchase, as for a remote acquirer)")
 	fs.StringVar(&c.webhookURL, "webhook-url", "", "with --serve-bin: give the merchant this webhook URL, so that every payment also writes a webhook delivery that paylink then sends")
 	fs.BoolVar(&c.webhookReceiver, "webhook-receiver", false, "with --serve-bin: receive the merchant's webhooks in this tool (answering 200) and report how many a second arrive")
+	fs.BoolVar(&c.webhookHangs, "webhook-receiver-hangs", false, "with --serve-bin: receive the merchant's webhooks in this tool and never answer them (an endpoint that hangs; read paylink_webhook_deferred_total from PAYLINK_METRICS_ADDR); reports the attempts that arrive")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -115,10 +117,10 @@ func (c config) check() error {
 		return errors.New("--warmup must be 0 to 1m")
 	case c.serveBin != "" && len(c.addrs) > 0:
 		return errors.New("give --url or --serve-bin, not both")
-	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst || c.webhookURL != "" || c.webhookReceiver):
-		return errors.New("--db, --instances, --record-processing-first, --webhook-url and --webhook-receiver go with --serve-bin")
-	case c.webhookURL != "" && c.webhookReceiver:
-		return errors.New("give --webhook-url or --webhook-receiver, not both")
+	case c.serveBin == "" && (c.db != "" || c.instances != 1 || c.processingFirst || c.webhookURL != "" || c.webhookReceiver || c.webhookHangs):
+		return errors.New("--db, --instances, --record-processing-first, --webhook-url, --webhook-receiver and --webhook-receiver-hangs go with --serve-bin")
+	case (c.webhookURL != "" && (c.webhookReceiver || c.webhookHangs)) || (c.webhookReceiver && c.webhookHangs):
+		return errors.New("give one of --webhook-url, --webhook-receiver and --webhook-receiver-hangs")
 	case c.instances < 1 || c.instances > 16:
 		return errors.New("--instances must be 1 to 16")
 	case c.instances > 1 && !isPostgres(c.db):

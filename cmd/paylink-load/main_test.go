@@ -210,15 +210,26 @@ func TestStartsTheServers(t *testing.T) {
 	}
 }
 
+// webhookRun runs a short flow on a new SQLite database with the given
+// webhook flags, and returns the database and paylink's figures.
+func webhookRun(t *testing.T, flags ...string) (string, measure) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "webhooks.db")
+	r := load(t, append([]string{"--serve-bin", buildPaylink(t), "--db", db, "--clients", "4",
+		"--warmup", "200ms", "--duration", "400ms", "--echo=false"}, flags...)...)
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("got %+v, want one scenario", r.Scenarios)
+	}
+	return db, r.Scenarios[0].Paylink
+}
+
 // TestWebhookURLGivesTheMerchantWebhooks: with --webhook-url every
 // approved payment of the run writes a webhook delivery for that URL.
 func TestWebhookURLGivesTheMerchantWebhooks(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "webhooks.db")
 	const url = "http://127.0.0.1:9/hook"
-	r := load(t, "--serve-bin", buildPaylink(t), "--db", db, "--webhook-url", url, "--clients", "4",
-		"--warmup", "200ms", "--duration", "400ms", "--echo=false")
-	if len(r.Scenarios) != 1 || r.Scenarios[0].Paylink.Flows == 0 || r.Scenarios[0].Paylink.Errors != 0 {
-		t.Fatalf("got %+v, want flows without errors", r.Scenarios)
+	db, p := webhookRun(t, "--webhook-url", url)
+	if p.Flows == 0 || p.Errors != 0 {
+		t.Fatalf("got %+v, want flows without errors", p)
 	}
 	approved := countTransactions(t, db)
 	var deliveries, others int
@@ -237,13 +248,7 @@ func TestWebhookURLGivesTheMerchantWebhooks(t *testing.T) {
 // in the measured window; every approved payment has its delivery, and
 // paylink records the receiver's answers as delivered.
 func TestWebhookReceiverCountsTheWebhooks(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "receiver.db")
-	r := load(t, "--serve-bin", buildPaylink(t), "--db", db, "--webhook-receiver", "--clients", "4",
-		"--warmup", "200ms", "--duration", "400ms", "--echo=false")
-	if len(r.Scenarios) != 1 {
-		t.Fatalf("got %+v, want one scenario", r.Scenarios)
-	}
-	p := r.Scenarios[0].Paylink
+	db, p := webhookRun(t, "--webhook-receiver")
 	if p.Flows == 0 || p.Errors != 0 || p.Webhooks == nil || p.Webhooks.Received == 0 || p.Webhooks.PerSecond <= 0 {
 		t.Fatalf("got %d flows, %d errors, webhooks %+v; want flows without errors and webhooks received", p.Flows, p.Errors, p.Webhooks)
 	}
@@ -254,6 +259,30 @@ func TestWebhookReceiverCountsTheWebhooks(t *testing.T) {
 	}
 	if approved != countTransactions(t, db) || delivered == 0 {
 		t.Errorf("got %d deliveries, %d delivered, for %d approved payments; want one each, delivered", approved, delivered, countTransactions(t, db))
+	}
+}
+
+// TestWebhookReceiverThatHangs: with --webhook-receiver-hangs the
+// merchant's endpoint takes paylink's attempts and never answers; the
+// payments go on without errors, and no delivery is failed for it within
+// the run (the spec's one attempt is not spent while the endpoint hangs).
+// The first attempts arrive in the warm-up and are held past the window,
+// so the window counts none; the tool releases them before it stops
+// paylink, which records them delivered instead of waiting out their
+// timeout.
+func TestWebhookReceiverThatHangs(t *testing.T) {
+	db, p := webhookRun(t, "--webhook-receiver-hangs")
+	if p.Flows == 0 || p.Errors != 0 || p.Webhooks == nil {
+		t.Fatalf("got %d flows, %d errors, webhooks %+v; want flows without errors and the receiver's count", p.Flows, p.Errors, p.Webhooks)
+	}
+	var failed, delivered, deliveries int
+	if err := withDB(t, db).QueryRow(`SELECT count(*) FILTER (WHERE state = 'failed'), count(*) FILTER (WHERE state = 'delivered'), count(*) FROM webhook_deliveries`).
+		Scan(&failed, &delivered, &deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if approved := countTransactions(t, db); deliveries != approved || failed != 0 || delivered == 0 {
+		t.Errorf("got %d deliveries, %d failed, %d delivered once released, for %d approved payments; want one each, none failed, the held ones delivered",
+			deliveries, failed, delivered, approved)
 	}
 }
 
@@ -274,6 +303,8 @@ func TestFlagsAreChecked(t *testing.T) {
 		"webhooks without bin":  append(creds, "--webhook-url", "http://127.0.0.1:9/hook"),
 		"receiver without bin":  append(creds, "--webhook-receiver"),
 		"url and receiver":      {"--serve-bin", "/bin/false", "--webhook-url", "http://127.0.0.1:9/hook", "--webhook-receiver"},
+		"receiver both ways":    {"--serve-bin", "/bin/false", "--webhook-receiver", "--webhook-receiver-hangs"},
+		"hanging without bin":   append(creds, "--webhook-receiver-hangs"),
 		"rows not increasing":   append(creds, "--rows", "100,100"),
 		"rows not a number":     append(creds, "--rows", "1k"),
 		"rows with status":      append(creds, "--rows", "100", "--scenario", "status"),

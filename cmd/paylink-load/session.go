@@ -91,8 +91,8 @@ func (s *session) startPaylink(ctx context.Context, c config, stderr io.Writer) 
 		return "", "", err
 	}
 	hookURL := c.webhookURL
-	if c.webhookReceiver {
-		if s.hooks, err = startReceiver(); err != nil {
+	if c.webhookReceiver || c.webhookHangs {
+		if s.hooks, err = startReceiver(c.webhookHangs); err != nil {
 			return "", "", err
 		}
 		hookURL = s.hooks.url
@@ -114,7 +114,10 @@ func (s *session) startPaylink(ctx context.Context, c config, stderr io.Writer) 
 }
 
 // stop stops every process the session started and removes its files.
+// A receiver that hangs answers first, so that paylink's shutdown does not
+// wait out its attempts' timeout.
 func (s *session) stop() {
+	s.hooks.release()
 	for _, p := range s.started {
 		p.stop()
 	}
