@@ -198,11 +198,15 @@ type Tx interface {
 	// compare-and-set, so concurrent claimers never get the same row.
 	ClaimWebhookDeliveries(now, leaseUntil time.Time, token string, limit int) ([]*WebhookDelivery, error)
 	// FinishWebhookAttempts writes each delivery's state, attempts, next
-	// attempt time and last result and releases its lease, if the row is
+	// attempt time, last result and held receiver and releases its lease, if the row is
 	// still pending and leased with the finish's token, and returns the
 	// ids of the rows it wrote (a row whose lease was lost is left as it
 	// is). It takes a whole batch in one statement or a few.
 	FinishWebhookAttempts(fs []WebhookFinish) ([]string, error)
+	// ReleaseHeldWebhookDeliveries makes up to limit rows held for
+	// receiver (for any receiver when it is "") due at at, no longer
+	// held, and returns how many it released.
+	ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error)
 	// AddWebhookAttempts appends to the delivery log.
 	AddWebhookAttempts(as []*WebhookAttempt) error
 	// ResendWebhookDelivery makes a delivered or failed row pending again,

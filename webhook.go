@@ -43,6 +43,9 @@ type WebhookDelivery struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	DeliveredAt    time.Time
+	// HeldFor names the receiver (its URL's host and port) this pending
+	// row is held for while that receiver hangs; "" when it is not held.
+	HeldFor string
 }
 
 // WebhookAttempt is one entry of the delivery log.

@@ -100,11 +100,14 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 // WebhookResult is an attempt of a claimed delivery, made and waiting to
 // be recorded; or, when DeferUntil is set, a claimed delivery the
 // dispatcher did not try (its receiver hangs or is slow): it is released,
-// pending and due at DeferUntil, with no attempt counted or logged.
+// pending and due at DeferUntil, with no attempt counted or logged, and
+// held for the receiver HoldFor when that is set
+// (ReleaseHeldWebhooks).
 type WebhookResult struct {
 	Job        *WebhookJob
 	Attempt    WebhookAttempt
 	DeferUntil time.Time
+	HoldFor    string
 }
 
 // ExchangeWebhooks records the finished attempts in done and leases up
@@ -141,6 +144,24 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 		*r.Job.Delivery = *finished[i].Delivery
 	}
 	return jobs, nil
+}
+
+// ReleaseHeldWebhooks makes up to limit deliveries held for receiver
+// (held for any receiver when it is "") due at at, and returns how many
+// it released. The dispatcher releases a receiver's held deliveries in
+// batches once it answers again, and one of them as the next probe
+// after an attempt to it timed out.
+func (s *Service) ReleaseHeldWebhooks(ctx context.Context, receiver string, limit int, at time.Time) (int, error) {
+	var n int
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		n, err = tx.ReleaseHeldWebhookDeliveries(receiver, limit, at)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("release held webhooks: %w", err)
+	}
+	return n, nil
 }
 
 // claimWebhooks leases up to limit due deliveries under token and makes
@@ -251,6 +272,7 @@ func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAtt
 	attempts := make([]*WebhookAttempt, 0, len(done))
 	for i, r := range done {
 		d, a := *r.Job.Delivery, r.Attempt
+		d.HeldFor = r.HoldFor
 		if !r.DeferUntil.IsZero() {
 			d.NextAttemptAt, d.UpdatedAt = r.DeferUntil, now
 			finished[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}
@@ -392,6 +414,7 @@ func (s *Service) DueWebhooks(ctx context.Context) (int, error) {
 // rows not yet delivered or given up, and how long the oldest has waited.
 type WebhookBacklog struct {
 	Pending int
+	Held    int       // pending rows held for a receiver that hangs
 	Oldest  time.Time // creation time of the oldest pending row; zero when none
 }
 

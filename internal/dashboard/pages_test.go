@@ -423,6 +423,31 @@ func TestWebhookLogShowsTheNextTry(t *testing.T) {
 	}
 }
 
+// TestWebhookLogShowsAHeldDelivery: a delivery held for a receiver that
+// hangs says so, rather than a next try a day away.
+func TestWebhookLogShowsAHeldDelivery(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard(hook(t, http.StatusOK))
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	now := env.Clock.Now()
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		return tx.CreateWebhookDelivery(&paylink.WebhookDelivery{ID: "msg_held", MerchantID: m.ID, Reference: "pr_held",
+			EventStatus: paylink.StatusApproved, Target: paylink.TargetCompany, URL: "https://hooks.example.com/x",
+			Payload: []byte(`{}`), State: paylink.DeliveryPending, NextAttemptAt: now.Add(24 * time.Hour),
+			CreatedAt: now, UpdatedAt: now, HeldFor: "hooks.example.com"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	p := b.get("/dashboard/developers")
+	if want := "held: your endpoint is not answering"; p.status != http.StatusOK || !strings.Contains(p.body, want) ||
+		strings.Contains(p.body, "next try") {
+		t.Errorf("delivery log: got %d without %q, or with a next try", p.status, want)
+	}
+}
+
 func TestBalancesPage(t *testing.T) {
 	eachEngine(t, func(t *testing.T, dsn string) {
 		env := apitest.Start(t, apitest.Options{DSN: dsn})

@@ -69,6 +69,8 @@ func RegisterStore(reg prometheus.Registerer, svc *paylink.Service, st *sqlstore
 			depth: prometheus.NewDesc("paylink_webhook_outbox_pending", "Webhook deliveries not yet delivered or given up.", nil, nil),
 			age: prometheus.NewDesc("paylink_webhook_outbox_oldest_age_seconds",
 				"Age of the oldest pending webhook delivery; 0 when none is pending.", nil, nil),
+			held: prometheus.NewDesc("paylink_webhook_outbox_held",
+				"Pending webhook deliveries held for a receiver that hangs, until it answers a probe.", nil, nil),
 			up: prometheus.NewDesc("paylink_webhook_outbox_scrape_ok", "1 if the outbox could be read at this scrape, else 0.", nil, nil),
 		},
 		collectors.NewDBStatsCollector(st.DB(), string(st.Engine())),
@@ -83,12 +85,13 @@ func RegisterStore(reg prometheus.Registerer, svc *paylink.Service, st *sqlstore
 
 // outbox reads the webhook backlog at scrape time.
 type outbox struct {
-	svc            *paylink.Service
-	depth, age, up *prometheus.Desc
+	svc                  *paylink.Service
+	depth, held, age, up *prometheus.Desc
 }
 
 func (o *outbox) Describe(ch chan<- *prometheus.Desc) {
 	ch <- o.depth
+	ch <- o.held
 	ch <- o.age
 	ch <- o.up
 }
@@ -107,6 +110,7 @@ func (o *outbox) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(o.up, prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(o.depth, prometheus.GaugeValue, float64(b.Pending))
+	ch <- prometheus.MustNewConstMetric(o.held, prometheus.GaugeValue, float64(b.Held))
 	ch <- prometheus.MustNewConstMetric(o.age, prometheus.GaugeValue, age)
 }
 

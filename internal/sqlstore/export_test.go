@@ -69,10 +69,12 @@ var SearchQuery = searchQuery
 // DeliveriesQuery is ListWebhookDeliveries' query, for its plan.
 var DeliveriesQuery = deliveriesQuery
 
-// The outbox's counts, for their plans.
+// The outbox's counts and the releases of held rows, for their plans.
 const (
-	CountDueQuery = countDueQuery
-	BacklogQuery  = backlogQuery
+	CountDueQuery   = countDueQuery
+	BacklogQuery    = backlogQuery
+	ReleaseAnyQuery = releaseAnyQuery
+	ReleaseOneQuery = releaseOneQuery
 )
 
 // FinishQuery is the update of n finished webhook deliveries.

@@ -16,7 +16,7 @@ import (
 // so on both engines. A planner only uses a partial index for a query
 // that repeats its WHERE clause, so a drift between a migration (0020
 // for transactions_waiting, 0022 for the search indexes, 0024 for the
-// webhook outbox) and its query would turn a job run, a status look-up by
+// webhook outbox, 0032 for held webhooks) and its query would turn a job run, a status look-up by
 // invoice number or a dashboard search into a scan of all transactions,
 // and a webhook claim into a scan of every delivery ever made.
 func TestQueriesUsePartialIndexes(t *testing.T) {
@@ -37,9 +37,12 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		{"dashboard search", search, searchArgs,
 			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},
 		{"webhooks due", sqlstore.CountDueQuery, []any{int64(1)}, []string{"webhook_deliveries_due"}},
-		{"webhook backlog", sqlstore.BacklogQuery, nil, []string{"webhook_deliveries_due"}},
+		{"webhook backlog", sqlstore.BacklogQuery, nil, []string{"webhook_deliveries_due", "webhook_deliveries_held"}},
 		{"failed webhooks", failed, failedArgs, []string{"webhook_deliveries_failed"}},
 		{"a payment's webhooks", ofPayment, ofPaymentArgs, []string{"webhook_deliveries_merchant_reference"}},
+		{"release held webhooks", sqlstore.ReleaseAnyQuery, []any{int64(1), 500}, []string{"webhook_deliveries_held"}},
+		{"release a receiver's held webhooks", sqlstore.ReleaseOneQuery, []any{int64(1), 1, "a.example"},
+			[]string{"webhook_deliveries_held"}},
 	}
 	ctx := context.Background()
 	check := func(t *testing.T, q querier, explainPrefix string, postgres bool) {

@@ -15,7 +15,7 @@ import (
 // (webhook_attempts) of migration 0003.
 
 const deliveryColumns = `id, merchant_id, reference, event_status, target, url, payload, state, attempts,
-	next_attempt_at, lease_token, lease_until, last_status_code, last_error, created_at, updated_at, delivered_at`
+	next_attempt_at, lease_token, lease_until, last_status_code, last_error, created_at, updated_at, delivered_at, held_for`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*paylink.WebhookDelivery, error) {
 	var d paylink.WebhookDelivery
@@ -23,7 +23,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*paylink.WebhookDelivery
 	var next, created, updated int64
 	var lease, delivered sql.NullInt64
 	err := row.Scan(&d.ID, &d.MerchantID, &d.Reference, &status, &d.Target, &d.URL, &payload, &d.State, &d.Attempts,
-		&next, &d.LeaseToken, &lease, &d.LastStatusCode, &d.LastError, &created, &updated, &delivered)
+		&next, &d.LeaseToken, &lease, &d.LastStatusCode, &d.LastError, &created, &updated, &delivered, &d.HeldFor)
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +53,10 @@ func scanDeliveries(rows *sql.Rows, op string) ([]*paylink.WebhookDelivery, erro
 // CreateWebhookDelivery inserts an outbox row.
 func (t *tx) CreateWebhookDelivery(d *paylink.WebhookDelivery) error {
 	return t.execLater("insert webhook delivery", `INSERT INTO webhook_deliveries (`+deliveryColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		d.ID, d.MerchantID, d.Reference, string(d.EventStatus), d.Target, d.URL, string(d.Payload), d.State, d.Attempts,
 		d.NextAttemptAt.UnixMicro(), d.LeaseToken, micros(d.LeaseUntil), d.LastStatusCode, d.LastError,
-		d.CreatedAt.UnixMicro(), d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt))
+		d.CreatedAt.UnixMicro(), d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt), d.HeldFor)
 }
 
 // ClaimWebhookDeliveries leases due rows (claimQuery).
@@ -122,7 +122,7 @@ func (t *tx) FinishWebhookAttempts(fs []paylink.WebhookFinish) ([]string, error)
 }
 
 // finishColumns are the values finishQuery takes per row, with their types.
-var finishColumns = []string{"TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT"}
+var finishColumns = []string{"TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "TEXT"}
 
 // finishBatch is one UPDATE of the rows of fs that are still pending and
 // leased with their tokens; it returns their ids.
@@ -131,7 +131,7 @@ func (t *tx) finishBatch(fs []paylink.WebhookFinish) ([]string, error) {
 	for _, f := range fs {
 		d := f.Delivery
 		args = append(args, d.ID, f.LeaseToken, d.State, d.Attempts, d.NextAttemptAt.UnixMicro(), d.LastStatusCode,
-			d.LastError, d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt))
+			d.LastError, d.UpdatedAt.UnixMicro(), micros(d.DeliveredAt), d.HeldFor)
 	}
 	args = append(args, paylink.DeliveryPending)
 	rows, err := t.q.QueryContext(t.ctx, finishQuery(len(fs)), args...)
@@ -154,13 +154,13 @@ func (t *tx) finishBatch(fs []paylink.WebhookFinish) ([]string, error) {
 // is still pending (the last placeholder) and leased with its token.
 func finishQuery(n int) string {
 	var b strings.Builder
-	b.WriteString(`WITH f(id, token, state, attempts, next_attempt_at, last_status_code, last_error, updated_at, delivered_at)
+	b.WriteString(`WITH f(id, token, state, attempts, next_attempt_at, last_status_code, last_error, updated_at, delivered_at, held_for)
 		AS (VALUES `)
 	writeRows(&b, n, len(finishColumns), finishColumns)
 	b.WriteString(`)
 		UPDATE webhook_deliveries SET state = f.state, attempts = f.attempts, next_attempt_at = f.next_attempt_at,
 			lease_token = '', lease_until = NULL, last_status_code = f.last_status_code, last_error = f.last_error,
-			updated_at = f.updated_at, delivered_at = f.delivered_at
+			updated_at = f.updated_at, delivered_at = f.delivered_at, held_for = f.held_for
 		FROM f WHERE webhook_deliveries.id = f.id AND webhook_deliveries.lease_token = f.token
 			AND webhook_deliveries.state = $`)
 	b.WriteString(strconv.Itoa(n*len(finishColumns) + 1))
@@ -201,6 +201,38 @@ func (t *tx) ResendWebhookDelivery(id string, now time.Time) error {
 	}
 	return err
 }
+
+// ReleaseHeldWebhookDeliveries makes up to limit deliveries held for
+// receiver (for any receiver when it is "") due at at, no longer held,
+// and returns how many it released.
+func (t *tx) ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error) {
+	query, args := releaseAnyQuery, []any{at.UnixMicro(), limit}
+	if receiver != "" {
+		query, args = releaseOneQuery, append(args, receiver)
+	}
+	res, err := t.exec(query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("release held webhook deliveries: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("release held webhook deliveries: %w", err)
+	}
+	return int(n), nil
+}
+
+// The releases of up to $2 held rows, due at $1: those held for any
+// receiver, or for receiver $3. They read webhook_deliveries_held alone:
+// the held condition is a literal, so that the planners use the partial
+// index, and the outer WHERE repeats it, so that on PostgreSQL a row
+// another instance released meanwhile is not written again.
+const (
+	held            = `held_for <> ''`
+	releaseHeld     = `UPDATE webhook_deliveries SET held_for = '', next_attempt_at = $1, updated_at = $1 WHERE `
+	releaseAnyQuery = releaseHeld + `id IN (SELECT id FROM webhook_deliveries WHERE ` + held + ` LIMIT $2) AND ` + held
+	releaseOneQuery = releaseHeld + `id IN (SELECT id FROM webhook_deliveries WHERE ` + held + ` AND held_for = $3 LIMIT $2)
+		AND ` + held + ` AND held_for = $3`
+)
 
 // WebhookDelivery loads one delivery.
 func (t *tx) WebhookDelivery(id string) (*paylink.WebhookDelivery, error) {
@@ -277,10 +309,12 @@ func (t *tx) WebhookAttempts(deliveryIDs ...string) ([]*paylink.WebhookAttempt, 
 	return out, rows.Err()
 }
 
-// The outbox's counts read webhook_deliveries_due.
+// The outbox's counts read webhook_deliveries_due, and the held rows'
+// count webhook_deliveries_held.
 const (
 	countDueQuery = `SELECT COUNT(*) FROM webhook_deliveries WHERE ` + pending + ` AND next_attempt_at <= $1`
-	backlogQuery  = `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE ` + pending
+	backlogQuery  = `SELECT COUNT(*), MIN(created_at), (SELECT COUNT(*) FROM webhook_deliveries WHERE ` + held + `)
+		FROM webhook_deliveries WHERE ` + pending
 )
 
 // CountDueWebhookDeliveries counts pending rows due at now.
@@ -297,7 +331,7 @@ func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
 func (t *tx) WebhookBacklog() (paylink.WebhookBacklog, error) {
 	var b paylink.WebhookBacklog
 	var oldest sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, backlogQuery).Scan(&b.Pending, &oldest)
+	err := t.q.QueryRowContext(t.ctx, backlogQuery).Scan(&b.Pending, &oldest, &b.Held)
 	if err != nil {
 		return paylink.WebhookBacklog{}, fmt.Errorf("webhook backlog: %w", err)
 	}

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 		"WebhookLease":       testWebhookLease,
 		"WebhookFinishBatch": testWebhookFinishBatch,
 		"WebhookBacklog":     testWebhookBacklog,
+		"WebhookHeld":        testWebhookHeld,
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkList":          testPaymentLinkList,

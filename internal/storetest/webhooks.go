@@ -291,3 +291,83 @@ func testWebhookFinishBatch(t *testing.T, s paylink.Store) {
 		return nil
 	})
 }
+
+// testWebhookHeld: rows finished as held for a receiver keep its name, stay
+// pending, and are not claimed; releasing them by receiver (up to a limit)
+// or for any receiver makes them due again, no longer held.
+func testWebhookHeld(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	ids := []string{"msg_held_a1", "msg_held_a2", "msg_held_b", "msg_deferred"}
+	holdFor := []string{"a.example:8443", "a.example:8443", "b.example", ""}
+	update(t, s, func(tx paylink.Tx) error {
+		for _, id := range ids {
+			if err := tx.CreateWebhookDelivery(newDelivery(m, id, t0)); err != nil {
+				return err
+			}
+		}
+		ds, err := tx.ClaimWebhookDeliveries(t0, t0.Add(time.Minute), "lease", len(ids))
+		if err != nil || len(ds) != len(ids) {
+			return fmt.Errorf("claimed %d rows, %w", len(ds), err)
+		}
+		fs := make([]paylink.WebhookFinish, len(ds))
+		for i, d := range ds {
+			j := slices.Index(ids, d.ID)
+			d.HeldFor, d.NextAttemptAt = holdFor[j], t0.Add(24*time.Hour)
+			if holdFor[j] == "" {
+				d.NextAttemptAt = t0.Add(time.Minute)
+			}
+			fs[i] = paylink.WebhookFinish{Delivery: d, LeaseToken: "lease"}
+		}
+		_, err = tx.FinishWebhookAttempts(fs)
+		return err
+	})
+	claim := func(at time.Time) []string {
+		var got []string
+		update(t, s, func(tx paylink.Tx) error {
+			ds, err := tx.ClaimWebhookDeliveries(at, at.Add(time.Minute), fmt.Sprint("lease", at.UnixNano()), 10)
+			for _, d := range ds {
+				if d.HeldFor != "" {
+					t.Errorf("%s claimed while held for %s", d.ID, d.HeldFor)
+				}
+				got = append(got, d.ID)
+			}
+			return err
+		})
+		slices.Sort(got)
+		return got
+	}
+	release := func(receiver string, limit int) int {
+		var n int
+		update(t, s, func(tx paylink.Tx) error {
+			var err error
+			n, err = tx.ReleaseHeldWebhookDeliveries(receiver, limit, t0.Add(2*time.Minute))
+			return err
+		})
+		return n
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		d, err := tx.WebhookDelivery("msg_held_b")
+		if err == nil && (d.HeldFor != "b.example" || d.State != paylink.DeliveryPending) {
+			t.Errorf("held row: got %s held for %q, want pending held for b.example", d.State, d.HeldFor)
+		}
+		return err
+	})
+	if got := claim(t0.Add(2 * time.Minute)); !slices.Equal(got, []string{"msg_deferred"}) {
+		t.Errorf("claim with three rows held: got %v, want the deferred row alone", got)
+	}
+	if n := release("a.example:8443", 1); n != 1 {
+		t.Errorf("release one of a.example's: released %d", n)
+	}
+	if n := release("a.example:8443", 5); n != 1 {
+		t.Errorf("release the rest of a.example's: released %d, want the one left", n)
+	}
+	if got := claim(t0.Add(150 * time.Second)); !slices.Equal(got, []string{"msg_held_a1", "msg_held_a2"}) {
+		t.Errorf("claim after releasing a.example's rows: got %v, want both of them", got)
+	}
+	if n, again := release("", 5), release("", 5); n != 1 || again != 0 {
+		t.Errorf("release for any receiver: released %d then %d, want b.example's row then none", n, again)
+	}
+	if got := claim(t0.Add(150 * time.Second)); !slices.Equal(got, []string{"msg_held_b"}) {
+		t.Errorf("claim after releasing every held row: got %v, want b.example's", got)
+	}
+}

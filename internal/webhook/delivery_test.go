@@ -398,7 +398,7 @@ func TestHangingReceiverHoldsOneSlot(t *testing.T) {
 	if pending < backlog-12 || attempted > tried {
 		t.Errorf("hanging endpoint: got %d pending and %d recorded attempts of %d made, want the untried rows pending with no attempt counted", pending, attempted, tried)
 	}
-	if n := counter(t, reg, "paylink_webhook_deferred_total"); n < float64(backlog-12) {
+	if n := sample(t, reg, "paylink_webhook_deferred_total"); n < float64(backlog-12) {
 		t.Errorf("paylink_webhook_deferred_total: got %v, want at least the %d rows handed back", n, backlog-12)
 	}
 }
@@ -426,19 +426,24 @@ func TestNewlySilentReceiverLeavesSlotsForOthers(t *testing.T) {
 	}
 }
 
-// counter reads an unlabelled counter from reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+// sample reads an unlabelled counter or gauge from reg.
+func sample(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
+		if mf.GetName() != name || len(mf.GetMetric()) != 1 {
+			continue
+		}
+		if m := mf.GetMetric()[0]; m.GetCounter() != nil {
+			return m.GetCounter().GetValue()
+		} else if m.GetGauge() != nil {
+			return m.GetGauge().GetValue()
 		}
 	}
-	t.Fatalf("no counter %s", name)
+	t.Fatalf("no counter or gauge %s", name)
 	return 0
 }
 

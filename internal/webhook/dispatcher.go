@@ -59,20 +59,32 @@ type Options struct {
 // under load a turn settles and starts many attempts for one commit.
 //
 // A receiver whose last attempt timed out has one attempt at a time
-// until it answers again, one whose last answer took at least half the
-// timeout has an eighth of the slots until it answers faster, and one
-// that has not answered for a second (a new one included) three quarters
-// of them; the other rows leased for it go back to the outbox with no
-// attempt counted, due again later (deferral). So a merchant whose endpoint
-// hangs or crawls, however long its backlog, holds few slots, and the
-// other merchants' webhooks go out. (A refused connection fails at once
-// and holds no slot: such a receiver is tried as usual.)
+// (its probe) until it answers again, one whose last answer took at
+// least half the timeout has an eighth of the slots until it answers
+// faster, and one that has not answered for a second (a new one
+// included) three quarters of them; the other rows leased for it go back
+// to the outbox with no attempt counted, due again later (deferral). So
+// a merchant whose endpoint hangs or crawls, however long its backlog,
+// holds few slots, and the other merchants' webhooks go out. (A refused
+// connection fails at once and holds no slot: such a receiver is tried
+// as usual.)
+//
+// The rows of a receiver that hangs are held for it rather than deferred
+// for a while: they are not leased again until it answers, so an outage
+// costs one write per row, not one per row per deferral interval. Each
+// probe that times out makes one held row due as the next probe, later
+// each time (deferral); once an attempt to the receiver ends other than
+// by timing out, its held rows are made due, releaseBatch at a time.
+// Whichever instance sees the answer releases them, and a dispatcher
+// starting releases every held row, since the instance that held them may
+// be gone (rows still held after maxHold come due by themselves).
 type Dispatcher struct {
 	svc       *paylink.Service
 	opts      Options
 	client    *http.Client
 	inflight  int                  // attempts started and not yet returned (Run's alone)
 	receivers map[string]*receiver // by the URL's host; Run's alone
+	releases  map[string]release   // held rows to make due, by receiver ("" for all); Run's alone
 	results   chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
 	wg        sync.WaitGroup
 }
@@ -97,6 +109,22 @@ const (
 	quietDeferral = 5 * time.Second
 )
 
+// release is what to make due of the rows held for a receiver: all of
+// them (it answers again), or one, due at at, as its next probe (an
+// attempt to it timed out).
+type release struct {
+	all bool
+	at  time.Time
+}
+
+// maxHold is how long a row held for a hanging receiver waits if nothing
+// releases it; probes release its rows as soon as the receiver answers.
+const maxHold = 24 * time.Hour
+
+// releaseBatch bounds the held rows made due in one statement, so that
+// releasing a long outage's backlog does not hold the database's writer.
+const releaseBatch = 500
+
 // outcome is an attempt's result, its receiver, whether it timed out,
 // and whether it was made while its receiver was known to hang.
 type outcome struct {
@@ -120,7 +148,8 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
-		receivers: map[string]*receiver{}, results: make(chan outcome, opts.Concurrency)}
+		receivers: map[string]*receiver{}, results: make(chan outcome, opts.Concurrency),
+		releases: map[string]release{"": {all: true}}}
 }
 
 // lease is how long a claimed row stays with this dispatcher: the
@@ -139,9 +168,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	defer ticker.Stop()
 	var done []paylink.WebhookResult
 	for {
-		var deferred bool
-		if done, deferred = d.turn(ctx, d.collect(done)); deferred {
-			continue // hand those rows back and lease others at once
+		var again bool
+		if done, again = d.turn(ctx, d.collect(done)); again {
+			continue // hand those rows back (or release more) and lease others at once
 		}
 		select {
 		case <-ctx.Done():
@@ -170,17 +199,29 @@ func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResu
 }
 
 // returned notes that an attempt is over: its slot is free, and its
-// receiver is hanging if it timed out, and no longer if it answered
-// (then slow if the answer took half the timeout).
+// receiver is hanging if it timed out (once none of its attempts is in
+// flight, one held row is made due as the next probe), and no longer if
+// the attempt ended otherwise (its held rows are then made due; slow if
+// it answered in half the timeout or more).
 func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	d.inflight--
 	rc := d.receivers[o.host]
 	rc.inflight--
-	switch {
-	case o.timedOut && (rc.hangs == 0 || o.probe):
-		rc.hangs++
-	case o.Attempt.StatusCode != 0:
-		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
+	if o.timedOut {
+		if rc.hangs == 0 || o.probe {
+			rc.hangs++
+		}
+		if rc.inflight == 0 && !d.releases[o.host].all {
+			d.releases[o.host] = release{at: d.svc.Now().Add(deferral(d.opts.Timeout, rc.hangs))}
+		}
+	} else {
+		if rc.hangs > 0 {
+			d.releases[o.host] = release{all: true}
+		}
+		rc.hangs = 0
+		if o.Attempt.StatusCode != 0 {
+			rc.slow = o.Attempt.Latency >= d.opts.Timeout/2
+		}
 	}
 	if !o.timedOut {
 		rc.lastAnswer = time.Now()
@@ -203,8 +244,8 @@ func receiverOf(job *paylink.WebhookJob) string {
 // start makes job's attempt in a goroutine of its own; or, when its
 // receiver is hanging or slow and already has as many attempts in flight
 // as it may, it returns how long the job is to wait in the outbox
-// instead.
-func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration) {
+// instead, and the receiver to hold it for when that hangs.
+func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration, holdFor string) {
 	host := receiverOf(job)
 	rc := d.receivers[host]
 	if rc == nil {
@@ -213,11 +254,11 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 	}
 	switch {
 	case rc.hangs > 0 && rc.inflight > 0:
-		return deferral(d.opts.Timeout, rc.hangs)
+		return maxHold, host
 	case rc.slow && rc.inflight >= max(1, d.opts.Concurrency/8):
-		return d.opts.Timeout
+		return d.opts.Timeout, ""
 	case rc.inflight >= d.share() && time.Since(rc.lastAnswer) > quietAfter:
-		return quietDeferral
+		return quietDeferral, ""
 	}
 	probe := rc.hangs > 0
 	d.inflight++
@@ -229,7 +270,7 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 		o.host, o.probe = host, probe
 		d.results <- o
 	}()
-	return 0
+	return 0, ""
 }
 
 // share is how many slots a receiver that is not answering may hold:
@@ -244,12 +285,12 @@ func (d *Dispatcher) share() int {
 	return d.opts.Concurrency - d.opts.Concurrency/4
 }
 
-// maxDeferral bounds how long a row waits for a hanging receiver.
+// maxDeferral bounds the wait between two probes of a hanging receiver.
 const maxDeferral = 10 * time.Minute
 
-// deferral is how long rows wait for a receiver that timed out hangs
-// times in a row: the timeout, doubling with each further timeout, at
-// most maxDeferral. A long outage then costs few leases of its backlog.
+// deferral is how long the next probe of a receiver that timed out hangs
+// times in a row waits: the timeout, doubling with each further timeout,
+// at most maxDeferral. A long outage then costs few attempts.
 func deferral(timeout time.Duration, hangs int) time.Duration {
 	d := timeout
 	for i := 1; i < hangs && d < maxDeferral; i++ {
@@ -258,19 +299,21 @@ func deferral(timeout time.Duration, hangs int) time.Duration {
 	return min(d, maxDeferral)
 }
 
-// turn records the finished attempts in done and, unless ctx is
-// cancelled, leases rows for the free slots and starts them. It returns
-// the results it could not record, or the rows it deferred (then
-// deferred is true), to be given again at the next turn (their leases
-// keep them from other dispatchers meanwhile).
-func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ []paylink.WebhookResult, deferred bool) {
+// turn records the finished attempts in done, makes held rows due as
+// returned asked, and, unless ctx is cancelled, leases rows for the free
+// slots and starts them. It returns the results it could not record, or
+// the rows it deferred, to be given again at the next turn (their leases
+// keep them from other dispatchers meanwhile); again is true when there
+// are deferred rows to give or held rows still to release.
+func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ []paylink.WebhookResult, again bool) {
 	free := d.opts.Concurrency - d.inflight
 	if ctx.Err() != nil {
 		free = 0
 	}
-	if free <= 0 && len(done) == 0 {
+	if free <= 0 && len(done) == 0 && len(d.releases) == 0 {
 		return done, false
 	}
+	d.unhold(done)
 	// Recording is not cancelled with ctx: an answer received is kept.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -285,15 +328,56 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		return done, false
 	}
 	d.logAttempts(done)
+	more := d.releaseHeld(rctx)
 	done = done[:0]
 	for _, job := range jobs {
-		if wait := d.start(ctx, job); wait > 0 {
+		if wait, holdFor := d.start(ctx, job); wait > 0 {
 			// Released at the next turn.
-			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(wait)})
+			done = append(done, paylink.WebhookResult{Job: job, DeferUntil: d.svc.Now().Add(wait), HoldFor: holdFor})
 			d.opts.Metrics.deferredOne()
 		}
 	}
-	return done, len(done) > 0
+	return done, len(done) > 0 || more
+}
+
+// unhold makes due at once the rows in done that were to be held for a
+// receiver that has answered since.
+func (d *Dispatcher) unhold(done []paylink.WebhookResult) {
+	for i, r := range done {
+		if r.HoldFor == "" {
+			continue
+		}
+		if rc := d.receivers[r.HoldFor]; rc == nil || rc.hangs == 0 {
+			done[i].HoldFor, done[i].DeferUntil = "", d.svc.Now()
+		}
+	}
+}
+
+// releaseHeld makes due the held rows that returned asked for, and
+// reports whether a receiver has more rows held than one batch released.
+// On an error the releases are left for the next turn.
+func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
+	for host, r := range d.releases {
+		limit, at := 1, r.at
+		if r.all {
+			limit, at = releaseBatch, d.svc.Now()
+		}
+		n, err := d.svc.ReleaseHeldWebhooks(ctx, host, limit, at)
+		if err != nil {
+			d.opts.Logger.Error("release held webhooks", "err", err)
+			return false
+		}
+		if r.all && n > 0 {
+			// At start-up (host ""), or once a receiver answers again.
+			d.opts.Logger.Info("webhooks held for a hanging receiver made due", "deliveries", n)
+		}
+		if r.all && n == limit {
+			more = true
+			continue
+		}
+		delete(d.releases, host)
+	}
+	return more
 }
 
 // attempt makes one attempt of a leased delivery.

@@ -1,0 +1,188 @@
+package webhook_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// hangingReceiver is an endpoint that takes requests and never answers
+// them, until answering is set: then it answers 200 at once.
+type hangingReceiver struct {
+	*httptest.Server
+	answering atomic.Bool
+	requests  atomic.Int64
+}
+
+func newHangingReceiver(t *testing.T) *hangingReceiver {
+	t.Helper()
+	r := &hangingReceiver{}
+	release := make(chan struct{})
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		if r.answering.Load() {
+			return
+		}
+		select {
+		case <-req.Context().Done(): // the dispatcher gave up
+		case <-release:
+		}
+	}))
+	t.Cleanup(r.Close)
+	t.Cleanup(func() { close(release) }) // before Close, which waits for the handlers
+	return r
+}
+
+// holdBacklog makes backlog payments for a merchant whose endpoint hangs
+// and waits until its first attempts and a probe have timed out and its
+// other rows are held for it, but one or two made due later as the next
+// probe. It returns the merchant.
+func holdBacklog(t *testing.T, env *apitest.Env, rc *hangingReceiver, backlog int) *apitest.Merchant {
+	t.Helper()
+	m := onboard(env, rc.URL+"/hook", nil)
+	for range backlog {
+		purchase(t, env, m, "4111111111111111", "10.00")
+	}
+	env.WaitWebhooks()
+	held, probes := waitNextProbe(t, env, m)
+	if tried := int(rc.requests.Load()); held+probes+tried != backlog || tried < 2 || probes > 2 {
+		t.Fatalf("%d rows held and %d due later after %d attempts, want every row of %d not tried held but one or two, after a probe",
+			held, probes, tried, backlog)
+	}
+	return m
+}
+
+// waitNextProbe waits until no attempt to m's receiver is in flight and
+// a pending delivery of m is not held (made due later, as the next probe),
+// and returns how many are held and how many not.
+func waitNextProbe(t *testing.T, env *apitest.Env, m *apitest.Merchant) (held, probes int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		held, probes, leased := 0, 0, 0
+		for _, d := range deliveries(t, env, m) {
+			switch {
+			case d.State != paylink.DeliveryPending:
+			case d.LeaseToken != "":
+				leased++
+			case d.HeldFor != "":
+				held++
+			default:
+				probes++
+			}
+		}
+		if probes > 0 && leased == 0 {
+			return held, probes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pending rows leased, %d held and %d not, want none leased and one not held, the next probe", leased, held, probes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitSettled waits until none of m's deliveries is pending.
+func waitSettled(t *testing.T, env *apitest.Env, m *apitest.Merchant) []*paylink.WebhookDelivery {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds, pending := deliveries(t, env, m), 0
+		for _, d := range ds {
+			if d.State == paylink.DeliveryPending {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return ds
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries still pending after 30s", pending, len(ds))
+		}
+		env.Service.WakeWebhooks()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkSettled checks that each of ds was tried once: failed if its
+// attempt timed out, delivered otherwise, and that the receiver got one
+// request per delivery.
+func checkSettled(t *testing.T, ds []*paylink.WebhookDelivery, rc *hangingReceiver) {
+	t.Helper()
+	for _, d := range ds {
+		if d.Attempts != 1 || d.HeldFor != "" || (d.State == paylink.DeliveryFailed) != (d.LastStatusCode == 0) {
+			t.Errorf("delivery %s: %s after %d attempts (last status %d), held for %q; want tried once, not held",
+				d.ID, d.State, d.Attempts, d.LastStatusCode, d.HeldFor)
+		}
+	}
+	if got := rc.requests.Load(); got != int64(len(ds)) {
+		t.Errorf("the receiver got %d requests for %d deliveries, want one each", got, len(ds))
+	}
+}
+
+// TestHangingReceiversRowsAreHeld: the rows of a receiver that hangs are
+// held for it, not put back for a while: as the hours pass, each probe
+// (one row, tried alone) is the only row leased, so an outage costs no
+// write per held row and per interval. Once the receiver answers a probe,
+// its held rows go out at once.
+func TestHangingReceiversRowsAreHeld(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second, Registry: reg})
+	rc := newHangingReceiver(t)
+	m := holdBacklog(t, env, rc, 16)
+	// The first hour may find two rows made due as probes (one after the
+	// first wave of attempts timed out, one after the first probe did):
+	// one is tried and the other held again. After that, one a probe.
+	for hour := range 4 {
+		deferred, tried := sample(t, reg, "paylink_webhook_deferred_total"), rc.requests.Load()
+		env.Clock.Advance(time.Hour)
+		env.WaitWebhooks() // the probe made due after the last timeout is tried, and times out
+		held, probes := waitNextProbe(t, env, m)
+		if hour == 0 {
+			continue
+		}
+		if probes != 1 {
+			t.Errorf("hour %d: %d rows made due as the next probe, want one", hour, probes)
+		}
+		if got := rc.requests.Load() - tried; got != 1 {
+			t.Errorf("hour %d: %d attempts, want one probe", hour, got)
+		}
+		if got := sample(t, reg, "paylink_webhook_deferred_total") - deferred; got != 0 {
+			t.Errorf("hour %d: %v rows put back, want none: the %d held rows stay held", hour, got, held)
+		}
+		if got := sample(t, reg, "paylink_webhook_outbox_held"); got != float64(held) {
+			t.Errorf("paylink_webhook_outbox_held: got %v, want %d", got, held)
+		}
+	}
+	rc.answering.Store(true)
+	env.Clock.Advance(time.Hour)
+	checkSettled(t, waitSettled(t, env, m), rc)
+	if got := sample(t, reg, "paylink_webhook_outbox_held"); got != 0 {
+		t.Errorf("paylink_webhook_outbox_held once the receiver answers: got %v, want 0", got)
+	}
+}
+
+// TestHeldRowsAreReleasedAtStartUp: rows held by an instance that stopped
+// are made due by the next dispatcher to start (the instance that held
+// them may never come back), and are delivered once their receiver
+// answers.
+func TestHeldRowsAreReleasedAtStartUp(t *testing.T) {
+	dsn, clock := filepath.Join(t.TempDir(), "paylink.db"), apitest.NewClock(time.Now().UTC())
+	rc := newHangingReceiver(t)
+	var m *apitest.Merchant
+	t.Run("held", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock, WebhookConcurrency: 4, WebhookTimeout: time.Second})
+		m = holdBacklog(t, env, rc, 12)
+	})
+	rc.answering.Store(true)
+	clock.Advance(time.Minute) // the next probe is due; the held rows are not
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock})
+	checkSettled(t, waitSettled(t, env, m), rc)
+}
