@@ -113,7 +113,9 @@ type AccountBalance struct {
 	Amount   int64
 }
 
-// Balanced reports whether the posting's debits equal its credits.
+// Balanced reports whether the posting has lines and its debits equal
+// its credits. Service.post refuses any other posting, so this is where
+// the rule that a posting has lines lives; stores do not check it.
 func (p *Posting) Balanced() bool {
 	var sum int64
 	for _, l := range p.Lines {

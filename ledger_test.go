@@ -182,6 +182,16 @@ func TestSettlementAndPayout(t *testing.T) {
 	}
 }
 
+// A posting without lines does not balance, so Service.post refuses it:
+// the one place the rule lives (stores persist what they are given).
+func TestPostingWithoutLinesDoesNotBalance(t *testing.T) {
+	for _, lines := range [][]LedgerLine{nil, {}} {
+		if p := (&Posting{Key: "charge:pr_x", Lines: lines}); p.Balanced() {
+			t.Errorf("Balanced() of a posting with lines %#v: got true, want false", lines)
+		}
+	}
+}
+
 func TestFeeMinor(t *testing.T) {
 	tests := []struct {
 		micros int64

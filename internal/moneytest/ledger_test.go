@@ -220,6 +220,34 @@ func TestVerifyFindsOrphanLines(t *testing.T) {
 	}
 }
 
+// TestVerifyFindsAPostingWithoutLines: on PostgreSQL ledger lines carry
+// no foreign key to their posting (migration 0021), so a posting can lose
+// its lines (a TRUNCATE skips the triggers), and on either engine a
+// posting written by hand through the store can have none. `ledger
+// verify` reports it once and goes on, rather than stopping at it.
+func TestVerifyFindsAPostingWithoutLines(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		sound := f.card("4111111111111111", 1050, false, true)
+		stray := *sound
+		stray.Reference = sound.Reference + "x"
+		err := f.e.Store.Update(f.ctx, func(tx paylink.Tx) error {
+			if err := tx.CreateTransaction(&stray); err != nil {
+				return err
+			}
+			return tx.AddPosting(&paylink.Posting{ID: "bt_nolines", Key: "charge:" + stray.Reference, Kind: paylink.PostingCharge,
+				MerchantID: f.m.ID, Currency: "AUD", Reference: stray.Reference, CreatedAt: f.e.Clock.Now()})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := f.verify()
+		if len(d) != 1 || d[0].Reference != stray.Reference || !strings.Contains(d[0].Problem, "has no lines") {
+			t.Errorf("got %+v, want the posting of %s reported once as having no lines", d, stray.Reference)
+		}
+	})
+}
+
 // TestVerifyFindsPaymentsOfNoMerchant: on PostgreSQL transactions and
 // postings carry no foreign key to their merchant (migration 0023), so
 // `ledger verify` checks it: a payment and its posting naming a merchant
