@@ -17,7 +17,7 @@ type SettlementReport struct {
 	MerchantID string
 	Day        string
 	Rows       []ReportRow
-	FeeCodes   []string // the fee codes with a column, sorted; GST has its own
+	FeeCodes   []string // the deducted fee codes, sorted, a column each; GST has its own
 	Payouts    []*Payout
 }
 
@@ -98,7 +98,8 @@ func (rep *SettlementReport) addBatch(tx Tx, merchantID string, b *SettlementBat
 
 // addFees breaks a posting's deducted fees down by code: fee and GST
 // lines credit revenue or GST; a billable fee's matching receivable line
-// takes it back out, as it was not deducted.
+// takes it back out, as it was not deducted. Only a code deducted from
+// some row gets a column: a billable code's would be all zeros.
 func (rep *SettlementReport) addFees(row *ReportRow, lines []LedgerLine) {
 	for _, l := range lines {
 		if l.FeeCode == "" {
@@ -110,8 +111,14 @@ func (rep *SettlementReport) addFees(row *ReportRow, lines []LedgerLine) {
 			continue
 		}
 		row.Fees[l.FeeCode] += amount
-		if !slices.Contains(rep.FeeCodes, l.FeeCode) {
-			rep.FeeCodes = append(rep.FeeCodes, l.FeeCode)
+	}
+	for code, amount := range row.Fees {
+		if amount == 0 {
+			delete(row.Fees, code)
+			continue
+		}
+		if !slices.Contains(rep.FeeCodes, code) {
+			rep.FeeCodes = append(rep.FeeCodes, code)
 			slices.Sort(rep.FeeCodes)
 		}
 	}

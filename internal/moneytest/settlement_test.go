@@ -2,6 +2,7 @@ package moneytest
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +133,31 @@ func TestLastCutoff(t *testing.T) {
 			t.Errorf("LastCutoff(%v, %v): got %v, want %v", tc.now, tc.cutoff, got, tc.want)
 		}
 	}
+}
+
+// TestReportHasAColumnPerDeductedFeeCode: the settlement report has one
+// column per fee code deducted from a row; a billable fee (invoiced, not
+// deducted) has none, as its column would only ever read 0.00.
+func TestReportHasAColumnPerDeductedFeeCode(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		e := apitest.Start(t, apitest.Options{DSN: dsn})
+		pr := paylink.DefaultPricing()
+		pr.ServiceProtectPercent = 1000 // 0.1%, deducted
+		pr.ServiceTransFee = 100_000    // 0.10, billable
+		pr.Billable = []string{paylink.FeeServiceTrans}
+		f := &flow{t: t, e: e, m: e.Onboard(func(n *paylink.NewMerchant) { n.Settings.Pricing = &pr }), ctx: context.Background()}
+		f.card("4111111111111111", 10000, false, false)
+		f.e.Clock.Advance(time.Second)
+		if _, err := f.e.Service.Settle(f.ctx, f.e.Clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := f.e.Service.SettlementReport(f.ctx, f.m.Merchant, f.e.Clock.Now().UTC().Format(time.DateOnly))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{paylink.FeeServiceBlended, paylink.FeeServiceProtect}
+		if !slices.Equal(rep.FeeCodes, want) || len(rep.Rows) != 1 || len(rep.Rows[0].Fees) != 2 {
+			t.Errorf("fee columns %v, rows %+v; want columns %v and one row with those two fees", rep.FeeCodes, rep.Rows, want)
+		}
+	})
 }
