@@ -145,30 +145,61 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
-	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, t)
+	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, tl)
 	v.Title, v.Data = "Payment "+t.Reference, d
 	rq.render(status, "payment", v)
 	return nil
 }
 
-// fees are t's fee lines (exact, as in the webhook's fee detail), the
-// deducted and billed fees as the ledger rounds them, and the net of a
-// captured payment after deducted fees and refunds ("" otherwise).
-func fees(m *paylink.Merchant, t *paylink.Transaction) (lines []paylink.FeeLine, deducted, billed, net string) {
+// fees are the payment's fee lines (exact, as in the webhook's fee
+// detail, by the merchant's pricing), its deducted and billed fees, and
+// its net after refunds. Once the payment is posted (a card payment
+// captured, a debit cleared) the last three are its ledger postings', the
+// one record of its money; before, the fees are the pricing's estimate
+// and there is no net.
+func fees(m *paylink.Merchant, tl *paylink.Timeline) (lines []paylink.FeeLine, deducted, billed, net string) {
+	t := tl.Transaction
 	lines = paylink.PricingOf(m).FeeLines(t)
 	cur, ok := paylink.LookupCurrency(t.Currency)
 	if !ok {
 		return lines, "", "", ""
 	}
-	fee := paylink.DeductedFee(lines, cur)
-	deducted = paylink.FormatAmount(fee, cur)
-	if b := paylink.BilledFee(lines, cur); b > 0 {
-		billed = paylink.FormatAmount(b, cur)
+	fee, bill, kept, posted := postedFees(tl)
+	if !posted {
+		fee, bill = paylink.DeductedFee(lines, cur), paylink.BilledFee(lines, cur)
 	}
-	if t.Status == paylink.StatusApproved {
-		net = paylink.FormatAmount(t.Total-fee-t.Refunded, cur)
+	deducted = paylink.FormatAmount(fee, cur)
+	if bill > 0 {
+		billed = paylink.FormatAmount(bill, cur)
+	}
+	if posted {
+		net = paylink.FormatAmount(kept, cur)
 	}
 	return lines, deducted, billed, net
+}
+
+// postedFees reads the payment's postings in tl: the fees its charge (or
+// a debit's clearing) deducted and billed, and the net of all its
+// postings, refunds included. posted is false when it has no charge or
+// clearing posting.
+func postedFees(tl *paylink.Timeline) (fee, billed, net int64, posted bool) {
+	for _, e := range tl.Entries {
+		p := e.Posting
+		if e.Kind != paylink.TimelinePosting {
+			continue
+		}
+		net += p.Net
+		if p.Kind != paylink.PostingCharge && p.Kind != paylink.PostingDirectDebitClear {
+			continue
+		}
+		posted, fee = true, fee+p.Fee
+		for _, l := range p.Lines {
+			if l.Account == paylink.AccountFeesReceivable {
+				billed += l.Amount
+			}
+		}
+	}
+	return fee, billed, net, posted
 }
 
 // backTo is the list page a payment page goes back to: the list it was

@@ -562,6 +562,33 @@ func TestRefundSubmittedConcurrentlyRefundsOnce(t *testing.T) {
 	}
 }
 
+// TestPaymentPageShowsItsPostedFees: a posted payment's fees and net are
+// its ledger posting's, not a new calculation by the merchant's pricing,
+// which may differ by the time the page is opened (here changed in the
+// database by hand: paylink has no action that changes pricing).
+func TestPaymentPageShowsItsPostedFees(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	ref := purchase(t, env, m, "25.00", false) // 1.75% + 0.30 = 0.7375, posted as 0.74
+	pr := paylink.DefaultPricing()
+	pr.BlendedPercent = 50000    // 5%
+	pr.ServiceTransFee = 100_000 // 0.10, billable
+	pr.Billable = []string{paylink.FeeServiceTrans}
+	settings := m.Merchant.Settings
+	settings.Pricing = &pr
+	if err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.UpdateMerchantSettings(m.ID, settings) }); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	b.mustSignIn("viewer@example.com")
+	p := b.get("/dashboard/payments/" + ref)
+	if !strings.Contains(p.body, "Fees deducted</th><td class=\"num\">AUD 0.74") || !strings.Contains(p.body, `id="net">AUD 24.26`) ||
+		strings.Contains(p.body, "Fees billed separately") {
+		t.Errorf("the page does not show the posted fee 0.74 and net 24.26 (and nothing billed):\n%s", p.body)
+	}
+}
+
 // TestPaymentPageFiguresAndActionsInPlace: the net shows only for money
 // taken, after refunds; a surcharged hold's capture form is filled with
 // the amount before surcharge and captures as filled; a refused refund
