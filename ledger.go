@@ -20,7 +20,7 @@ type LedgerAccount string
 // revenue credit-normal.
 const (
 	// AccountAcquirerReceivable (asset) is what the card acquirer owes paylink
-	// for captured card and wallet payments not yet settled.
+	// for captured card, wallet and Zip payments not yet settled.
 	AccountAcquirerReceivable LedgerAccount = "acquirer_receivable"
 	// AccountBankClearing (asset) is what the direct-entry bank owes paylink for
 	// submitted direct debits not yet settled.
@@ -57,7 +57,7 @@ type PostingKind string
 
 // Posting kinds.
 const (
-	PostingCharge              PostingKind = "charge"                 // card or wallet payment captured
+	PostingCharge              PostingKind = "charge"                 // card, wallet or Zip payment captured
 	PostingRefund              PostingKind = "refund"                 // card refund approved
 	PostingDirectDebitSubmit   PostingKind = "direct_debit_submitted" // debit sent to the bank
 	PostingDirectDebitClear    PostingKind = "direct_debit"           // debit cleared: the merchant's money

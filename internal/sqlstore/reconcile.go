@@ -9,8 +9,8 @@ import (
 )
 
 // AcquirerActivity lists what the sandbox acquirer did in [start, end):
-// approved card and wallet payments by processed time, and their approved
-// refunds by creation time.
+// approved card, wallet and Zip payments by processed time, and their
+// approved refunds by creation time.
 func (t *tx) AcquirerActivity(start, end time.Time) ([]paylink.AcquirerRecord, error) {
 	rows, err := t.q.QueryContext(t.ctx, `SELECT reference, 'capture', currency, total FROM transactions
 		WHERE status = $1 AND payment_type <> $2 AND processed_at >= $3 AND processed_at < $4
