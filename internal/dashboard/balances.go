@@ -59,8 +59,7 @@ func (h *Handler) balances(rq *request) error {
 // merchantVariances are the variances of the latest runs whose reference
 // is one of the merchant's transactions.
 func (h *Handler) merchantVariances(rq *request) ([]varianceRow, error) {
-	ctx, m := rq.r.Context(), rq.ss.Merchant
-	runs, err := h.svc.Reconciliations(ctx, reconciliationsRead)
+	runs, err := h.svc.Reconciliations(rq.r.Context(), reconciliationsRead)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +69,9 @@ func (h *Handler) merchantVariances(rq *request) ([]varianceRow, error) {
 		for _, v := range run.Variances {
 			ok, seen := mine[v.Reference]
 			if !seen {
-				_, err := h.svc.TransactionStatus(ctx, m, v.Reference)
-				if err != nil && paylink.AsError(err).Kind != paylink.KindNotFound {
+				if ok, err = h.isPurchaseOf(rq, v.Reference); err != nil {
 					return nil, err
 				}
-				ok = err == nil
 				mine[v.Reference] = ok
 			}
 			if ok {
@@ -83,6 +80,20 @@ func (h *Handler) merchantVariances(rq *request) ([]varianceRow, error) {
 		}
 	}
 	return out, nil
+}
+
+// isPurchaseOf reports whether ref is the purchase reference of one of
+// the signed-in merchant's transactions. TransactionStatus also finds a
+// transaction by invoice number, which a merchant chooses freely: a
+// merchant giving its own payment an invoice number equal to another
+// merchant's reference would otherwise see that merchant's variance, so
+// the transaction found must have ref as its reference (as act checks).
+func (h *Handler) isPurchaseOf(rq *request, ref string) (bool, error) {
+	t, err := h.svc.TransactionStatus(rq.r.Context(), rq.ss.Merchant, ref)
+	if err != nil && paylink.AsError(err).Kind != paylink.KindNotFound {
+		return false, err
+	}
+	return err == nil && t.Reference == ref, nil
 }
 
 // settlementCSV serves the merchant's settlement report of a day as CSV,

@@ -498,6 +498,33 @@ func TestBalancesPage(t *testing.T) {
 	})
 }
 
+// TestBalancesVarianceByReferenceOnly: a variance is the merchant's only
+// when its reference is a purchase reference of the merchant. A merchant
+// whose own payment has another merchant's reference as its invoice
+// number (any text is allowed there) does not see that merchant's
+// variance.
+func TestBalancesVarianceByReferenceOnly(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	theirs := purchase(t, env, other, "11.00", false)
+	purchase(t, env, m, "10.00", false, func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", theirs) })
+	day := env.Clock.Now().UTC().Format(time.DateOnly)
+	_, err := env.Service.Reconcile(context.Background(), "acquirer.csv", []paylink.AcquirerRecord{
+		{Date: day, Reference: theirs, Type: paylink.RecordCapture, Currency: "AUD", Amount: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	b.mustSignIn("viewer@example.com")
+	// The balances page shows no invoice number: theirs on it is the variance.
+	p := b.get("/dashboard/balances")
+	if p.status != http.StatusOK || strings.Contains(p.body, theirs) {
+		t.Errorf("got %d showing %v the variance of %s, another merchant's payment; want 200 without it", p.status, strings.Contains(p.body, theirs), theirs)
+	}
+}
+
 // TestLinksListShowsState: the list shows each link's state as the
 // hosted page decides it (PaymentLink.State at the Service's clock): an
 // unpaid link past its expiry is expired, not unpaid. Paid links are
