@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -491,31 +492,134 @@ func errInviteInvalid() error {
 	return Errorf(KindNotFound, CodeInviteInvalid, "this invite link is not valid: it was used, expired or never existed")
 }
 
-// InviteByToken loads an unused, unexpired invite (the accept page).
+// Why an unused, unexpired invite no longer works (the audit row's
+// detail): the admin who made it was removed, or is no longer an admin.
+const (
+	inviterRemoved = "inviter_removed"
+	inviterDemoted = "inviter_demoted"
+)
+
+// InviteByToken loads an unused, unexpired invite (the accept page) whose
+// maker may still invite.
 func (s *Service) InviteByToken(ctx context.Context, token string) (*Invite, error) {
-	var inv *Invite
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		inv, err = tx.Invite(HashSecret(token))
-		return err
-	})
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, errInviteInvalid()
-	case err != nil:
-		return nil, Internal("load invite", err)
-	case !inv.UsedAt.IsZero() || !s.now().Before(inv.ExpiresAt):
+	inv, gone, err := s.loadInvite(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if gone != "" {
 		return nil, errInviteInvalid()
 	}
 	return inv, nil
 }
 
+// loadInvite loads an unused, unexpired invite and says whether its maker
+// is gone (inviterGone).
+func (s *Service) loadInvite(ctx context.Context, token string) (*Invite, string, error) {
+	var inv *Invite
+	var gone string
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		if inv, err = tx.Invite(HashSecret(token)); err != nil {
+			return err
+		}
+		gone, err = inviterGone(tx, inv)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, "", errInviteInvalid()
+	case err != nil:
+		return nil, "", Internal("load invite", err)
+	case !inv.UsedAt.IsZero() || !s.now().Before(inv.ExpiresAt):
+		return nil, "", errInviteInvalid()
+	}
+	return inv, gone, nil
+}
+
+// inviterGone says why inv's maker no longer stands behind it, "" while
+// they do: removed since (inviterRemoved) or no longer allowed to manage
+// the team (inviterDemoted). An invite is the authority of the admin who
+// made it, so it must not outlive that authority: a removed admin could
+// otherwise come back through an invite to another address of theirs.
+// An invite without a maker stands (the dashboard's are all made by an
+// admin; none are made otherwise today).
+func inviterGone(tx Tx, inv *Invite) (string, error) {
+	if inv.CreatedBy == "" {
+		return "", nil
+	}
+	u, err := tx.User(inv.MerchantID, inv.CreatedBy)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return inviterRemoved, nil
+	case err != nil:
+		return "", fmt.Errorf("load inviter: %w", err)
+	case !u.Role.Can(PermTeam):
+		return inviterDemoted, nil
+	}
+	return "", nil
+}
+
+// refuseInvite deletes inv, whose maker is gone (why), and audits the
+// refused acceptance, in the acceptance's transaction. An invite used or
+// revoked meanwhile is ErrConflict, as UseInvite answers.
+func (s *Service) refuseInvite(ctx context.Context, tx Tx, inv *Invite, why string) error {
+	if err := tx.DeleteInvite(inv.MerchantID, inv.TokenHash); errors.Is(err, ErrNotFound) {
+		return ErrConflict
+	} else if err != nil {
+		return err
+	}
+	a := ActorFrom(ctx)
+	a.Kind, a.ID = ActorStaff, ""
+	return s.audit(WithActor(ctx, a), tx, AuditEvent{MerchantID: inv.MerchantID, Action: AuditInviteAccept, ObjectType: ObjectUser,
+		ObjectID: inv.Email, Outcome: OutcomeDenied, Detail: why})
+}
+
+// refuseInviteOf refuses inv, whose maker is gone (why), in a transaction
+// of its own, and answers the error for the invited person.
+func (s *Service) refuseInviteOf(ctx context.Context, inv *Invite, why string) error {
+	err := s.store.Update(ctx, func(tx Tx) error { return s.refuseInvite(ctx, tx, inv, why) })
+	if err != nil && !errors.Is(err, ErrConflict) {
+		return Internal("refuse invite", err)
+	}
+	return errInviteInvalid()
+}
+
+// dropInvitesOf deletes the unused invites u made, now that u was
+// removed or may no longer manage the team (why), each audited as a
+// revocation by ctx's actor.
+func (s *Service) dropInvitesOf(ctx context.Context, tx Tx, u *User, why string) error {
+	list, err := tx.Invites(u.MerchantID, s.now())
+	if err != nil {
+		return err
+	}
+	for _, inv := range list {
+		if inv.CreatedBy != u.ID {
+			continue
+		}
+		if err := tx.DeleteInvite(inv.MerchantID, inv.TokenHash); errors.Is(err, ErrNotFound) {
+			continue // used meanwhile
+		} else if err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, AuditEvent{MerchantID: inv.MerchantID, Action: AuditInviteRevoke, ObjectType: ObjectUser,
+			ObjectID: inv.Email, Outcome: OutcomeSuccess, Detail: why}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AcceptInvite uses an invite once: it creates the user with the
-// password chosen on the invite page.
+// password chosen on the invite page. An invite whose maker was removed
+// or is no longer an admin is refused (checked again in the transaction
+// that uses it), deleted and audited as a denied acceptance.
 func (s *Service) AcceptInvite(ctx context.Context, token, password string) (*User, error) {
-	inv, err := s.InviteByToken(ctx, token)
+	inv, gone, err := s.loadInvite(ctx, token)
 	if err != nil {
 		return nil, err
+	}
+	if gone != "" {
+		return nil, s.refuseInviteOf(ctx, inv, gone)
 	}
 	hash, err := s.hashPassword(password, inv.Email)
 	if err != nil {
@@ -527,25 +631,16 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password string) (*Us
 	}
 	now := s.now()
 	u := &User{ID: id, MerchantID: inv.MerchantID, Email: inv.Email, Role: inv.Role, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
-	ctx = staffActor(ctx, u)
-	var taken bool
 	err = s.store.Update(ctx, func(tx Tx) error {
-		if err := tx.UseInvite(inv.TokenHash, now); err != nil {
-			return err
-		}
-		if err := tx.CreateUser(u); errors.Is(err, ErrConflict) {
-			taken = true
-			return err
-		} else if err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditInviteAccept, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(u.Role)})
+		var err error
+		gone, err = s.useInvite(ctx, tx, inv, u)
+		return err
 	})
+	var refused *Error
 	switch {
-	case taken:
-		return nil, emailTaken()
-	case errors.Is(err, ErrConflict):
+	case errors.As(err, &refused):
+		return nil, refused
+	case errors.Is(err, ErrConflict) || (err == nil && gone != ""):
 		return nil, errInviteInvalid()
 	case err != nil:
 		return nil, Internal("accept invite", err)
@@ -553,8 +648,29 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password string) (*Us
 	return u, nil
 }
 
+// useInvite, in AcceptInvite's transaction, uses inv to create u, or,
+// when inv's maker is gone meanwhile, refuses inv and says why.
+func (s *Service) useInvite(ctx context.Context, tx Tx, inv *Invite, u *User) (gone string, err error) {
+	if gone, err = inviterGone(tx, inv); err != nil {
+		return "", err
+	} else if gone != "" {
+		return gone, s.refuseInvite(ctx, tx, inv, gone)
+	}
+	if err := tx.UseInvite(inv.TokenHash, u.CreatedAt); err != nil {
+		return "", err
+	}
+	if err := tx.CreateUser(u); errors.Is(err, ErrConflict) {
+		return "", emailTaken()
+	} else if err != nil {
+		return "", err
+	}
+	return "", s.audit(staffActor(ctx, u), tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditInviteAccept, ObjectType: ObjectUser,
+		ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(u.Role)})
+}
+
 // ChangeRole gives a user of actor's merchant another role. A merchant
-// always keeps one admin: the last one cannot be demoted.
+// always keeps one admin: the last one cannot be demoted. A user who may
+// no longer manage the team loses the unused invites they made.
 func (s *Service) ChangeRole(ctx context.Context, actor *User, userID string, role Role) error {
 	if err := permit(actor, PermTeam); err != nil {
 		return err
@@ -570,13 +686,19 @@ func (s *Service) ChangeRole(ctx context.Context, actor *User, userID string, ro
 		if err := tx.UpdateUser(u); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditRoleChange, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(old) + "->" + string(role)})
+		if err := s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditRoleChange, ObjectType: ObjectUser,
+			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(old) + "->" + string(role)}); err != nil {
+			return err
+		}
+		if old.Can(PermTeam) && !role.Can(PermTeam) {
+			return s.dropInvitesOf(ctx, tx, u, inviterDemoted)
+		}
+		return nil
 	})
 }
 
-// RemoveUser deletes a user of actor's merchant and ends its sessions.
-// The last admin cannot be removed.
+// RemoveUser deletes a user of actor's merchant, ends its sessions and
+// deletes the unused invites it made. The last admin cannot be removed.
 func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) error {
 	if err := permit(actor, PermTeam); err != nil {
 		return err
@@ -586,8 +708,11 @@ func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) er
 		if err := tx.DeleteUser(u.MerchantID, u.ID); err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditUserRemove, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: u.Email})
+		if err := s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditUserRemove, ObjectType: ObjectUser,
+			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: u.Email}); err != nil {
+			return err
+		}
+		return s.dropInvitesOf(ctx, tx, u, inviterRemoved)
 	})
 }
 

@@ -613,6 +613,78 @@ func TestInvitesListedAndRevoked(t *testing.T) {
 	})
 }
 
+// TestInviteEndsWithItsAdmin: an invite is its maker's authority. An
+// admin removed or demoted loses the unused invites they made (audited
+// as revoked, with why), so a removed admin cannot come back through an
+// invite to another address of theirs; an invite whose maker is gone
+// without that clean-up (one left from before it) is refused at
+// acceptance, deleted and audited as a denied acceptance. Another
+// admin's invites keep working.
+func TestInviteEndsWithItsAdmin(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
+		removed := newStaff(t, env, m, "removed@example.com", paylink.RoleAdmin)
+		demoted := newStaff(t, env, m, "demoted@example.com", paylink.RoleAdmin)
+		left := newStaff(t, env, m, "left@example.com", paylink.RoleAdmin)
+		invite := func(by *paylink.User, email string) string {
+			t.Helper()
+			token, _, err := env.Service.CreateInvite(ctx, by, email, paylink.RoleAdmin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return token
+		}
+		byRemoved, byDemoted := invite(removed, "removed.backup@example.com"), invite(demoted, "demoted.backup@example.com")
+		byLeft, byOwner := invite(left, "left.backup@example.com"), invite(owner, "new@example.com")
+		if err := env.Service.RemoveUser(ctx, owner, removed.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Service.ChangeRole(ctx, owner, demoted.ID, paylink.RoleStaff); err != nil {
+			t.Fatal(err)
+		}
+		// left's row goes without RemoveUser's clean-up, as a removal
+		// before this rule did: its invite is still in the table.
+		if err := env.Store.Update(ctx, func(tx paylink.Tx) error { return tx.DeleteUser(m.ID, left.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, token := range []string{byRemoved, byDemoted, byLeft} {
+			if _, err := env.Service.InviteByToken(ctx, token); code(err) != paylink.CodeInviteInvalid {
+				t.Errorf("invite page: got %v, want %s", err, paylink.CodeInviteInvalid)
+			}
+			if u, err := env.Service.AcceptInvite(ctx, token, staffPassword); code(err) != paylink.CodeInviteInvalid {
+				t.Errorf("accept: got %+v, %v, want %s", u, err, paylink.CodeInviteInvalid)
+			}
+		}
+		list, err := env.Service.Invites(ctx, owner)
+		if err != nil || len(list) != 1 || list[0].Email != "new@example.com" {
+			t.Errorf("outstanding invites: got %d (%v), want only new@example.com's", len(list), err)
+		}
+		if u, err := env.Service.AcceptInvite(ctx, byOwner, staffPassword); err != nil || u.Role != paylink.RoleAdmin {
+			t.Errorf("the owner's invite: got %+v, %v, want a new admin", u, err)
+		}
+		rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{MerchantID: m.ID, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			if r.Action == paylink.AuditInviteRevoke || r.Action == paylink.AuditInviteAccept {
+				got = append(got, fmt.Sprintf("%s %s %s %s", r.Action, r.ObjectID, r.Outcome, r.Detail))
+			}
+		}
+		want := []string{
+			"user.invite_revoke removed.backup@example.com success inviter_removed",
+			"user.invite_revoke demoted.backup@example.com success inviter_demoted",
+			"user.invite_accept left.backup@example.com denied inviter_removed",
+		}
+		if len(got) != 4 || !slices.Equal(got[:3], want) {
+			t.Errorf("audit rows: got %q, want %q and the owner's invite accepted", got, want)
+		}
+	})
+}
+
 func TestInviteAcceptedOnceUnderRace(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()
