@@ -129,7 +129,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/login/totp", h.pending(h.totpPage))
 	mux.Handle("POST /dashboard/login/totp", h.pending(h.totpVerify))
 
-	mux.Handle("POST /dashboard/logout", h.page(paylink.PermView, h.logout))
+	mux.Handle("POST "+logoutPath, h.page(paylink.PermView, h.logout))
 	mux.Handle("GET /dashboard/{$}", h.page(paylink.PermView, h.home))
 	mux.Handle("GET /dashboard/account", h.page(paylink.PermView, h.account))
 	mux.Handle("POST /dashboard/account/password", h.page(paylink.PermView, h.changePassword))

@@ -689,6 +689,42 @@ func TestTwoFactorSignIn(t *testing.T) {
 	}
 }
 
+// TestPendingSessionSignsOut: a session opened by the password and
+// waiting for its second factor can be ended from the code page (its
+// "Cancel and sign out" form): the session is deleted, not only the
+// cookie, so whoever cannot give the code leaves nothing open.
+func TestPendingSessionSignsOut(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := newBrowser(t, env)
+	b.mustSignIn("admin@example.com")
+	enrolTOTP(t, env, b)
+
+	pending := newBrowser(t, env)
+	if p := pending.signIn("admin@example.com", password); p.header.Get("Location") != "/dashboard/login/totp" {
+		t.Fatalf("sign in with two-factor: got %d to %q, want the code page", p.status, p.header.Get("Location"))
+	}
+	cookie := pending.sessionCookie()
+	codePage := pending.get("/dashboard/login/totp")
+	if !strings.Contains(codePage.body, `action="/dashboard/logout"`) {
+		t.Errorf("the code page has no sign-out form")
+	}
+	out := pending.post("/dashboard/logout", url.Values{"csrf": {codePage.csrf()}})
+	if out.status != http.StatusSeeOther || out.header.Get("Location") != "/dashboard/login?done=signed-out" {
+		t.Errorf("sign out: got %d to %q, want 303 to /dashboard/login?done=signed-out", out.status, out.header.Get("Location"))
+	}
+	again := newBrowser(t, env)
+	u, _ := url.Parse(env.Server.URL + "/dashboard/")
+	again.c.Jar.SetCookies(u, []*http.Cookie{cookie})
+	if p := again.get("/dashboard/login/totp"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/dashboard/login?") {
+		t.Errorf("the signed-out session's cookie: got %d to %q, want 303 to the sign-in page", p.status, p.header.Get("Location"))
+	}
+	if acts := auditActions(t, env, m.ID); count(acts, paylink.AuditSignOut) != 1 {
+		t.Errorf("audit actions %v: want one %s", acts, paylink.AuditSignOut)
+	}
+}
+
 func TestSessionsAcrossInstances(t *testing.T) {
 	dsn := pg.Database(t)
 	one := apitest.Start(t, apitest.Options{DSN: dsn})

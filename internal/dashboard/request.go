@@ -21,6 +21,7 @@ const (
 	sessionCookie = "paylink_dashboard"
 	loginCookie   = "paylink_dashboard_login"
 	loginPath     = "/dashboard/login"
+	logoutPath    = "/dashboard/logout"
 )
 
 // request is one dashboard request: the signed-in user (nil on public
@@ -51,10 +52,11 @@ func actor(r *http.Request) *http.Request {
 
 // page serves a page of a signed-in user whose role has permission p.
 // Without a valid session it redirects to the sign-in page; a session
-// pending its second factor goes to the code page; when the merchant
-// requires two-factor sign-in and the user has none, only the account
-// page opens. A POST must pass the Origin and CSRF checks before
-// anything else happens.
+// pending its second factor goes to the code page, except to sign out
+// (so that someone who cannot give the code can end the session the
+// password opened); when the merchant requires two-factor sign-in and
+// the user has none, only the account page and sign-out open. A POST
+// must pass the Origin and CSRF checks before anything else happens.
 func (h *Handler) page(p paylink.Permission, fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
@@ -65,12 +67,12 @@ func (h *Handler) page(p paylink.Permission, fn pageFunc) http.Handler {
 			return
 		}
 		rq.ss, rq.csrf = ss, ss.Session.CSRF
-		if ss.Session.PendingTOTP {
+		if ss.Session.PendingTOTP && r.URL.Path != logoutPath {
 			http.Redirect(w, r, loginPath+"/totp", http.StatusSeeOther)
 			return
 		}
 		if ss.Merchant.Settings.Dashboard.RequireTOTP && !ss.User.TOTPEnabled &&
-			!strings.HasPrefix(r.URL.Path, "/dashboard/account") && r.URL.Path != "/dashboard/logout" {
+			!strings.HasPrefix(r.URL.Path, "/dashboard/account") && r.URL.Path != logoutPath {
 			http.Redirect(w, r, "/dashboard/account", http.StatusSeeOther)
 			return
 		}
