@@ -334,6 +334,9 @@ type Tx interface {
 	DeleteSession(idHash []byte) error
 	// DeleteUserSessions revokes every session of a user.
 	DeleteUserSessions(userID string) error
+	// DeleteOtherUserSessions revokes every session of a user but the
+	// one whose id hash is keep.
+	DeleteOtherUserSessions(userID string, keep []byte) error
 	CreateInvite(i *Invite) error
 	Invite(tokenHash []byte) (*Invite, error)
 	// Invites lists a merchant's unused invites that have not expired at

@@ -454,6 +454,41 @@ func TestTwoFactor(t *testing.T) {
 	})
 }
 
+// TestTOTPEnableEndsOtherSessions: turning two-factor sign-in on ends
+// every other session of the user, as a password change does, and keeps
+// the one that turned it on: a session opened with a stolen password
+// does not outlive the second factor meant to stop its holder.
+func TestTOTPEnableEndsOtherSessions(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		newStaff(t, env, m, "colleague@example.com", paylink.RoleStaff)
+		mine, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		other, _ := env.Service.SignIn(ctx, "staff@example.com", staffPassword)
+		colleague, _ := env.Service.SignIn(ctx, "colleague@example.com", staffPassword)
+		ss, err := env.Service.StaffSession(ctx, mine.Token, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := env.Service.BeginTOTP(ctx, ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.ConfirmTOTP(ctx, ss, paylink.TOTPCode(secret, env.Clock.Now()), staffPassword); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.StaffSession(ctx, other.Token, time.Hour); code(err) != paylink.CodeSessionExpired {
+			t.Errorf("the user's other session: got %v, want %s", err, paylink.CodeSessionExpired)
+		}
+		for name, tok := range map[string]string{"the session that turned it on": mine.Token, "another user's session": colleague.Token} {
+			if _, err := env.Service.StaffSession(ctx, tok, time.Hour); err != nil {
+				t.Errorf("%s: got %v, want it kept", name, err)
+			}
+		}
+	})
+}
+
 func TestTOTPCodeRFC6238(t *testing.T) {
 	// RFC 6238 appendix B, SHA-1, truncated to 6 digits.
 	secret := []byte("12345678901234567890")

@@ -66,7 +66,11 @@ func (s *Service) PendingTOTPSecret(ss *StaffSession) ([]byte, error) {
 // code of the new secret and their password (a guarded attempt, like
 // sign-in: a session alone, stolen or left open, cannot tie the account
 // to another person's authenticator, even one whose set-up the user
-// began), and returns the recovery codes, shown once.
+// began), and returns the recovery codes, shown once. Every other
+// session of the user ends, pending ones included, as at a password
+// change: a session opened with the password alone, by whoever else
+// knew it, must not outlive the second factor meant to stop them. The
+// session that confirmed stays.
 func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, password string) ([]string, error) {
 	secret, err := s.PendingTOTPSecret(ss)
 	if err != nil {
@@ -97,6 +101,9 @@ func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, passw
 			return Errorf(KindConflict, CodeInvalidState, "two-factor set-up was changed meanwhile; start it again")
 		}
 		u.TOTPEnabled, u.RecoveryCodes, u.TOTPLastStep, u.UpdatedAt = true, hashes, step, s.now()
+		if err := tx.DeleteOtherUserSessions(u.ID, ss.Session.IDHash); err != nil {
+			return err
+		}
 		return s.audit(ctx, tx, userEvent(u, AuditTOTPEnable))
 	})
 	if err != nil {

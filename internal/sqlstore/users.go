@@ -168,6 +168,14 @@ func (t *tx) DeleteUserSessions(userID string) error {
 	return nil
 }
 
+// DeleteOtherUserSessions deletes every session of a user but one.
+func (t *tx) DeleteOtherUserSessions(userID string, keep []byte) error {
+	if _, err := t.exec(`DELETE FROM user_sessions WHERE user_id = $1 AND id_hash <> $2`, userID, keep); err != nil {
+		return fmt.Errorf("delete other user sessions: %w", err)
+	}
+	return nil
+}
+
 // CreateInvite inserts an invite.
 func (t *tx) CreateInvite(i *paylink.Invite) error {
 	_, err := t.exec(`INSERT INTO user_invites (token_hash, merchant_id, email, role, created_by, created_at, expires_at, used_at)
