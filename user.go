@@ -147,9 +147,10 @@ const (
 	// refuse further attempts until the window passes.
 	SignInFailureLimit  = 10
 	SignInFailureWindow = 15 * time.Minute
-	// SignInIPFailureLimit failures from one source address within
-	// SignInFailureWindow, whatever the emails, refuse further attempts
-	// from it until the window passes: a client trying many emails
+	// SignInIPFailureLimit failures from one source address (an IPv6
+	// one by its /64: throttleAddress) within SignInFailureWindow,
+	// whatever the emails, refuse further attempts from it until the
+	// window passes: a client trying many emails
 	// (credential stuffing) stays under the per-email limit. Well above
 	// what the people behind one office's address mistype in 15 minutes.
 	SignInIPFailureLimit = 50

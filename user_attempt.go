@@ -3,6 +3,7 @@ package paylink
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -75,7 +76,7 @@ func (s *Service) reserveFailure(ctx context.Context, email string) (int64, erro
 	now := s.now()
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		id, err = tx.AddSignInFailure(s.failureKey(email), ActorFrom(ctx).IP, now, now.Add(-SignInFailureWindow))
+		id, err = tx.AddSignInFailure(s.failureKey(email), throttleAddress(ActorFrom(ctx).IP), now, now.Add(-SignInFailureWindow))
 		return err
 	})
 	if err != nil {
@@ -133,7 +134,7 @@ func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, 
 		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
 			int(SignInFailureWindow/time.Minute)), nil
 	}
-	ip := ActorFrom(ctx).IP
+	ip := throttleAddress(ActorFrom(ctx).IP)
 	if ip == "" {
 		return nil, nil
 	}
@@ -145,6 +146,27 @@ func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, 
 			int(SignInFailureWindow/time.Minute)), nil
 	}
 	return nil, nil
+}
+
+// throttleAddress is the source address as the per-address throttle
+// counts it: an IPv4 address (an IPv4-mapped IPv6 one too) as itself,
+// an IPv6 address by its /64 prefix ("2001:db8:1:2::/64"). One client
+// is usually given a whole /64 and can pick any address in it, so
+// counting each IPv6 address apart would give it 2^64 budgets. Text
+// that is no address is kept as it is.
+func throttleAddress(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, err := a.WithZone("").Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }
 
 // auditFailure writes the audit row of a failed attempt: by the user

@@ -280,6 +280,43 @@ func TestSignInThrottlePerAddress(t *testing.T) {
 	})
 }
 
+// TestSignInThrottlePerIPv6Prefix: the per-address limit counts an IPv6
+// address by its /64 (a client picks any address of its /64, so each
+// address apart would give it 2^64 budgets), and an IPv4-mapped IPv6
+// address as the IPv4 address it maps.
+func TestSignInThrottlePerIPv6Prefix(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		from := func(ip string) context.Context {
+			return paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, IP: ip})
+		}
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		tests := []struct {
+			name          string
+			failing       func(i int) string // the address of the i-th failure
+			blocked, free string
+		}{
+			{"IPv6 by its /64", func(i int) string { return fmt.Sprintf("2001:db8:1:2::%x", i+1) }, "2001:db8:1:2:ffff::1", "2001:db8:1:3::1"},
+			{"IPv4-mapped as IPv4", func(i int) string { return [2]string{"203.0.113.7", "::ffff:203.0.113.7"}[i%2] }, "203.0.113.7", "203.0.113.8"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				for i := range paylink.SignInIPFailureLimit {
+					if _, err := env.Service.SignIn(from(tt.failing(i)), fmt.Sprintf("guess%d@example.com", i), "wrong password!!"); code(err) != paylink.CodeSignInFailed {
+						t.Fatalf("failure %d from %s: got %v, want %s", i+1, tt.failing(i), err, paylink.CodeSignInFailed)
+					}
+				}
+				if _, err := env.Service.SignIn(from(tt.blocked), "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+					t.Errorf("from %s after %d failures from its network: got %v, want %s", tt.blocked, paylink.SignInIPFailureLimit, err, paylink.CodeSignInThrottled)
+				}
+				if _, err := env.Service.SignIn(from(tt.free), "staff@example.com", staffPassword); err != nil {
+					t.Errorf("from %s: got %v, want a session", tt.free, err)
+				}
+			})
+		}
+	})
+}
+
 func TestPasswordChangeRevokesSessions(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()
