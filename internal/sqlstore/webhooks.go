@@ -76,11 +76,14 @@ func claimQuery(postgres bool) string {
 	return claimSQLite
 }
 
-// The claims. The inner SELECT chooses the due rows. On PostgreSQL, rows
-// another instance is claiming are skipped rather than waited for, and
-// the outer WHERE repeats the inner one, so that a row another
-// transaction claimed meanwhile is re-checked once its lock is released
-// and skipped: the claim stays a compare-and-set. On SQLite the whole
+// The claims. The inner SELECT chooses the due rows. On PostgreSQL it
+// is a materialized CTE that locks them, skipping rows another instance
+// is claiming at that moment rather than waiting for them: a row locked
+// after another transaction changed it is checked against the WHERE
+// again, so the claim stays a compare-and-set. (As `id IN (SELECT ...
+// LIMIT n FOR UPDATE SKIP LOCKED)` the planner could run the subquery
+// more than once, and one claim of 5 rows leased 20: the dispatcher then
+// started more attempts than it has slots.) On SQLite the whole
 // statement runs under the database's write lock, so nothing changes
 // between the SELECT and the UPDATE; repeating the conditions there made
 // SQLite walk every due row through webhook_deliveries_due instead of
@@ -92,13 +95,15 @@ func claimQuery(postgres bool) string {
 // uses a partial index only for a query that repeats its WHERE clause
 // (migration 0024).
 const (
-	pending  = `state = '` + paylink.DeliveryPending + `'`
-	failed   = `state = '` + paylink.DeliveryFailed + `'`
-	due      = pending + ` AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)`
-	claimDue = `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
-		WHERE id IN (SELECT id FROM webhook_deliveries WHERE ` + due + ` ORDER BY next_attempt_at LIMIT $4`
-	claimSQLite   = claimDue + `) RETURNING ` + deliveryColumns
-	claimPostgres = claimDue + ` FOR UPDATE SKIP LOCKED) AND ` + due + ` RETURNING ` + deliveryColumns
+	pending     = `state = '` + paylink.DeliveryPending + `'`
+	failed      = `state = '` + paylink.DeliveryFailed + `'`
+	due         = pending + ` AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)`
+	chooseDue   = `SELECT id FROM webhook_deliveries WHERE ` + due + ` ORDER BY next_attempt_at LIMIT $4`
+	claimSQLite = `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+		WHERE id IN (` + chooseDue + `) RETURNING ` + deliveryColumns
+	claimPostgres = `WITH chosen(claimed) AS MATERIALIZED (` + chooseDue + ` FOR UPDATE SKIP LOCKED)
+		UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+		FROM chosen WHERE id = chosen.claimed RETURNING ` + deliveryColumns
 )
 
 // batchRows bounds the rows of one multi-row statement (its

@@ -49,6 +49,9 @@ func testWebhookClaimRace(t *testing.T, s paylink.Store) {
 			if err != nil {
 				t.Errorf("claim: %v", err)
 			}
+			if len(ds) > 5 {
+				t.Errorf("claim of at most 5 rows: got %d", len(ds))
+			}
 			mu.Lock()
 			for _, d := range ds {
 				claimed[d.ID]++
