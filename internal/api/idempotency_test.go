@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,6 +114,27 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	r2, b2 := postKey(t, env, m, "bad-1", bad)
 	if r1.StatusCode != 400 || r2.StatusCode != 400 || b1 != b2 {
 		t.Errorf("bad request replay: got %d then %d", r1.StatusCode, r2.StatusCode)
+	}
+}
+
+// TestEmptyIdempotencyKeyIsNoKey: an empty or blank Idempotency-Key is
+// the same as none, so a sloppy client that always sends the header
+// keeps working: each call runs, none is a replay of another.
+func TestEmptyIdempotencyKeyIsNoKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(map[string]any{"company_token": m.Creds.CompanyToken})
+	for _, key := range []string{"", "   "} {
+		t.Run(strconv.Quote(key), func(t *testing.T) {
+			seen := map[string]bool{}
+			for i := 0; i < 2; i++ {
+				res, raw := postKeyTo(t, env, m, "/v5/transaction_token", key, body)
+				if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" || seen[raw] {
+					t.Fatalf("call %d: got %d replayed %q %s, want a fresh 200", i+1, res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+				}
+				seen[raw] = true
+			}
+		})
 	}
 }
 
