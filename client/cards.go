@@ -10,6 +10,9 @@ type Customer struct {
 	ID                        string `json:"id,omitempty"`
 	Reference                 string `json:"reference,omitempty"`
 	Email                     string `json:"email,omitempty"`
+	FirstName                 string `json:"first_name,omitempty"`
+	LastName                  string `json:"last_name,omitempty"`
+	Phone                     string `json:"phone,omitempty"`
 	IPAddress                 string `json:"ip_address"`
 	Timezone                  string `json:"timezone"`
 	AcceptedTermsConditions   bool   `json:"accepted_terms_conditions,omitempty"`
@@ -119,8 +122,10 @@ type SurchargeResult struct {
 	} `json:"surcharge"`
 }
 
-// Surcharge previews the surcharge a purchase would add.
-func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest) (*SurchargeResult, error) {
+// Surcharge previews the surcharge a purchase would add. It moves no
+// money, but takes CallOptions as every POST does (an IdempotencyKey, or
+// a header a proxy needs).
+func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest, opts ...CallOption) (*SurchargeResult, error) {
 	body := struct {
 		Token struct {
 			Company string `json:"company"`
@@ -128,7 +133,7 @@ func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest) (*Surcharg
 		SurchargeRequest
 	}{SurchargeRequest: req}
 	body.Token.Company = c.companyToken
-	return call[SurchargeResult](ctx, c, "/v5/surcharge", body)
+	return call[SurchargeResult](ctx, c, "/v5/surcharge", body, opts...)
 }
 
 // Status is a transaction status look-up.

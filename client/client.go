@@ -11,7 +11,9 @@
 // responses, so no amount ever passes through a float. Operations that
 // need a transaction token fetch one automatically. A declined or failed
 // payment is a result (check Purchase.Status), not an error; request-level
-// failures are *Error.
+// failures are *Error, which carries the answer's Retry-After (429, 503)
+// and X-Request-Id. Every result embeds Result, whose Replayed says the
+// answer is the replay of an earlier call under the same IdempotencyKey.
 package client
 
 import (
@@ -23,6 +25,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +62,17 @@ type Error struct {
 	Code       string            // stable response code, e.g. "invalid_request"
 	Message    string            // human-readable explanation
 	Fields     map[string]string // field path -> problem, for validation errors
+	// RetryAfter is how long paylink asks the caller to wait before
+	// retrying (Retry-After on a 429 rate_limited or a 503
+	// service_unavailable); 0 when the answer did not say.
+	RetryAfter time.Duration
+	// RequestID is the answer's X-Request-Id: quote it when asking for
+	// support, or find the request in paylink's logs under it.
+	RequestID string
+	// Replayed is true when the answer is the replay of an earlier call
+	// under the same IdempotencyKey (Idempotent-Replayed: true): a
+	// refusal is remembered like a success, so this call did nothing.
+	Replayed bool
 }
 
 func (e *Error) Error() string {
@@ -83,11 +97,32 @@ func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
 
-// Result is the outcome fields every response carries.
+// Result is the outcome fields every response carries, and what the
+// answer's headers say about it.
 type Result struct {
 	ResponseCode    string `json:"response_code"`
 	ResponseMessage string `json:"response_message"`
+	// RequestID is the answer's X-Request-Id: quote it when asking for
+	// support, or find the request in paylink's logs under it.
+	RequestID string `json:"-"`
+	// Replayed is true when the answer is the replay of an earlier call
+	// under the same IdempotencyKey (Idempotent-Replayed: true): the
+	// first call's outcome, not a second one.
+	Replayed bool `json:"-"`
 }
+
+// fromHeaders fills in what the answer's headers say. Every response
+// type embeds Result, so each gets it through the pointer's method set.
+func (r *Result) fromHeaders(h http.Header) {
+	r.RequestID = h.Get("X-Request-Id")
+	r.Replayed = replayed(h)
+}
+
+// headed is a response that reads the answer's headers.
+type headed interface{ fromHeaders(http.Header) }
+
+// replayed reports whether h marks an idempotent replay.
+func replayed(h http.Header) bool { return h.Get("Idempotent-Replayed") == "true" }
 
 // post sends body as JSON to path and decodes the answer into out.
 func (c *Client) post(ctx context.Context, path string, body, out any, opts ...CallOption) error {
@@ -95,19 +130,31 @@ func (c *Client) post(ctx context.Context, path string, body, out any, opts ...C
 	if err != nil {
 		return fmt.Errorf("paylink: encode request: %w", err)
 	}
-	data, err := c.send(ctx, http.MethodPost, path, bytes.NewReader(raw), opts)
+	data, h, err := c.send(ctx, http.MethodPost, path, bytes.NewReader(raw), opts)
 	if err != nil {
 		return err
 	}
-	return decodeInto(data, out)
+	return decodeAnswer(data, h, out)
 }
 
-// send makes one request and returns the body of a 2xx answer, or the
-// answer's *Error.
-func (c *Client) send(ctx context.Context, method, path string, body io.Reader, opts []CallOption) ([]byte, error) {
+// decodeAnswer decodes a JSON answer into out and, when out reads them,
+// its headers.
+func decodeAnswer(data []byte, h http.Header, out any) error {
+	if err := decodeInto(data, out); err != nil {
+		return err
+	}
+	if o, ok := out.(headed); ok {
+		o.fromHeaders(h)
+	}
+	return nil
+}
+
+// send makes one request and returns the body and headers of a 2xx
+// answer, or the answer's *Error.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, opts []CallOption) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, body)
 	if err != nil {
-		return nil, fmt.Errorf("paylink: %w", err)
+		return nil, nil, fmt.Errorf("paylink: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	if body != nil {
@@ -119,17 +166,17 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
+		return nil, nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
 	if err != nil {
-		return nil, fmt.Errorf("paylink: read response: %w", err)
+		return nil, nil, fmt.Errorf("paylink: read response: %w", err)
 	}
 	if res.StatusCode/100 != 2 {
-		return nil, decodeError(res.StatusCode, data)
+		return nil, nil, decodeError(res.StatusCode, res.Header, data)
 	}
-	return data, nil
+	return data, res.Header, nil
 }
 
 // decodeInto decodes a JSON answer, numbers as json.Number.
@@ -151,16 +198,36 @@ func call[T any](ctx context.Context, c *Client, path string, body any, opts ...
 	return &out, nil
 }
 
-func decodeError(status int, data []byte) error {
+// decodeError is the *Error of a non-2xx answer: its body's code,
+// message and fields (http_error when the body is not paylink's), and
+// what its headers say.
+func decodeError(status int, h http.Header, data []byte) error {
 	var body struct {
 		ErrorCode    string            `json:"error_code"`
 		ErrorMessage string            `json:"error_message"`
 		Fields       map[string]string `json:"fields"`
 	}
-	if json.Unmarshal(data, &body) != nil || body.ErrorCode == "" {
-		return &Error{HTTPStatus: status, Code: "http_error", Message: http.StatusText(status)}
+	e := &Error{HTTPStatus: status, Code: "http_error", Message: http.StatusText(status),
+		RetryAfter: retryAfter(h.Get("Retry-After"), time.Now()), RequestID: h.Get("X-Request-Id"), Replayed: replayed(h)}
+	if json.Unmarshal(data, &body) == nil && body.ErrorCode != "" {
+		e.Code, e.Message, e.Fields = body.ErrorCode, body.ErrorMessage, body.Fields
 	}
-	return &Error{HTTPStatus: status, Code: body.ErrorCode, Message: body.ErrorMessage, Fields: body.Fields}
+	return e
+}
+
+// retryAfter reads a Retry-After value, seconds (what paylink sends) or
+// an HTTP date, as a wait from now; 0 when absent, unreadable or past.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }
 
 // ref escapes a reference for use in a path.

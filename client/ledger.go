@@ -99,14 +99,15 @@ func list[T any](ctx context.Context, c *Client, path string, p Page) ([]T, bool
 // SettlementReport is GET /v5/reports/settlement: the settlement report
 // of a UTC day (YYYY-MM-DD) as CSV.
 func (c *Client) SettlementReport(ctx context.Context, day string) ([]byte, error) {
-	return c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, nil)
+	data, _, err := c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, nil)
+	return data, err
 }
 
 // get sends a GET to path and decodes the JSON answer into out.
 func (c *Client) get(ctx context.Context, path string, out any) error {
-	data, err := c.send(ctx, http.MethodGet, path, nil, nil)
+	data, h, err := c.send(ctx, http.MethodGet, path, nil, nil)
 	if err != nil {
 		return err
 	}
-	return decodeInto(data, out)
+	return decodeAnswer(data, h, out)
 }
