@@ -115,6 +115,62 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (*User, error) {
 	return u, nil
 }
 
+// UserByEmail loads the staff user with that email, whichever merchant's
+// (emails are unique across merchants): the command line's view, as
+// CreateUser is. An unknown email is not_found.
+func (s *Service) UserByEmail(ctx context.Context, email string) (*User, error) {
+	key, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	var u *User
+	err = s.store.View(ctx, func(tx Tx) error {
+		var err error
+		u, err = tx.UserByEmail(key)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, Errorf(KindNotFound, CodeNotFound, "no user %s", key)
+	case err != nil:
+		return nil, Internal("load user", err)
+	}
+	return u, nil
+}
+
+// PasswordMatches reports whether password is u's, without opening a
+// session or counting a failure. It is for the command line, which holds
+// the database anyway (paylink demo checking the password it kept);
+// a caller over the network signs in with SignIn, under its throttle.
+func (s *Service) PasswordMatches(u *User, password string) (bool, error) {
+	if s.passwords == nil {
+		return false, Internal("check password", errNoHasher)
+	}
+	ok, err := s.passwords.Verify(u.PasswordHash, password)
+	if err != nil {
+		return false, Internal("check password", err)
+	}
+	return ok, nil
+}
+
+// SetPassword gives u a new password from the command line (paylink demo
+// when its admin's kept password no longer signs in) and, as
+// ChangePassword does, revokes every session of the user.
+func (s *Service) SetPassword(ctx context.Context, u *User, password string) error {
+	hash, err := s.hashPassword(password, u.Email)
+	if err != nil {
+		return err
+	}
+	_, err = s.changeUser(ctx, u, func(tx Tx, fresh *User) error {
+		fresh.PasswordHash, fresh.UpdatedAt = hash, s.now()
+		if err := tx.DeleteUserSessions(fresh.ID); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, userEvent(fresh, AuditPasswordChange))
+	})
+	return err
+}
+
 func emailTaken() error {
 	return &Error{Kind: KindConflict, Code: CodeEmailTaken, Message: "a user with this email exists",
 		Fields: map[string]string{"email": "a user with this email exists"}}

@@ -47,16 +47,32 @@ func runDemo(ctx context.Context, env environment, args []string) error {
 // demoCredentials onboards the demo merchant on first run and keeps its
 // credentials in a mode-0600 file beside the database, so that later runs
 // print the same working keys (a new API key when the kept one was rolled
-// and has stopped working). Only the demo does this; real merchants'
-// secrets are shown once and never stored.
+// and has stopped working). Kept credentials whose merchant is not in the
+// database (it was removed, the files beside it were not) are replaced by
+// a new demo merchant's. Only the demo does this; real merchants' secrets
+// are shown once and never stored.
 func demoCredentials(ctx context.Context, svc *paylink.Service, path string) (paylink.Credentials, error) {
 	var c paylink.Credentials
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return c, fmt.Errorf("demo credentials %s: %w", path, err)
 		}
-		return workingDemoKey(ctx, svc, path, c)
+		c, err := workingDemoKey(ctx, svc, path, c)
+		if !isNotFound(err) {
+			return c, err
+		}
 	}
+	return onboardDemo(ctx, svc, path)
+}
+
+// isNotFound reports whether err is the Service's not_found.
+func isNotFound(err error) bool {
+	var e *paylink.Error
+	return errors.As(err, &e) && e.Kind == paylink.KindNotFound
+}
+
+// onboardDemo creates the demo merchant and keeps its credentials at path.
+func onboardDemo(ctx context.Context, svc *paylink.Service, path string) (paylink.Credentials, error) {
 	_, c, err := svc.CreateMerchant(ctx, paylink.NewMerchant{
 		Name: "Demo Merchant Pty Ltd", TradingName: "Demo Coffee Roasters", Country: "AU",
 		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()},
@@ -173,32 +189,73 @@ curl -s -X POST $BASE/v5/payment-links -H "Authorization: Bearer $KEY" -H 'Conte
 // demoUserEmail is the demo merchant's dashboard admin.
 const demoUserEmail = "demo@example.com"
 
-// printDemoUser creates the demo merchant's dashboard admin on first run,
-// with a random password kept (mode 0600, like the demo keys) beside the
+// printDemoUser makes sure the demo merchant has a dashboard admin whose
+// password is the one kept (mode 0600, like the demo keys) beside the
 // database, and prints how to sign in.
 func printDemoUser(ctx context.Context, env environment, svc *paylink.Service, baseURL, mid, path string) error {
-	password := ""
-	if b, err := os.ReadFile(path); err == nil {
-		password = string(b)
-	} else {
-		p, err := paylink.RandomToken(rand.Reader, 20)
-		if err != nil {
-			return err
-		}
-		_, err = svc.CreateUser(ctx, paylink.NewUser{MerchantID: mid, Email: demoUserEmail, Role: paylink.RoleAdmin, Password: p})
-		if err != nil {
-			return fmt.Errorf("demo dashboard user: %w", err)
-		}
-		if err := os.WriteFile(path, []byte(p), 0o600); err != nil {
-			return fmt.Errorf("save demo dashboard user: %w", err)
-		}
-		password = p
+	email, password, err := demoUser(ctx, svc, mid, path)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(env.stdout, `
 Dashboard (open in a browser):
   %s/dashboard/login
   email:     %s
   password:  %s
-`, baseURL, demoUserEmail, password)
+`, baseURL, email, password)
 	return nil
+}
+
+// demoUser returns the demo admin's email and a password that signs in.
+// It trusts nothing it kept: the admin is created when it is missing (a
+// new database beside an old password file), and given the kept password
+// again when that no longer signs in (changed in the dashboard), or a new
+// random one, kept, when there is none. The email is demoUserEmail, or,
+// when another merchant's user holds that (the demo merchant was made
+// again on a database that kept its old admin), one naming this merchant.
+func demoUser(ctx context.Context, svc *paylink.Service, mid, path string) (email, password string, err error) {
+	if password, err = demoPassword(path); err != nil {
+		return "", "", err
+	}
+	email = demoUserEmail
+	u, err := svc.UserByEmail(ctx, email)
+	if err == nil && u.MerchantID != mid {
+		email = "demo+" + mid + "@example.com"
+		u, err = svc.UserByEmail(ctx, email)
+	}
+	switch {
+	case isNotFound(err):
+		_, err = svc.CreateUser(ctx, paylink.NewUser{MerchantID: mid, Email: email, Role: paylink.RoleAdmin, Password: password})
+	case err == nil:
+		err = signsIn(ctx, svc, u, password)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("demo dashboard user: %w", err)
+	}
+	return email, password, nil
+}
+
+// demoPassword is the demo admin's password kept at path, or a new
+// random one, kept there, when there is none.
+func demoPassword(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	p, err := paylink.RandomToken(rand.Reader, 20)
+	if err != nil {
+		return "", fmt.Errorf("demo dashboard password: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(p), 0o600); err != nil {
+		return "", fmt.Errorf("save demo dashboard user: %w", err)
+	}
+	return p, nil
+}
+
+// signsIn gives u the password when it is not already u's.
+func signsIn(ctx context.Context, svc *paylink.Service, u *paylink.User, password string) error {
+	ok, err := svc.PasswordMatches(u, password)
+	if err != nil || ok {
+		return err
+	}
+	return svc.SetPassword(ctx, u, password)
 }
