@@ -100,6 +100,7 @@ func TestOpenAPIOperationsAreComplete(t *testing.T) {
 		if op.Responses.Status(http.StatusOK) == nil {
 			t.Errorf("%s: no 200 response", r)
 		}
+		checkResponseHeaders(t, r, op)
 		if !strings.HasPrefix(path, "/v5/") || publicV5[r] {
 			continue
 		}
@@ -112,7 +113,13 @@ func TestOpenAPIOperationsAreComplete(t *testing.T) {
 			}
 		}
 		if method != http.MethodPost {
+			if !errorBodyResponse(op.Responses.Status(http.StatusRequestEntityTooLarge)) {
+				t.Errorf("%s: 413 response missing or not the ErrorBody schema: a read's body is limited too", r)
+			}
 			continue
+		}
+		if !declares(op.Responses.Status(http.StatusOK), "Idempotent-Replayed") {
+			t.Errorf("%s: 200 response does not declare the Idempotent-Replayed header", r)
 		}
 		for _, code := range []int{400, 409, 413} {
 			if !errorBodyResponse(op.Responses.Status(code)) {
@@ -133,6 +140,26 @@ func TestOpenAPIOperationsAreComplete(t *testing.T) {
 	if doc.Components.Schemas["WebhookPayload"] == nil {
 		t.Error("components.schemas.WebhookPayload is missing")
 	}
+}
+
+// checkResponseHeaders checks what every operation answers: 405 with
+// Allow for a method the path does not take, and X-Request-Id on every
+// response.
+func checkResponseHeaders(t *testing.T, r string, op *openapi3.Operation) {
+	t.Helper()
+	if na := op.Responses.Status(http.StatusMethodNotAllowed); !errorBodyResponse(na) || !declares(na, "Allow") {
+		t.Errorf("%s: 405 response missing, not the ErrorBody schema, or without the Allow header", r)
+	}
+	for code, res := range op.Responses.Map() {
+		if !declares(res, "X-Request-Id") {
+			t.Errorf("%s: %s response does not declare the X-Request-Id header", r, code)
+		}
+	}
+}
+
+// declares reports whether the response declares the header.
+func declares(r *openapi3.ResponseRef, header string) bool {
+	return r != nil && r.Value != nil && r.Value.Headers[header] != nil
 }
 
 // publicV5 are the /v5 routes that need no API key: the description
@@ -185,6 +212,14 @@ func newOASCheckerWith(t *testing.T, opts apitest.Options) *oasChecker {
 // returns the decoded answer.
 func (c *oasChecker) call(method, path string, body any, wantStatus int) apitest.Response {
 	c.t.Helper()
+	r, _ := c.callWith(method, path, body, nil, wantStatus)
+	return r
+}
+
+// callWith is call with extra request headers, returning the answer's
+// headers too.
+func (c *oasChecker) callWith(method, path string, body any, headers map[string]string, wantStatus int) (apitest.Response, http.Header) {
+	c.t.Helper()
 	var raw []byte
 	if body != nil {
 		var err error
@@ -200,6 +235,9 @@ func (c *oasChecker) call(method, path string, body any, wantStatus int) apitest
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.m.Creds.APIKey)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		c.t.Fatalf("%s %s is not in the description: %v", method, path, err)
@@ -227,6 +265,11 @@ func (c *oasChecker) call(method, path string, body any, wantStatus int) apitest
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		c.t.Errorf("%s %s: %d response does not match the description: %v\nbody: %s", method, path, res.StatusCode, err, got)
 	}
+	for _, h := range answeredHeaders(res.Header) {
+		if !declares(route.Operation.Responses.Status(res.StatusCode), h) {
+			c.t.Errorf("%s %s: %d response has the header %s, which the description does not declare", method, path, res.StatusCode, h)
+		}
+	}
 	r := apitest.Response{Status: res.StatusCode, Raw: string(got)}
 	dec := json.NewDecoder(bytes.NewReader(got))
 	dec.UseNumber()
@@ -238,7 +281,55 @@ func (c *oasChecker) call(method, path string, body any, wantStatus int) apitest
 			}
 		}
 	}
-	return r
+	return r, res.Header
+}
+
+// documentedHeaders are the response headers of the API's contract: an
+// answer that has one must be described with it.
+var documentedHeaders = []string{"X-Request-Id", "Idempotent-Replayed", "Allow", "Retry-After", "WWW-Authenticate"}
+
+// answeredHeaders lists the documentedHeaders that h has.
+func answeredHeaders(h http.Header) []string {
+	var out []string
+	for _, name := range documentedHeaders {
+		if h.Get(name) != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// methodNotAllowed sends each path a method it does not take and checks
+// the 405 against what every operation of the path describes.
+func (c *oasChecker) methodNotAllowed(doc *openapi3.T, concrete map[string]string) {
+	c.t.Helper()
+	errorBody := doc.Components.Schemas["ErrorBody"].Value
+	for _, tmpl := range sortedKeys(doc.Paths.Map()) {
+		path := concrete[tmpl]
+		if path == "" {
+			path = tmpl
+		}
+		req, _ := http.NewRequest(http.MethodPut, c.env.Server.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+c.m.Creds.APIKey)
+		res, err := c.env.Server.Client().Do(req)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var body any
+		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") == "" || json.Unmarshal(got, &body) != nil || errorBody.VisitJSON(body) != nil {
+			c.t.Errorf("PUT %s: got %d Allow %q %s, want 405 with Allow and an ErrorBody", path, res.StatusCode, res.Header.Get("Allow"), got)
+			continue
+		}
+		for method, op := range doc.Paths.Value(tmpl).Operations() {
+			for _, h := range answeredHeaders(res.Header) {
+				if !declares(op.Responses.Status(http.StatusMethodNotAllowed), h) {
+					c.t.Errorf("%s %s: its 405 has the header %s, which the description does not declare", method, tmpl, h)
+				}
+			}
+		}
+	}
 }
 
 // undocumentedKeys lists the object keys of v (recursively) that schema
@@ -402,6 +493,26 @@ func TestOpenAPIDescribesRealResponses(t *testing.T) {
 	c.call(http.MethodGet, "/v5/payment-links/"+id, nil, http.StatusOK)
 	c.call(http.MethodPost, "/v5/payment-links/"+id+"/cancel", nil, http.StatusOK)
 	c.call(http.MethodPost, "/v5/payment-links/lnk_unknown", nil, http.StatusNotFound)
+	// The GET of a link reads a body's company_token as its POST does.
+	c.call(http.MethodGet, "/v5/payment-links/"+id, map[string]any{"company_token": "wrong"}, http.StatusForbidden)
+
+	// A retry under an Idempotency-Key is described with its header.
+	keyed := map[string]string{"Idempotency-Key": "oas-replay-1"}
+	c.callWith(http.MethodPost, "/v5/transaction_token", company, keyed, http.StatusOK)
+	if _, h := c.callWith(http.MethodPost, "/v5/transaction_token", company, keyed, http.StatusOK); h.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("a retry under the same key: got Idempotent-Replayed %q, want true", h.Get("Idempotent-Replayed"))
+	}
+	// A read's body is limited as a write's is.
+	huge := map[string]any{"company_token": strings.Repeat("a", 70000)}
+	for _, path := range []string{"/v5/purchase/OAS-1", "/v5/refund/OAS-R1", "/v5/payment-links/" + id, "/v5/balance",
+		"/v5/balance_transactions", "/v5/payouts", "/v5/reports/settlement?date=2026-01-02"} {
+		c.call(http.MethodGet, path, huge, http.StatusRequestEntityTooLarge)
+	}
+	c.methodNotAllowed(loadOpenAPI(t), map[string]string{"/v5/purchase/{ref}": "/v5/purchase/" + ref,
+		"/v5/purchase/{ref}/capture": "/v5/purchase/" + ref + "/capture", "/v5/purchase/{ref}/cancel": "/v5/purchase/" + ref + "/cancel",
+		"/v5/purchase/{ref}/refund": "/v5/purchase/" + ref + "/refund", "/v5/purchase/{ref}/3dsredirect": "/v5/purchase/" + ref + "/3dsredirect",
+		"/v5/refund/{ref}": "/v5/refund/OAS-R1", "/v5/direct_debit/{ref}/refund": "/v5/direct_debit/" + ref + "/refund",
+		"/v5/payment-links/{id}": "/v5/payment-links/" + id, "/v5/payment-links/{id}/cancel": "/v5/payment-links/" + id + "/cancel"})
 
 	c.m = &apitest.Merchant{Merchant: m.Merchant, Creds: m.Creds}
 	c.m.Creds.APIKey = "pl_sk_wrong"
