@@ -204,9 +204,15 @@ type Tx interface {
 	// is). It takes a whole batch in one statement or a few.
 	FinishWebhookAttempts(fs []WebhookFinish) ([]string, error)
 	// ReleaseHeldWebhookDeliveries makes up to limit rows held for
-	// receiver (for any receiver when it is "") due at at, no longer
-	// held, and returns how many it released.
+	// receiver and not leased due at at, no longer held, and returns how
+	// many it released.
 	ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error)
+	// ProbeHeldWebhookDelivery makes one row held for receiver and not
+	// leased due at at, still held (its attempt is a probe of the
+	// receiver), and reports whether there was one.
+	ProbeHeldWebhookDelivery(receiver string, at time.Time) (bool, error)
+	// HeldWebhookReceivers lists the receivers rows are held for.
+	HeldWebhookReceivers() ([]string, error)
 	// AddWebhookAttempts appends to the delivery log.
 	AddWebhookAttempts(as []*WebhookAttempt) error
 	// ResendWebhookDelivery makes a delivered or failed row pending again,

@@ -101,8 +101,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 // be recorded; or, when DeferUntil is set, a claimed delivery the
 // dispatcher did not try (its receiver hangs or is slow): it is released,
 // pending and due at DeferUntil, with no attempt counted or logged, and
-// held for the receiver HoldFor when that is set
-// (ReleaseHeldWebhooks).
+// held for the receiver HoldFor when that is set (ReleaseHeldWebhooks,
+// ProbeHeldWebhook).
 type WebhookResult struct {
 	Job        *WebhookJob
 	Attempt    WebhookAttempt
@@ -147,10 +147,9 @@ func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, li
 }
 
 // ReleaseHeldWebhooks makes up to limit deliveries held for receiver
-// (held for any receiver when it is "") due at at, and returns how many
-// it released. The dispatcher releases a receiver's held deliveries in
-// batches once it answers again, and one of them as the next probe
-// after an attempt to it timed out.
+// due at at, no longer held, and returns how many it released: the
+// dispatcher releases a receiver's held deliveries in batches once it
+// answers again.
 func (s *Service) ReleaseHeldWebhooks(ctx context.Context, receiver string, limit int, at time.Time) (int, error) {
 	var n int
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -162,6 +161,36 @@ func (s *Service) ReleaseHeldWebhooks(ctx context.Context, receiver string, limi
 		return 0, fmt.Errorf("release held webhooks: %w", err)
 	}
 	return n, nil
+}
+
+// ProbeHeldWebhook makes one delivery held for receiver due at at, still
+// held, so that whichever dispatcher claims it tries it as a probe of the
+// receiver; it reports whether there was one.
+func (s *Service) ProbeHeldWebhook(ctx context.Context, receiver string, at time.Time) (bool, error) {
+	var found bool
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		found, err = tx.ProbeHeldWebhookDelivery(receiver, at)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("probe held webhook: %w", err)
+	}
+	return found, nil
+}
+
+// HeldWebhookReceivers lists the receivers deliveries are held for.
+func (s *Service) HeldWebhookReceivers(ctx context.Context) ([]string, error) {
+	var rs []string
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		rs, err = tx.HeldWebhookReceivers()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("held webhook receivers: %w", err)
+	}
+	return rs, nil
 }
 
 // claimWebhooks leases up to limit due deliveries under token and makes

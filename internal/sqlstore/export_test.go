@@ -71,10 +71,11 @@ var DeliveriesQuery = deliveriesQuery
 
 // The outbox's counts and the releases of held rows, for their plans.
 const (
-	CountDueQuery   = countDueQuery
-	BacklogQuery    = backlogQuery
-	ReleaseAnyQuery = releaseAnyQuery
-	ReleaseOneQuery = releaseOneQuery
+	CountDueQuery      = countDueQuery
+	BacklogQuery       = backlogQuery
+	ReleaseHeldQuery   = releaseHeldQuery
+	ProbeHeldQuery     = probeHeldQuery
+	HeldReceiversQuery = heldReceiversQuery
 )
 
 // FinishQuery is the update of n finished webhook deliveries.

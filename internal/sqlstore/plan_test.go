@@ -40,9 +40,9 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		{"webhook backlog", sqlstore.BacklogQuery, nil, []string{"webhook_deliveries_due", "webhook_deliveries_held"}},
 		{"failed webhooks", failed, failedArgs, []string{"webhook_deliveries_failed"}},
 		{"a payment's webhooks", ofPayment, ofPaymentArgs, []string{"webhook_deliveries_merchant_reference"}},
-		{"release held webhooks", sqlstore.ReleaseAnyQuery, []any{int64(1), 500}, []string{"webhook_deliveries_held"}},
-		{"release a receiver's held webhooks", sqlstore.ReleaseOneQuery, []any{int64(1), 1, "a.example"},
-			[]string{"webhook_deliveries_held"}},
+		{"release held webhooks", sqlstore.ReleaseHeldQuery, []any{int64(1), 500, "a.example"}, []string{"webhook_deliveries_held"}},
+		{"probe a held webhook", sqlstore.ProbeHeldQuery, []any{int64(1), 1, "a.example"}, []string{"webhook_deliveries_held"}},
+		{"receivers held for", sqlstore.HeldReceiversQuery, nil, []string{"webhook_deliveries_held"}},
 	}
 	ctx := context.Background()
 	check := func(t *testing.T, q querier, explainPrefix string, postgres bool) {

@@ -208,14 +208,9 @@ func (t *tx) ResendWebhookDelivery(id string, now time.Time) error {
 }
 
 // ReleaseHeldWebhookDeliveries makes up to limit deliveries held for
-// receiver (for any receiver when it is "") due at at, no longer held,
-// and returns how many it released.
+// receiver due at at, no longer held, and returns how many it released.
 func (t *tx) ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error) {
-	query, args := releaseAnyQuery, []any{at.UnixMicro(), limit}
-	if receiver != "" {
-		query, args = releaseOneQuery, append(args, receiver)
-	}
-	res, err := t.exec(query, args...)
+	res, err := t.exec(releaseHeldQuery, at.UnixMicro(), limit, receiver)
 	if err != nil {
 		return 0, fmt.Errorf("release held webhook deliveries: %w", err)
 	}
@@ -226,17 +221,53 @@ func (t *tx) ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Ti
 	return int(n), nil
 }
 
-// The releases of up to $2 held rows, due at $1: those held for any
-// receiver, or for receiver $3. They read webhook_deliveries_held alone:
-// the held condition is a literal, so that the planners use the partial
-// index, and the outer WHERE repeats it, so that on PostgreSQL a row
-// another instance released meanwhile is not written again.
+// ProbeHeldWebhookDelivery makes one delivery held for receiver due at
+// at, still held, and reports whether there was one.
+func (t *tx) ProbeHeldWebhookDelivery(receiver string, at time.Time) (bool, error) {
+	res, err := t.exec(probeHeldQuery, at.UnixMicro(), 1, receiver)
+	if err != nil {
+		return false, fmt.Errorf("probe held webhook delivery: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("probe held webhook delivery: %w", err)
+	}
+	return n > 0, nil
+}
+
+// HeldWebhookReceivers lists the receivers some pending delivery is held
+// for.
+func (t *tx) HeldWebhookReceivers() ([]string, error) {
+	rows, err := t.q.QueryContext(t.ctx, heldReceiversQuery)
+	if err != nil {
+		return nil, fmt.Errorf("held webhook receivers: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("held webhook receivers: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// The queries of held rows read webhook_deliveries_held alone: the held
+// condition is a literal, so that the planners use the partial index.
+// A release or a probe takes up to $2 rows held for receiver $3 and not
+// leased (a held row being tried is finished by its attempt), makes them
+// due at $1, and the release also ends their hold; the outer WHERE
+// repeats the inner one, so that on PostgreSQL a row another instance
+// released meanwhile is not written again.
 const (
-	held            = `held_for <> ''`
-	releaseHeld     = `UPDATE webhook_deliveries SET held_for = '', next_attempt_at = $1, updated_at = $1 WHERE `
-	releaseAnyQuery = releaseHeld + `id IN (SELECT id FROM webhook_deliveries WHERE ` + held + ` LIMIT $2) AND ` + held
-	releaseOneQuery = releaseHeld + `id IN (SELECT id FROM webhook_deliveries WHERE ` + held + ` AND held_for = $3 LIMIT $2)
-		AND ` + held + ` AND held_for = $3`
+	held               = `held_for <> ''`
+	heldFor            = held + ` AND held_for = $3 AND lease_token = ''`
+	chooseHeld         = `id IN (SELECT id FROM webhook_deliveries WHERE ` + heldFor + ` LIMIT $2) AND ` + heldFor
+	releaseHeldQuery   = `UPDATE webhook_deliveries SET held_for = '', next_attempt_at = $1, updated_at = $1 WHERE ` + chooseHeld
+	probeHeldQuery     = `UPDATE webhook_deliveries SET next_attempt_at = $1, updated_at = $1 WHERE ` + chooseHeld
+	heldReceiversQuery = `SELECT DISTINCT held_for FROM webhook_deliveries WHERE ` + held
 )
 
 // WebhookDelivery loads one delivery.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,8 +297,9 @@ func testWebhookFinishBatch(t *testing.T, s paylink.Store) {
 }
 
 // testWebhookHeld: rows finished as held for a receiver keep its name, stay
-// pending, and are not claimed; releasing them by receiver (up to a limit)
-// or for any receiver makes them due again, no longer held.
+// pending, and are not claimed; the receivers held for are listed; a
+// probe makes one of a receiver's rows due, still held; releasing them
+// (up to a limit) makes them due, no longer held.
 func testWebhookHeld(t *testing.T, s paylink.Store) {
 	m := NewMerchant(t, s)
 	ids := []string{"msg_held_a1", "msg_held_a2", "msg_held_b", "msg_deferred"}
@@ -324,53 +326,63 @@ func testWebhookHeld(t *testing.T, s paylink.Store) {
 		_, err = tx.FinishWebhookAttempts(fs)
 		return err
 	})
-	claim := func(at time.Time) []string {
-		var got []string
-		update(t, s, func(tx paylink.Tx) error {
-			ds, err := tx.ClaimWebhookDeliveries(at, at.Add(time.Minute), fmt.Sprint("lease", at.UnixNano()), 10)
-			for _, d := range ds {
-				if d.HeldFor != "" {
-					t.Errorf("%s claimed while held for %s", d.ID, d.HeldFor)
-				}
-				got = append(got, d.ID)
-			}
-			return err
-		})
-		slices.Sort(got)
-		return got
-	}
-	release := func(receiver string, limit int) int {
-		var n int
+	claim := func(at time.Time) []*paylink.WebhookDelivery {
+		var got []*paylink.WebhookDelivery
 		update(t, s, func(tx paylink.Tx) error {
 			var err error
-			n, err = tx.ReleaseHeldWebhookDeliveries(receiver, limit, t0.Add(2*time.Minute))
+			got, err = tx.ClaimWebhookDeliveries(at, at.Add(time.Minute), fmt.Sprint("lease", at.UnixNano()), 10)
 			return err
 		})
-		return n
+		slices.SortFunc(got, func(a, b *paylink.WebhookDelivery) int { return strings.Compare(a.ID, b.ID) })
+		return got
+	}
+	idsOf := func(ds []*paylink.WebhookDelivery) []string {
+		out := make([]string, len(ds))
+		for i, d := range ds {
+			out[i] = d.ID
+		}
+		return out
 	}
 	view(t, s, func(tx paylink.Tx) error {
-		d, err := tx.WebhookDelivery("msg_held_b")
-		if err == nil && (d.HeldFor != "b.example" || d.State != paylink.DeliveryPending) {
-			t.Errorf("held row: got %s held for %q, want pending held for b.example", d.State, d.HeldFor)
+		hosts, err := tx.HeldWebhookReceivers()
+		slices.Sort(hosts)
+		if err == nil && !slices.Equal(hosts, []string{"a.example:8443", "b.example"}) {
+			t.Errorf("receivers held for: got %v, want a.example:8443 and b.example", hosts)
 		}
 		return err
 	})
-	if got := claim(t0.Add(2 * time.Minute)); !slices.Equal(got, []string{"msg_deferred"}) {
+	if got := idsOf(claim(t0.Add(2 * time.Minute))); !slices.Equal(got, []string{"msg_deferred"}) {
 		t.Errorf("claim with three rows held: got %v, want the deferred row alone", got)
 	}
-	if n := release("a.example:8443", 1); n != 1 {
-		t.Errorf("release one of a.example's: released %d", n)
+	at := t0.Add(2 * time.Minute)
+	update(t, s, func(tx paylink.Tx) error {
+		found, err := tx.ProbeHeldWebhookDelivery("b.example", at)
+		if err == nil && !found {
+			t.Error("probe of b.example: found no held row")
+		}
+		return err
+	})
+	if got := claim(at.Add(30 * time.Second)); len(got) != 1 || got[0].ID != "msg_held_b" || got[0].HeldFor != "b.example" {
+		t.Errorf("claim after a probe of b.example: got %v, want msg_held_b, still held for b.example", idsOf(got))
 	}
-	if n := release("a.example:8443", 5); n != 1 {
-		t.Errorf("release the rest of a.example's: released %d, want the one left", n)
-	}
-	if got := claim(t0.Add(150 * time.Second)); !slices.Equal(got, []string{"msg_held_a1", "msg_held_a2"}) {
-		t.Errorf("claim after releasing a.example's rows: got %v, want both of them", got)
-	}
-	if n, again := release("", 5), release("", 5); n != 1 || again != 0 {
-		t.Errorf("release for any receiver: released %d then %d, want b.example's row then none", n, again)
-	}
-	if got := claim(t0.Add(150 * time.Second)); !slices.Equal(got, []string{"msg_held_b"}) {
-		t.Errorf("claim after releasing every held row: got %v, want b.example's", got)
+	update(t, s, func(tx paylink.Tx) error {
+		found, err := tx.ProbeHeldWebhookDelivery("b.example", at)
+		if err == nil && found {
+			t.Error("probe of b.example with its one row leased: found one, want none")
+		}
+		for _, r := range []struct{ limit, want int }{{1, 1}, {5, 1}, {5, 0}} { // one, then the rest, then none
+			n, err := tx.ReleaseHeldWebhookDeliveries("a.example:8443", r.limit, at)
+			if err != nil {
+				return err
+			}
+			if n != r.want {
+				t.Errorf("release up to %d of a.example's rows: released %d, want %d", r.limit, n, r.want)
+			}
+		}
+		return nil
+	})
+	got := claim(at.Add(30 * time.Second))
+	if !slices.Equal(idsOf(got), []string{"msg_held_a1", "msg_held_a2"}) || got[0].HeldFor != "" || got[1].HeldFor != "" {
+		t.Errorf("claim after releasing a.example's rows: got %v, want both, no longer held", idsOf(got))
 	}
 }

@@ -71,20 +71,23 @@ type Options struct {
 //
 // The rows of a receiver that hangs are held for it rather than deferred
 // for a while: they are not leased again until it answers, so an outage
-// costs one write per row, not one per row per deferral interval. Each
-// probe that times out makes one held row due as the next probe, later
-// each time (deferral); once an attempt to the receiver ends other than
-// by timing out, its held rows are made due, releaseBatch at a time.
-// Whichever instance sees the answer releases them, and a dispatcher
-// starting releases every held row, since the instance that held them may
-// be gone (rows still held after maxHold come due by themselves).
+// costs one write per row, not one per row per deferral interval. When a
+// probe times out, or is refused, with no other attempt to the receiver
+// in flight, one held row is made due as the next probe, later each time
+// (deferral); it stays marked held, so that whichever dispatcher claims
+// it knows it probes a receiver that hung. Once such an attempt is
+// answered (any HTTP status), the receiver's held rows are made due,
+// releaseBatch at a time. A dispatcher starting makes one held row of
+// each receiver due as a probe, since the instance that held them may be
+// gone; a row still held after maxHold comes due by itself.
 type Dispatcher struct {
 	svc       *paylink.Service
 	opts      Options
 	client    *http.Client
 	inflight  int                  // attempts started and not yet returned (Run's alone)
 	receivers map[string]*receiver // by the URL's host; Run's alone
-	releases  map[string]release   // held rows to make due, by receiver ("" for all); Run's alone
+	releases  map[string]release   // held rows to make due, by receiver; Run's alone
+	started   bool                 // the receivers held for at start-up have their probes; Run's alone
 	results   chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
 	wg        sync.WaitGroup
 }
@@ -110,8 +113,7 @@ const (
 )
 
 // release is what to make due of the rows held for a receiver: all of
-// them (it answers again), or one, due at at, as its next probe (an
-// attempt to it timed out).
+// them (it answers again), or one, due at at, as its next probe.
 type release struct {
 	all bool
 	at  time.Time
@@ -126,11 +128,13 @@ const maxHold = 24 * time.Hour
 const releaseBatch = 500
 
 // outcome is an attempt's result, its receiver, whether it timed out,
-// and whether it was made while its receiver was known to hang.
+// whether it was made while its receiver was known to hang, and whether
+// its row was held (it probes a receiver that hung, as this dispatcher
+// may not know).
 type outcome struct {
 	paylink.WebhookResult
-	host            string
-	timedOut, probe bool
+	host                  string
+	timedOut, probe, held bool
 }
 
 // New returns a dispatcher for svc's outbox.
@@ -149,7 +153,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 	}
 	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
 		receivers: map[string]*receiver{}, results: make(chan outcome, opts.Concurrency),
-		releases: map[string]release{"": {all: true}}}
+		releases: map[string]release{}}
 }
 
 // lease is how long a claimed row stays with this dispatcher: the
@@ -199,29 +203,32 @@ func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResu
 }
 
 // returned notes that an attempt is over: its slot is free, and its
-// receiver is hanging if it timed out (once none of its attempts is in
-// flight, one held row is made due as the next probe), and no longer if
-// the attempt ended otherwise (its held rows are then made due; slow if
-// it answered in half the timeout or more).
+// receiver is hanging if it timed out, and no longer if it answered (its
+// held rows are then made due; slow if it took half the timeout or more).
+// A timed-out or refused probe, with no other attempt to the receiver in
+// flight, makes one held row due as the next probe.
 func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	d.inflight--
 	rc := d.receivers[o.host]
 	rc.inflight--
-	if o.timedOut {
+	hung := rc.hangs > 0 || o.held
+	switch {
+	case o.timedOut:
 		if rc.hangs == 0 || o.probe {
 			rc.hangs++
 		}
-		if rc.inflight == 0 && !d.releases[o.host].all {
-			d.releases[o.host] = release{at: d.svc.Now().Add(deferral(d.opts.Timeout, rc.hangs))}
+		if rc.inflight == 0 {
+			d.probeLater(o.host, rc.hangs)
 		}
-	} else {
-		if rc.hangs > 0 {
+	case o.Attempt.StatusCode != 0:
+		if hung {
 			d.releases[o.host] = release{all: true}
 		}
-		rc.hangs = 0
-		if o.Attempt.StatusCode != 0 {
-			rc.slow = o.Attempt.Latency >= d.opts.Timeout/2
-		}
+		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
+	case hung && rc.inflight == 0:
+		// Refused: not hanging now, but not answering either. Its held
+		// rows wait for an answer rather than each failing at once.
+		d.probeLater(o.host, max(rc.hangs, 1))
 	}
 	if !o.timedOut {
 		rc.lastAnswer = time.Now()
@@ -230,6 +237,15 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 		delete(d.receivers, o.host)
 	}
 	return o.WebhookResult
+}
+
+// probeLater makes one row held for host due as its next probe, a
+// deferral after hangs timeouts from now, unless all of them are to be
+// made due already.
+func (d *Dispatcher) probeLater(host string, hangs int) {
+	if !d.releases[host].all {
+		d.releases[host] = release{at: d.svc.Now().Add(deferral(d.opts.Timeout, hangs))}
+	}
 }
 
 // receiverOf names a delivery's receiver: its URL's host and port.
@@ -260,14 +276,14 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 	case rc.inflight >= d.share() && time.Since(rc.lastAnswer) > quietAfter:
 		return quietDeferral, ""
 	}
-	probe := rc.hangs > 0
+	probe, held := rc.hangs > 0, job.Delivery.HeldFor != ""
 	d.inflight++
 	rc.inflight++
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		o := d.attempt(context.WithoutCancel(ctx), job)
-		o.host, o.probe = host, probe
+		o.host, o.probe, o.held = host, probe, held
 		d.results <- o
 	}()
 	return 0, ""
@@ -310,7 +326,7 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	if ctx.Err() != nil {
 		free = 0
 	}
-	if free <= 0 && len(done) == 0 && len(d.releases) == 0 {
+	if free <= 0 && len(done) == 0 && len(d.releases) == 0 && d.started {
 		return done, false
 	}
 	d.unhold(done)
@@ -328,6 +344,7 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		return done, false
 	}
 	d.logAttempts(done)
+	d.probeAtStart(rctx)
 	more := d.releaseHeld(rctx)
 	done = done[:0]
 	for _, job := range jobs {
@@ -353,25 +370,48 @@ func (d *Dispatcher) unhold(done []paylink.WebhookResult) {
 	}
 }
 
+// probeAtStart, at the first turn that can read them, asks for a probe
+// of every receiver rows are held for: the dispatcher that held them may
+// be gone.
+func (d *Dispatcher) probeAtStart(ctx context.Context) {
+	if d.started {
+		return
+	}
+	hosts, err := d.svc.HeldWebhookReceivers(ctx)
+	if err != nil {
+		d.opts.Logger.Error("webhook receivers held for", "err", err)
+		return
+	}
+	for _, h := range hosts {
+		if _, asked := d.releases[h]; !asked {
+			d.releases[h] = release{at: d.svc.Now()}
+		}
+	}
+	d.started = true
+}
+
 // releaseHeld makes due the held rows that returned asked for, and
 // reports whether a receiver has more rows held than one batch released.
 // On an error the releases are left for the next turn.
 func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 	for host, r := range d.releases {
-		limit, at := 1, r.at
-		if r.all {
-			limit, at = releaseBatch, d.svc.Now()
+		if !r.all {
+			if _, err := d.svc.ProbeHeldWebhook(ctx, host, r.at); err != nil {
+				d.opts.Logger.Error("probe held webhook", "err", err)
+				return false
+			}
+			delete(d.releases, host)
+			continue
 		}
-		n, err := d.svc.ReleaseHeldWebhooks(ctx, host, limit, at)
+		n, err := d.svc.ReleaseHeldWebhooks(ctx, host, releaseBatch, d.svc.Now())
 		if err != nil {
 			d.opts.Logger.Error("release held webhooks", "err", err)
 			return false
 		}
-		if r.all && n > 0 {
-			// At start-up (host ""), or once a receiver answers again.
-			d.opts.Logger.Info("webhooks held for a hanging receiver made due", "deliveries", n)
+		if n > 0 {
+			d.opts.Logger.Info("webhooks held for a hanging receiver made due: it answers again", "deliveries", n)
 		}
-		if r.all && n == limit {
+		if n == releaseBatch {
 			more = true
 			continue
 		}

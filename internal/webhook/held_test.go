@@ -1,9 +1,12 @@
 package webhook_test
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,9 +18,12 @@ import (
 )
 
 // hangingReceiver is an endpoint that takes requests and never answers
-// them, until answering is set: then it answers 200 at once.
+// them, until answering is set: then it answers 200 at once. It can stop
+// listening (connections are refused) and listen again at its address.
 type hangingReceiver struct {
-	*httptest.Server
+	URL       string
+	srv       *http.Server
+	ln        net.Listener
 	answering atomic.Bool
 	requests  atomic.Int64
 }
@@ -26,7 +32,7 @@ func newHangingReceiver(t *testing.T) *hangingReceiver {
 	t.Helper()
 	r := &hangingReceiver{}
 	release := make(chan struct{})
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
 		if r.answering.Load() {
 			return
@@ -35,11 +41,29 @@ func newHangingReceiver(t *testing.T) *hangingReceiver {
 		case <-req.Context().Done(): // the dispatcher gave up
 		case <-release:
 		}
-	}))
-	t.Cleanup(r.Close)
-	t.Cleanup(func() { close(release) }) // before Close, which waits for the handlers
+	})}
+	r.listen(t, "127.0.0.1:0")
+	r.URL = "http://" + r.ln.Addr().String()
+	t.Cleanup(func() {
+		close(release)
+		r.srv.Close()
+	})
 	return r
 }
+
+// listen serves at addr.
+func (r *hangingReceiver) listen(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ln = ln
+	go r.srv.Serve(ln)
+}
+
+// refuse stops listening: new connections are refused.
+func (r *hangingReceiver) refuse() { r.ln.Close() }
 
 // holdBacklog makes backlog payments for a merchant whose endpoint hangs
 // and waits until its first attempts and a probe have timed out and its
@@ -61,8 +85,9 @@ func holdBacklog(t *testing.T, env *apitest.Env, rc *hangingReceiver, backlog in
 }
 
 // waitNextProbe waits until no attempt to m's receiver is in flight and
-// a pending delivery of m is not held (made due later, as the next probe),
-// and returns how many are held and how many not.
+// a delivery of m held for it is due within the day (made due later, as
+// the next probe), and returns how many held rows wait for an answer and
+// how many are such probes.
 func waitNextProbe(t *testing.T, env *apitest.Env, m *apitest.Merchant) (held, probes int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -70,20 +95,20 @@ func waitNextProbe(t *testing.T, env *apitest.Env, m *apitest.Merchant) (held, p
 		held, probes, leased := 0, 0, 0
 		for _, d := range deliveries(t, env, m) {
 			switch {
-			case d.State != paylink.DeliveryPending:
+			case d.State != paylink.DeliveryPending || d.HeldFor == "":
 			case d.LeaseToken != "":
 				leased++
-			case d.HeldFor != "":
-				held++
-			default:
+			case d.NextAttemptAt.Before(env.Clock.Now().Add(12 * time.Hour)):
 				probes++
+			default:
+				held++
 			}
 		}
 		if probes > 0 && leased == 0 {
 			return held, probes
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d pending rows leased, %d held and %d not, want none leased and one not held, the next probe", leased, held, probes)
+			t.Fatalf("%d held rows leased, %d held and %d probes, want none leased and one probe", leased, held, probes)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -157,8 +182,8 @@ func TestHangingReceiversRowsAreHeld(t *testing.T) {
 		if got := sample(t, reg, "paylink_webhook_deferred_total") - deferred; got != 0 {
 			t.Errorf("hour %d: %v rows put back, want none: the %d held rows stay held", hour, got, held)
 		}
-		if got := sample(t, reg, "paylink_webhook_outbox_held"); got != float64(held) {
-			t.Errorf("paylink_webhook_outbox_held: got %v, want %d", got, held)
+		if got := sample(t, reg, "paylink_webhook_outbox_held"); got != float64(held+probes) {
+			t.Errorf("paylink_webhook_outbox_held: got %v, want %d (the probe is still held)", got, held+probes)
 		}
 	}
 	rc.answering.Store(true)
@@ -169,10 +194,9 @@ func TestHangingReceiversRowsAreHeld(t *testing.T) {
 	}
 }
 
-// TestHeldRowsAreReleasedAtStartUp: rows held by an instance that stopped
-// are made due by the next dispatcher to start (the instance that held
-// them may never come back), and are delivered once their receiver
-// answers.
+// TestHeldRowsAreReleasedAtStartUp: a dispatcher starting probes each
+// receiver rows are held for (the instance that held them may never come
+// back), and once the receiver answers its held rows are delivered.
 func TestHeldRowsAreReleasedAtStartUp(t *testing.T) {
 	dsn, clock := filepath.Join(t.TempDir(), "paylink.db"), apitest.NewClock(time.Now().UTC())
 	rc := newHangingReceiver(t)
@@ -182,7 +206,78 @@ func TestHeldRowsAreReleasedAtStartUp(t *testing.T) {
 		m = holdBacklog(t, env, rc, 12)
 	})
 	rc.answering.Store(true)
-	clock.Advance(time.Minute) // the next probe is due; the held rows are not
-	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock})
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock}) // the clock has not moved: nothing held is due
+
 	checkSettled(t, waitSettled(t, env, m), rc)
+}
+
+// TestAnswerToAHeldRowReleasesTheRest: a dispatcher that never saw a
+// receiver hang (another instance held its rows, and may be gone) claims
+// a held row made due as a probe; the receiver answers, so every row held
+// for it is made due and delivered, not left for a day.
+func TestAnswerToAHeldRowReleasesTheRest(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	rc := newReceiver(t, http.StatusOK)
+	m := onboard(env, rc.URL+"/hook", nil)
+	now := env.Clock.Now()
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		for i := range 6 {
+			next := now.Add(24 * time.Hour)
+			if i == 0 {
+				next = now // the probe
+			}
+			err := tx.CreateWebhookDelivery(&paylink.WebhookDelivery{ID: fmt.Sprintf("msg_held%d", i), MerchantID: m.ID,
+				Reference: "pr_held", EventStatus: paylink.StatusApproved, Target: paylink.TargetCompany, URL: rc.URL + "/hook",
+				Payload: []byte(`{}`), State: paylink.DeliveryPending, NextAttemptAt: next, CreatedAt: now, UpdatedAt: now,
+				HeldFor: strings.TrimPrefix(rc.URL, "http://")})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Service.WakeWebhooks()
+	for _, d := range waitSettled(t, env, m) {
+		if d.State != paylink.DeliveryDelivered || d.Attempts != 1 || d.HeldFor != "" {
+			t.Errorf("delivery %s: %s after %d attempts, held for %q; want delivered once", d.ID, d.State, d.Attempts, d.HeldFor)
+		}
+	}
+}
+
+// TestRefusedProbesKeepTheRowsHeld: an endpoint that hangs, then refuses
+// connections for a while (a restart), then answers. Each refused probe
+// spends its own row, and the other held rows wait for the answer rather
+// than each being tried, refused and failed at once.
+func TestRefusedProbesKeepTheRowsHeld(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	rc := newHangingReceiver(t)
+	m := holdBacklog(t, env, rc, 12)
+	addr := rc.ln.Addr().String()
+	rc.refuse()
+	for range 2 {
+		env.Clock.Advance(time.Hour)
+		env.WaitWebhooks() // a probe is refused
+		waitNextProbe(t, env, m)
+	}
+	tried := int(rc.requests.Load())
+	rc.answering.Store(true)
+	rc.listen(t, addr)
+	env.Clock.Advance(time.Hour)
+	delivered, failed := 0, 0
+	for _, d := range waitSettled(t, env, m) {
+		switch d.State {
+		case paylink.DeliveryDelivered:
+			delivered++
+		case paylink.DeliveryFailed:
+			failed++
+		}
+	}
+	// Failed: the attempts that timed out and the two refused probes.
+	if failed != tried+2 || delivered != 12-failed {
+		t.Errorf("got %d delivered and %d failed, want %d failed (%d timed out, two refused) and the other %d delivered",
+			delivered, failed, tried+2, tried, 12-tried-2)
+	}
 }
