@@ -153,7 +153,9 @@ func (f FieldErrors) Add(field, problem string) {
 }
 
 // Err returns nil when there are no problems, else an invalid_request
-// error naming every field.
+// error naming every field: its message lists each field and its problem
+// ("name: is required; trading_name: is required"), so a reader of the
+// message alone (the command line's) learns everything to fix at once.
 func (f FieldErrors) Err() error {
 	if len(f) == 0 {
 		return nil
@@ -163,10 +165,11 @@ func (f FieldErrors) Err() error {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	msg := names[0] + ": " + f[names[0]]
-	if len(names) > 1 {
-		msg += fmt.Sprintf(" (and %d more)", len(names)-1)
+	problems := make([]string, len(names))
+	for i, name := range names {
+		problems[i] = name + ": " + f[name]
 	}
+	msg := strings.Join(problems, "; ")
 	return &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: msg, Fields: map[string]string(f)}
 }
 

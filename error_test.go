@@ -112,3 +112,28 @@ func valueAt(vs *ast.ValueSpec, i int) ast.Expr {
 	}
 	return nil
 }
+
+// TestFieldErrorsMessageNamesEveryField: the message alone (what the
+// command line prints) names every field with its problem, in order.
+func TestFieldErrorsMessageNamesEveryField(t *testing.T) {
+	tests := []struct {
+		name   string
+		fields FieldErrors
+		want   string
+	}{
+		{"one", FieldErrors{"name": "is required"}, "name: is required"},
+		{"two", FieldErrors{"trading_name": "is required", "name": "is required"}, "name: is required; trading_name: is required"},
+		{"three", FieldErrors{"c": "z", "a": "x", "b": "y"}, "a: x; b: y; c: z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e *Error
+			if !errors.As(tt.fields.Err(), &e) {
+				t.Fatalf("got %v, want an *Error", tt.fields.Err())
+			}
+			if e.Message != tt.want {
+				t.Errorf("got message %q, want %q", e.Message, tt.want)
+			}
+		})
+	}
+}
