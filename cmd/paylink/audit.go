@@ -15,14 +15,11 @@ import (
 
 // Audit: the operator's export of the audit log (docs/operations.md).
 
+// runAudit runs the audit log commands.
 func runAudit(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 {
-		return errors.New("audit: want a subcommand: export")
-	}
-	if args[0] == "export" {
-		return runAuditExport(ctx, env, args[1:])
-	}
-	return fmt.Errorf("audit: unknown subcommand %q", args[0])
+	return runSubcommand(ctx, env, "audit", []subcommand{
+		{"export", "print the audit log as JSON lines (--since 24h|RFC 3339)", runAuditExport},
+	}, args)
 }
 
 // auditPage is how many rows one query of the export reads.

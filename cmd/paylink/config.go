@@ -32,10 +32,28 @@ type flags struct {
 	maxArgs    int
 }
 
+// newFlags is the flag set of the command name ("merchant create"). The
+// flag package prints nothing itself: parse prints the flags once, to
+// standard output for -h and to standard error before a flag error, which
+// main then prints once, as it prints every error.
 func newFlags(name string, env environment) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return &flags{FlagSet: fs, env: env}
+}
+
+// printFlags writes the command's flags, with their help and defaults,
+// to w.
+func (f *flags) printFlags(w io.Writer) {
+	if !f.hasFlags() {
+		fmt.Fprintf(w, "paylink %s takes no flags\n", f.Name())
+		return
+	}
+	fmt.Fprintf(w, "flags of paylink %s:\n", f.Name())
+	f.SetOutput(w)
+	defer f.SetOutput(io.Discard)
+	f.PrintDefaults()
 }
 
 // envName maps a flag name to its variable: transaction-token-ttl ->
@@ -96,10 +114,13 @@ func (f *flags) boolean(name string, help string) *bool {
 	return f.Bool(name, def, help+" (env "+envName(name)+")")
 }
 
-// parse parses args, treating -h as success. Flags may come before or
-// after the command's arguments (webhooks resend ID --db PATH); an
-// argument the command does not take is an error, so that a path given
-// without --db is never ignored for the default database.
+// parse parses args. -h prints the flags to standard output and returns
+// errHelp, which the command treats as success; a flag error prints them
+// to standard error and is returned with the command's name, to exit 1
+// as every error does. Flags may come before or after the command's
+// arguments (webhooks resend ID --db PATH); an argument the command does
+// not take is an error, so that a path given without --db is never
+// ignored for the default database.
 func (f *flags) parse(args []string) error {
 	if f.err != nil {
 		return f.err
@@ -107,10 +128,12 @@ func (f *flags) parse(args []string) error {
 	for {
 		err := f.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
+			f.printFlags(f.env.stdout)
 			return errHelp
 		}
 		if err != nil {
-			return err
+			f.printFlags(f.env.stderr)
+			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
 		if f.FlagSet.NArg() == 0 {
 			break
@@ -119,9 +142,30 @@ func (f *flags) parse(args []string) error {
 		args = f.FlagSet.Args()[1:]
 	}
 	if len(f.positional) > f.maxArgs {
-		return fmt.Errorf("%s: unexpected argument %q (flags take a value: --db PATH)", f.Name(), f.positional[f.maxArgs])
+		return f.unexpectedArg(f.positional[f.maxArgs])
 	}
 	return nil
+}
+
+// unexpectedArg is the error for an argument the command does not take.
+// Its hint fits the command: a command with --db is told that a path
+// needs the flag, one without flags that it takes none.
+func (f *flags) unexpectedArg(arg string) error {
+	hint := ""
+	switch {
+	case f.Lookup("db") != nil:
+		hint = " (flags take a value: --db PATH)"
+	case f.maxArgs == 0 && !f.hasFlags():
+		hint = " (" + f.Name() + " takes no arguments or flags)"
+	}
+	return fmt.Errorf("%s: unexpected argument %q%s", f.Name(), arg, hint)
+}
+
+// hasFlags reports whether the command defines any flag.
+func (f *flags) hasFlags() bool {
+	some := false
+	f.VisitAll(func(*flag.Flag) { some = true })
+	return some
 }
 
 // inRange refuses a count flag outside lo..hi.

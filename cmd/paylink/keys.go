@@ -13,11 +13,11 @@ import (
 
 // Keys: master key rotation (docs/operations.md, "Key rotation").
 
+// runKeys runs the master key commands.
 func runKeys(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 || args[0] != "rotate" {
-		return errors.New("keys: want a subcommand: rotate")
-	}
-	return runKeysRotate(ctx, env, args[1:])
+	return runSubcommand(ctx, env, "keys", []subcommand{
+		{"rotate", "re-encrypt stored secrets under the current master key", runKeysRotate},
+	}, args)
 }
 
 // errOldKeysInUse makes `keys rotate` exit non-zero when secrets are still

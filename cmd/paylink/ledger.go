@@ -12,15 +12,11 @@ import (
 	"github.com/paylink/paylink"
 )
 
+// runLedger runs the ledger commands.
 func runLedger(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 {
-		return errors.New("ledger: want a subcommand: verify")
-	}
-	switch args[0] {
-	case "verify":
-		return runLedgerVerify(ctx, env, args[1:])
-	}
-	return fmt.Errorf("ledger: unknown subcommand %q", args[0])
+	return runSubcommand(ctx, env, "ledger", []subcommand{
+		{"verify", "check that the journal balances and matches every payment", runLedgerVerify},
+	}, args)
 }
 
 // runLedgerVerify checks the whole journal and prints each discrepancy;
@@ -105,14 +101,18 @@ func parseCutoff(s string, now time.Time) (time.Time, error) {
 
 // runReport prints a report; settlement is the only one.
 func runReport(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 || args[0] != "settlement" {
-		return errors.New("report: want a report: settlement")
-	}
+	return runSubcommand(ctx, env, "report", []subcommand{
+		{"settlement", "a merchant's settlement report of a day, CSV", runReportSettlement},
+	}, args)
+}
+
+// runReportSettlement prints a merchant's settlement report of a day.
+func runReportSettlement(ctx context.Context, env environment, args []string) error {
 	f := newFlags("report settlement", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	mid := f.String("merchant", "", "mid of the merchant (required)")
 	day := f.String("date", "", "UTC day of the settlement batches, YYYY-MM-DD (required)")
-	if err := f.parse(args[1:]); err != nil {
+	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	if *mid == "" || *day == "" {
@@ -131,15 +131,20 @@ func runReport(ctx context.Context, env environment, args []string) error {
 	})
 }
 
-// runAcquirer prints what the sandbox acquirer settled on a day.
+// runAcquirer runs the sandbox acquirer's commands.
 func runAcquirer(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 || args[0] != "settlement-file" {
-		return errors.New("acquirer: want a subcommand: settlement-file")
-	}
+	return runSubcommand(ctx, env, "acquirer", []subcommand{
+		{"settlement-file", "what the sandbox acquirer settled on a day, CSV", runAcquirerSettlementFile},
+	}, args)
+}
+
+// runAcquirerSettlementFile prints what the sandbox acquirer settled on
+// a day.
+func runAcquirerSettlementFile(ctx context.Context, env environment, args []string) error {
 	f := newFlags("acquirer settlement-file", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	day := f.String("date", "", "UTC day, YYYY-MM-DD (required)")
-	if err := f.parse(args[1:]); err != nil {
+	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {

@@ -12,23 +12,15 @@ import (
 	"github.com/paylink/paylink"
 )
 
+// runMerchant runs the merchant commands: onboarding and settings.
 func runMerchant(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("merchant: want a subcommand: create, list, update, rotate-webhook-secret or roll-api-key")
-	}
-	switch args[0] {
-	case "create":
-		return runMerchantCreate(ctx, env, args[1:])
-	case "list":
-		return runMerchantList(ctx, env, args[1:])
-	case "rotate-webhook-secret":
-		return runRotateWebhookSecret(ctx, env, args[1:])
-	case "roll-api-key":
-		return runRollAPIKey(ctx, env, args[1:])
-	case "update":
-		return runMerchantUpdate(ctx, env, args[1:])
-	}
-	return fmt.Errorf("merchant: unknown subcommand %q", args[0])
+	return runSubcommand(ctx, env, "merchant", []subcommand{
+		{"create", "onboard a merchant and print its keys once", runMerchantCreate},
+		{"list", "list merchants", runMerchantList},
+		{"update", "change a merchant's webhook URL, whitelist, retries or payload", runMerchantUpdate},
+		{"rotate-webhook-secret", "give a merchant a new webhook signing secret", runRotateWebhookSecret},
+		{"roll-api-key", "give a merchant a new API key; the old one works for --overlap", runRollAPIKey},
+	}, args)
 }
 
 // multiFlag collects a repeatable string flag.
@@ -67,10 +59,10 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	var domains multiFlag
 	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); the company webhook's host is added automatically")
 	r := &n.Settings.Surcharge
-	f.Var(percentFlag{&r.Debit}, "surcharge-debit", "domestic debit surcharge percent (default 0.5)")
-	f.Var(percentFlag{&r.Credit}, "surcharge-credit", "domestic credit surcharge percent (default 1.2)")
-	f.Var(percentFlag{&r.Amex}, "surcharge-amex", "domestic amex surcharge percent (default 2.5)")
-	f.Var(percentFlag{&r.International}, "surcharge-international", "international card surcharge percent (default 2.9)")
+	f.Var(percentFlag{&r.Debit}, "surcharge-debit", "domestic debit surcharge percent")
+	f.Var(percentFlag{&r.Credit}, "surcharge-credit", "domestic credit surcharge percent")
+	f.Var(percentFlag{&r.Amex}, "surcharge-amex", "domestic amex surcharge percent")
+	f.Var(percentFlag{&r.International}, "surcharge-international", "international card surcharge percent")
 	ddFee := directDebitFeeFlags(f)
 	f.BoolVar(&n.Settings.Webhook.Legacy, "webhook-legacy", false, "send the older 16-field webhook payload instead of the full one")
 	f.BoolVar(&n.Settings.Webhook.Retries, "webhook-retries", false, "retry failed webhooks with exponential backoff for up to 3 days (default: one attempt)")

@@ -10,20 +10,24 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// runUser runs `paylink user create`: it adds a dashboard user to a
+// runUser runs the dashboard user commands.
+func runUser(ctx context.Context, env environment, args []string) error {
+	return runSubcommand(ctx, env, "user", []subcommand{
+		{"create", "add a dashboard user to a merchant (password read from stdin)", runUserCreate},
+	}, args)
+}
+
+// runUserCreate runs `paylink user create`: it adds a dashboard user to a
 // merchant. The password is read from the first line of standard input
 // (never a flag, which would leave it in shell history and ps output).
-func runUser(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("usage: paylink user create --db DSN --merchant MID --email EMAIL --role admin|staff|viewer --password-stdin")
-	}
+func runUserCreate(ctx context.Context, env environment, args []string) error {
 	f := newFlags("user create", env)
 	dsn := f.str("db", defaultDB, "database: a SQLite file path, sqlite:PATH, or postgres://...")
 	mid := f.String("merchant", "", "mid of the merchant, as printed by merchant create (required)")
 	email := f.String("email", "", "the user's email address, used to sign in (required)")
 	role := f.String("role", "admin", "admin, staff or viewer")
 	stdin := f.Bool("password-stdin", false, "read the password from the first line of standard input (required)")
-	if err := f.parse(args[1:]); err != nil {
+	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
 	if *mid == "" || *email == "" || !*stdin {

@@ -16,17 +16,12 @@ import (
 // Webhooks: operator commands for the delivery log, manual redelivery,
 // signing-secret rotation, and the pricing flags of merchant create.
 
+// runWebhooks runs the webhook delivery log commands.
 func runWebhooks(ctx context.Context, env environment, args []string) error {
-	if len(args) == 0 {
-		return errors.New("webhooks: want a subcommand: list or resend")
-	}
-	switch args[0] {
-	case "list":
-		return runWebhooksList(ctx, env, args[1:])
-	case "resend":
-		return runWebhooksResend(ctx, env, args[1:])
-	}
-	return fmt.Errorf("webhooks: unknown subcommand %q", args[0])
+	return runSubcommand(ctx, env, "webhooks", []subcommand{
+		{"list", "show the webhook delivery log", runWebhooksList},
+		{"resend", "queue a webhook delivery again", runWebhooksResend},
+	}, args)
 }
 
 func runWebhooksList(ctx context.Context, env environment, args []string) error {
@@ -131,11 +126,11 @@ func pricingFlags(fs *flag.FlagSet) *pricingOptions {
 	o := &pricingOptions{p: paylink.DefaultPricing(), fixed: map[string]*string{}, fs: fs}
 	p := &o.p
 	fs.StringVar(&p.Model, "pricing-model", p.Model, "fee model: blended or ic_plus (interchange plus, ESTIMATED IC_PLUS line)")
-	fs.Var(percentFlag{&p.BlendedPercent}, "fee-blended-percent", "SERVICE_BLENDED_FEE percent for non-amex cards (default 1.75)")
-	fs.Var(percentFlag{&p.AmexPercent}, "fee-amex-percent", "AMEX_FEE percent (default 2.9)")
-	fs.Var(percentFlag{&p.AmexTaxPercent}, "fee-amex-tax-percent", "AMEX_FEE_TAX: GST percent on the amex fee (default 10)")
-	fs.Var(percentFlag{&p.ICPlusPercent}, "fee-ic-plus-percent", "IC_PLUS estimate percent (default 1)")
-	fs.Var(percentFlag{&p.ServiceProtectPercent}, "fee-service-protect-percent", "SERVICE_PROTECT_FEE percent (default none)")
+	fs.Var(percentFlag{&p.BlendedPercent}, "fee-blended-percent", "SERVICE_BLENDED_FEE percent for non-amex cards")
+	fs.Var(percentFlag{&p.AmexPercent}, "fee-amex-percent", "AMEX_FEE percent")
+	fs.Var(percentFlag{&p.AmexTaxPercent}, "fee-amex-tax-percent", "AMEX_FEE_TAX: GST percent on the amex fee")
+	fs.Var(percentFlag{&p.ICPlusPercent}, "fee-ic-plus-percent", "IC_PLUS estimate percent")
+	fs.Var(percentFlag{&p.ServiceProtectPercent}, "fee-service-protect-percent", "SERVICE_PROTECT_FEE percent, 0 for none")
 	for name, help := range map[string]string{
 		"fee-blended-fixed": "SERVICE_BLENDED_FEE fixed part (default 0.30)",
 		"fee-amex-fixed":    "AMEX_FEE fixed part (default 0.30)",
