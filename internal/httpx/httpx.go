@@ -133,8 +133,10 @@ func valuesAreText(vs url.Values) bool {
 const notText = "the request's path and query must be UTF-8 text without NUL characters"
 
 // writeNotText answers 400 to an address that is not text: with the
-// API's error body under /v5/, plain text elsewhere (no page would send
-// such an address).
+// API's error body under /v5/, a small page elsewhere. No page of
+// paylink's sends such an address, but a link to one can carry another
+// site's query (a campaign tag in Latin-1), so a browser is told what to
+// do rather than shown bare text.
 func writeNotText(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/v5/") {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -143,8 +145,21 @@ func writeNotText(w http.ResponseWriter, r *http.Request) {
 			`","error_code":"invalid_request","error_message":"` + notText + `"}` + "\n"))
 		return
 	}
-	http.Error(w, "Bad request: "+notText+".", http.StatusBadRequest)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write([]byte(notTextPage))
 }
+
+// notTextPage is the page writeNotText answers outside the API.
+const notTextPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>This address cannot be opened</title></head>
+<body><main><h1>This address cannot be opened</h1>
+<p>Part of it is not UTF-8 text (` + notText + `). If you followed a link,
+remove everything from the "?" on in the address bar and try again, or ask
+whoever sent the link for a new one.</p></main></body></html>
+`
 
 // writeInternalError answers a panic with the API's error body shape; a
 // panic is a bug, and the body says nothing about it.

@@ -160,8 +160,8 @@ func TestStatus(t *testing.T) {
 
 // TestAddressThatIsNotTextIsRefused: a path or query that does not decode
 // to UTF-8 is a 400 before any route runs (PostgreSQL answered such a
-// reference with an error, a 500), with the API's error body under /v5/;
-// text in any script passes.
+// reference with an error, a 500), with the API's error body under /v5/
+// and a page that says what to do elsewhere; text in any script passes.
 func TestAddressThatIsNotTextIsRefused(t *testing.T) {
 	ran := false
 	h := func(http.ResponseWriter, *http.Request) { ran = true }
@@ -174,6 +174,11 @@ func TestAddressThatIsNotTextIsRefused(t *testing.T) {
 		api := strings.HasPrefix(target, "/v5/")
 		if got := strings.Contains(rec.Body.String(), `"error_code":"invalid_request"`); got != api {
 			t.Errorf("%s: got body %q, want the API's error body only under /v5/", target, rec.Body)
+		}
+		page := strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") &&
+			strings.Contains(rec.Body.String(), "<h1>This address cannot be opened</h1>")
+		if page == api {
+			t.Errorf("%s: got %s %q, want a page outside /v5/ only", target, rec.Header().Get("Content-Type"), rec.Body)
 		}
 		if len(lines) != 1 || lines[0]["status"] != float64(400) {
 			t.Errorf("%s: got log %v, want the access line with status 400", target, lines)
