@@ -102,7 +102,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 // dispatcher did not try (its receiver hangs or is slow): it is released,
 // pending and due at DeferUntil, with no attempt counted or logged, and
 // held for the receiver HoldFor when that is set (ReleaseHeldWebhooks,
-// ProbeHeldWebhook).
+// ProbeHeldWebhook); otherwise it keeps its hold mark, if it had one.
 type WebhookResult struct {
 	Job        *WebhookJob
 	Attempt    WebhookAttempt
@@ -301,13 +301,18 @@ func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAtt
 	attempts := make([]*WebhookAttempt, 0, len(done))
 	for i, r := range done {
 		d, a := *r.Job.Delivery, r.Attempt
-		d.HeldFor = r.HoldFor
 		if !r.DeferUntil.IsZero() {
+			// A row put back keeps its hold mark (a probe put back for
+			// another reason is still a probe) unless it is held anew.
+			if r.HoldFor != "" {
+				d.HeldFor = r.HoldFor
+			}
 			d.NextAttemptAt, d.UpdatedAt = r.DeferUntil, now
 			finished[i] = WebhookFinish{Delivery: &d, LeaseToken: r.Job.LeaseToken}
 			continue
 		}
 		d.Attempts++
+		d.HeldFor = ""
 		a.DeliveryID, a.Attempt, a.URL = d.ID, d.Attempts, d.URL
 		a.ResponseExcerpt = ResponseExcerpt([]byte(a.ResponseExcerpt))
 		d.LastStatusCode, d.LastError, d.UpdatedAt = a.StatusCode, a.Error, now

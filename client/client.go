@@ -12,8 +12,9 @@
 // need a transaction token fetch one automatically. A declined or failed
 // payment is a result (check Purchase.Status), not an error; request-level
 // failures are *Error, which carries the answer's Retry-After (429, 503)
-// and X-Request-Id. Every result embeds Result, whose Replayed says the
-// answer is the replay of an earlier call under the same IdempotencyKey.
+// and X-Request-Id. Every result but CardRecord (a look-up without a
+// response code) embeds Result, whose Replayed says the answer is the
+// replay of an earlier call under the same IdempotencyKey.
 package client
 
 import (
@@ -111,8 +112,8 @@ type Result struct {
 	Replayed bool `json:"-"`
 }
 
-// fromHeaders fills in what the answer's headers say. Every response
-// type embeds Result, so each gets it through the pointer's method set.
+// fromHeaders fills in what the answer's headers say. The response types
+// that embed Result get it through the pointer's method set.
 func (r *Result) fromHeaders(h http.Header) {
 	r.RequestID = h.Get("X-Request-Id")
 	r.Replayed = replayed(h)
@@ -216,13 +217,15 @@ func decodeError(status int, h http.Header, data []byte) error {
 }
 
 // retryAfter reads a Retry-After value, seconds (what paylink sends) or
-// an HTTP date, as a wait from now; 0 when absent, unreadable or past.
+// an HTTP date, as a wait from now, at most a day (an absurd count of
+// seconds would overflow a Duration); 0 when absent, unreadable or past.
 func retryAfter(v string, now time.Time) time.Duration {
+	const maxRetryAfter = int(24 * time.Hour / time.Second)
 	if v == "" {
 		return 0
 	}
 	if n, err := strconv.Atoi(v); err == nil {
-		return time.Duration(max(n, 0)) * time.Second
+		return time.Duration(min(max(n, 0), maxRetryAfter)) * time.Second
 	}
 	if at, err := http.ParseTime(v); err == nil && at.After(now) {
 		return at.Sub(now)

@@ -98,6 +98,9 @@ type Options struct {
 	// WebhookConcurrency bounds the webhook attempts in flight (default:
 	// the dispatcher's).
 	WebhookConcurrency int
+	// WebhookHeldRefresh is how often the dispatcher reads which
+	// receivers webhooks are held for (default: the dispatcher's).
+	WebhookHeldRefresh time.Duration
 	// Clock, when set, is shared with another Env (two instances on one
 	// database); default: a new clock at the current time.
 	Clock *Clock
@@ -166,7 +169,8 @@ func Start(t testing.TB, opts Options) *Env {
 	go func() {
 		defer close(dispatcherDone)
 		webhook.New(e.Service, webhook.Options{Timeout: opts.WebhookTimeout, Concurrency: opts.WebhookConcurrency,
-			Logger: log, Metrics: whMetrics}).Run(dctx)
+			HeldRefresh: opts.WebhookHeldRefresh,
+			Logger:      log, Metrics: whMetrics}).Run(dctx)
 	}()
 	t.Cleanup(func() {
 		e.Server.Close()

@@ -159,23 +159,25 @@ func (h *Handler) invitePage(rq *request) error {
 	return nil
 }
 
-// acceptInvite creates the user and sends them to sign in.
+// acceptInvite creates the user and sends them to sign in. The invite is
+// used through AcceptInvite before anything else is read, so that one
+// whose maker is gone is refused, deleted and audited there; the form is
+// shown again, with the invite, only for the invitee's own mistakes.
 func (h *Handler) acceptInvite(rq *request) error {
-	token := rq.r.PathValue("token")
-	inv, err := h.svc.InviteByToken(rq.r.Context(), token)
-	if err != nil {
-		return err
+	token, password := rq.r.PathValue("token"), rq.r.PostFormValue("password")
+	var err error
+	if password != rq.r.PostFormValue("confirm") {
+		err = &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: "The two passwords differ.",
+			Fields: map[string]string{"confirm": "does not match the password"}}
+	} else if _, err = h.svc.AcceptInvite(rq.r.Context(), token, password); err == nil {
+		h.clearCookie(rq.w, loginCookie)
+		return rq.redirect(loginPath + "?done=invite")
 	}
-	if rq.r.PostFormValue("password") != rq.r.PostFormValue("confirm") {
-		rq.render(http.StatusBadRequest, "invite", view{Title: "Join your team", Data: inv,
-			Error: "The two passwords differ.", Fields: map[string]string{"confirm": "does not match the password"}})
-		return nil
+	inv, ierr := h.svc.InviteByToken(rq.r.Context(), token)
+	if ierr != nil {
+		return ierr
 	}
-	if _, err := h.svc.AcceptInvite(rq.r.Context(), token, rq.r.PostFormValue("password")); err != nil {
-		return rq.formError("invite", view{Title: "Join your team", Data: inv}, err)
-	}
-	h.clearCookie(rq.w, loginCookie)
-	return rq.redirect(loginPath + "?done=invite")
+	return rq.formError("invite", view{Title: "Join your team", Data: inv}, err)
 }
 
 // notFound answers any other request under /dashboard/: 405 with Allow

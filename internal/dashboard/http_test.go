@@ -491,6 +491,47 @@ func TestInviteFlow(t *testing.T) {
 	}
 }
 
+// TestInviteOfAnAdminGoneSinceIsRefused: an invite opened while its
+// maker was an admin, and sent after the maker went without the removal's
+// clean-up (a removal from before that rule), is refused when posted:
+// deleted, audited as a denied acceptance, and no user made.
+func TestInviteOfAnAdminGoneSinceIsRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	left := addUser(t, env, m, "left@example.com", paylink.RoleAdmin)
+	admin := newBrowser(t, env)
+	admin.mustSignIn("left@example.com")
+	path := strings.TrimPrefix(invite(t, admin, "backup@example.com"), env.Server.URL)
+	guest := newBrowser(t, env)
+	form := guest.get(path)
+	if form.status != http.StatusOK {
+		t.Fatalf("invite page: got %d", form.status)
+	}
+	if err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.DeleteUser(m.ID, left.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	p := guest.post(path, url.Values{"csrf": {form.csrf()}, "password": {password}, "confirm": {password}})
+	if p.status != http.StatusNotFound {
+		t.Errorf("accept: got %d, want 404 (the invite is not valid)", p.status)
+	}
+	if n := strings.Count(strings.Join(auditActions(t, env, m.ID), " "), paylink.AuditInviteAccept); n != 1 {
+		t.Errorf("got %d %s audit rows, want the denied one", n, paylink.AuditInviteAccept)
+	}
+	if _, err := env.Service.UserByEmail(context.Background(), "backup@example.com"); paylink.AsError(err).Kind != paylink.KindNotFound {
+		t.Errorf("the invited user: got %v, want none made", err)
+	}
+	err := env.Store.View(context.Background(), func(tx paylink.Tx) error {
+		list, err := tx.Invites(m.ID, env.Clock.Now())
+		if err == nil && len(list) != 0 {
+			t.Errorf("outstanding invites: got %d, want the refused one deleted", len(list))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestInvitesRevokedOnTheTeamPage(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()

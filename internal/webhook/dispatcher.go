@@ -41,8 +41,11 @@ type Options struct {
 	Concurrency int
 	// Sweep is how often due rows are looked for without a wake-up: rows
 	// left leased by a crashed instance and scheduled retries (default 5s).
-	Sweep  time.Duration
-	Logger *slog.Logger
+	Sweep time.Duration
+	// HeldRefresh is how often the receivers rows are held for are read
+	// again (default DefaultHeldRefresh).
+	HeldRefresh time.Duration
+	Logger      *slog.Logger
 	// Metrics, when set, records every attempt.
 	Metrics *Metrics
 }
@@ -79,7 +82,12 @@ type Options struct {
 // answered (any HTTP status), the receiver's held rows are made due,
 // releaseBatch at a time. A dispatcher starting makes one held row of
 // each receiver due as a probe, since the instance that held them may be
-// gone; a row still held after maxHold comes due by itself.
+// gone; a row still held after maxHold comes due by itself. So that an
+// answer releases them even when neither this dispatcher nor the row it
+// tried knew the receiver hung (its holder died with unheld attempts in
+// flight), the receivers rows are held for are read again every
+// Options.HeldRefresh, and an answer from one of them releases its rows
+// too.
 type Dispatcher struct {
 	svc       *paylink.Service
 	opts      Options
@@ -87,7 +95,8 @@ type Dispatcher struct {
 	inflight  int                  // attempts started and not yet returned (Run's alone)
 	receivers map[string]*receiver // by the URL's host; Run's alone
 	releases  map[string]release   // held rows to make due, by receiver; Run's alone
-	started   bool                 // the receivers held for at start-up have their probes; Run's alone
+	heldHosts map[string]bool      // receivers rows were held for at the last read; Run's alone
+	heldRead  time.Time            // when heldHosts was read (zero before the first read, which asks for probes)
 	results   chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
 	wg        sync.WaitGroup
 }
@@ -123,6 +132,11 @@ type release struct {
 // releases it; probes release its rows as soon as the receiver answers.
 const maxHold = 24 * time.Hour
 
+// DefaultHeldRefresh is how often a dispatcher reads which receivers
+// rows are held for (one scan of the held rows' index) unless
+// Options.HeldRefresh says otherwise.
+const DefaultHeldRefresh = time.Minute
+
 // releaseBatch bounds the held rows made due in one statement, so that
 // releasing a long outage's backlog does not hold the database's writer.
 const releaseBatch = 500
@@ -147,6 +161,9 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 	}
 	if opts.Sweep <= 0 {
 		opts.Sweep = 5 * time.Second
+	}
+	if opts.HeldRefresh <= 0 {
+		opts.HeldRefresh = DefaultHeldRefresh
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -211,7 +228,7 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	d.inflight--
 	rc := d.receivers[o.host]
 	rc.inflight--
-	hung := rc.hangs > 0 || o.held
+	hung := rc.hangs > 0 || o.held || d.heldHosts[o.host]
 	switch {
 	case o.timedOut:
 		if rc.hangs == 0 || o.probe {
@@ -223,12 +240,15 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	case o.Attempt.StatusCode != 0:
 		if hung {
 			d.releases[o.host] = release{all: true}
+			delete(d.heldHosts, o.host)
 		}
 		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
 	case hung && rc.inflight == 0:
-		// Refused: not hanging now, but not answering either. Its held
-		// rows wait for an answer rather than each failing at once.
-		d.probeLater(o.host, max(rc.hangs, 1))
+		// Refused: not answering either. Its held rows wait for an answer
+		// rather than each failing at once, and the next probe waits
+		// longer, as after a timeout.
+		rc.hangs++
+		d.probeLater(o.host, rc.hangs)
 	}
 	if !o.timedOut {
 		rc.lastAnswer = time.Now()
@@ -326,7 +346,7 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	if ctx.Err() != nil {
 		free = 0
 	}
-	if free <= 0 && len(done) == 0 && len(d.releases) == 0 && d.started {
+	if free <= 0 && len(done) == 0 && len(d.releases) == 0 && !d.heldRead.IsZero() {
 		return done, false
 	}
 	d.unhold(done)
@@ -344,7 +364,7 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		return done, false
 	}
 	d.logAttempts(done)
-	d.probeAtStart(rctx)
+	d.readHeld(rctx)
 	more := d.releaseHeld(rctx)
 	done = done[:0]
 	for _, job := range jobs {
@@ -366,15 +386,16 @@ func (d *Dispatcher) unhold(done []paylink.WebhookResult) {
 		}
 		if rc := d.receivers[r.HoldFor]; rc == nil || rc.hangs == 0 {
 			done[i].HoldFor, done[i].DeferUntil = "", d.svc.Now()
+			r.Job.Delivery.HeldFor = "" // no longer held: its receiver answers
 		}
 	}
 }
 
-// probeAtStart, at the first turn that can read them, asks for a probe
-// of every receiver rows are held for: the dispatcher that held them may
-// be gone.
-func (d *Dispatcher) probeAtStart(ctx context.Context) {
-	if d.started {
+// readHeld reads the receivers rows are held for, every HeldRefresh.
+// The first read, at start-up, also asks for a probe of each: the
+// dispatcher that held their rows may be gone.
+func (d *Dispatcher) readHeld(ctx context.Context) {
+	if !d.heldRead.IsZero() && time.Since(d.heldRead) < d.opts.HeldRefresh {
 		return
 	}
 	hosts, err := d.svc.HeldWebhookReceivers(ctx)
@@ -382,12 +403,14 @@ func (d *Dispatcher) probeAtStart(ctx context.Context) {
 		d.opts.Logger.Error("webhook receivers held for", "err", err)
 		return
 	}
+	first := d.heldRead.IsZero()
+	d.heldHosts, d.heldRead = make(map[string]bool, len(hosts)), time.Now()
 	for _, h := range hosts {
-		if _, asked := d.releases[h]; !asked {
+		d.heldHosts[h] = true
+		if _, asked := d.releases[h]; first && !asked {
 			d.releases[h] = release{at: d.svc.Now()}
 		}
 	}
-	d.started = true
 }
 
 // releaseHeld makes due the held rows that returned asked for, and

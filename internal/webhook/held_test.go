@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -211,25 +212,18 @@ func TestHeldRowsAreReleasedAtStartUp(t *testing.T) {
 	checkSettled(t, waitSettled(t, env, m), rc)
 }
 
-// TestAnswerToAHeldRowReleasesTheRest: a dispatcher that never saw a
-// receiver hang (another instance held its rows, and may be gone) claims
-// a held row made due as a probe; the receiver answers, so every row held
-// for it is made due and delivered, not left for a day.
-func TestAnswerToAHeldRowReleasesTheRest(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{})
-	rc := newReceiver(t, http.StatusOK)
-	m := onboard(env, rc.URL+"/hook", nil)
+// insertDeliveries stores n deliveries of m to url, as another
+// instance's API or dispatcher left them: due at next(i), and held for
+// heldFor when that is set.
+func insertDeliveries(t *testing.T, env *apitest.Env, m *apitest.Merchant, url, prefix string, n int, heldFor string, next func(int) time.Time) {
+	t.Helper()
 	now := env.Clock.Now()
 	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
-		for i := range 6 {
-			next := now.Add(24 * time.Hour)
-			if i == 0 {
-				next = now // the probe
-			}
-			err := tx.CreateWebhookDelivery(&paylink.WebhookDelivery{ID: fmt.Sprintf("msg_held%d", i), MerchantID: m.ID,
-				Reference: "pr_held", EventStatus: paylink.StatusApproved, Target: paylink.TargetCompany, URL: rc.URL + "/hook",
-				Payload: []byte(`{}`), State: paylink.DeliveryPending, NextAttemptAt: next, CreatedAt: now, UpdatedAt: now,
-				HeldFor: strings.TrimPrefix(rc.URL, "http://")})
+		for i := range n {
+			err := tx.CreateWebhookDelivery(&paylink.WebhookDelivery{ID: fmt.Sprintf("msg_%s%d", prefix, i), MerchantID: m.ID,
+				Reference: "pr_" + prefix, EventStatus: paylink.StatusApproved, Target: paylink.TargetCompany, URL: url,
+				Payload: []byte(`{}`), State: paylink.DeliveryPending, NextAttemptAt: next(i), CreatedAt: now, UpdatedAt: now,
+				HeldFor: heldFor})
 			if err != nil {
 				return err
 			}
@@ -239,12 +233,78 @@ func TestAnswerToAHeldRowReleasesTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.Service.WakeWebhooks()
+}
+
+// probeFirst makes the first of the held rows due now, the others in a day.
+func probeFirst(now time.Time) func(int) time.Time {
+	return func(i int) time.Time {
+		if i == 0 {
+			return now
+		}
+		return now.Add(24 * time.Hour)
+	}
+}
+
+// checkDelivered checks that every delivery of m was delivered once.
+func checkDelivered(t *testing.T, env *apitest.Env, m *apitest.Merchant) {
+	t.Helper()
 	for _, d := range waitSettled(t, env, m) {
 		if d.State != paylink.DeliveryDelivered || d.Attempts != 1 || d.HeldFor != "" {
 			t.Errorf("delivery %s: %s after %d attempts, held for %q; want delivered once", d.ID, d.State, d.Attempts, d.HeldFor)
 		}
 	}
+}
+
+// TestAnswerToAHeldRowReleasesTheRest: a dispatcher that never saw a
+// receiver hang (another instance held its rows, and may be gone) claims
+// a held row made due as a probe; the receiver answers, so every row held
+// for it is made due and delivered, not left for a day.
+func TestAnswerToAHeldRowReleasesTheRest(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	rc := newReceiver(t, http.StatusOK)
+	m := onboard(env, rc.URL+"/hook", nil)
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 6, strings.TrimPrefix(rc.URL, "http://"), probeFirst(env.Clock.Now()))
+	env.Service.WakeWebhooks()
+	checkDelivered(t, env, m)
+}
+
+// TestProbePutBackStaysAProbe: a held row made due as a probe, claimed
+// by a dispatcher that puts it back for another reason (here, the
+// receiver has not answered yet and holds three quarters of the slots
+// with other rows), keeps its mark, so that its answer still releases
+// the other held rows.
+func TestProbePutBackStaysAProbe(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 8, WebhookTimeout: 5 * time.Second})
+	rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		time.Sleep(300 * time.Millisecond) // in flight together: the quiet share fills
+	}))
+	t.Cleanup(rc.Close)
+	m := onboard(env, rc.URL+"/hook", nil)
+	now := env.Clock.Now()
+	insertDeliveries(t, env, m, rc.URL+"/hook", "new", 8, "", func(int) time.Time { return now.Add(-time.Minute) })
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, strings.TrimPrefix(rc.URL, "http://"), probeFirst(now))
+	env.Service.WakeWebhooks()
+	env.WaitWebhooks() // six rows tried; the other two and the probe put back for 5 s
+	env.Clock.Advance(time.Minute)
+	checkDelivered(t, env, m)
+}
+
+// TestAnswerFromAHeldReceiverReleasesItsRows: rows are held for a
+// receiver, with no probe due (their holder died with unheld attempts in
+// flight); another dispatcher, which never saw the receiver hang, tries
+// one of those unheld rows and it is answered. Having read which
+// receivers rows are held for, it releases them.
+func TestAnswerFromAHeldReceiverReleasesItsRows(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookHeldRefresh: 100 * time.Millisecond})
+	rc := newReceiver(t, http.StatusOK)
+	m := onboard(env, rc.URL+"/hook", nil)
+	now := env.Clock.Now()
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, strings.TrimPrefix(rc.URL, "http://"),
+		func(int) time.Time { return now.Add(24 * time.Hour) })
+	time.Sleep(300 * time.Millisecond) // a turn reads them: the sweep's, or the wake-up's below
+	insertDeliveries(t, env, m, rc.URL+"/hook", "inflight", 1, "", func(int) time.Time { return now })
+	env.Service.WakeWebhooks()
+	checkDelivered(t, env, m)
 }
 
 // TestRefusedProbesKeepTheRowsHeld: an endpoint that hangs, then refuses
