@@ -114,7 +114,7 @@ func TestFinishLooksDeliveriesUpByKey(t *testing.T) {
 	defer st.Close()
 	var args []any
 	for i := range 3 {
-		args = append(args, fmt.Sprintf("msg_%d", i), "token", paylink.DeliveryDelivered, 1, int64(2), 200, "", int64(2), int64(2))
+		args = append(args, fmt.Sprintf("msg_%d", i), "token", paylink.DeliveryDelivered, 1, int64(2), 200, "", int64(2), int64(2), "")
 	}
 	args = append(args, paylink.DeliveryPending)
 	plan := explain(t, st.DB(), "EXPLAIN QUERY PLAN "+sqlstore.FinishQuery(3), args)
