@@ -210,29 +210,29 @@ func (t *tx) ResendWebhookDelivery(id string, now time.Time) error {
 // ReleaseHeldWebhookDeliveries makes up to limit deliveries held for
 // receiver due at at, no longer held, and returns how many it released.
 func (t *tx) ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error) {
-	res, err := t.exec(releaseHeldQuery, at.UnixMicro(), limit, receiver)
-	if err != nil {
-		return 0, fmt.Errorf("release held webhook deliveries: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("release held webhook deliveries: %w", err)
-	}
-	return int(n), nil
+	n, err := t.moveHeld("release held webhook deliveries", releaseHeldQuery, receiver, limit, at)
+	return int(n), err
 }
 
 // ProbeHeldWebhookDelivery makes one delivery held for receiver due at
 // at, still held, and reports whether there was one.
 func (t *tx) ProbeHeldWebhookDelivery(receiver string, at time.Time) (bool, error) {
-	res, err := t.exec(probeHeldQuery, at.UnixMicro(), 1, receiver)
+	n, err := t.moveHeld("probe held webhook delivery", probeHeldQuery, receiver, 1, at)
+	return n > 0, err
+}
+
+// moveHeld runs a release or probe query (chooseHeld) and returns the
+// rows it changed.
+func (t *tx) moveHeld(op, query, receiver string, limit int, at time.Time) (int64, error) {
+	res, err := t.exec(query, at.UnixMicro(), limit, receiver)
 	if err != nil {
-		return false, fmt.Errorf("probe held webhook delivery: %w", err)
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("probe held webhook delivery: %w", err)
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	return n > 0, nil
+	return n, nil
 }
 
 // HeldWebhookReceivers lists the receivers some pending delivery is held
