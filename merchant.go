@@ -140,7 +140,8 @@ type NewMerchant struct {
 	Settings    MerchantSettings
 }
 
-// Validate checks onboarding input.
+// Validate checks onboarding input: the names, the country and the
+// webhook whitelist, every problem named at once.
 func (n NewMerchant) Validate() error {
 	f := FieldErrors{}
 	if strings.TrimSpace(n.Name) == "" {
@@ -154,6 +155,7 @@ func (n NewMerchant) Validate() error {
 	if !IsCountryCode(n.Country) {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
+	collectWhitelist(f, n.Settings.Webhook.URL, n.Settings.Webhook.Domains)
 	return f.Err()
 }
 

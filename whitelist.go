@@ -155,6 +155,16 @@ func CheckWebhookURL(raw string, whitelist []string) (*url.URL, error) {
 // are reported per field.
 func normalizeWhitelist(companyURL string, entries []string) ([]string, error) {
 	f := FieldErrors{}
+	out := collectWhitelist(f, companyURL, entries)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// collectWhitelist is normalizeWhitelist recording its problems in f, for
+// a caller that checks other fields too.
+func collectWhitelist(f FieldErrors, companyURL string, entries []string) []string {
 	var out []string
 	add := func(h string) {
 		for _, e := range out {
@@ -182,8 +192,5 @@ func normalizeWhitelist(companyURL string, entries []string) ([]string, error) {
 		}
 		add(h)
 	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out
 }

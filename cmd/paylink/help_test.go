@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -182,13 +183,18 @@ func TestUnexpectedArgumentHintFitsTheCommand(t *testing.T) {
 }
 
 // TestMerchantCreateNamesEveryMissingField: two required flags missing
-// are both named ("name: is required (and 1 more)" named one).
+// are both named ("name: is required (and 1 more)" named one), with the
+// webhook's problem beside them, and refused input creates nothing: no
+// database, no key file beside it.
 func TestMerchantCreateNamesEveryMissingField(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "p.db")
-	_, err := runCLI(t, "merchant", "create", "--db", db)
-	for _, want := range []string{"name: is required", "trading_name: is required"} {
+	dir := t.TempDir()
+	_, err := runCLI(t, "merchant", "create", "--db", filepath.Join(dir, "p.db"), "--webhook-url", "ftp://hooks.example")
+	for _, want := range []string{"name: is required", "trading_name: is required", "webhook.url:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want an error with %q", err, want)
 		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("refused input left %d files in the database's directory (%s first)", len(left), left[0].Name())
 	}
 }

@@ -82,6 +82,9 @@ func runMerchantCreate(ctx context.Context, env environment, args []string) erro
 	}
 	n.Settings.Pricing = p
 	n.Settings.Webhook.Domains = domains
+	if err := n.Validate(); err != nil {
+		return fmt.Errorf("create merchant: %w", err) // before the database is created
+	}
 	return withNewService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		m, creds, err := svc.CreateMerchant(ctx, n)
 		if err != nil {
