@@ -11,11 +11,6 @@ import (
 	"github.com/paylink/paylink/internal/apitest"
 )
 
-// requestID is a CallOption sending the caller's own X-Request-Id.
-func requestID(id string) client.CallOption {
-	return func(r *http.Request) { r.Header.Set("X-Request-Id", id) }
-}
-
 // customer is a payer with every field a purchase needs.
 var customer = client.Customer{IPAddress: "203.0.113.7", Timezone: "UTC"}
 
@@ -32,8 +27,8 @@ func TestClientErrorCarriesItsHeaders(t *testing.T) {
 		Purchase: client.PurchaseDetails{Amount: "1", Currency: "AUD"}}
 	// Three requests: the transaction token, the purchase, its replay.
 	var first, again *client.Error
-	_, err1 := c.Purchase(ctx, bad, client.IdempotencyKey("bad-1"), requestID("order-7.try-1"))
-	_, err2 := c.Purchase(ctx, bad, client.IdempotencyKey("bad-1"), requestID("order-7.try-2"))
+	_, err1 := c.Purchase(ctx, bad, client.IdempotencyKey("bad-1"), client.RequestID("order-7.try-1"))
+	_, err2 := c.Purchase(ctx, bad, client.IdempotencyKey("bad-1"), client.RequestID("order-7.try-2"))
 	if !errors.As(err1, &first) || first.HTTPStatus != 400 || first.RequestID != "order-7.try-1" || first.Replayed {
 		t.Errorf("refusal: got %#v, want a 400 with RequestID order-7.try-1, not replayed", err1)
 	}
@@ -55,7 +50,7 @@ func TestClientResultCarriesItsHeaders(t *testing.T) {
 	ctx := context.Background()
 	card := client.Card{Number: "4111111111111111", ExpiryMonth: "12", ExpiryYear: year(env)}
 	req := client.PurchaseRequest{Customer: customer, Card: &card, Purchase: client.PurchaseDetails{Amount: "3", Currency: "AUD"}}
-	first, err := c.Purchase(ctx, req, client.IdempotencyKey("order-8"), requestID("order-8.try-1"))
+	first, err := c.Purchase(ctx, req, client.IdempotencyKey("order-8"), client.RequestID("order-8.try-1"))
 	if err != nil || first.RequestID != "order-8.try-1" || first.Replayed {
 		t.Fatalf("purchase: got %+v, %v; want RequestID order-8.try-1, not replayed", first, err)
 	}
@@ -94,4 +89,87 @@ func TestClientSendsTheCustomersName(t *testing.T) {
 	if got := tx.Details.Customer; got.FirstName != "Jo" || got.LastName != "Citizen" || got.Phone != who.Phone {
 		t.Errorf("got customer %q %q %q, want Jo Citizen %s", got.FirstName, got.LastName, got.Phone, who.Phone)
 	}
+}
+
+// TestClientLookUpsTakeCallOptions: every look-up and list sends the
+// caller's options: its RequestID comes back on the answer (or on the
+// refusal of a call whose answer has no Result), and an option that
+// spoils the credentials is refused, so the options reach each request.
+func TestClientLookUpsTakeCallOptions(t *testing.T) {
+	c, env := newClient(t)
+	ctx := context.Background()
+	card := client.Card{Number: "4111111111111111", ExpiryMonth: "12", ExpiryYear: year(env)}
+	paid, err := c.Purchase(ctx, client.PurchaseRequest{Customer: customer, Card: &card,
+		Purchase: client.PurchaseDetails{Amount: "4", Currency: "AUD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := paid.Purchase.PurchaseReference
+	if _, err := c.Refund(ctx, ref, client.RefundRequest{Customer: customer, Refund: client.RefundDetails{Amount: "1", Currency: "AUD"}}); err != nil {
+		t.Fatal(err)
+	}
+	link, err := c.CreatePaymentLink(ctx, client.PaymentLinkRequest{Amount: "5", Currency: "AUD", MerchantReference: "tea-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.TokenizeCard(ctx, client.TokenizeRequest{Card: card})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := map[string]func(client.CallOption) (string, error){
+		"PurchaseStatus": func(o client.CallOption) (string, error) {
+			r, err := c.PurchaseStatus(ctx, ref, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"RefundStatus": func(o client.CallOption) (string, error) {
+			r, err := c.RefundStatus(ctx, ref, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"PaymentLink": func(o client.CallOption) (string, error) {
+			r, err := c.PaymentLink(ctx, link.ID, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"DirectDebitFee": func(o client.CallOption) (string, error) {
+			r, err := c.DirectDebitFee(ctx, "100.00", "AUD", o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+	}
+	for name, call := range answered {
+		if got, err := call(client.RequestID("look-up." + name)); err != nil || got != "look-up."+name {
+			t.Errorf("%s: got RequestID %q, %v; want look-up.%s", name, got, err, name)
+		}
+	}
+	spoilt := func(r *http.Request) { r.Header.Set("Authorization", "Bearer pl_sk_not-a-key") }
+	refused := map[string]func(...client.CallOption) error{
+		"TransactionToken": func(o ...client.CallOption) error { _, err := c.TransactionToken(ctx, o...); return err },
+		"Card":             func(o ...client.CallOption) error { _, err := c.Card(ctx, *tok.Card.Token, o...); return err },
+		"Balances":         func(o ...client.CallOption) error { _, err := c.Balances(ctx, o...); return err },
+		"BalanceTransactions": func(o ...client.CallOption) error {
+			_, _, err := c.BalanceTransactions(ctx, client.Page{}, o...)
+			return err
+		},
+		"Payouts": func(o ...client.CallOption) error { _, _, err := c.Payouts(ctx, client.Page{}, o...); return err },
+		"SettlementReport": func(o ...client.CallOption) error {
+			_, err := c.SettlementReport(ctx, env.Clock.Now().Format("2006-01-02"), o...)
+			return err
+		},
+	}
+	for name, call := range refused {
+		if err := call(); err != nil {
+			t.Errorf("%s without options: %v", name, err)
+		}
+		var e *client.Error
+		err := call(spoilt, client.RequestID("spoilt."+name))
+		if !errors.As(err, &e) || e.HTTPStatus != http.StatusUnauthorized || e.RequestID != "spoilt."+name {
+			t.Errorf("%s with spoilt credentials: got %v, want a 401 with RequestID spoilt.%s", name, err, name)
+		}
+	}
+}
+
+// requestIDOf is a look-up's RequestID, read once its error is nil.
+func requestIDOf[T any](r *T, err error, id func() string) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return id(), nil
 }

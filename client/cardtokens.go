@@ -51,8 +51,8 @@ type CardRecord struct {
 // Card looks a card token up. An unknown token is the error not_found
 // (HTTP 404); an invalidated one is card_token_invalid (HTTP 409), as in
 // every call that takes a card token.
-func (c *Client) Card(ctx context.Context, cardToken string) (*CardRecord, error) {
-	return call[CardRecord](ctx, c, "/v5/card", c.cardTokenBody(cardToken))
+func (c *Client) Card(ctx context.Context, cardToken string, opts ...CallOption) (*CardRecord, error) {
+	return call[CardRecord](ctx, c, "/v5/card", c.cardTokenBody(cardToken), opts...)
 }
 
 // InvalidatedCard is the answer to an invalidation.

@@ -14,7 +14,10 @@
 // failures are *Error, which carries the answer's Retry-After (429, 503)
 // and X-Request-Id. Every result but CardRecord (a look-up without a
 // response code) embeds Result, whose Replayed says the answer is the
-// replay of an earlier call under the same IdempotencyKey.
+// replay of an earlier call under the same IdempotencyKey. Every call
+// takes CallOptions: IdempotencyKey on the calls that change something,
+// RequestID (an X-Request-Id of the caller's own, echoed in the answer's
+// RequestID and in paylink's logs) on any.
 package client
 
 import (
@@ -96,6 +99,14 @@ type CallOption func(*http.Request)
 // a retry from another process must pass that token in Tokens itself.
 func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
+}
+
+// RequestID sends the caller's own X-Request-Id (up to 128 printable
+// characters; paylink makes one up otherwise): paylink logs the request
+// under it and answers with it, so one id follows an order through both
+// systems' logs.
+func RequestID(id string) CallOption {
+	return func(r *http.Request) { r.Header.Set("X-Request-Id", id) }
 }
 
 // Result is the outcome fields every response carries, and what the
@@ -237,12 +248,12 @@ func retryAfter(v string, now time.Time) time.Duration {
 func ref(s string) string { return url.PathEscape(s) }
 
 // TransactionToken obtains a single-use transaction token.
-func (c *Client) TransactionToken(ctx context.Context) (string, error) {
+func (c *Client) TransactionToken(ctx context.Context, opts ...CallOption) (string, error) {
 	var out struct {
 		Result
 		TransactionToken string `json:"transaction_token"`
 	}
-	if err := c.post(ctx, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out); err != nil {
+	if err := c.post(ctx, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out, opts...); err != nil {
 		return "", err
 	}
 	return out.TransactionToken, nil

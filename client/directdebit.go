@@ -19,12 +19,12 @@ type DirectDebitFee struct {
 }
 
 // DirectDebitFee previews the fee of a direct debit (POST /v5/direct_debit_fee).
-func (c *Client) DirectDebitFee(ctx context.Context, amount, currency string) (*DirectDebitFee, error) {
+func (c *Client) DirectDebitFee(ctx context.Context, amount, currency string, opts ...CallOption) (*DirectDebitFee, error) {
 	body := map[string]any{
 		"token":    map[string]string{"company_token": c.companyToken},
 		"purchase": map[string]string{"amount": amount, "currency": currency},
 	}
-	return call[DirectDebitFee](ctx, c, "/v5/direct_debit_fee", body)
+	return call[DirectDebitFee](ctx, c, "/v5/direct_debit_fee", body, opts...)
 }
 
 // BankAccount is an Australian bank account.

@@ -65,47 +65,47 @@ func (p Page) query() string {
 }
 
 // Balances is GET /v5/balance: one balance per currency.
-func (c *Client) Balances(ctx context.Context) ([]Balance, error) {
+func (c *Client) Balances(ctx context.Context, opts ...CallOption) ([]Balance, error) {
 	var out struct {
 		Result
 		Balances []Balance `json:"balances"`
 	}
-	return out.Balances, c.get(ctx, "/v5/balance", &out)
+	return out.Balances, c.get(ctx, "/v5/balance", &out, opts)
 }
 
 // BalanceTransactions is GET /v5/balance_transactions: a page of the
 // merchant's balance movements, newest first, and whether more follow.
-func (c *Client) BalanceTransactions(ctx context.Context, p Page) ([]BalanceTransaction, bool, error) {
-	return list[BalanceTransaction](ctx, c, "/v5/balance_transactions", p)
+func (c *Client) BalanceTransactions(ctx context.Context, p Page, opts ...CallOption) ([]BalanceTransaction, bool, error) {
+	return list[BalanceTransaction](ctx, c, "/v5/balance_transactions", p, opts)
 }
 
 // Payouts is GET /v5/payouts: a page of payouts, newest first, and
 // whether more follow.
-func (c *Client) Payouts(ctx context.Context, p Page) ([]Payout, bool, error) {
-	return list[Payout](ctx, c, "/v5/payouts", p)
+func (c *Client) Payouts(ctx context.Context, p Page, opts ...CallOption) ([]Payout, bool, error) {
+	return list[Payout](ctx, c, "/v5/payouts", p, opts)
 }
 
 // list reads one page of a newest-first list at path.
-func list[T any](ctx context.Context, c *Client, path string, p Page) ([]T, bool, error) {
+func list[T any](ctx context.Context, c *Client, path string, p Page, opts []CallOption) ([]T, bool, error) {
 	var out struct {
 		Result
 		Data    []T  `json:"data"`
 		HasMore bool `json:"has_more"`
 	}
-	err := c.get(ctx, path+p.query(), &out)
+	err := c.get(ctx, path+p.query(), &out, opts)
 	return out.Data, out.HasMore, err
 }
 
 // SettlementReport is GET /v5/reports/settlement: the settlement report
 // of a UTC day (YYYY-MM-DD) as CSV.
-func (c *Client) SettlementReport(ctx context.Context, day string) ([]byte, error) {
-	data, _, err := c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, nil)
+func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallOption) ([]byte, error) {
+	data, _, err := c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, opts)
 	return data, err
 }
 
 // get sends a GET to path and decodes the JSON answer into out.
-func (c *Client) get(ctx context.Context, path string, out any) error {
-	data, h, err := c.send(ctx, http.MethodGet, path, nil, nil)
+func (c *Client) get(ctx context.Context, path string, out any, opts []CallOption) error {
+	data, h, err := c.send(ctx, http.MethodGet, path, nil, opts)
 	if err != nil {
 		return err
 	}
