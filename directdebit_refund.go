@@ -107,7 +107,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		return s.lateRefund(ctx, r)
 	}
 	if err != nil {
-		return nil, Internal("record direct debit refund", err)
+		return s.unrecordedRefund(ctx, r, "record direct debit refund", err)
 	}
 	return r, nil
 }

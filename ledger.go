@@ -294,7 +294,11 @@ func SettlementPosting(batchID, merchantID, currency string, covered []*Posting)
 	p.Lines = appendNonZero(p.Lines,
 		LedgerLine{Account: AccountSettlementCash, Amount: acquirer + bank},
 		LedgerLine{Account: AccountAcquirerReceivable, Amount: -acquirer},
-		LedgerLine{Account: AccountBankClearing, Amount: -bank},
+		LedgerLine{Account: AccountBankClearing, Amount: -bank})
+	// The pending-to-available pair is there even at zero: a day whose
+	// payments net to nothing (a sale refunded in full, with billable or
+	// rounded-away fees) still settles, and its batch has a posting.
+	p.Lines = append(p.Lines,
 		LedgerLine{Account: AccountMerchantPending, Amount: net},
 		LedgerLine{Account: AccountMerchantAvailable, Amount: -net})
 	return p, nil

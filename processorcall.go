@@ -102,6 +102,38 @@ func (s *Service) lateRefund(ctx context.Context, r *Refund) (*Refund, error) {
 	return cur, nil
 }
 
+// unrecordedRefund answers a refund whose outcome met an error on its
+// way to the database. The refund was reserved (and its token spent) in
+// an earlier commit, so it exists: when the database was unreachable
+// (err wraps ErrUnavailable), the outcome's commit may have gone through
+// with only its answer lost, and the refund read again then shows it;
+// otherwise it is still PROCESSING, and the recovery job asks the
+// processor and records its answer. Either way the client learns what is
+// known, where a 503 would invite a retry that its spent token refuses
+// (and a new token would refund twice). Any other error is internal.
+func (s *Service) unrecordedRefund(ctx context.Context, r *Refund, op string, err error) (*Refund, error) {
+	if !errors.Is(err, ErrUnavailable) {
+		return nil, Internal(op, err)
+	}
+	var stored *Refund
+	rerr := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		stored, err = tx.Refund(r.MerchantID, r.Reference)
+		return err
+	})
+	if rerr == nil && stored.Status == r.Status {
+		s.log.WarnContext(ctx, "the database's answer to a commit was lost, and the refund had committed", "reference", r.Reference, "err", err)
+		return r, nil
+	}
+	s.log.WarnContext(ctx, "the refund's outcome could not be recorded: the recovery job will ask the processor", "reference", r.Reference, "err", err)
+	r.Status, r.Details.Message = StatusProcessing, msgOutcomeUnrecorded
+	return r, nil
+}
+
+// msgOutcomeUnrecorded is the message of a refund whose processor answer
+// could not be written for an unreachable database.
+const msgOutcomeUnrecorded = "The refund reached the payment processor, but its outcome could not be recorded yet. paylink asks the processor within a few minutes and records its answer (look the refund up). Do not retry until then."
+
 // logLate records a processor answer that arrived after its item moved.
 func (s *Service) logLate(ctx context.Context, op, ref string, answered, recorded Status) {
 	level, msg := slog.LevelWarn, "processor answer arrived after recovery recorded the processor's inquiry answer; kept the recorded state"

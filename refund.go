@@ -143,7 +143,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 		return s.lateRefund(ctx, r)
 	}
 	if err != nil {
-		return nil, Internal("record refund", err)
+		return s.unrecordedRefund(ctx, r, "record refund", err)
 	}
 	if r.Status == StatusFailed {
 		t.Refunded -= r.Amount

@@ -59,7 +59,8 @@ type SettleResult struct {
 // and currency is settled in one database transaction under a lock, and a
 // balance transaction belongs to at most one batch and a batch to at most
 // one payout (unique keys), so running it twice, or on two instances at
-// once, settles and pays nothing twice.
+// once, settles and pays nothing twice. An account that fails is skipped
+// and named in the error; the result holds what the others settled.
 func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, error) {
 	var accounts []MerchantCurrency
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -71,6 +72,7 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 		return nil, fmt.Errorf("settle: %w", err)
 	}
 	res := &SettleResult{}
+	var failed []error
 	for _, a := range accounts {
 		err := s.store.Update(ctx, func(tx Tx) error {
 			batches, payout, err := s.settleAccount(tx, a, cutoff.UTC())
@@ -83,10 +85,10 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 			return err
 		})
 		if err != nil && !errors.Is(err, ErrConflict) { // a conflict: another instance settled it
-			return res, fmt.Errorf("settle %s %s: %w", a.MerchantID, a.Currency, err)
+			failed = append(failed, fmt.Errorf("settle %s %s: %w", a.MerchantID, a.Currency, err))
 		}
 	}
-	return res, nil
+	return res, errors.Join(failed...) // one account's failure does not hold the others back
 }
 
 // settleAccount settles and pays out one merchant and currency inside tx.

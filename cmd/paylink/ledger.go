@@ -67,7 +67,7 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		res, err := svc.Settle(ctx, cutoff)
-		if err != nil {
+		if res == nil {
 			return err
 		}
 		for _, b := range res.Batches {
@@ -81,7 +81,7 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 				paylink.FormatAmount(p.Amount, cur), len(p.BatchIDs))
 		}
 		fmt.Fprintf(env.stdout, "settled %d batches, %d payouts, before %s\n", len(res.Batches), len(res.Payouts), cutoff.Format(time.RFC3339Nano))
-		return nil
+		return err // the accounts that failed; the others are settled above
 	})
 }
 

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,5 +102,46 @@ func TestLostCommitAnswerOfARecordedOutcome(t *testing.T) {
 	}
 	if s := env.Post("/v5/purchase/LOST-OUTCOME", m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Str("status") != "APPROVED" {
 		t.Errorf("look-up: got %s, want APPROVED", s.Raw)
+	}
+}
+
+// TestLostCommitAnswerOfARefund: a refund is reserved (its token spent)
+// in one commit and its outcome recorded in another. When the outcome's
+// COMMIT reached the server and only its answer was lost, the refund
+// happened: the client gets it APPROVED, not a 503 whose retry its spent
+// token refuses (and a retry with a new token would refund twice). When
+// the COMMIT never arrived, the client gets the refund PROCESSING, to be
+// looked up, and recovery records what the processor did.
+func TestLostCommitAnswerOfARefund(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{})
+	m := env.Onboard()
+	ref := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "12.50")).Str("purchase.purchase_reference")
+
+	cut := proxy.Arm(pgtest.Cut{Marker: "Refund processed successfully", Forward: true, Delay: 300 * time.Millisecond})
+	r := env.Post("/v5/purchase/"+ref+"/refund", m, refundBody(env, m, "5.00"))
+	waitCut(t, cut)
+	if r.Status != http.StatusOK || r.Str("refund.status") != "APPROVED" {
+		t.Fatalf("a refund whose outcome's COMMIT answer was lost: got %d %s, want 200 APPROVED\n%s", r.Status, r.Raw, env.Logs.String())
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 500 {
+		t.Errorf("refunded: got %d, want 500", got)
+	}
+
+	cut = proxy.Arm(pgtest.Cut{Marker: "Refund processed successfully"})
+	r = env.Post("/v5/purchase/"+ref+"/refund", m, refundBody(env, m, "2.00"))
+	waitCut(t, cut)
+	refund := r.Str("refund.refund_reference")
+	if r.Status != http.StatusOK || r.Str("refund.status") == "APPROVED" || refund == "" {
+		t.Fatalf("a refund whose outcome's COMMIT never arrived: got %d %s, want 200 with the refund still in progress", r.Status, r.Raw)
+	}
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := env.Post("/v5/refund/"+refund, m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Str("status") != "APPROVED" {
+		t.Errorf("the refund once recovery asked the processor: got %s, want APPROVED", s.Raw)
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 700 {
+		t.Errorf("refunded: got %d, want 700 (each refund once)", got)
 	}
 }

@@ -138,6 +138,15 @@ func (b *browser) mustSignIn(email string) {
 	}
 }
 
+// signedIn is a new browser signed in as email (a user with the tests'
+// password).
+func signedIn(t *testing.T, env *apitest.Env, email string) *browser {
+	t.Helper()
+	b := newBrowser(t, env)
+	b.mustSignIn(email)
+	return b
+}
+
 // token is the CSRF token of a signed-in page.
 func (b *browser) token() string {
 	b.t.Helper()

@@ -250,8 +250,7 @@ func TestCSRFRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	tok := b.token()
 	before := auditActions(t, env, m.ID)
 	tests := []struct {
@@ -309,8 +308,7 @@ func TestRoleLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.email, func(t *testing.T) {
-			b := newBrowser(t, env)
-			b.mustSignIn(tt.email)
+			b := signedIn(t, env, tt.email)
 			for path, want := range tt.get {
 				if p := b.get(path); p.status != want {
 					t.Errorf("GET %s: got %d, want %d", path, p.status, want)
@@ -341,10 +339,8 @@ func TestMerchantsAreIsolated(t *testing.T) {
 	addUser(t, env, a, "admin@a.example", paylink.RoleAdmin)
 	victim := addUser(t, env, other, "admin@other.example", paylink.RoleAdmin)
 	addUser(t, env, other, "second@other.example", paylink.RoleAdmin)
-	ob := newBrowser(t, env)
-	ob.mustSignIn("admin@other.example") // leaves audit rows of the other merchant
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@a.example")
+	ob := signedIn(t, env, "admin@other.example") // leaves audit rows of the other merchant
+	b := signedIn(t, env, "admin@a.example")
 	tok := b.token()
 	for _, path := range []string{"/dashboard/team/" + victim.ID + "/role", "/dashboard/team/" + victim.ID + "/remove"} {
 		if p := b.post(path, url.Values{"csrf": {tok}, "role": {"viewer"}}); p.status != http.StatusNotFound {
@@ -369,8 +365,7 @@ func TestIdleAndAbsoluteExpiry(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
 	t.Run("idle", func(t *testing.T) {
-		b := newBrowser(t, env)
-		b.mustSignIn("staff@example.com")
+		b := signedIn(t, env, "staff@example.com")
 		env.Clock.Advance(14 * time.Minute)
 		if p := b.get("/dashboard/"); p.status != http.StatusOK {
 			t.Fatalf("after 14 idle minutes: got %d, want 200", p.status)
@@ -385,8 +380,7 @@ func TestIdleAndAbsoluteExpiry(t *testing.T) {
 		}
 	})
 	t.Run("absolute", func(t *testing.T) {
-		b := newBrowser(t, env)
-		b.mustSignIn("staff@example.com")
+		b := signedIn(t, env, "staff@example.com")
 		for elapsed := time.Duration(0); elapsed < paylink.SessionMaxAge-10*time.Minute; elapsed += 10 * time.Minute {
 			env.Clock.Advance(10 * time.Minute)
 			if p := b.get("/dashboard/"); p.status != http.StatusOK {
@@ -420,8 +414,7 @@ func TestSignOutAndPasswordChangeRevoke(t *testing.T) {
 	if p := one.get("/dashboard/"); p.status != http.StatusOK {
 		t.Fatalf("the other session after one signed out: got %d, want 200", p.status)
 	}
-	three := newBrowser(t, env)
-	three.mustSignIn("staff@example.com")
+	three := signedIn(t, env, "staff@example.com")
 	p := one.post("/dashboard/account/password", url.Values{"csrf": {one.token()}, "current_password": {password},
 		"new_password": {"a brand new long passphrase"}, "confirm": {"a brand new long passphrase"}})
 	if p.status != http.StatusSeeOther {
@@ -456,8 +449,7 @@ func TestInviteFlow(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	admin := newBrowser(t, env)
-	admin.mustSignIn("admin@example.com")
+	admin := signedIn(t, env, "admin@example.com")
 	path := strings.TrimPrefix(invite(t, admin, "New@Example.com"), env.Server.URL)
 	// The page reloaded (the browser sends the form again) makes no
 	// second invite and shows no link.
@@ -499,8 +491,7 @@ func TestInviteOfAnAdminGoneSinceIsRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	left := addUser(t, env, m, "left@example.com", paylink.RoleAdmin)
-	admin := newBrowser(t, env)
-	admin.mustSignIn("left@example.com")
+	admin := signedIn(t, env, "left@example.com")
 	path := strings.TrimPrefix(invite(t, admin, "backup@example.com"), env.Server.URL)
 	guest := newBrowser(t, env)
 	form := guest.get(path)
@@ -536,8 +527,7 @@ func TestInvitesRevokedOnTheTeamPage(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	admin := newBrowser(t, env)
-	admin.mustSignIn("admin@example.com")
+	admin := signedIn(t, env, "admin@example.com")
 	link := invite(t, admin, "new@example.com")
 	team := admin.get("/dashboard/team")
 	revoke := regexp.MustCompile(`action="(/dashboard/team/invites/[0-9a-f]{64}/revoke)"`).FindStringSubmatch(team.body)
@@ -614,19 +604,16 @@ func TestRecoveryCodesRegenerated(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
-	staff := newBrowser(t, env)
-	staff.mustSignIn("staff@example.com")
+	staff := signedIn(t, env, "staff@example.com")
 	if p := staff.post("/dashboard/account/totp/recovery-codes", url.Values{"csrf": {staff.token()}, "password": {password}}); p.status != http.StatusConflict {
 		t.Errorf("new codes without two-factor: got %d, want 409", p.status)
 	}
 
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	// A set-up begun and left: another session of the user (a stolen
 	// cookie) sees its secret but cannot finish it without the password.
 	b.post("/dashboard/account/totp", url.Values{"csrf": {b.token()}})
-	thief := newBrowser(t, env)
-	thief.mustSignIn("admin@example.com")
+	thief := signedIn(t, env, "admin@example.com")
 	sm := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(thief.get("/dashboard/account").body)
 	if sm == nil {
 		t.Fatal("the pending set-up is not shown")
@@ -685,8 +672,7 @@ func TestTwoFactorSignIn(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	codes := enrolTOTP(t, env, b)
 	b.post("/dashboard/logout", url.Values{"csrf": {b.token()}})
 
@@ -717,8 +703,7 @@ func TestTwoFactorSignIn(t *testing.T) {
 	if p := b2.post("/dashboard/team/security", url.Values{"csrf": {b2.token()}, "require": {"on"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("require two-factor: got %d, want 303", p.status)
 	}
-	s := newBrowser(t, env)
-	s.mustSignIn("staff@example.com")
+	s := signedIn(t, env, "staff@example.com")
 	if p := s.get("/dashboard/"); p.header.Get("Location") != "/dashboard/account" {
 		t.Errorf("staff without two-factor: got %d to %q, want the account page", p.status, p.header.Get("Location"))
 	}
@@ -738,8 +723,7 @@ func TestPendingSessionSignsOut(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	enrolTOTP(t, env, b)
 
 	pending := newBrowser(t, env)
@@ -772,8 +756,7 @@ func TestSessionsAcrossInstances(t *testing.T) {
 	two := apitest.Start(t, apitest.Options{DSN: dsn, Clock: one.Clock})
 	m := one.Onboard()
 	addUser(t, one, m, "admin@example.com", paylink.RoleAdmin)
-	b := newBrowser(t, one)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, one, "admin@example.com")
 	c := b.sessionCookie()
 	other := newBrowser(t, two)
 	u, _ := url.Parse(two.Server.URL + "/dashboard/")
@@ -814,8 +797,7 @@ func TestInviteMailed(t *testing.T) {
 			env := apitest.Start(t, apitest.Options{Dashboard: []dashboard.Option{dashboard.WithMailer(mail)}})
 			m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = name })
 			addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-			admin := newBrowser(t, env)
-			admin.mustSignIn("admin@example.com")
+			admin := signedIn(t, env, "admin@example.com")
 			before := len(srv.Messages())
 			csrf := admin.token()
 			p := admin.post("/dashboard/team/invite", url.Values{"csrf": {csrf}, "email": {"new@example.com"}, "role": {"staff"}, "idempotency_key": {"k-invite"}})
@@ -872,8 +854,7 @@ func TestTeamChangesAreConfirmed(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
 	staff := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	tok := b.token()
 	for _, c := range []struct {
 		path   string
@@ -917,8 +898,7 @@ func TestSignInReturnsToThePage(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	env.Clock.Advance(time.Hour) // past the idle timeout
 	p := b.get("/dashboard/team?x=1")
 	want := "/dashboard/login?done=expired&next=" + url.QueryEscape("/dashboard/team?x=1")
@@ -957,8 +937,7 @@ func TestWrongMethodsAre405(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
 	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	tests := []struct {
 		method, path string
 		status       int

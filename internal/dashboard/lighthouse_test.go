@@ -34,8 +34,7 @@ func TestBrowserLighthouse(t *testing.T) {
 	}
 	pending := pendingSecondFactor(t, env, m)
 	env.WaitWebhooks()
-	b := newBrowser(t, env)
-	b.mustSignIn("owner@example.com")
+	b := signedIn(t, env, "owner@example.com")
 	cookie := b.sessionCookie()
 	if cookie == nil {
 		t.Fatal("no session cookie after signing in")

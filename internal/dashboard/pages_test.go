@@ -68,8 +68,7 @@ func TestLinksPage(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		b := newBrowser(t, env)
-		b.mustSignIn("staff@example.com")
+		b := signedIn(t, env, "staff@example.com")
 		list := b.get("/dashboard/links")
 		if list.status != http.StatusOK || !strings.Contains(list.body, `id="create-link"`) {
 			t.Fatalf("links page: got %d without the create form, want 200 with it", list.status)
@@ -177,8 +176,7 @@ func TestLinksPage(t *testing.T) {
 			}
 		})
 
-		viewer := newBrowser(t, env)
-		viewer.mustSignIn("viewer@example.com")
+		viewer := signedIn(t, env, "viewer@example.com")
 		t.Run("viewer reads only", func(t *testing.T) {
 			p := viewer.get("/dashboard/links")
 			if p.status != http.StatusOK || strings.Contains(p.body, `id="create-link"`) || !strings.Contains(p.body, id) {
@@ -241,8 +239,7 @@ func TestDevelopersPage(t *testing.T) {
 
 		for _, email := range []string{"staff@example.com", "viewer@example.com"} {
 			t.Run("refused to "+email, func(t *testing.T) {
-				b := newBrowser(t, env)
-				b.mustSignIn(email)
+				b := signedIn(t, env, email)
 				if p := b.get("/dashboard/developers"); p.status != http.StatusForbidden {
 					t.Errorf("page: got %d, want 403", p.status)
 				}
@@ -262,8 +259,7 @@ func TestDevelopersPage(t *testing.T) {
 			})
 		}
 
-		b := newBrowser(t, env)
-		b.mustSignIn("admin@example.com")
+		b := signedIn(t, env, "admin@example.com")
 		dev := b.get("/dashboard/developers")
 		if dev.status != http.StatusOK || !strings.Contains(dev.body, m.APIKeyID()) {
 			t.Fatalf("page: got %d, want 200 listing key %s", dev.status, m.APIKeyID())
@@ -360,8 +356,7 @@ func TestWebhookResendFromDashboard(t *testing.T) {
 			t.Fatalf("their log: got %v, %v, want one delivery", theirs, err)
 		}
 
-		b := newBrowser(t, env)
-		b.mustSignIn("admin@example.com")
+		b := signedIn(t, env, "admin@example.com")
 		p := b.get("/dashboard/developers?failed=1")
 		ids := regexp.MustCompile(`id="resend-(msg_[^"]+)"`).FindAllStringSubmatch(p.body, -1)
 		if p.status != http.StatusOK || len(ids) != 1 || !strings.Contains(p.body, "HTTP 500") || !strings.Contains(p.body, "receiver says no") {
@@ -415,8 +410,7 @@ func TestWebhookLogShowsTheNextTry(t *testing.T) {
 	if err != nil || len(log.Entries) != 1 || log.Entries[0].Delivery.State != paylink.DeliveryPending {
 		t.Fatalf("got %+v, %v, want one delivery pending a retry", log, err)
 	}
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	want := "next try " + log.Entries[0].Delivery.NextAttemptAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	if p := b.get("/dashboard/developers"); p.status != http.StatusOK || !strings.Contains(p.body, want) {
 		t.Errorf("delivery log: got %d without %q", p.status, want)
@@ -439,8 +433,7 @@ func TestWebhookLogShowsAHeldDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, env)
-	b.mustSignIn("admin@example.com")
+	b := signedIn(t, env, "admin@example.com")
 	p := b.get("/dashboard/developers")
 	if want := "held: your endpoint is not answering"; p.status != http.StatusOK || !strings.Contains(p.body, want) ||
 		strings.Contains(p.body, "next try") {
@@ -471,8 +464,7 @@ func TestBalancesPage(t *testing.T) {
 			t.Fatalf("payouts: got %v, %v, want one", payouts, err)
 		}
 
-		b := newBrowser(t, env)
-		b.mustSignIn("viewer@example.com")
+		b := signedIn(t, env, "viewer@example.com")
 		p := b.get("/dashboard/balances")
 		if p.status != http.StatusOK || !strings.Contains(p.body, "AUD 10.00") || !strings.Contains(p.body, payouts[0].ID) {
 			t.Fatalf("got %d, want 200 with AUD 10.00 paid out by %s", p.status, payouts[0].ID)
@@ -516,8 +508,7 @@ func TestBalancesVarianceByReferenceOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, env)
-	b.mustSignIn("viewer@example.com")
+	b := signedIn(t, env, "viewer@example.com")
 	// The balances page shows no invoice number: theirs on it is the variance.
 	p := b.get("/dashboard/balances")
 	if p.status != http.StatusOK || strings.Contains(p.body, theirs) {
@@ -553,8 +544,7 @@ func TestLinksListShowsState(t *testing.T) {
 		}
 		env.Clock.Advance(2 * time.Hour)
 
-		b := newBrowser(t, env)
-		b.mustSignIn("viewer@example.com")
+		b := signedIn(t, env, "viewer@example.com")
 		list := b.get("/dashboard/links")
 		if list.status != http.StatusOK {
 			t.Fatalf("links page: got %d, want 200", list.status)

@@ -102,8 +102,7 @@ func TestPaymentsListFiltersPagesAndExports(t *testing.T) {
 		env.Clock.Advance(time.Second)
 		hold := purchase(t, env, m, "30.00", true)
 		foreign := purchase(t, env, other, "10.00", false)
-		b := newBrowser(t, env)
-		b.mustSignIn("viewer@example.com")
+		b := signedIn(t, env, "viewer@example.com")
 
 		tests := []struct {
 			name  string
@@ -223,8 +222,7 @@ func TestPaymentPage(t *testing.T) {
 	hold := purchase(t, env, m, "30.00", true)
 	foreign := purchase(t, env, other, "10.00", false)
 
-	viewer := newBrowser(t, env)
-	viewer.mustSignIn("viewer@example.com")
+	viewer := signedIn(t, env, "viewer@example.com")
 	p := viewer.get("/dashboard/payments/" + ref)
 	if p.status != http.StatusOK {
 		t.Fatalf("got %d, want 200", p.status)
@@ -246,8 +244,7 @@ func TestPaymentPage(t *testing.T) {
 		t.Errorf("a card payment as a direct debit: got %d, want 404", p.status)
 	}
 
-	staff := newBrowser(t, env)
-	staff.mustSignIn("staff@example.com")
+	staff := signedIn(t, env, "staff@example.com")
 	actions := map[string][]string{ref: {"refund"}, hold: {"capture", "cancel"}}
 	for r, want := range actions {
 		p := staff.get("/dashboard/payments/" + r)
@@ -268,11 +265,9 @@ func TestPaymentActionsRefuse(t *testing.T) {
 	ref := purchase(t, env, m, "25.00", false)
 	hold := purchase(t, env, m, "30.00", true)
 	foreign := purchase(t, env, other, "10.00", false)
-	staff := newBrowser(t, env)
-	staff.mustSignIn("staff@example.com")
+	staff := signedIn(t, env, "staff@example.com")
 	form := actionForm(t, staff.get("/dashboard/payments/"+ref), "refund")
-	viewer := newBrowser(t, env)
-	viewer.mustSignIn("viewer@example.com")
+	viewer := signedIn(t, env, "viewer@example.com")
 	vtoken := viewer.token()
 
 	tests := []struct {
@@ -325,8 +320,7 @@ func TestRefundSubmittedTwiceRefundsOnce(t *testing.T) {
 		m := env.Onboard()
 		u := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
 		ref := purchase(t, env, m, "25.00", false)
-		b := newBrowser(t, env)
-		b.mustSignIn("staff@example.com")
+		b := signedIn(t, env, "staff@example.com")
 		form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
 		form.Set("amount", "7.50")
 		first := b.post("/dashboard/payments/"+ref+"/refund", form)
@@ -367,8 +361,7 @@ func TestRefundSubmittedTwiceRefundsOnce(t *testing.T) {
 		}
 		// A viewer, who cannot read the team, sees who refunded by email.
 		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
-		v := newBrowser(t, env)
-		v.mustSignIn("viewer@example.com")
+		v := signedIn(t, env, "viewer@example.com")
 		if p := v.get("/dashboard/payments/" + ref); !strings.Contains(p.body, "success by staff staff@example.com") || strings.Contains(p.body, u.ID) {
 			t.Errorf("the viewer's timeline does not name the refunding staff by email: %s", p.body)
 		}
@@ -386,8 +379,7 @@ func TestActionAwaitingItsAnswerIsPendingNotRefused(t *testing.T) {
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
 	paid := purchase(t, env, m, "25.00", false)
 	held := purchase(t, env, m, "30.00", true)
-	b := newBrowser(t, env)
-	b.mustSignIn("staff@example.com")
+	b := signedIn(t, env, "staff@example.com")
 	refund := actionForm(t, b.get("/dashboard/payments/"+paid), "refund")
 	refund.Set("amount", "4.00")
 	capture := actionForm(t, b.get("/dashboard/payments/"+held), "capture")
@@ -444,8 +436,7 @@ func TestCaptureAndCancelHolds(t *testing.T) {
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
 	toCapture := purchase(t, env, m, "30.00", true)
 	toCancel := purchase(t, env, m, "40.00", true)
-	b := newBrowser(t, env)
-	b.mustSignIn("staff@example.com")
+	b := signedIn(t, env, "staff@example.com")
 
 	form := actionForm(t, b.get("/dashboard/payments/"+toCapture), "capture")
 	form.Set("amount", "20.00")
@@ -476,8 +467,7 @@ func TestDirectDebitPages(t *testing.T) {
 		card := purchase(t, env, m, "25.00", false)
 		debit := clearedDebit(t, env, m, "40.00")
 		foreign := clearedDebit(t, env, other, "40.00")
-		b := newBrowser(t, env)
-		b.mustSignIn("staff@example.com")
+		b := signedIn(t, env, "staff@example.com")
 
 		list := b.get(debitsPath)
 		if got := refs(list.body); list.status != http.StatusOK || strings.Join(got, ",") != debit {
@@ -496,8 +486,7 @@ func TestDirectDebitPages(t *testing.T) {
 		form := actionForm(t, p, "refund")
 		form.Set("amount", "15.00")
 
-		viewer := newBrowser(t, env)
-		viewer.mustSignIn("viewer@example.com")
+		viewer := signedIn(t, env, "viewer@example.com")
 		vform := url.Values{"csrf": {viewer.token()}, "idempotency_key": {"v1"}, "amount": {"1.00"}}
 		if p := viewer.post(debitsPath+"/"+debit+"/refund", vform); p.status != http.StatusForbidden {
 			t.Errorf("viewer: got %d, want 403", p.status)
@@ -528,8 +517,7 @@ func TestRefundSubmittedConcurrentlyRefundsOnce(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
 	ref := purchase(t, env, m, "25.00", false)
-	b := newBrowser(t, env)
-	b.mustSignIn("staff@example.com")
+	b := signedIn(t, env, "staff@example.com")
 	form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
 	form.Set("amount", "5.00")
 	const clicks = 4
@@ -580,8 +568,7 @@ func TestPaymentPageShowsItsPostedFees(t *testing.T) {
 	if err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { return tx.UpdateMerchantSettings(m.ID, settings) }); err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, env)
-	b.mustSignIn("viewer@example.com")
+	b := signedIn(t, env, "viewer@example.com")
 	p := b.get("/dashboard/payments/" + ref)
 	if !strings.Contains(p.body, "Fees deducted</th><td class=\"num\">AUD 0.74") || !strings.Contains(p.body, `id="net">AUD 24.26`) ||
 		strings.Contains(p.body, "Fees billed separately") {
@@ -605,8 +592,7 @@ func TestPaymentPageFiguresAndActionsInPlace(t *testing.T) {
 	})
 	plainHold := purchase(t, env, m, "30.00", true)
 	paid := purchase(t, env, m, "25.00", false)
-	b := newBrowser(t, env)
-	b.mustSignIn("staff@example.com")
+	b := signedIn(t, env, "staff@example.com")
 
 	if p := b.get("/dashboard/payments/" + declined); strings.Contains(p.body, `id="net"`) {
 		t.Errorf("a declined payment shows a net")
@@ -666,8 +652,7 @@ func TestBackToTheFilteredList(t *testing.T) {
 	m := env.Onboard()
 	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
 	ref := purchase(t, env, m, "25.00", false)
-	b := newBrowser(t, env)
-	b.mustSignIn("viewer@example.com")
+	b := signedIn(t, env, "viewer@example.com")
 	req, _ := http.NewRequest(http.MethodGet, b.base+"/dashboard/payments/"+ref, nil)
 	req.Header.Set("Referer", b.base+"/dashboard/payments?status=APPROVED&q=jo%40example.com")
 	if p := b.do(req); !strings.Contains(p.body, `<a href="/dashboard/payments?status=APPROVED&amp;q=jo%40example.com" id="back">`) {
@@ -689,8 +674,7 @@ func TestHomeChartsEveryCurrency(t *testing.T) {
 	purchase(t, env, m, "10.00", false, inNZD)
 	purchase(t, env, m, "20.00", false, inNZD)
 	purchase(t, env, m, "30.00", false)
-	b := newBrowser(t, env)
-	b.mustSignIn("viewer@example.com")
+	b := signedIn(t, env, "viewer@example.com")
 	p := b.get("/dashboard/")
 	nzd, aud := strings.Index(p.body, "Daily gross volume, NZD"), strings.Index(p.body, "Daily gross volume, AUD")
 	if p.status != http.StatusOK || nzd < 0 || aud < 0 || nzd > aud {

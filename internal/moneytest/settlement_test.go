@@ -94,6 +94,44 @@ func TestSettleAndPayOut(t *testing.T) {
 	})
 }
 
+// TestADayThatNetsToNothingSettles: a merchant whose card fee is billable
+// (invoiced, not deducted) sells and refunds in full on one day, so the
+// day's batch nets to zero. It settles (a posting with the pending and
+// available pair at zero), the merchant's later days settle and pay out,
+// and a merchant settled after it is not held back. Before, the batch's
+// posting had no lines, was refused, and every run stopped at it.
+func TestADayThatNetsToNothingSettles(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		e := apitest.Start(t, apitest.Options{DSN: dsn})
+		billed := &flow{t: t, e: e, ctx: context.Background(), m: e.Onboard(func(n *paylink.NewMerchant) {
+			p := paylink.DefaultPricing()
+			p.Billable = []string{paylink.FeeServiceBlended}
+			n.Settings.Pricing = &p
+		})}
+		other := &flow{t: t, e: e, ctx: context.Background(), m: e.Onboard()}
+		sale := billed.card("4111111111111111", 1000, false, false)
+		billed.refund(sale.Reference, 1000)
+		other.card("4111111111111111", 1000, false, false) // fee 0.48
+		e.Clock.Advance(time.Minute)
+		res, err := e.Service.Settle(billed.ctx, e.Clock.Now())
+		if err != nil || len(res.Batches) != 2 || len(res.Payouts) != 1 || res.Payouts[0].Amount != 1000-48 {
+			t.Fatalf("settle: got %+v, %v; want two batches (one at zero) and the other merchant's payout of 9.52", res, err)
+		}
+		if b := billed.balance(); b.Pending != 0 || b.Available != 0 || b.PaidOut != 0 {
+			t.Errorf("balance after the zero day: got %+v, want nothing anywhere", b)
+		}
+		e.Clock.Advance(24 * time.Hour)
+		billed.card("4111111111111111", 5000, false, false)
+		e.Clock.Advance(time.Minute)
+		if res, err := e.Service.Settle(billed.ctx, e.Clock.Now()); err != nil || len(res.Payouts) != 1 || res.Payouts[0].Amount != 5000 {
+			t.Fatalf("the next day: got %+v, %v; want a payout of the 50.00 sale (its fee billed, not deducted)", res, err)
+		}
+		if d := billed.verify(); len(d) != 0 {
+			t.Errorf("verify: got %v", d)
+		}
+	})
+}
+
 // The scheduled settlement settles what was made before the last daily
 // cut-off and leaves what came after it pending.
 func TestSettleDueAtTheDailyCutoff(t *testing.T) {
