@@ -44,6 +44,10 @@ func (c DirectDebitFeeConfig) Validate() error {
 		return errors.New("direct debit fixed fee must be between 0 and the largest amount")
 	case c.Cap < 0 || c.Cap > MaxAmount:
 		return errors.New("direct debit fee cap must be between 0 (no cap) and the largest amount")
+	case c.Cap == 0 && c.FeeFor(MaxAmount) > MaxAmount:
+		// The fee stays within MaxAmount, so a debit's total (and the
+		// refund of all of it) stays within MaxTotal.
+		return errors.New("direct debit fee without a cap could be above the largest amount (percent and fixed fee together): set a cap")
 	}
 	return nil
 }

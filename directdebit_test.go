@@ -38,6 +38,9 @@ func TestDirectDebitFeeConfigValidate(t *testing.T) {
 		{"percent above 100", DirectDebitFeeConfig{Percent: 100*PercentUnit + 1}, false},
 		{"negative fixed", DirectDebitFeeConfig{Fixed: -1}, false},
 		{"negative cap", DirectDebitFeeConfig{Cap: -1}, false},
+		{"all of the largest amount", DirectDebitFeeConfig{Percent: 100 * PercentUnit}, true},
+		{"more than the largest amount, no cap", DirectDebitFeeConfig{Percent: 100 * PercentUnit, Fixed: 1}, false},
+		{"more than the largest amount, capped", DirectDebitFeeConfig{Percent: 100 * PercentUnit, Fixed: 1, Cap: MaxAmount}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

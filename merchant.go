@@ -140,8 +140,8 @@ type NewMerchant struct {
 	Settings    MerchantSettings
 }
 
-// Validate checks onboarding input: the names, the country and the
-// webhook whitelist, every problem named at once.
+// Validate checks onboarding input: the names, the country, the webhook
+// whitelist and the direct debit fee, every problem named at once.
 func (n NewMerchant) Validate() error {
 	f := FieldErrors{}
 	if strings.TrimSpace(n.Name) == "" {
@@ -156,6 +156,11 @@ func (n NewMerchant) Validate() error {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
 	collectWhitelist(f, n.Settings.Webhook.URL, n.Settings.Webhook.Domains)
+	if dd := n.Settings.DirectDebit; dd != nil {
+		if err := dd.Validate(); err != nil {
+			f.Add("direct_debit_fee", err.Error())
+		}
+	}
 	return f.Err()
 }
 

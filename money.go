@@ -12,8 +12,8 @@ import (
 const MaxAmount int64 = 1_000_000_000_000
 
 // MaxTotal is the largest total a payment can carry: an amount up to
-// MaxAmount plus a surcharge (at most 100%) or a direct debit fee (capped
-// within MaxAmount). An acquirer's settlement file lists such totals.
+// MaxAmount plus a surcharge (at most 100%) or a direct debit fee (at
+// most MaxAmount: DirectDebitFeeConfig.Validate). An acquirer's settlement file lists such totals.
 const MaxTotal = 2 * MaxAmount
 
 // Currency is an ISO 4217 currency with its minor-unit exponent.

@@ -27,6 +27,7 @@ func TestMerchantCreateDirectDebitFeeFlags(t *testing.T) {
 		{name: "negative fixed", flags: []string{"--dd-fee-fixed", "-1"}, bad: true},
 		{name: "three decimals", flags: []string{"--dd-fee-cap", "1.005"}, bad: true},
 		{name: "percent above 100", flags: []string{"--dd-fee-percent", "101"}, bad: true},
+		{name: "above the largest amount, no cap", flags: []string{"--dd-fee-percent", "100", "--dd-fee-fixed", "0.01", "--dd-fee-cap", "0"}, bad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
