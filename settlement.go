@@ -248,9 +248,18 @@ func LastCutoff(now time.Time, cutoff time.Duration) time.Time {
 	return c
 }
 
+// SettlementGrace is how long after a cut-off the scheduled settlement
+// waits before settling the day it ends. A posting is stamped when its
+// request makes it and committed a moment later, at most MaxRequestTime
+// later: a run right at the cut-off would miss a posting stamped before
+// it and committed after the run, and the next run would settle it in a
+// second batch and payout of that day.
+const SettlementGrace = MaxRequestTime
+
 // SettleDue is the scheduled settlement: it settles everything before
-// the last daily cut-off (Config.SettlementCutoff). Run often, it does
-// the day's work once and then finds nothing to do until the next cut-off.
+// the last daily cut-off (Config.SettlementCutoff) that is at least
+// SettlementGrace old. Run often, it does the day's work once and then
+// finds nothing to do until the next cut-off.
 func (s *Service) SettleDue(ctx context.Context) (*SettleResult, error) {
-	return s.Settle(ctx, LastCutoff(s.now(), s.cfg.SettlementCutoff))
+	return s.Settle(ctx, LastCutoff(s.now().Add(-SettlementGrace), s.cfg.SettlementCutoff))
 }

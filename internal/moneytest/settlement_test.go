@@ -153,6 +153,28 @@ func TestSettleDueAtTheDailyCutoff(t *testing.T) {
 	})
 }
 
+// TestSettleDueWaitsOutTheGrace: right after the cut-off the scheduled
+// settlement leaves the ending day alone, since a payment stamped before
+// the cut-off may still be committing (it would land in a second batch
+// and payout of that day); SettlementGrace later it settles the day.
+func TestSettleDueWaitsOutTheGrace(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		cutoff := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+		e := apitest.Start(t, apitest.Options{DSN: dsn, Clock: apitest.NewClock(cutoff.Add(-time.Second)),
+			Config: paylink.Config{SettlementCutoff: 8 * time.Hour}})
+		f := &flow{t: t, e: e, m: e.Onboard(), ctx: context.Background()}
+		f.card("4111111111111111", 1000, false, false) // 07:59:59
+		e.Clock.Advance(time.Second + paylink.SettlementGrace - time.Second)
+		if res, err := e.Service.SettleDue(f.ctx); err != nil || len(res.Batches) != 0 {
+			t.Fatalf("settle due within the grace: got %+v, %v; want nothing settled yet", res, err)
+		}
+		e.Clock.Advance(2 * time.Second)
+		if res, err := e.Service.SettleDue(f.ctx); err != nil || len(res.Batches) != 1 || len(res.Payouts) != 1 || res.Payouts[0].Amount != 1000-48 {
+			t.Fatalf("settle due after the grace: got %+v, %v; want the 07:59:59 payment settled and paid out (9.52)", res, err)
+		}
+	})
+}
+
 func TestLastCutoff(t *testing.T) {
 	day := func(h, m int) time.Time { return time.Date(2026, 11, 23, h, m, 0, 0, time.UTC) }
 	tests := []struct {
