@@ -21,12 +21,15 @@ const verifyPage = 500
 // balances; every
 // approved payment, cleared or dishonoured debit and approved refund has
 // exactly its postings, for its amount; every settlement batch and payout
-// has its posting for its amount; nothing else is posted; and
-// for every merchant and currency the balance transactions' net sums to
-// pending plus available. It returns every discrepancy found, none when
-// the ledger is sound.
+// has its posting for its amount; a batch's net is the net of the balance
+// transactions it covers, and a payout's amount the net of its batches;
+// a payment's refunded total is what its refunds hold (all but FAILED
+// ones); nothing else is posted; and for every merchant and currency the
+// balance transactions' net sums to pending plus available. It returns
+// every discrepancy found, none when the ledger is sound.
 func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
-	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}, merchants: map[string]int{}}
+	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}, merchants: map[string]int{},
+		batched: map[string]int64{}, paid: map[string]int64{}, refunded: map[string]*refundTotals{}}
 	if err := s.scanPostings(ctx, v.addPosting); err != nil {
 		return nil, err
 	}
@@ -47,15 +50,19 @@ func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 	}
 	v.checkLeftovers()
 	v.checkBalances()
+	v.checkRefunded()
 	sort.SliceStable(v.found, func(i, j int) bool { return v.found[i].Reference < v.found[j].Reference })
 	return v.found, nil
 }
 
 // verifier accumulates what verification has seen.
 type verifier struct {
-	postings map[string]*Posting // by key; removed once accounted for
-	net      map[string]int64    // merchant/currency: sum of balance transactions' net
-	held     map[string]int64    // merchant/currency: pending + available from the lines
+	postings map[string]*Posting      // by key; removed once accounted for
+	net      map[string]int64         // merchant/currency: sum of balance transactions' net
+	held     map[string]int64         // merchant/currency: pending + available from the lines
+	batched  map[string]int64         // batch id: net of the balance transactions it covers
+	paid     map[string]int64         // payout id: net of the batches it paid out
+	refunded map[string]*refundTotals // payment reference, when it has refunds or a refunded total
 	// merchants counts the postings and payments naming each merchant id.
 	merchants map[string]int
 	found     []Discrepancy
@@ -85,7 +92,24 @@ func (v *verifier) addPosting(p *Posting) {
 			v.held[k] -= l.Amount
 		}
 	}
+	if p.SettlementBatch != "" {
+		v.batched[p.SettlementBatch] += p.Net
+	}
 	v.postings[p.Key] = p
+}
+
+// refundTotals is a payment's refunded total as stored and as its
+// refunds add up.
+type refundTotals struct{ stored, held int64 }
+
+// refundsOf is the totals of payment ref, started at zero.
+func (v *verifier) refundsOf(ref string) *refundTotals {
+	r := v.refunded[ref]
+	if r == nil {
+		r = &refundTotals{}
+		v.refunded[ref] = r
+	}
+	return r
 }
 
 // expect accounts for the posting key, which must exist and move gross.
@@ -108,6 +132,9 @@ func (v *verifier) expect(ref string, kind PostingKind, key string, gross int64)
 
 func (v *verifier) checkTransaction(t *Transaction) {
 	v.merchants[t.MerchantID]++
+	if t.Refunded != 0 {
+		v.refundsOf(t.Reference).stored = t.Refunded
+	}
 	key := func(k PostingKind) string { return string(k) + ":" + t.Reference }
 	if t.PaymentType != PaymentTypeBankAccount {
 		if t.Status == StatusApproved {
@@ -129,6 +156,9 @@ func (v *verifier) checkTransaction(t *Transaction) {
 }
 
 func (v *verifier) checkRefund(r *Refund) {
+	if r.Status != StatusFailed { // a FAILED refund gave its reservation back
+		v.refundsOf(r.TransactionReference).held += r.Amount
+	}
 	if r.Status != StatusApproved {
 		return
 	}
@@ -154,6 +184,12 @@ func (v *verifier) checkBatch(b *SettlementBatch) {
 	if got := -lineSum(p, AccountMerchantAvailable); got != b.Net {
 		v.report(b.ID, "settlement posting makes %d available, the batch's net is %d", got, b.Net)
 	}
+	if covered := v.batched[b.ID]; covered != b.Net {
+		v.report(b.ID, "settlement batch's net is %d, the balance transactions it covers net %d", b.Net, covered)
+	}
+	if b.PayoutID != "" {
+		v.paid[b.PayoutID] += b.Net
+	}
 }
 
 // checkPayout accounts for a payout's posting, for the payout's amount.
@@ -167,6 +203,19 @@ func (v *verifier) checkPayout(po *Payout) {
 	delete(v.postings, key)
 	if got := lineSum(p, AccountMerchantAvailable); got != po.Amount {
 		v.report(po.ID, "payout posting takes %d from available, the payout is %d", got, po.Amount)
+	}
+	if batches := v.paid[po.ID]; batches != po.Amount {
+		v.report(po.ID, "payout is %d, the batches it paid out net %d", po.Amount, batches)
+	}
+}
+
+// checkRefunded reports payments whose refunded total is not what their
+// refunds hold.
+func (v *verifier) checkRefunded() {
+	for ref, r := range v.refunded {
+		if r.stored != r.held {
+			v.report(ref, "payment's refunded total is %d, its refunds (all but FAILED ones) hold %d", r.stored, r.held)
+		}
 	}
 }
 

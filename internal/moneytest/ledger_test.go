@@ -289,6 +289,60 @@ func TestVerifyFindsPaymentsOfNoMerchant(t *testing.T) {
 	})
 }
 
+// TestVerifyFindsTotalsThatDisagree: the totals kept beside the journal
+// are checked against what they sum: a payment's refunded total against
+// its refunds, a batch's net against the balance transactions it covers,
+// a payout's amount against its batches. Each, changed by hand, is
+// reported under its own reference.
+func TestVerifyFindsTotalsThatDisagree(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		sold := f.card("4111111111111111", 1050, false, true)
+		f.refund(sold.Reference, 300)
+		f.e.Clock.Advance(time.Minute)
+		res, err := f.e.Service.Settle(f.ctx, f.e.Clock.Now())
+		if err != nil || len(res.Batches) != 1 || len(res.Payouts) != 1 {
+			t.Fatalf("settle: got %+v, %v; want one batch and one payout", res, err)
+		}
+		if d := f.verify(); len(d) != 0 {
+			t.Fatalf("a sound ledger: got %+v, want nothing", d)
+		}
+		batch, payout := res.Batches[0].ID, res.Payouts[0].ID
+		db := f.e.Store.DB()
+		if f.e.Store.Engine() == sqlstore.SQLite { // the store's pool reads; a hand-written statement writes
+			if db, err = sql.Open("sqlite", "file:"+f.e.DBPath); err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+		}
+		for q, arg := range map[string]string{
+			`UPDATE transactions SET refunded = refunded + 1 WHERE reference = $1`: sold.Reference,
+			`UPDATE settlement_batches SET net = net + 1 WHERE id = $1`:            batch,
+			`UPDATE payouts SET amount = amount + 2 WHERE id = $1`:                 payout,
+		} {
+			if _, err := db.Exec(q, arg); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		want := map[string]string{
+			sold.Reference: "refunds (all but FAILED ones) hold 300",
+			batch:          "the balance transactions it covers net",
+			payout:         "the batches it paid out net",
+		}
+		found := map[string]bool{}
+		for _, d := range f.verify() {
+			if w, ok := want[d.Reference]; ok && strings.Contains(d.Problem, w) {
+				found[d.Reference] = true
+			}
+		}
+		for ref, w := range want {
+			if !found[ref] {
+				t.Errorf("%s: got %+v, want a discrepancy saying %q", ref, f.verify(), w)
+			}
+		}
+	})
+}
+
 // TestVerifyFindsAReplacedLine: SQLite's INSERT OR REPLACE rewrites a row
 // without the DELETE trigger that guards the journal, and the schema does
 // not refuse it for ledger rows (a trigger on every insert costs about 20
