@@ -143,7 +143,9 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 		return s.lateRefund(ctx, r)
 	}
 	if err != nil {
-		return s.unrecordedRefund(ctx, r, "record refund", err)
+		if r, err = s.unrecordedRefund(ctx, r, "record refund", err); err != nil {
+			return nil, err
+		}
 	}
 	if r.Status == StatusFailed {
 		t.Refunded -= r.Amount
