@@ -306,8 +306,9 @@ func (s *Service) CancelLink(ctx context.Context, m *Merchant, id string) (*Paym
 				return false, nil
 			case l.Status == LinkPaid:
 				return false, errLinkPaid
-			case l.busy(now, s.cfg.AuthenticationTimeout):
-				return false, errLinkBusy
+			}
+			if err := s.checkNotHeld(tx, l, now); err != nil {
+				return false, err
 			}
 			l.Status, l.CancelledAt, l.UpdatedAt = LinkCancelled, now, now
 			cancelled = true
@@ -374,7 +375,7 @@ var (
 func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
 	_, err := changeLink(tx, merchantID, id, func(l *PaymentLink) (bool, error) {
 		now := s.now()
-		if err := s.linkPayable(l, now); err != nil {
+		if err := s.linkPayable(tx, l, now); err != nil {
 			return false, err
 		}
 		if now.Sub(l.WindowStart) >= LinkAttemptWindow {
@@ -392,14 +393,46 @@ func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
 }
 
 // linkPayable reports why a link cannot take a new payment at now, or nil.
-func (s *Service) linkPayable(l *PaymentLink, now time.Time) error {
+func (s *Service) linkPayable(tx Tx, l *PaymentLink, now time.Time) error {
 	if err := linkOpen(l, now); err != nil {
 		return err
 	}
-	if l.busy(now, s.cfg.AuthenticationTimeout) {
+	return s.checkNotHeld(tx, l, now)
+}
+
+// checkNotHeld is errLinkBusy when an attempt holds link l at now.
+func (s *Service) checkNotHeld(tx Tx, l *PaymentLink, now time.Time) error {
+	held, err := s.linkHeld(tx, l, now)
+	if err != nil {
+		return err
+	}
+	if held {
 		return errLinkBusy
 	}
 	return nil
+}
+
+// linkHeld reports whether an attempt holds link l at now: a claim made
+// within the authentication timeout, or an older one whose payment's
+// outcome is still in doubt (PROCESSING or UNKNOWN: the processor may
+// have taken the money). Such a claim outlasts the timeout until recovery
+// records the outcome (approved: the link is paid; declined or failed:
+// it is free), so the link is neither paid twice nor cancelled under a
+// payment that then turns out approved. Only an old claim costs a read.
+func (s *Service) linkHeld(tx Tx, l *PaymentLink, now time.Time) (bool, error) {
+	switch {
+	case l.busy(now, s.cfg.AuthenticationTimeout):
+		return true, nil
+	case l.ClaimedAt.IsZero() || l.ClaimReference == "":
+		return false, nil
+	}
+	t, err := tx.Transaction(l.MerchantID, l.ClaimReference)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return t.Status == StatusProcessing || t.Status == StatusUnknown, nil
 }
 
 // linkOpen reports why a link's state refuses payments at now (paid,

@@ -385,7 +385,7 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 // open 3-D Secure attempt of browser itself does not stand in the way: a
 // payment from it cancels that attempt (claimLinkFrom).
 func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser string) error {
-	err := s.linkPayable(ls.Link, s.now())
+	err := s.store.View(ctx, func(tx Tx) error { return s.linkPayable(tx, ls.Link, s.now()) })
 	if !errors.Is(err, errLinkBusy) || browser == "" {
 		return err
 	}

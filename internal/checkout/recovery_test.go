@@ -1,6 +1,8 @@
 package checkout_test
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,5 +24,53 @@ func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
 	p := b.post(hpp, cardForm(csrf, cardOK))
 	if p.status != 200 || !strings.Contains(p.body, "Payment not confirmed yet") || strings.Contains(p.body, "No money was taken") {
 		t.Errorf("page after a lost answer: got %d, want 200 saying the payment is not confirmed (and not that no money was taken):\n%s", p.status, p.body)
+	}
+}
+
+// A link whose payment is in doubt (its processor answer lost, recovery's
+// inquiries unanswered too: UNKNOWN) stays held past the authentication
+// timeout: another customer cannot pay it and the merchant cannot cancel
+// it, since the first payment may have taken the money. Once recovery
+// learns the payment was approved, the link is paid by that one payment.
+// Before, the claim ran out after the timeout: the link could be paid a
+// second time, or cancelled and then found approved.
+func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	id := r.Str("id")
+	first := newBrowser(t, env)
+	csrf := first.get(hpp).csrf(t)
+	env.Sandbox.SetSilent(true)
+	if p := first.post(hpp, cardForm(csrf, cardOK)); !strings.Contains(p.body, "Payment not confirmed yet") {
+		t.Fatalf("the first attempt: got %d, want its answer lost\n%s", p.status, p.body)
+	}
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Minute)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil { // the inquiry goes unanswered too
+		t.Fatal(err)
+	}
+	env.Clock.Advance(env.Service.Config().AuthenticationTimeout)
+	env.Sandbox.SetSilent(false) // answering again; recovery has not asked since
+
+	second := newBrowser(t, env)
+	if p := second.post(hpp, cardForm(second.get(hpp).csrf(t), cardOK)); p.status == http.StatusSeeOther {
+		t.Errorf("another customer's payment: got %d to %s, want it refused", p.status, p.header.Get("Location"))
+	}
+	if c := env.Post("/v5/payment-links/"+id+"/cancel", m, map[string]any{}); c.Status != http.StatusConflict || c.Str("response_code") != "payment_link_in_progress" {
+		t.Errorf("cancel: got %d %s, want 409 payment_link_in_progress", c.Status, c.Raw)
+	}
+
+	env.Clock.Advance(time.Minute)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	look := env.Post("/v5/payment-links/"+id, m, map[string]any{})
+	if look.Str("status") != "paid" {
+		t.Errorf("the link once recovery learnt the payment was approved: got %s, want paid", look.Raw)
+	}
+	var approved int
+	if err := env.Store.DB().QueryRow(`SELECT COUNT(*) FROM transactions WHERE payment_link_id = $1 AND status = 'APPROVED'`, id).Scan(&approved); err != nil || approved != 1 {
+		t.Errorf("approved payments of the link: got %d, %v; want 1", approved, err)
 	}
 }
