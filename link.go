@@ -423,16 +423,27 @@ func (s *Service) linkHeld(tx Tx, l *PaymentLink, now time.Time) (bool, error) {
 	switch {
 	case l.busy(now, s.cfg.AuthenticationTimeout):
 		return true, nil
-	case l.ClaimedAt.IsZero() || l.ClaimReference == "":
+	case l.ClaimedAt.IsZero():
 		return false, nil
 	}
-	t, err := tx.Transaction(l.MerchantID, l.ClaimReference)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	} else if err != nil {
+	t, err := claimant(tx, l)
+	if t == nil || err != nil {
 		return false, err
 	}
 	return t.Status == StatusProcessing || t.Status == StatusUnknown, nil
+}
+
+// claimant is the transaction whose attempt claims l, nil when the link
+// has no claim or its transaction is not stored.
+func claimant(tx Tx, l *PaymentLink) (*Transaction, error) {
+	if l.ClaimReference == "" {
+		return nil, nil
+	}
+	t, err := tx.Transaction(l.MerchantID, l.ClaimReference)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return t, err
 }
 
 // linkOpen reports why a link's state refuses payments at now (paid,

@@ -171,10 +171,8 @@ func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool,
 	if err != nil {
 		return false, err
 	}
-	held, err := tx.Transaction(l.MerchantID, current.ClaimReference)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	} else if err != nil {
+	held, err := claimant(tx, current)
+	if held == nil || err != nil {
 		return false, err
 	}
 	switch {
