@@ -130,9 +130,9 @@ func (s *Service) unrecordedRefund(ctx context.Context, r *Refund, op string, er
 	return r, nil
 }
 
-// msgOutcomeUnrecorded is the message of a refund whose processor answer
-// could not be written for an unreachable database.
-const msgOutcomeUnrecorded = "The refund reached the payment processor, but its outcome could not be recorded yet. paylink asks the processor within a few minutes and records its answer (look the refund up). Do not retry until then."
+// msgOutcomeUnrecorded is the message of a refund whose processor (or
+// bank) answer could not be written for an unreachable database.
+const msgOutcomeUnrecorded = "The refund's outcome could not be recorded yet. paylink asks the payment processor (or bank) within a few minutes and records its answer (look the refund up). Do not retry until then."
 
 // logLate records a processor answer that arrived after its item moved.
 func (s *Service) logLate(ctx context.Context, op, ref string, answered, recorded Status) {

@@ -60,7 +60,9 @@ type SettleResult struct {
 // balance transaction belongs to at most one batch and a batch to at most
 // one payout (unique keys), so running it twice, or on two instances at
 // once, settles and pays nothing twice. An account that fails is skipped
-// and named in the error; the result holds what the others settled.
+// and named in the error, and the result holds what the others settled
+// (committed); a run cut short, or a database that cannot be reached,
+// stops there and says how many accounts it did not try.
 func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, error) {
 	var accounts []MerchantCurrency
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -73,22 +75,29 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 	}
 	res := &SettleResult{}
 	var failed []error
-	for _, a := range accounts {
+	for i, a := range accounts {
+		var batches []*SettlementBatch
+		var payout *Payout
 		err := s.store.Update(ctx, func(tx Tx) error {
-			batches, payout, err := s.settleAccount(tx, a, cutoff.UTC())
-			if err == nil {
-				res.Batches = append(res.Batches, batches...)
-				if payout != nil {
-					res.Payouts = append(res.Payouts, payout)
-				}
-			}
+			var err error
+			batches, payout, err = s.settleAccount(tx, a, cutoff.UTC())
 			return err
 		})
-		if err != nil && !errors.Is(err, ErrConflict) { // a conflict: another instance settled it
+		switch {
+		case err == nil: // committed: only now is it settled
+			res.Batches = append(res.Batches, batches...)
+			if payout != nil {
+				res.Payouts = append(res.Payouts, payout)
+			}
+		case errors.Is(err, ErrConflict): // another instance settled it
+		case ctx.Err() != nil || errors.Is(err, ErrUnavailable): // the rest would fail alike
+			return res, errors.Join(append(failed, fmt.Errorf("settle %s %s, and %d more accounts not tried: %w",
+				a.MerchantID, a.Currency, len(accounts)-i-1, err))...)
+		default: // one account's failure does not hold the others back
 			failed = append(failed, fmt.Errorf("settle %s %s: %w", a.MerchantID, a.Currency, err))
 		}
 	}
-	return res, errors.Join(failed...) // one account's failure does not hold the others back
+	return res, errors.Join(failed...)
 }
 
 // settleAccount settles and pays out one merchant and currency inside tx.

@@ -173,3 +173,27 @@ func requestIDOf[T any](r *T, err error, id func() string) (string, error) {
 	}
 	return id(), nil
 }
+
+// TestClientLookUpsReadTheCurrentState: a look-up sent with the caller's
+// usual options, IdempotencyKey included, reads the link again after it
+// changed (paylink would replay the first answer under the key).
+func TestClientLookUpsReadTheCurrentState(t *testing.T) {
+	c, _ := newClient(t)
+	ctx := context.Background()
+	link, err := c.CreatePaymentLink(ctx, client.PaymentLinkRequest{Amount: "5", Currency: "AUD", MerchantReference: "tea-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.IdempotencyKey("order-9")
+	before, err := c.PaymentLink(ctx, link.ID, key)
+	if err != nil || before.Status != "unpaid" {
+		t.Fatalf("look-up: got %+v, %v; want unpaid", before, err)
+	}
+	if _, err := c.CancelPaymentLink(ctx, link.ID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.PaymentLink(ctx, link.ID, key)
+	if err != nil || after.Status != "cancelled" || after.Replayed {
+		t.Errorf("look-up after the cancel, same options: got %+v, %v; want cancelled, not replayed", after, err)
+	}
+}

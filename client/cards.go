@@ -149,5 +149,5 @@ type Status struct {
 
 // PurchaseStatus looks a transaction up by purchase reference or invoice number.
 func (c *Client) PurchaseStatus(ctx context.Context, referenceOrInvoice string, opts ...CallOption) (*Status, error) {
-	return call[Status](ctx, c, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken}, opts...)
+	return lookUp[Status](ctx, c, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken}, opts)
 }

@@ -52,7 +52,7 @@ type CardRecord struct {
 // (HTTP 404); an invalidated one is card_token_invalid (HTTP 409), as in
 // every call that takes a card token.
 func (c *Client) Card(ctx context.Context, cardToken string, opts ...CallOption) (*CardRecord, error) {
-	return call[CardRecord](ctx, c, "/v5/card", c.cardTokenBody(cardToken), opts...)
+	return lookUp[CardRecord](ctx, c, "/v5/card", c.cardTokenBody(cardToken), opts)
 }
 
 // InvalidatedCard is the answer to an invalidation.

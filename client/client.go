@@ -15,7 +15,8 @@
 // and X-Request-Id. Every result but CardRecord (a look-up without a
 // response code) embeds Result, whose Replayed says the answer is the
 // replay of an earlier call under the same IdempotencyKey. Every call
-// takes CallOptions: IdempotencyKey on the calls that change something,
+// takes CallOptions: IdempotencyKey on the calls that change something
+// (look-ups drop it, so that they always read the current state),
 // RequestID (an X-Request-Id of the caller's own, echoed in the answer's
 // RequestID and in paylink's logs) on any.
 package client
@@ -199,6 +200,14 @@ func decodeInto(data []byte, out any) error {
 		return fmt.Errorf("paylink: decode response: %w", err)
 	}
 	return nil
+}
+
+// lookUp posts a look-up (a read the spec makes a POST) without an
+// Idempotency-Key, whatever opts carry: under one, paylink would replay
+// the first answer for a day instead of reading the state again.
+func lookUp[T any](ctx context.Context, c *Client, path string, body any, opts []CallOption) (*T, error) {
+	opts = append(opts[:len(opts):len(opts)], func(r *http.Request) { r.Header.Del("Idempotency-Key") })
+	return call[T](ctx, c, path, body, opts...)
 }
 
 // call posts body to path and returns the decoded answer.

@@ -24,7 +24,7 @@ func (c *Client) DirectDebitFee(ctx context.Context, amount, currency string, op
 		"token":    map[string]string{"company_token": c.companyToken},
 		"purchase": map[string]string{"amount": amount, "currency": currency},
 	}
-	return call[DirectDebitFee](ctx, c, "/v5/direct_debit_fee", body, opts...)
+	return lookUp[DirectDebitFee](ctx, c, "/v5/direct_debit_fee", body, opts)
 }
 
 // BankAccount is an Australian bank account.

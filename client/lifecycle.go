@@ -67,7 +67,7 @@ type RefundStatusResult struct {
 // RefundStatus looks a refund up by refund reference, refund invoice
 // number, or purchase reference (its newest refund).
 func (c *Client) RefundStatus(ctx context.Context, reference string, opts ...CallOption) (*RefundStatusResult, error) {
-	return call[RefundStatusResult](ctx, c, "/v5/refund/"+ref(reference), map[string]string{"company_token": c.companyToken}, opts...)
+	return lookUp[RefundStatusResult](ctx, c, "/v5/refund/"+ref(reference), map[string]string{"company_token": c.companyToken}, opts)
 }
 
 // ThreeDSRedirect completes a purchase that required 3-D Secure, once the

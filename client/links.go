@@ -80,7 +80,7 @@ func (c *Client) CreatePaymentLink(ctx context.Context, req PaymentLinkRequest, 
 
 // PaymentLink looks a payment link up by id.
 func (c *Client) PaymentLink(ctx context.Context, id string, opts ...CallOption) (*PaymentLink, error) {
-	return call[PaymentLink](ctx, c, "/v5/payment-links/"+ref(id), struct{}{}, opts...)
+	return lookUp[PaymentLink](ctx, c, "/v5/payment-links/"+ref(id), struct{}{}, opts)
 }
 
 // CancelPaymentLink cancels an unpaid payment link; cancelling it again

@@ -57,7 +57,7 @@ func parseTimeOfDay(s string) (time.Duration, error) {
 func runSettle(ctx context.Context, env environment, args []string) error {
 	f := newFlags("settle", env)
 	dsn := f.str("db", defaultDB, "database DSN")
-	before := f.String("before", "", "settle balance transactions made before this RFC 3339 time or YYYY-MM-DD (default: now)")
+	before := f.String("before", "", "settle balance transactions made before this RFC 3339 time or YYYY-MM-DD (default: 90 s ago, so that a payment still committing is left for the next run)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -85,10 +85,11 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 	})
 }
 
-// parseCutoff reads an RFC 3339 time or a day (its midnight UTC); "" is now.
+// parseCutoff reads an RFC 3339 time or a day (its midnight UTC); "" is
+// SettlementGrace before now, as the scheduled settlement leaves it.
 func parseCutoff(s string, now time.Time) (time.Time, error) {
 	if s == "" {
-		return now, nil
+		return now.Add(-paylink.SettlementGrace), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil

@@ -2,7 +2,10 @@ package moneytest
 
 import (
 	"context"
+	"database/sql"
+	"github.com/paylink/paylink/internal/sqlstore"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,6 +176,81 @@ func TestSettleDueWaitsOutTheGrace(t *testing.T) {
 			t.Fatalf("settle due after the grace: got %+v, %v; want the 07:59:59 payment settled and paid out (9.52)", res, err)
 		}
 	})
+}
+
+// TestSettleReportsOnlyWhatCommitted: an account whose settlement fails
+// (here its payout's lines, refused by a trigger, on PostgreSQL only at
+// the commit that carries the held-back writes) is rolled back and named
+// in the error, and the result lists only the other merchant's committed
+// batch and payout.
+func TestSettleReportsOnlyWhatCommitted(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		other := &flow{t: t, e: f.e, m: f.e.Onboard(), ctx: f.ctx}
+		f.card("4111111111111111", 1000, false, false)
+		other.card("4111111111111111", 1000, false, false)
+		refusePayoutLines(t, f.e, f.m.ID)
+		f.e.Clock.Advance(time.Minute)
+		res, err := f.e.Service.Settle(f.ctx, f.e.Clock.Now())
+		if err == nil || !strings.Contains(err.Error(), f.m.ID) || strings.Contains(err.Error(), other.m.ID) {
+			t.Errorf("settle: got %v, want an error naming %s alone", err, f.m.ID)
+		}
+		if len(res.Batches) != 1 || res.Batches[0].MerchantID != other.m.ID || len(res.Payouts) != 1 || res.Payouts[0].MerchantID != other.m.ID {
+			t.Errorf("result: got %d batches and %d payouts, want the other merchant's one of each", len(res.Batches), len(res.Payouts))
+		}
+		if ps, _, err := f.e.Service.Payouts(f.ctx, f.m.Merchant, "", 10); err != nil || len(ps) != 0 {
+			t.Errorf("payouts of the refused merchant: got %d, %v; want none", len(ps), err)
+		}
+	})
+}
+
+// refusePayoutLines makes the database refuse merchant mid's payout
+// lines, with a statement of the operator's own.
+func refusePayoutLines(t *testing.T, e *apitest.Env, mid string) {
+	t.Helper()
+	stmts := []string{`CREATE FUNCTION refuse_payout() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+		IF NEW.account = 'merchant_paid_out' AND NEW.merchant_id = '` + mid + `' THEN RAISE EXCEPTION 'bank file rejected'; END IF;
+		RETURN NEW; END $$`,
+		`CREATE TRIGGER refuse_payout BEFORE INSERT ON ledger_lines FOR EACH ROW EXECUTE FUNCTION refuse_payout()`}
+	db := e.Store.DB()
+	if e.Store.Engine() == sqlstore.SQLite {
+		stmts = []string{`CREATE TRIGGER refuse_payout BEFORE INSERT ON ledger_lines
+			WHEN NEW.account = 'merchant_paid_out' AND NEW.merchant_id = '` + mid + `'
+			BEGIN SELECT RAISE(ABORT, 'bank file rejected'); END`}
+		var err error
+		if db, err = sql.Open("sqlite", "file:"+e.DBPath); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestSettleCutShortStops: a run whose deadline passes (the job's
+// timeout) stops at the account it was on and says how many it did not
+// try, rather than failing each of them at once (and counting each as a
+// database outage).
+func TestSettleCutShortStops(t *testing.T) {
+	f := newFlow(t, pg.Database(t))
+	f.card("4111111111111111", 1000, false, false)
+	for range 2 {
+		(&flow{t: t, e: f.e, m: f.e.Onboard(), ctx: f.ctx}).card("4111111111111111", 1000, false, false)
+	}
+	if _, err := f.e.Store.DB().Exec(`CREATE FUNCTION slow_batch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$;
+		CREATE TRIGGER slow_batch BEFORE INSERT ON settlement_batches FOR EACH ROW EXECUTE FUNCTION slow_batch()`); err != nil {
+		t.Fatal(err)
+	}
+	f.e.Clock.Advance(time.Minute)
+	ctx, cancel := context.WithTimeout(f.ctx, time.Second)
+	defer cancel()
+	_, err := f.e.Service.Settle(ctx, f.e.Clock.Now())
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "2 more accounts not tried") {
+		t.Errorf("a run cut short: got %v, want one error saying 2 more accounts were not tried", err)
+	}
 }
 
 func TestLastCutoff(t *testing.T) {
