@@ -43,8 +43,10 @@ type WebhookDelivery struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	DeliveredAt    time.Time
-	// HeldFor names the receiver (its URL's host and port) this pending
-	// row is held for while that receiver hangs; "" when it is not held.
+	// HeldFor names the receiver (the merchant and its endpoint: scheme,
+	// host, port and path; rows held by older versions name a host and
+	// port alone) this pending row is held for while that receiver
+	// hangs; "" when it is not held.
 	HeldFor string
 }
 

@@ -61,16 +61,19 @@ type Options struct {
 // leased row. A slot is free again once its attempt has an answer, so
 // under load a turn settles and starts many attempts for one commit.
 //
-// A receiver whose last attempt timed out has one attempt at a time
-// (its probe) until it answers again, one whose last answer took at
-// least half the timeout has an eighth of the slots until it answers
-// faster, and one that has not answered for a second (a new one
-// included) three quarters of them; the other rows leased for it go back
-// to the outbox with no attempt counted, due again later (deferral). So
-// a merchant whose endpoint hangs or crawls, however long its backlog,
-// holds few slots, and the other merchants' webhooks go out. (A refused
-// connection fails at once and holds no slot: such a receiver is tried
-// as usual.)
+// A receiver is one merchant's endpoint (receiverOf): merchants whose
+// endpoints share a host never hold back, nor release, each other's
+// rows. A receiver whose last attempt timed out has one attempt at a
+// time (its probe) until it answers again. The slots are shared out by
+// host (scheme, host and port), as they are the host's resources: a
+// host whose last answer took at least half the timeout has an eighth of
+// the slots until it answers faster, and one that has not answered for
+// a second (a new one included) three quarters of them; the other rows
+// leased for it go back to the outbox with no attempt counted, due again
+// later (deferral). So a merchant whose endpoint hangs or crawls,
+// however long its backlog, holds few slots, and the other merchants'
+// webhooks go out. (A refused connection fails at once and holds no
+// slot: such a receiver is tried as usual.)
 //
 // The rows of a receiver that hangs are held for it rather than deferred
 // for a while: they are not leased again until it answers, so an outage
@@ -89,33 +92,42 @@ type Options struct {
 // Options.HeldRefresh, and an answer from one of them releases its rows
 // too.
 type Dispatcher struct {
-	svc       *paylink.Service
-	opts      Options
-	client    *http.Client
-	inflight  int                  // attempts started and not yet returned (Run's alone)
-	receivers map[string]*receiver // by the URL's host; Run's alone
-	releases  map[string]release   // held rows to make due, by receiver; Run's alone
-	heldHosts map[string]bool      // receivers rows were held for at the last read; Run's alone
-	heldRead  time.Time            // when heldHosts was read (zero before the first read, which asks for probes)
-	results   chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
-	wg        sync.WaitGroup
+	svc           *paylink.Service
+	opts          Options
+	client        *http.Client
+	inflight      int                  // attempts started and not yet returned (Run's alone)
+	receivers     map[string]*receiver // by receiverOf's key; Run's alone
+	hosts         map[string]*host     // by the receivers' scheme, host and port; Run's alone
+	releases      map[string]release   // held rows to make due, by the held_for they carry; Run's alone
+	heldReceivers map[string]bool      // receivers rows were held for at the last read; Run's alone
+	heldRead      time.Time            // when heldReceivers was read (zero before the first read, which asks for probes)
+	results       chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
+	wg            sync.WaitGroup
 }
 
-// receiver is what the dispatcher knows of one receiving host.
+// receiver is what the dispatcher knows of one receiver: a merchant's
+// endpoint, whose rows it holds while it hangs.
 type receiver struct {
+	inflight int
+	hangs    int // timeouts in a row (a first wave of them counts once); 0 once it answers
+}
+
+// host is what the dispatcher knows of one receiving host (scheme, host
+// and port), which the endpoints of several merchants may share: the
+// slots are shared out by host, since a slow or silent host ties up its
+// connections whichever endpoint on it is called.
+type host struct {
 	inflight   int
-	hangs      int       // timeouts in a row (a first wave of them counts once); 0 once it answers
 	slow       bool      // its last answer took at least half the timeout
 	lastAnswer time.Time // when an attempt to it last ended other than by timing out
 }
 
-// A receiver that has not answered for quietAfter, one not seen before
+// A host that has not answered for quietAfter, one not seen before
 // included, may hold at most a share of the slots (Dispatcher.share):
 // until an attempt to it times out nothing else tells that it hangs, and
-// without the share a backlog for one silent receiver would take every
-// slot for a whole timeout. Its rows over the share go back to the
-// outbox for quietDeferral. A receiver that answers holds as many slots
-// as it has rows.
+// without the share a backlog for one silent host would take every slot
+// for a whole timeout. Its rows over the share go back to the outbox for
+// quietDeferral. A host that answers holds as many slots as it has rows.
 const (
 	quietAfter    = time.Second
 	quietDeferral = 5 * time.Second
@@ -141,14 +153,15 @@ const DefaultHeldRefresh = time.Minute
 // releasing a long outage's backlog does not hold the database's writer.
 const releaseBatch = 500
 
-// outcome is an attempt's result, its receiver, whether it timed out,
-// whether it was made while its receiver was known to hang, and whether
-// its row was held (it probes a receiver that hung, as this dispatcher
-// may not know).
+// outcome is an attempt's result, its receiver and host, whether it
+// timed out, whether it was made while its receiver was known to hang,
+// and the receiver its row was held for, if it was (it probes a receiver
+// that hung, as this dispatcher may not know; rows held before receivers
+// were merchants' endpoints name a host alone).
 type outcome struct {
 	paylink.WebhookResult
-	host                  string
-	timedOut, probe, held bool
+	receiver, host, heldFor string
+	timedOut, probe         bool
 }
 
 // New returns a dispatcher for svc's outbox.
@@ -169,7 +182,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
-		receivers: map[string]*receiver{}, results: make(chan outcome, opts.Concurrency),
+		receivers: map[string]*receiver{}, hosts: map[string]*host{}, results: make(chan outcome, opts.Concurrency),
 		releases: map[string]release{}}
 }
 
@@ -221,60 +234,106 @@ func (d *Dispatcher) collect(done []paylink.WebhookResult) []paylink.WebhookResu
 
 // returned notes that an attempt is over: its slot is free, and its
 // receiver is hanging if it timed out, and no longer if it answered (its
-// held rows are then made due; slow if it took half the timeout or more).
-// A timed-out or refused probe, with no other attempt to the receiver in
-// flight, makes one held row due as the next probe.
+// held rows are then made due; its host slow if it took half the timeout
+// or more). A timed-out or refused probe, with no other attempt to the
+// receiver in flight, makes one held row due as the next probe.
 func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 	d.inflight--
-	rc := d.receivers[o.host]
+	rc, hs := d.receivers[o.receiver], d.hosts[o.host]
 	rc.inflight--
-	hung := rc.hangs > 0 || o.held || d.heldHosts[o.host]
+	hs.inflight--
+	hung := rc.hangs > 0 || o.heldFor != "" || d.heldReceivers[o.receiver]
 	switch {
 	case o.timedOut:
 		if rc.hangs == 0 || o.probe {
 			rc.hangs++
 		}
 		if rc.inflight == 0 {
-			d.probeLater(o.host, rc.hangs)
+			d.probeLater(o, rc.hangs)
 		}
 	case o.Attempt.StatusCode != 0:
 		if hung {
-			d.releases[o.host] = release{all: true}
-			delete(d.heldHosts, o.host)
+			d.releaseAll(o)
 		}
-		rc.hangs, rc.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
+		rc.hangs, hs.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
 	case hung && rc.inflight == 0:
 		// Refused: not answering either. Its held rows wait for an answer
 		// rather than each failing at once, and the next probe waits
 		// longer, as after a timeout.
 		rc.hangs++
-		d.probeLater(o.host, rc.hangs)
+		d.probeLater(o, rc.hangs)
 	}
 	if !o.timedOut {
-		rc.lastAnswer = time.Now()
+		hs.lastAnswer = time.Now()
 	}
-	if rc.inflight == 0 && rc.hangs == 0 && !rc.slow {
-		delete(d.receivers, o.host)
+	if rc.inflight == 0 && rc.hangs == 0 {
+		delete(d.receivers, o.receiver)
+	}
+	if hs.inflight == 0 && !hs.slow {
+		delete(d.hosts, o.host)
 	}
 	return o.WebhookResult
 }
 
-// probeLater makes one row held for host due as its next probe, a
-// deferral after hangs timeouts from now, unless all of them are to be
-// made due already.
-func (d *Dispatcher) probeLater(host string, hangs int) {
-	if !d.releases[host].all {
-		d.releases[host] = release{at: d.svc.Now().Add(deferral(d.opts.Timeout, hangs))}
+// releaseAll asks for every row held for o's receiver to be made due (it
+// answers), and for those held under the key o's row carried, when that
+// is another: a row held before receivers were merchants' endpoints
+// names its host alone.
+func (d *Dispatcher) releaseAll(o outcome) {
+	for _, key := range heldKeys(o) {
+		d.releases[key] = release{all: true}
+		delete(d.heldReceivers, key)
 	}
 }
 
-// receiverOf names a delivery's receiver: its URL's host and port.
-func receiverOf(job *paylink.WebhookJob) string {
-	u, err := url.Parse(job.Delivery.URL)
-	if err != nil {
-		return job.Delivery.URL // refused before any connection by send
+// probeLater makes one row held for o's receiver due as its next probe,
+// a deferral after hangs timeouts from now, unless all of them are to be
+// made due already; and one held under the key o's row carried, when
+// that is another.
+func (d *Dispatcher) probeLater(o outcome, hangs int) {
+	at := d.svc.Now().Add(deferral(d.opts.Timeout, hangs))
+	for _, key := range heldKeys(o) {
+		if !d.releases[key].all {
+			d.releases[key] = release{at: at}
+		}
 	}
-	return strings.ToLower(u.Host)
+}
+
+// heldKeys lists the keys rows for o's receiver may be held under: its
+// own, and the one o's row carried when that is another (a row held
+// before receivers were merchants' endpoints names its host alone).
+func heldKeys(o outcome) []string {
+	if o.heldFor != "" && o.heldFor != o.receiver {
+		return []string{o.receiver, o.heldFor}
+	}
+	return []string{o.receiver}
+}
+
+// defaultPorts are the ports a webhook URL without one is sent to.
+var defaultPorts = map[string]string{"http": "80", "https": "443"}
+
+// receiverOf names a delivery's receiver, the key its rows are held
+// under: its merchant and endpoint (scheme, lower-case host, explicit
+// port and path), so that merchants whose endpoints share a host never
+// hold back or release each other's rows; and its host (scheme, host and
+// port), whose slots the endpoints on it share.
+func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
+	w := job.Delivery
+	u, err := url.Parse(w.URL)
+	if err != nil {
+		return w.MerchantID + " " + w.URL, w.URL // refused before any connection by send
+	}
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = defaultPorts[scheme]
+	}
+	name := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host = scheme + "://" + net.JoinHostPort(name, port)
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	return w.MerchantID + " " + host + path, host
 }
 
 // start makes job's attempt in a goroutine of its own; or, when its
@@ -282,35 +341,42 @@ func receiverOf(job *paylink.WebhookJob) string {
 // as it may, it returns how long the job is to wait in the outbox
 // instead, and the receiver to hold it for when that hangs.
 func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration, holdFor string) {
-	host := receiverOf(job)
-	rc := d.receivers[host]
-	if rc == nil {
-		rc = &receiver{}
-		d.receivers[host] = rc
-	}
+	key, origin := receiverOf(job)
+	rc, hs := entry(d.receivers, key), entry(d.hosts, origin)
 	switch {
 	case rc.hangs > 0 && rc.inflight > 0:
-		return maxHold, host
-	case rc.slow && rc.inflight >= max(1, d.opts.Concurrency/8):
+		return maxHold, key
+	case hs.slow && hs.inflight >= max(1, d.opts.Concurrency/8):
 		return d.opts.Timeout, ""
-	case rc.inflight >= d.share() && time.Since(rc.lastAnswer) > quietAfter:
+	case hs.inflight >= d.share() && time.Since(hs.lastAnswer) > quietAfter:
 		return quietDeferral, ""
 	}
-	probe, held := rc.hangs > 0, job.Delivery.HeldFor != ""
+	probe, heldFor := rc.hangs > 0, job.Delivery.HeldFor
 	d.inflight++
 	rc.inflight++
+	hs.inflight++
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		o := d.attempt(context.WithoutCancel(ctx), job)
-		o.host, o.probe, o.held = host, probe, held
+		o.receiver, o.host, o.probe, o.heldFor = key, origin, probe, heldFor
 		d.results <- o
 	}()
 	return 0, ""
 }
 
-// share is how many slots a receiver that is not answering may hold:
-// all but a quarter of them, which stay for the other receivers. With
+// entry returns m's entry for key, a new zero one when it has none.
+func entry[T any](m map[string]*T, key string) *T {
+	v := m[key]
+	if v == nil {
+		v = new(T)
+		m[key] = v
+	}
+	return v
+}
+
+// share is how many slots a host that is not answering may hold: all
+// but a quarter of them, which stay for the other hosts. With
 // fewer than eight slots there is no quarter to keep (a quarter of one
 // slot would leave a new receiver one attempt at a time), and a receiver
 // may hold them all until it is known to hang.
@@ -404,9 +470,9 @@ func (d *Dispatcher) readHeld(ctx context.Context) {
 		return
 	}
 	first := d.heldRead.IsZero()
-	d.heldHosts, d.heldRead = make(map[string]bool, len(hosts)), time.Now()
+	d.heldReceivers, d.heldRead = make(map[string]bool, len(hosts)), time.Now()
 	for _, h := range hosts {
-		d.heldHosts[h] = true
+		d.heldReceivers[h] = true
 		if _, asked := d.releases[h]; first && !asked {
 			d.releases[h] = release{at: d.svc.Now()}
 		}

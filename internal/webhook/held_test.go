@@ -16,17 +16,21 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/webhook"
 )
 
 // hangingReceiver is an endpoint that takes requests and never answers
 // them, until answering is set: then it answers 200 at once. It can stop
 // listening (connections are refused) and listen again at its address.
+// Its path /answers is another merchant's endpoint on the same host: it
+// answers 200 at once, and its requests are counted apart.
 type hangingReceiver struct {
 	URL       string
 	srv       *http.Server
 	ln        net.Listener
 	answering atomic.Bool
 	requests  atomic.Int64
+	answered  atomic.Int64 // requests to /answers
 }
 
 func newHangingReceiver(t *testing.T) *hangingReceiver {
@@ -34,6 +38,10 @@ func newHangingReceiver(t *testing.T) *hangingReceiver {
 	r := &hangingReceiver{}
 	release := make(chan struct{})
 	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/answers" {
+			r.answered.Add(1)
+			return
+		}
 		r.requests.Add(1)
 		if r.answering.Load() {
 			return
@@ -269,14 +277,111 @@ func checkDelivered(t *testing.T, env *apitest.Env, m *apitest.Merchant) {
 // TestAnswerToAHeldRowReleasesTheRest: a dispatcher that never saw a
 // receiver hang (another instance held its rows, and may be gone) claims
 // a held row made due as a probe; the receiver answers, so every row held
-// for it is made due and delivered, not left for a day.
+// for it is made due and delivered, not left for a day. Rows held before
+// receivers were merchants' endpoints name their host alone: the answer
+// releases those by the name the probe carried.
 func TestAnswerToAHeldRowReleasesTheRest(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{})
+	for _, c := range []struct {
+		name string
+		key  func(m *apitest.Merchant, url string) string
+	}{
+		{"merchant's endpoint", func(m *apitest.Merchant, url string) string { return webhook.ReceiverKey(m.ID, url) }},
+		{"host alone", func(_ *apitest.Merchant, url string) string { return hostOf(url) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{})
+			rc := newReceiver(t, http.StatusOK)
+			m := onboard(env, rc.URL+"/hook", nil)
+			insertDeliveries(t, env, m, rc.URL+"/hook", "held", 6, c.key(m, rc.URL+"/hook"), probeFirst(env.Clock.Now()))
+			env.Service.WakeWebhooks()
+			checkDelivered(t, env, m)
+		})
+	}
+}
+
+// hostOf is the host and port of url: the name rows were held under
+// before receivers were merchants' endpoints.
+func hostOf(url string) string {
+	return strings.TrimPrefix(url[:strings.LastIndex(url, "/")], "http://")
+}
+
+// TestRowsHeldForAHostAreProbedAtStartUp: rows held before receivers
+// were merchants' endpoints, under their host's name alone, none of them
+// due: a dispatcher starting probes them by that name, and once the
+// receiver answers they are all delivered.
+func TestRowsHeldForAHostAreProbedAtStartUp(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "paylink.db")
 	rc := newReceiver(t, http.StatusOK)
-	m := onboard(env, rc.URL+"/hook", nil)
-	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 6, strings.TrimPrefix(rc.URL, "http://"), probeFirst(env.Clock.Now()))
-	env.Service.WakeWebhooks()
+	var m *apitest.Merchant
+	var clock *apitest.Clock
+	t.Run("held", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, clock = onboard(env, rc.URL+"/hook", nil), env.Clock
+		time.Sleep(300 * time.Millisecond) // this dispatcher's start-up read is over: it leaves them
+		now := env.Clock.Now()
+		insertDeliveries(t, env, m, rc.URL+"/hook", "held", 6, hostOf(rc.URL+"/hook"),
+			func(int) time.Time { return now.Add(24 * time.Hour) })
+	})
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock})
 	checkDelivered(t, env, m)
+}
+
+// TestAHangingEndpointHoldsNoOtherMerchant: merchants X and Y have their
+// endpoints on one host, each its own path. X's hangs and Y's answers:
+// Y's webhook, claimed while a probe of X is in flight, is delivered at
+// once, not held for the host until a probe happens to pick it.
+func TestAHangingEndpointHoldsNoOtherMerchant(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	rc := newHangingReceiver(t)
+	holdBacklog(t, env, rc, 8)
+	y := onboard(env, rc.URL+"/answers", nil)
+	tried := rc.requests.Load()
+	env.Clock.Advance(time.Hour)
+	env.Service.WakeWebhooks()
+	for deadline := time.Now().Add(30 * time.Second); rc.requests.Load() == tried; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no probe of X within 30s")
+		}
+	}
+	purchase(t, env, y, "4111111111111111", "10.00") // X's probe is in flight for a second
+	checkDelivered(t, env, y)
+}
+
+// TestAnAnswerReleasesNoOtherMerchantsRows: the mirror image: Y's
+// endpoint, on the host of X's hanging one, answers; X's held rows stay
+// held, rather than being tried at once against X's hanging endpoint and
+// each spending its attempt.
+func TestAnAnswerReleasesNoOtherMerchantsRows(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	rc := newHangingReceiver(t)
+	x := holdBacklog(t, env, rc, 8)
+	held, tried := heldRows(t, env, x), rc.requests.Load()
+	y := onboard(env, rc.URL+"/answers", nil)
+	purchase(t, env, y, "4111111111111111", "10.00")
+	checkDelivered(t, env, y)
+	// Y's second webhook is claimed after the turn that saw the first
+	// answered, so whatever that answer released is due by then, and
+	// WaitWebhooks waits for its attempts.
+	purchase(t, env, y, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	if got := heldRows(t, env, x); got != held {
+		t.Errorf("X's held rows after Y's answers: got %d, want the %d held before", got, held)
+	}
+	if got := rc.requests.Load() - tried; got != 0 {
+		t.Errorf("X's endpoint got %d requests after Y's answers, want none", got)
+	}
+}
+
+// heldRows counts m's pending deliveries held for their receiver.
+func heldRows(t *testing.T, env *apitest.Env, m *apitest.Merchant) int {
+	t.Helper()
+	n := 0
+	for _, d := range deliveries(t, env, m) {
+		if d.State == paylink.DeliveryPending && d.HeldFor != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // TestProbePutBackStaysAProbe: a held row made due as a probe, claimed
@@ -293,7 +398,7 @@ func TestProbePutBackStaysAProbe(t *testing.T) {
 	m := onboard(env, rc.URL+"/hook", nil)
 	now := env.Clock.Now()
 	insertDeliveries(t, env, m, rc.URL+"/hook", "new", 8, "", func(int) time.Time { return now.Add(-time.Minute) })
-	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, strings.TrimPrefix(rc.URL, "http://"), probeFirst(now))
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, webhook.ReceiverKey(m.ID, rc.URL+"/hook"), probeFirst(now))
 	env.Service.WakeWebhooks()
 	env.WaitWebhooks() // six rows tried; the other two and the probe put back for 5 s
 	// Move the clock past those 5 s until nothing is pending: on a busy
@@ -317,7 +422,7 @@ func TestAnswerFromAHeldReceiverReleasesItsRows(t *testing.T) {
 	rc := newReceiver(t, http.StatusOK)
 	m := onboard(env, rc.URL+"/hook", nil)
 	now := env.Clock.Now()
-	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, strings.TrimPrefix(rc.URL, "http://"),
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, webhook.ReceiverKey(m.ID, rc.URL+"/hook"),
 		func(int) time.Time { return now.Add(24 * time.Hour) })
 	time.Sleep(300 * time.Millisecond) // a turn reads them: the sweep's, or the wake-up's below
 	insertDeliveries(t, env, m, rc.URL+"/hook", "inflight", 1, "", func(int) time.Time { return now })
