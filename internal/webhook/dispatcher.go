@@ -109,7 +109,8 @@ type Dispatcher struct {
 // endpoint, whose rows it holds while it hangs.
 type receiver struct {
 	inflight int
-	hangs    int // timeouts in a row (a first wave of them counts once); 0 once it answers
+	hangs    int       // timeouts in a row (a first wave of them counts once); 0 once it answers
+	probeAt  time.Time // when its next probe is due (Service clock); zero when the next row is to be it
 }
 
 // host is what the dispatcher knows of one receiving host (scheme, host
@@ -249,19 +250,19 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 			rc.hangs++
 		}
 		if rc.inflight == 0 {
-			d.probeLater(o, rc.hangs)
+			d.probeLater(o, rc)
 		}
 	case o.Attempt.StatusCode != 0:
 		if hung {
 			d.releaseAll(o)
 		}
-		rc.hangs, hs.slow = 0, o.Attempt.Latency >= d.opts.Timeout/2
+		rc.hangs, rc.probeAt, hs.slow = 0, time.Time{}, o.Attempt.Latency >= d.opts.Timeout/2
 	case hung && rc.inflight == 0:
 		// Refused: not answering either. Its held rows wait for an answer
 		// rather than each failing at once, and the next probe waits
 		// longer, as after a timeout.
 		rc.hangs++
-		d.probeLater(o, rc.hangs)
+		d.probeLater(o, rc)
 	}
 	if !o.timedOut {
 		hs.lastAnswer = time.Now()
@@ -286,12 +287,13 @@ func (d *Dispatcher) releaseAll(o outcome) {
 	}
 }
 
-// probeLater makes one row held for o's receiver due as its next probe,
-// a deferral after hangs timeouts from now, unless all of them are to be
-// made due already; and one held under the key o's row carried, when
-// that is another.
-func (d *Dispatcher) probeLater(o outcome, hangs int) {
-	at := d.svc.Now().Add(deferral(d.opts.Timeout, hangs))
+// probeLater makes one row held for o's receiver rc due as its next
+// probe, a deferral after rc.hangs timeouts from now, unless all of them
+// are to be made due already; and one held under the key o's row
+// carried, when that is another. Until then new rows for rc are held.
+func (d *Dispatcher) probeLater(o outcome, rc *receiver) {
+	at := d.svc.Now().Add(deferral(d.opts.Timeout, rc.hangs))
+	rc.probeAt = at
 	for _, key := range heldKeys(o) {
 		if !d.releases[key].all {
 			d.releases[key] = release{at: at}
@@ -337,14 +339,15 @@ func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 }
 
 // start makes job's attempt in a goroutine of its own; or, when its
-// receiver is hanging or slow and already has as many attempts in flight
-// as it may, it returns how long the job is to wait in the outbox
-// instead, and the receiver to hold it for when that hangs.
+// receiver hangs and has an attempt in flight or its next probe
+// scheduled, or its host is slow or silent and has as many attempts in
+// flight as it may, it returns how long the job is to wait in the
+// outbox instead, and the receiver to hold it for when that hangs.
 func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration, holdFor string) {
 	key, origin := receiverOf(job)
 	rc, hs := entry(d.receivers, key), entry(d.hosts, origin)
 	switch {
-	case rc.hangs > 0 && rc.inflight > 0:
+	case rc.hangs > 0 && (rc.inflight > 0 || d.svc.Now().Before(rc.probeAt)):
 		return maxHold, key
 	case hs.slow && hs.inflight >= max(1, d.opts.Concurrency/8):
 		return d.opts.Timeout, ""
@@ -483,16 +486,20 @@ func (d *Dispatcher) readHeld(ctx context.Context) {
 // reports whether a receiver has more rows held than one batch released.
 // On an error the releases are left for the next turn.
 func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
-	for host, r := range d.releases {
+	for key, r := range d.releases {
 		if !r.all {
-			if _, err := d.svc.ProbeHeldWebhook(ctx, host, r.at); err != nil {
+			found, err := d.svc.ProbeHeldWebhook(ctx, key, r.at)
+			if err != nil {
 				d.opts.Logger.Error("probe held webhook", "err", err)
 				return false
 			}
-			delete(d.releases, host)
+			if rc := d.receivers[key]; rc != nil && !found {
+				rc.probeAt = time.Time{} // none held: the next new row is the probe
+			}
+			delete(d.releases, key)
 			continue
 		}
-		n, err := d.svc.ReleaseHeldWebhooks(ctx, host, releaseBatch, d.svc.Now())
+		n, err := d.svc.ReleaseHeldWebhooks(ctx, key, releaseBatch, d.svc.Now())
 		if err != nil {
 			d.opts.Logger.Error("release held webhooks", "err", err)
 			return false
@@ -504,7 +511,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 			more = true
 			continue
 		}
-		delete(d.releases, host)
+		delete(d.releases, key)
 	}
 	return more
 }

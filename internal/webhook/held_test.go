@@ -464,3 +464,57 @@ func TestRefusedProbesKeepTheRowsHeld(t *testing.T) {
 			delivered, failed, tried+2, tried, 12-tried-2)
 	}
 }
+
+// TestNewRowsWaitForTheNextProbe: while a receiver is known to hang and
+// its next probe is scheduled, its new webhooks are held with the rest,
+// none tried at once: a busy merchant whose endpoint hangs would
+// otherwise lose one webhook per timeout, and one whose endpoint then
+// refuses connections (restarting) most of them at once.
+func TestNewRowsWaitForTheNextProbe(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hanging", true: "refusing"}[refuse], func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+			rc := newHangingReceiver(t)
+			m := holdBacklog(t, env, rc, 8)
+			if refuse {
+				rc.refuse()
+			}
+			old := map[string]bool{}
+			for _, d := range deliveries(t, env, m) {
+				old[d.ID] = true
+			}
+			for range 3 { // the clock does not move: the next probe is not due
+				purchase(t, env, m, "4111111111111111", "10.00")
+			}
+			env.WaitWebhooks()
+			for _, d := range waitUnleased(t, env, m) {
+				if !old[d.ID] && (d.State != paylink.DeliveryPending || d.HeldFor == "" || d.Attempts != 0) {
+					t.Errorf("new delivery %s: %s after %d attempts, held for %q; want held, untried", d.ID, d.State, d.Attempts, d.HeldFor)
+				}
+			}
+		})
+	}
+}
+
+// waitUnleased waits until none of m's deliveries is leased (its attempt
+// in flight, or its deferral not yet recorded) and returns them.
+func waitUnleased(t *testing.T, env *apitest.Env, m *apitest.Merchant) []*paylink.WebhookDelivery {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds, leased := deliveries(t, env, m), 0
+		for _, d := range ds {
+			if d.LeaseToken != "" {
+				leased++
+			}
+		}
+		if leased == 0 {
+			return ds
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still leased after 30s", leased)
+		}
+		env.Service.WakeWebhooks()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
