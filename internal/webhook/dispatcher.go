@@ -85,7 +85,11 @@ type Options struct {
 // answered (any HTTP status), the receiver's held rows are made due,
 // releaseBatch at a time. A dispatcher starting makes one held row of
 // each receiver due as a probe, since the instance that held them may be
-// gone; a row still held after maxHold comes due by itself. So that an
+// gone; a row still held after maxHold comes due by itself. A row
+// marked held, or one of a receiver rows were held for at the last read,
+// is tried as a probe (one attempt at a time, the others held again) by
+// whichever dispatcher claims it, and a dispatcher reads which receivers
+// rows are held for before its first claim. So that an
 // answer releases them even when neither this dispatcher nor the row it
 // tried knew the receiver hung (its holder died with unheld attempts in
 // flight), the receivers rows are held for are read again every
@@ -346,6 +350,12 @@ func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration, holdFor string) {
 	key, origin := receiverOf(job)
 	rc, hs := entry(d.receivers, key), entry(d.hosts, origin)
+	if job.Delivery.HeldFor != "" || d.heldReceivers[key] {
+		// It hung when its rows were held, for this dispatcher or
+		// another: one attempt at a time until it answers, also for rows
+		// that came due by maxHold and on a dispatcher that never saw it.
+		rc.hangs = max(rc.hangs, 1)
+	}
 	switch {
 	case rc.hangs > 0 && (rc.inflight > 0 || d.svc.Now().Before(rc.probeAt)):
 		return maxHold, key
@@ -422,6 +432,9 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	// Recording is not cancelled with ctx: an answer received is kept.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	if !d.readHeld(rctx) {
+		free = 0 // start (its rule for receivers held for) needs the first read
+	}
 	jobs, err := d.svc.ExchangeWebhooks(rctx, done, free, d.lease())
 	if err != nil && len(done) > 0 && free > 0 {
 		// Recording must not wait on leasing: try the results alone.
@@ -433,7 +446,6 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		return done, false
 	}
 	d.logAttempts(done)
-	d.readHeld(rctx)
 	more := d.releaseHeld(rctx)
 	done = done[:0]
 	for _, job := range jobs {
@@ -462,24 +474,26 @@ func (d *Dispatcher) unhold(done []paylink.WebhookResult) {
 
 // readHeld reads the receivers rows are held for, every HeldRefresh.
 // The first read, at start-up, also asks for a probe of each: the
-// dispatcher that held their rows may be gone.
-func (d *Dispatcher) readHeld(ctx context.Context) {
+// dispatcher that held their rows may be gone. It reports whether the
+// receivers have been read: false until a first read succeeds.
+func (d *Dispatcher) readHeld(ctx context.Context) bool {
 	if !d.heldRead.IsZero() && time.Since(d.heldRead) < d.opts.HeldRefresh {
-		return
+		return true
 	}
-	hosts, err := d.svc.HeldWebhookReceivers(ctx)
+	keys, err := d.svc.HeldWebhookReceivers(ctx)
 	if err != nil {
 		d.opts.Logger.Error("webhook receivers held for", "err", err)
-		return
+		return !d.heldRead.IsZero()
 	}
 	first := d.heldRead.IsZero()
-	d.heldReceivers, d.heldRead = make(map[string]bool, len(hosts)), time.Now()
-	for _, h := range hosts {
-		d.heldReceivers[h] = true
-		if _, asked := d.releases[h]; first && !asked {
-			d.releases[h] = release{at: d.svc.Now()}
+	d.heldReceivers, d.heldRead = make(map[string]bool, len(keys)), time.Now()
+	for _, key := range keys {
+		d.heldReceivers[key] = true
+		if _, asked := d.releases[key]; first && !asked {
+			d.releases[key] = release{at: d.svc.Now()}
 		}
 	}
+	return true
 }
 
 // releaseHeld makes due the held rows that returned asked for, and

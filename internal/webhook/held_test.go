@@ -310,20 +310,33 @@ func hostOf(url string) string {
 // due: a dispatcher starting probes them by that name, and once the
 // receiver answers they are all delivered.
 func TestRowsHeldForAHostAreProbedAtStartUp(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "paylink.db")
 	rc := newReceiver(t, http.StatusOK)
-	var m *apitest.Merchant
-	var clock *apitest.Clock
-	t.Run("held", func(t *testing.T) {
-		env := apitest.Start(t, apitest.Options{DSN: dsn})
-		m, clock = onboard(env, rc.URL+"/hook", nil), env.Clock
-		time.Sleep(300 * time.Millisecond) // this dispatcher's start-up read is over: it leaves them
-		now := env.Clock.Now()
+	dsn, m, clock := leftBehind(t, rc.URL+"/hook", func(t *testing.T, env *apitest.Env, m *apitest.Merchant, now time.Time) {
 		insertDeliveries(t, env, m, rc.URL+"/hook", "held", 6, hostOf(rc.URL+"/hook"),
 			func(int) time.Time { return now.Add(24 * time.Hour) })
 	})
 	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock})
 	checkDelivered(t, env, m)
+}
+
+// leftBehind starts an instance on a new SQLite database, onboards a
+// merchant whose endpoint is url and, once the instance's start-up read
+// of the receivers rows are held for is over (so that it leaves them),
+// writes rows with write; then the instance stops. It returns the
+// database, the merchant and the clock.
+func leftBehind(t *testing.T, url string, write func(*testing.T, *apitest.Env, *apitest.Merchant, time.Time)) (
+	string, *apitest.Merchant, *apitest.Clock) {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "paylink.db")
+	var m *apitest.Merchant
+	var clock *apitest.Clock
+	t.Run("left behind", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, clock = onboard(env, url, nil), env.Clock
+		time.Sleep(300 * time.Millisecond)
+		write(t, env, m, env.Clock.Now())
+	})
+	return dsn, m, clock
 }
 
 // TestAHangingEndpointHoldsNoOtherMerchant: merchants X and Y have their
@@ -385,10 +398,10 @@ func heldRows(t *testing.T, env *apitest.Env, m *apitest.Merchant) int {
 }
 
 // TestProbePutBackStaysAProbe: a held row made due as a probe, claimed
-// by a dispatcher that puts it back for another reason (here, the
-// receiver has not answered yet and holds three quarters of the slots
-// with other rows), keeps its mark, so that its answer still releases
-// the other held rows.
+// by a dispatcher that puts it back for another reason (here, its host
+// has not answered yet and holds three quarters of the slots with
+// another merchant's rows), keeps its mark, so that its answer still
+// releases the other held rows.
 func TestProbePutBackStaysAProbe(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 8, WebhookTimeout: 5 * time.Second})
 	rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -396,8 +409,10 @@ func TestProbePutBackStaysAProbe(t *testing.T) {
 	}))
 	t.Cleanup(rc.Close)
 	m := onboard(env, rc.URL+"/hook", nil)
+	other := onboard(env, rc.URL+"/other", nil) // another merchant's endpoint on the same host
+	time.Sleep(300 * time.Millisecond)          // the start-up read is over: only the probe's mark tells
 	now := env.Clock.Now()
-	insertDeliveries(t, env, m, rc.URL+"/hook", "new", 8, "", func(int) time.Time { return now.Add(-time.Minute) })
+	insertDeliveries(t, env, other, rc.URL+"/other", "new", 8, "", func(int) time.Time { return now.Add(-time.Minute) })
 	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, webhook.ReceiverKey(m.ID, rc.URL+"/hook"), probeFirst(now))
 	env.Service.WakeWebhooks()
 	env.WaitWebhooks() // six rows tried; the other two and the probe put back for 5 s
@@ -405,11 +420,12 @@ func TestProbePutBackStaysAProbe(t *testing.T) {
 	// machine the quiet share can put rows back again (no answer in the
 	// last second). Each step is shorter than a lease (10 s), and
 	// WaitWebhooks waits for the attempts in flight, so no lease runs out.
-	for i := 0; i < 20 && pending(deliveries(t, env, m)) > 0; i++ {
+	for i := 0; i < 20 && pending(deliveries(t, env, m))+pending(deliveries(t, env, other)) > 0; i++ {
 		env.Clock.Advance(6 * time.Second)
 		env.WaitWebhooks()
 	}
 	checkDelivered(t, env, m)
+	checkDelivered(t, env, other)
 }
 
 // TestAnswerFromAHeldReceiverReleasesItsRows: rows are held for a
@@ -517,4 +533,69 @@ func waitUnleased(t *testing.T, env *apitest.Env, m *apitest.Merchant) []*paylin
 		env.Service.WakeWebhooks()
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestHeldRowsDueByTheFallbackProbeFirst: rows held for a receiver that
+// still hangs, or now refuses, come due by the 24-hour fallback and are
+// claimed by a dispatcher that never saw the receiver hang: one is tried,
+// as a probe, and the others are held again, rather than each being
+// tried at once and spending its single attempt.
+func TestHeldRowsDueByTheFallbackProbeFirst(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hanging", true: "refusing"}[refuse], func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{WebhookConcurrency: 8, WebhookTimeout: time.Second})
+			rc := newHangingReceiver(t)
+			if refuse {
+				rc.refuse()
+			}
+			m := onboard(env, rc.URL+"/hook", nil)
+			time.Sleep(300 * time.Millisecond) // the start-up read is over: it probes nothing of rows written later
+			now := env.Clock.Now()
+			insertDeliveries(t, env, m, rc.URL+"/hook", "fallback", 10, webhook.ReceiverKey(m.ID, rc.URL+"/hook"),
+				func(int) time.Time { return now.Add(-time.Second) }) // held a day ago
+			env.Service.WakeWebhooks()
+			env.WaitWebhooks()
+			checkOneTried(t, waitUnleased(t, env, m))
+		})
+	}
+}
+
+// checkOneTried checks that one of ds was tried and failed and the others
+// are held, untried.
+func checkOneTried(t *testing.T, ds []*paylink.WebhookDelivery) {
+	t.Helper()
+	tried := 0
+	for _, d := range ds {
+		switch {
+		case d.Attempts == 1 && d.State == paylink.DeliveryFailed:
+			tried++
+		case d.Attempts != 0 || d.State != paylink.DeliveryPending || d.HeldFor == "":
+			t.Errorf("delivery %s: %s after %d attempts, held for %q; want held, untried", d.ID, d.State, d.Attempts, d.HeldFor)
+		}
+	}
+	if tried != 1 {
+		t.Errorf("%d of %d deliveries tried, want one probe", tried, len(ds))
+	}
+}
+
+// TestAFreshDispatcherKnowsWhoIsHeldFor: a receiver hangs and its rows
+// are held; its holder died with attempts in flight, whose rows, not
+// held, come due when their leases run out. A dispatcher starting then
+// reads which receivers rows are held for before it claims anything, so
+// it tries one of those rows, not all of them at once.
+func TestAFreshDispatcherKnowsWhoIsHeldFor(t *testing.T) {
+	rc := newHangingReceiver(t)
+	dsn, m, clock := leftBehind(t, rc.URL+"/hook", func(t *testing.T, env *apitest.Env, m *apitest.Merchant, now time.Time) {
+		insertDeliveries(t, env, m, rc.URL+"/hook", "held", 4, webhook.ReceiverKey(m.ID, rc.URL+"/hook"),
+			func(int) time.Time { return now.Add(24 * time.Hour) })
+		insertDeliveries(t, env, m, rc.URL+"/hook", "leased", 6, "", func(int) time.Time { return now.Add(time.Minute) })
+	})
+	clock.Advance(time.Minute)
+	env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock, WebhookConcurrency: 8, WebhookTimeout: time.Second})
+	env.WaitWebhooks()
+	ds := waitUnleased(t, env, m)
+	if got := rc.requests.Load(); got != 1 {
+		t.Errorf("the hanging receiver got %d requests, want one probe", got)
+	}
+	checkOneTried(t, ds)
 }
