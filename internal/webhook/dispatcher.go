@@ -94,7 +94,8 @@ type Options struct {
 // tried knew the receiver hung (its holder died with unheld attempts in
 // flight), the receivers rows are held for are read again every
 // Options.HeldRefresh, and an answer from one of them releases its rows
-// too.
+// too; as does an answer received before the read that first lists it,
+// since the previous one (rows held by another dispatcher meanwhile).
 type Dispatcher struct {
 	svc           *paylink.Service
 	opts          Options
@@ -104,6 +105,7 @@ type Dispatcher struct {
 	hosts         map[string]*host     // by the receivers' scheme, host and port; Run's alone
 	releases      map[string]release   // held rows to make due, by the held_for they carry; Run's alone
 	heldReceivers map[string]bool      // receivers rows were held for at the last read; Run's alone
+	answered      map[string]bool      // receivers that answered since that read; Run's alone
 	heldRead      time.Time            // when heldReceivers was read (zero before the first read, which asks for probes)
 	results       chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
 	wg            sync.WaitGroup
@@ -188,7 +190,7 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 	}
 	return &Dispatcher{svc: svc, opts: opts, client: newClient(opts.Timeout, opts.Concurrency),
 		receivers: map[string]*receiver{}, hosts: map[string]*host{}, results: make(chan outcome, opts.Concurrency),
-		releases: map[string]release{}}
+		releases: map[string]release{}, answered: map[string]bool{}}
 }
 
 // lease is how long a claimed row stays with this dispatcher: the
@@ -253,6 +255,7 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 		if rc.hangs == 0 || o.probe {
 			rc.hangs++
 		}
+		delete(d.answered, o.receiver)
 		if rc.inflight == 0 {
 			d.probeLater(o, rc)
 		}
@@ -260,6 +263,7 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 		if hung {
 			d.releaseAll(o)
 		}
+		d.answered[o.receiver] = true
 		rc.hangs, rc.probeAt, hs.slow = 0, time.Time{}, o.Attempt.Latency >= d.opts.Timeout/2
 	case hung && rc.inflight == 0:
 		// Refused: not answering either. Its held rows wait for an answer
@@ -474,7 +478,9 @@ func (d *Dispatcher) unhold(done []paylink.WebhookResult) {
 
 // readHeld reads the receivers rows are held for, every HeldRefresh.
 // The first read, at start-up, also asks for a probe of each: the
-// dispatcher that held their rows may be gone. It reports whether the
+// dispatcher that held their rows may be gone. Each read makes due the
+// rows of the receivers that answered since the one before: another
+// dispatcher may have held them after that read. It reports whether the
 // receivers have been read: false until a first read succeeds.
 func (d *Dispatcher) readHeld(ctx context.Context) bool {
 	if !d.heldRead.IsZero() && time.Since(d.heldRead) < d.opts.HeldRefresh {
@@ -488,11 +494,16 @@ func (d *Dispatcher) readHeld(ctx context.Context) bool {
 	first := d.heldRead.IsZero()
 	d.heldReceivers, d.heldRead = make(map[string]bool, len(keys)), time.Now()
 	for _, key := range keys {
+		if d.answered[key] {
+			d.releases[key] = release{all: true}
+			continue
+		}
 		d.heldReceivers[key] = true
 		if _, asked := d.releases[key]; first && !asked {
 			d.releases[key] = release{at: d.svc.Now()}
 		}
 	}
+	clear(d.answered)
 	return true
 }
 

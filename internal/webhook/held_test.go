@@ -599,3 +599,22 @@ func TestAFreshDispatcherKnowsWhoIsHeldFor(t *testing.T) {
 	}
 	checkOneTried(t, ds)
 }
+
+// TestAnswerBeforeTheReadReleasesTheRows: rows are held for a receiver
+// after a dispatcher's last read of the receivers rows are held for (by
+// another instance, which then died with an unheld attempt in flight);
+// that dispatcher tries the unheld row and the receiver answers. Its next
+// read lists the receiver: the rows are released then, not left held
+// for a day.
+func TestAnswerBeforeTheReadReleasesTheRows(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookHeldRefresh: 2 * time.Second})
+	rc := newReceiver(t, http.StatusOK)
+	m := onboard(env, rc.URL+"/hook", nil)
+	time.Sleep(300 * time.Millisecond) // the dispatcher's first read found nothing held
+	now := env.Clock.Now()
+	insertDeliveries(t, env, m, rc.URL+"/hook", "held", 5, webhook.ReceiverKey(m.ID, rc.URL+"/hook"),
+		func(int) time.Time { return now.Add(24 * time.Hour) })
+	insertDeliveries(t, env, m, rc.URL+"/hook", "inflight", 1, "", func(int) time.Time { return now })
+	env.Service.WakeWebhooks()
+	checkDelivered(t, env, m)
+}
