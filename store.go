@@ -203,15 +203,17 @@ type Tx interface {
 	// ids of the rows it wrote (a row whose lease was lost is left as it
 	// is). It takes a whole batch in one statement or a few.
 	FinishWebhookAttempts(fs []WebhookFinish) ([]string, error)
-	// ReleaseHeldWebhookDeliveries makes up to limit rows held for
-	// receiver and not leased due at at, no longer held, and returns how
-	// many it released.
+	// ReleaseHeldWebhookDeliveries makes up to limit pending rows held
+	// for receiver and not leased due at at, no longer held, and returns
+	// how many it released.
 	ReleaseHeldWebhookDeliveries(receiver string, limit int, at time.Time) (int, error)
-	// ProbeHeldWebhookDelivery makes one row held for receiver and not
-	// leased due at at, still held (its attempt is a probe of the
-	// receiver), and reports whether there was one.
+	// ProbeHeldWebhookDelivery makes the oldest pending row held for
+	// receiver and not leased (by next attempt time, then id) due at at,
+	// still held (its attempt is a probe of the receiver), and reports
+	// whether there was one.
 	ProbeHeldWebhookDelivery(receiver string, at time.Time) (bool, error)
-	// HeldWebhookReceivers lists the receivers rows are held for.
+	// HeldWebhookReceivers lists the receivers pending rows are held for.
+	// A delivered or failed row's mark is ignored by these three.
 	HeldWebhookReceivers() ([]string, error)
 	// AddWebhookAttempts appends to the delivery log.
 	AddWebhookAttempts(as []*WebhookAttempt) error

@@ -255,16 +255,20 @@ func (t *tx) HeldWebhookReceivers() ([]string, error) {
 }
 
 // The queries of held rows read webhook_deliveries_held alone: the held
-// condition is a literal, so that the planners use the partial index.
+// condition is a literal, the index's WHERE (migration 0033), so that
+// the planners use the partial index. They count pending rows alone: a
+// delivered or failed row can still carry a mark (a binary older than
+// migration 0032 finished it during a rolling upgrade), and it is held
+// for no one.
 // A release or a probe takes up to $2 rows held for receiver $3 and not
-// leased (a held row being tried is finished by its attempt), makes them
-// due at $1, and the release also ends their hold; the outer WHERE
-// repeats the inner one, so that on PostgreSQL a row another instance
-// released meanwhile is not written again.
+// leased (a held row being tried is finished by its attempt), oldest
+// due first, makes them due at $1, and the release also ends their
+// hold; the outer WHERE repeats the inner one, so that on PostgreSQL a
+// row another instance released meanwhile is not written again.
 const (
-	held               = `held_for <> ''`
+	held               = pending + ` AND held_for <> ''`
 	heldFor            = held + ` AND held_for = $3 AND lease_token = ''`
-	chooseHeld         = `id IN (SELECT id FROM webhook_deliveries WHERE ` + heldFor + ` LIMIT $2) AND ` + heldFor
+	chooseHeld         = `id IN (SELECT id FROM webhook_deliveries WHERE ` + heldFor + ` ORDER BY next_attempt_at, id LIMIT $2) AND ` + heldFor
 	releaseHeldQuery   = `UPDATE webhook_deliveries SET held_for = '', next_attempt_at = $1, updated_at = $1 WHERE ` + chooseHeld
 	probeHeldQuery     = `UPDATE webhook_deliveries SET next_attempt_at = $1, updated_at = $1 WHERE ` + chooseHeld
 	heldReceiversQuery = `SELECT DISTINCT held_for FROM webhook_deliveries WHERE ` + held

@@ -50,6 +50,8 @@ func Run(t *testing.T, open Opener) {
 		"WebhookFinishBatch": testWebhookFinishBatch,
 		"WebhookBacklog":     testWebhookBacklog,
 		"WebhookHeld":        testWebhookHeld,
+		"WebhookHeldPending": testWebhookHeldPendingOnly,
+		"WebhookProbeOldest": testWebhookProbeOldest,
 		// Payment links.
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkList":          testPaymentLinkList,

@@ -386,3 +386,84 @@ func testWebhookHeld(t *testing.T, s paylink.Store) {
 		t.Errorf("claim after releasing a.example's rows: got %v, want both, no longer held", idsOf(got))
 	}
 }
+
+// testWebhookHeldPendingOnly: a delivered or failed row that still
+// carries a hold mark (a binary older than migration 0032 finished it
+// during a rolling upgrade) is held for no one: it is not listed, probed,
+// released or counted as held, and a probe makes the pending held row due.
+func testWebhookHeldPendingOnly(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	done, failed, held := newDelivery(m, "msg_done", t0), newDelivery(m, "msg_failed", t0), newDelivery(m, "msg_held", t0.Add(24*time.Hour))
+	done.State, done.HeldFor = paylink.DeliveryDelivered, "c.example"
+	failed.State, failed.HeldFor = paylink.DeliveryFailed, "d.example"
+	held.HeldFor = "c.example"
+	createDeliveries(t, s, done, failed, held)
+	at := t0.Add(time.Hour)
+	update(t, s, func(tx paylink.Tx) error {
+		receivers, err := tx.HeldWebhookReceivers()
+		if err == nil && !slices.Equal(receivers, []string{"c.example"}) {
+			t.Errorf("receivers held for: got %v, want c.example alone", receivers)
+		}
+		if found, err := tx.ProbeHeldWebhookDelivery("c.example", at); err != nil || !found {
+			return fmt.Errorf("probe of c.example: found %v, %w", found, err)
+		}
+		if n, err := tx.ReleaseHeldWebhookDeliveries("d.example", 10, at); err != nil || n != 0 {
+			t.Errorf("release of d.example, whose one row is failed: released %d, %v; want none", n, err)
+		}
+		b, err := tx.WebhookBacklog()
+		if err == nil && (b.Pending != 1 || b.Held != 1) {
+			t.Errorf("backlog: got %d pending, %d held; want one of each", b.Pending, b.Held)
+		}
+		return err
+	})
+	checkDue(t, s, "msg_held", at)
+}
+
+// testWebhookProbeOldest: a probe makes the receiver's oldest held row
+// due (by next attempt time, then id), the one held first.
+func testWebhookProbeOldest(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	var rows []*paylink.WebhookDelivery
+	for _, r := range []struct {
+		id   string
+		next time.Duration
+	}{{"msg_c", 3 * time.Hour}, {"msg_b", 2 * time.Hour}, {"msg_a", 4 * time.Hour}, {"msg_d", 2 * time.Hour}} {
+		d := newDelivery(m, r.id, t0.Add(r.next))
+		d.HeldFor = "e.example"
+		rows = append(rows, d)
+	}
+	createDeliveries(t, s, rows...)
+	update(t, s, func(tx paylink.Tx) error {
+		found, err := tx.ProbeHeldWebhookDelivery("e.example", t0)
+		if err == nil && !found {
+			t.Error("probe of e.example: found no held row")
+		}
+		return err
+	})
+	checkDue(t, s, "msg_b", t0)
+}
+
+// createDeliveries stores ds.
+func createDeliveries(t *testing.T, s paylink.Store, ds ...*paylink.WebhookDelivery) {
+	t.Helper()
+	update(t, s, func(tx paylink.Tx) error {
+		for _, d := range ds {
+			if err := tx.CreateWebhookDelivery(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkDue checks that delivery id is due at at.
+func checkDue(t *testing.T, s paylink.Store, id string, at time.Time) {
+	t.Helper()
+	view(t, s, func(tx paylink.Tx) error {
+		d, err := tx.WebhookDelivery(id)
+		if err == nil && !d.NextAttemptAt.Equal(at) {
+			t.Errorf("%s: due at %s, want %s", id, d.NextAttemptAt, at)
+		}
+		return err
+	})
+}
