@@ -217,7 +217,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			d.opts.Logger.Info("webhook dispatcher stopping", "in_flight", d.inflight)
 			d.wg.Wait()
-			d.turn(ctx, d.collect(done)) // records; leases nothing now
+			for more := true; more; {
+				// Records, and releases held rows a batch at a time; leases nothing now.
+				done, more = d.turn(ctx, d.collect(done))
+			}
 			return
 		case r := <-d.results:
 			done = append(done, d.returned(r))

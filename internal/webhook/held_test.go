@@ -16,6 +16,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/webhook"
 )
 
@@ -368,7 +369,7 @@ func TestAnAnswerReleasesNoOtherMerchantsRows(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
 	rc := newHangingReceiver(t)
 	x := holdBacklog(t, env, rc, 8)
-	held, tried := heldRows(t, env, x), rc.requests.Load()
+	held, tried := heldRows(deliveries(t, env, x)), rc.requests.Load()
 	y := onboard(env, rc.URL+"/answers", nil)
 	purchase(t, env, y, "4111111111111111", "10.00")
 	checkDelivered(t, env, y)
@@ -377,7 +378,7 @@ func TestAnAnswerReleasesNoOtherMerchantsRows(t *testing.T) {
 	// WaitWebhooks waits for its attempts.
 	purchase(t, env, y, "4111111111111111", "10.00")
 	env.WaitWebhooks()
-	if got := heldRows(t, env, x); got != held {
+	if got := heldRows(deliveries(t, env, x)); got != held {
 		t.Errorf("X's held rows after Y's answers: got %d, want the %d held before", got, held)
 	}
 	if got := rc.requests.Load() - tried; got != 0 {
@@ -385,11 +386,10 @@ func TestAnAnswerReleasesNoOtherMerchantsRows(t *testing.T) {
 	}
 }
 
-// heldRows counts m's pending deliveries held for their receiver.
-func heldRows(t *testing.T, env *apitest.Env, m *apitest.Merchant) int {
-	t.Helper()
+// heldRows counts the pending deliveries of ds held for their receiver.
+func heldRows(ds []*paylink.WebhookDelivery) int {
 	n := 0
-	for _, d := range deliveries(t, env, m) {
+	for _, d := range ds {
 		if d.State == paylink.DeliveryPending && d.HeldFor != "" {
 			n++
 		}
@@ -617,4 +617,49 @@ func TestAnswerBeforeTheReadReleasesTheRows(t *testing.T) {
 	insertDeliveries(t, env, m, rc.URL+"/hook", "inflight", 1, "", func(int) time.Time { return now })
 	env.Service.WakeWebhooks()
 	checkDelivered(t, env, m)
+}
+
+// TestShutdownReleasesEveryBatch: a dispatcher stopping while a probe is
+// in flight records its answer and makes due every row held for the
+// receiver, more than one batch of 500, before it returns; it used to
+// release one batch and leave the rest held for a day.
+func TestShutdownReleasesEveryBatch(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		time.Sleep(500 * time.Millisecond) // the dispatcher stops meanwhile
+	}))
+	t.Cleanup(rc.Close)
+	dsn := filepath.Join(t.TempDir(), "paylink.db")
+	var m *apitest.Merchant
+	t.Run("stopped", func(t *testing.T) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m = onboard(env, rc.URL+"/hook", nil)
+		insertDeliveries(t, env, m, rc.URL+"/hook", "held", 502, webhook.ReceiverKey(m.ID, rc.URL+"/hook"), probeFirst(env.Clock.Now()))
+		env.Service.WakeWebhooks()
+		select {
+		case <-arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no probe within 30s")
+		}
+	})
+	st, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ds []*paylink.WebhookDelivery
+	err = st.View(context.Background(), func(tx paylink.Tx) error {
+		ds, err = tx.ListWebhookDeliveries(paylink.WebhookFilter{MerchantID: m.ID, Limit: 1000})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := heldRows(ds); got != 0 {
+		t.Errorf("%d of %d rows still held after the dispatcher stopped, want none", got, len(ds))
+	}
 }
