@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
@@ -53,4 +54,36 @@ func TestInstancesShareOnePostgres(t *testing.T) {
 			t.Errorf("%s: got received %d times, state %s after %d attempts; want delivered once", d.ID, seen[d.ID], d.State, d.Attempts)
 		}
 	}
+}
+
+// TestInstancesHoldAndReleaseTogether: two instances on one PostgreSQL
+// database deliver a merchant's webhooks while its endpoint hangs for
+// some hours, then answers. Whichever instance holds, probes or releases
+// the rows, every webhook is sent once and tried once, and none is left
+// held.
+func TestInstancesHoldAndReleaseTogether(t *testing.T) {
+	opts := apitest.Options{DSN: pg.Database(t), WebhookConcurrency: 4, WebhookTimeout: time.Second,
+		WebhookHeldRefresh: 200 * time.Millisecond}
+	a := apitest.Start(t, opts)
+	opts.Clock = a.Clock
+	b := apitest.Start(t, opts)
+	rc := newHangingReceiver(t)
+	m := onboard(a, rc.URL+"/hook", nil)
+	for i := range 20 {
+		purchase(t, []*apitest.Env{a, b}[i%2], m, "4111111111111111", "10.00")
+		a.Service.WakeWebhooks()
+		b.Service.WakeWebhooks()
+	}
+	for range 3 { // each hour, a probe comes due and times out
+		a.WaitWebhooks()
+		waitUnleased(t, a, m) // nothing in flight: no lease runs out as the clock moves
+		a.Clock.Advance(time.Hour)
+		b.Service.WakeWebhooks()
+	}
+	a.WaitWebhooks()
+	waitUnleased(t, a, m)
+	rc.answering.Store(true)
+	a.Clock.Advance(time.Hour)
+	b.Service.WakeWebhooks()
+	checkSettled(t, waitSettled(t, a, m), rc)
 }
