@@ -418,7 +418,7 @@ func TestWebhookLogShowsTheNextTry(t *testing.T) {
 }
 
 // TestWebhookLogShowsAHeldDelivery: a delivery held for a receiver that
-// hangs says so, rather than a next try a day away.
+// hangs says so, and how it goes out, rather than a next try a day away.
 func TestWebhookLogShowsAHeldDelivery(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard(hook(t, http.StatusOK))
@@ -435,7 +435,7 @@ func TestWebhookLogShowsAHeldDelivery(t *testing.T) {
 	}
 	b := signedIn(t, env, "admin@example.com")
 	p := b.get("/dashboard/developers")
-	if want := "held: your endpoint is not answering"; p.status != http.StatusOK || !strings.Contains(p.body, want) ||
+	if want := "held: your endpoint is not answering; one held webhook at a time is sent to check it"; p.status != http.StatusOK || !strings.Contains(p.body, want) ||
 		strings.Contains(p.body, "next try") {
 		t.Errorf("delivery log: got %d without %q, or with a next try", p.status, want)
 	}
