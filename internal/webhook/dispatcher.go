@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,7 +64,7 @@ type Options struct {
 // leased row. A slot is free again once its attempt has an answer, so
 // under load a turn settles and starts many attempts for one commit.
 //
-// A receiver is one merchant's endpoint (receiverOf): merchants whose
+// A receiver is one merchant's host (receiverOf): merchants whose
 // endpoints share a host never hold back, nor release, each other's
 // rows. A receiver whose last attempt timed out has one attempt at a
 // time (its probe) until it answers again. The slots are shared out by
@@ -112,7 +115,7 @@ type Dispatcher struct {
 }
 
 // receiver is what the dispatcher knows of one receiver: a merchant's
-// endpoint, whose rows it holds while it hangs.
+// webhook host, whose rows it holds while it hangs.
 type receiver struct {
 	inflight int
 	hangs    int       // timeouts in a row (a first wave of them counts once); 0 once it answers
@@ -143,8 +146,9 @@ const (
 // release is what to make due of the rows held for a receiver: all of
 // them (it answers again), or one, due at at, as its next probe.
 type release struct {
-	all bool
-	at  time.Time
+	all      bool
+	at       time.Time
+	receiver string // whose probe it is, when that is not the key (a row held under a host alone)
 }
 
 // maxHold is how long a row held for a hanging receiver waits if nothing
@@ -164,7 +168,7 @@ const releaseBatch = 500
 // timed out, whether it was made while its receiver was known to hang,
 // and the receiver its row was held for, if it was (it probes a receiver
 // that hung, as this dispatcher may not know; rows held before receivers
-// were merchants' endpoints name a host alone).
+// were per merchant name a host alone).
 type outcome struct {
 	paylink.WebhookResult
 	receiver, host, heldFor string
@@ -289,7 +293,7 @@ func (d *Dispatcher) returned(o outcome) paylink.WebhookResult {
 
 // releaseAll asks for every row held for o's receiver to be made due (it
 // answers), and for those held under the key o's row carried, when that
-// is another: a row held before receivers were merchants' endpoints
+// is another: a row held before receivers were per merchant
 // names its host alone.
 func (d *Dispatcher) releaseAll(o outcome) {
 	for _, key := range heldKeys(o) {
@@ -302,19 +306,25 @@ func (d *Dispatcher) releaseAll(o outcome) {
 // probe, a deferral after rc.hangs timeouts from now, unless all of them
 // are to be made due already; and one held under the key o's row
 // carried, when that is another. Until then new rows for rc are held.
+//
+// When all of them are to be made due already (it answered a moment
+// before), probeAt stays zero: the first row released is the probe, and
+// the others are held again behind it rather than until maxHold.
 func (d *Dispatcher) probeLater(o outcome, rc *receiver) {
 	at := d.svc.Now().Add(deferral(d.opts.Timeout, rc.hangs))
 	rc.probeAt = at
 	for _, key := range heldKeys(o) {
-		if !d.releases[key].all {
-			d.releases[key] = release{at: at}
+		if d.releases[key].all {
+			rc.probeAt = time.Time{}
+			continue
 		}
+		d.releases[key] = release{at: at, receiver: o.receiver}
 	}
 }
 
 // heldKeys lists the keys rows for o's receiver may be held under: its
 // own, and the one o's row carried when that is another (a row held
-// before receivers were merchants' endpoints names its host alone).
+// before receivers were per merchant names its host alone).
 func heldKeys(o outcome) []string {
 	if o.heldFor != "" && o.heldFor != o.receiver {
 		return []string{o.receiver, o.heldFor}
@@ -326,28 +336,36 @@ func heldKeys(o outcome) []string {
 var defaultPorts = map[string]string{"http": "80", "https": "443"}
 
 // receiverOf names a delivery's receiver, the key its rows are held
-// under: its merchant and endpoint (scheme, lower-case host, explicit
-// port and path), so that merchants whose endpoints share a host never
-// hold back or release each other's rows; and its host (scheme, host and
-// port), whose slots the endpoints on it share.
+// under: its merchant and host (scheme, lower-case host or canonical IP
+// address, explicit port), so that merchants whose endpoints share a
+// host never hold back or release each other's rows, while one
+// merchant's endpoints on a host (a path per order, as payment links'
+// webhook URLs may have) hang together, as a host does; and its host,
+// whose slots the merchants on it share. The key is short (a stored
+// index entry): a merchant id and a host name.
 func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 	w := job.Delivery
 	u, err := url.Parse(w.URL)
-	if err != nil {
-		return w.MerchantID + " " + w.URL, w.URL // refused before any connection by send
+	if err != nil || len(u.Host) > maxHostLength {
+		return w.MerchantID + " invalid", "invalid" // refused before any connection by send
 	}
 	scheme, port := strings.ToLower(u.Scheme), u.Port()
 	if port == "" {
 		port = defaultPorts[scheme]
+	} else if n, err := strconv.Atoi(port); err == nil {
+		port = strconv.Itoa(n) // ":0443" is ":443"
 	}
 	name := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	host = scheme + "://" + net.JoinHostPort(name, port)
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
+	if ip, err := netip.ParseAddr(name); err == nil {
+		name = ip.Unmap().String() // one spelling of an IPv6 address
 	}
-	return w.MerchantID + " " + host + path, host
+	host = scheme + "://" + net.JoinHostPort(name, port)
+	return w.MerchantID + " " + host, host
 }
+
+// maxHostLength bounds the host part of a webhook URL a key is made of
+// (DNS names have at most 253 characters; the rest is port and brackets).
+const maxHostLength = 300
 
 // start makes job's attempt in a goroutine of its own; or, when its
 // receiver hangs and has an attempt in flight or its next probe
@@ -357,6 +375,11 @@ func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferFor time.Duration, holdFor string) {
 	key, origin := receiverOf(job)
 	rc, hs := entry(d.receivers, key), entry(d.hosts, origin)
+	defer func() {
+		if rc.inflight == 0 && rc.hangs == 0 {
+			delete(d.receivers, key) // deferred for its host's share: nothing to remember
+		}
+	}()
 	if job.Delivery.HeldFor != "" || d.heldReceivers[key] {
 		// It hung when its rows were held, for this dispatcher or
 		// another: one attempt at a time until it answers, also for rows
@@ -514,6 +537,7 @@ func (d *Dispatcher) readHeld(ctx context.Context) bool {
 // reports whether a receiver has more rows held than one batch released.
 // On an error the releases are left for the next turn.
 func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
+	probed := map[string]bool{} // by receiver: whether a probe row was found under one of its keys
 	for key, r := range d.releases {
 		if !r.all {
 			found, err := d.svc.ProbeHeldWebhook(ctx, key, r.at)
@@ -521,9 +545,8 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 				d.opts.Logger.Error("probe held webhook", "err", err)
 				return false
 			}
-			if rc := d.receivers[key]; rc != nil && !found {
-				rc.probeAt = time.Time{} // none held: the next new row is the probe
-			}
+			of := cmp.Or(r.receiver, key)
+			probed[of] = probed[of] || found
 			delete(d.releases, key)
 			continue
 		}
@@ -540,6 +563,11 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 			continue
 		}
 		delete(d.releases, key)
+	}
+	for key, found := range probed {
+		if rc := d.receivers[key]; rc != nil && !found {
+			rc.probeAt = time.Time{} // none held: the next new row is the probe
+		}
 	}
 	return more
 }

@@ -663,3 +663,48 @@ func TestShutdownReleasesEveryBatch(t *testing.T) {
 		t.Errorf("%d of %d rows still held after the dispatcher stopped, want none", got, len(ds))
 	}
 }
+
+// TestRowsHeldForAHostKeepTheProbeSchedule: rows held under a host alone
+// (before receivers were per merchant) for an endpoint that still hangs.
+// The start-up probe of one times out and the next is scheduled under
+// that key; the probe asked under the merchant's own key finds nothing
+// there, which must not clear the schedule: the merchant's next new row
+// waits for the scheduled probe rather than spending its one attempt.
+func TestRowsHeldForAHostKeepTheProbeSchedule(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprint("held for a host alone: ", legacy), func(t *testing.T) {
+			rc := newHangingReceiver(t)
+			url := rc.URL + "/hook"
+			dsn, m, clock := leftBehind(t, url, func(t *testing.T, env *apitest.Env, m *apitest.Merchant, now time.Time) {
+				key := webhook.ReceiverKey(m.ID, url)
+				if legacy {
+					key = hostOf(url)
+				}
+				insertDeliveries(t, env, m, url, "held", 4, key, func(int) time.Time { return now.Add(24 * time.Hour) })
+			})
+			env := apitest.Start(t, apitest.Options{DSN: dsn, Clock: clock, WebhookConcurrency: 4, WebhookTimeout: time.Second})
+			env.WaitWebhooks()
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				tried := 0
+				for _, d := range waitUnleased(t, env, m) {
+					tried += d.Attempts
+				}
+				if tried > 0 {
+					break // the start-up probe timed out; the next is scheduled (the clock does not move)
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no start-up probe")
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			purchase(t, env, m, "4111111111111111", "10.00")
+			env.Service.WakeWebhooks()
+			time.Sleep(1500 * time.Millisecond)
+			for _, d := range waitUnleased(t, env, m) {
+				if d.Reference != "pr_held" && d.Attempts > 0 {
+					t.Errorf("new delivery %s: %s after %d attempts; want it held until the scheduled probe", d.ID, d.State, d.Attempts)
+				}
+			}
+		})
+	}
+}
