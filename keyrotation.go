@@ -22,8 +22,12 @@ const (
 )
 
 // SecretKinds lists every kind, in the order rotation visits them.
+// Merchants' webhook secrets come last: CheckSecretsOpen samples them,
+// so a rotation stopped at any kind leaves them under the old key, and an
+// instance started without that key refuses to start rather than failing
+// card payments or two-factor sign-ins later.
 func SecretKinds() []SecretKind {
-	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretWebhookSecret, SecretTOTP, SecretIdempotentResponse}
+	return []SecretKind{SecretCard, SecretDirectDebit, SecretLinkTokens, SecretTOTP, SecretIdempotentResponse, SecretWebhookSecret}
 }
 
 // StoredSecret is one sealed secret as key rotation sees it.
@@ -220,8 +224,9 @@ const secretCheckSample = 64
 // then refuses to start instead of failing every card-token payment and
 // webhook later. Merchants' secrets stand for all the stored secrets:
 // every merchant has one, sealed at onboarding and re-sealed by each
-// rotation, which goes in mid order, so a rotation stopped half-way with
-// its previous key missing shows at the high end. Two index reads keep
+// rotation, last of all kinds (SecretKinds) and in mid order, so a
+// rotation stopped anywhere with its previous key missing shows at the
+// high end. Two index reads keep
 // start-up independent of the number of merchants; a secret outside the
 // sample that does not open is reported by `paylink keys rotate`.
 func (s *Service) CheckSecretsOpen(ctx context.Context) error {

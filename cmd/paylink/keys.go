@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/sqlstore"
@@ -43,6 +45,9 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if err := checkKeyFileFor(ctx, env, st, *dsn); err != nil {
+		return err // a new key file would open none of the merchants' secrets
+	}
 	log := newLogger(env.stderr)
 	var v *vault.Vault
 	if env.getenv("PAYLINK_MASTER_KEY") == "" && d.Engine == sqlstore.SQLite {
@@ -89,7 +94,9 @@ func rotationService(st *sqlstore.Store, v *vault.Vault, log *slog.Logger) *payl
 // the file and secrets sealed under an old key) is resumed with the keys
 // as they are. Otherwise previous keys that nothing uses any more are
 // dropped, and a new active key is put first, the old active key kept as
-// previous until the next rotation finds nothing sealed under it.
+// previous until the next rotation finds nothing sealed under it. Within
+// keyDropGrace of the last rotation no key is dropped, whatever the
+// database says (recentRotation).
 func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, path string, log *slog.Logger) (*vault.Vault, error) {
 	keys, err := vault.LoadOrCreateKeyFile(path)
 	if err != nil {
@@ -111,21 +118,42 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 		fmt.Fprintf(env.stdout, "resuming a rotation: %d secrets still under an old key\n", pending)
 		return v, nil
 	}
+	kept, verb := keys[:1], "dropped previous key %s: nothing is sealed under it\n"
+	if recentRotation(path) {
+		kept, verb = keys, "kept previous key %s: the last rotation was less than "+keyDropGrace.String()+
+			" ago, and a serving paylink may still be storing a secret it sealed under it\n"
+	}
 	for _, k := range keys[1:] {
 		id, err := vault.KeyIDOf(k)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(env.stdout, "dropped previous key %s: nothing is sealed under it\n", id)
+		fmt.Fprintf(env.stdout, verb, id)
 	}
 	key, err := vault.NewKey()
 	if err != nil {
 		return nil, err
 	}
-	keys = [][]byte{key, keys[0]}
+	keys = append([][]byte{key}, kept...)
 	if err := vault.WriteKeyFile(path, keys); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(env.stdout, "new key written to %s; the previous key is kept until the next rotation\n", path)
 	return vault.New(append(keys, previous...)...)
+}
+
+// keyDropGrace is how long after a rotation its demoted key stays in the
+// key file even when the database holds nothing sealed under it: a
+// serving paylink re-reads the file about once a second
+// (vault.KeyFileRecheck) and seals a card before the transaction that
+// stores it, which may commit up to MaxRequestTime later. Two rotations
+// run back to back would otherwise drop a key a card is about to be
+// stored under, for good.
+const keyDropGrace = paylink.MaxRequestTime + 30*time.Second
+
+// recentRotation reports whether the key file at path was written (by a
+// rotation) less than keyDropGrace ago; true when that cannot be told.
+func recentRotation(path string) bool {
+	fi, err := os.Stat(path)
+	return err != nil || time.Since(fi.ModTime()) < keyDropGrace
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -377,16 +379,33 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 			t.Errorf("progress repeats a line:\n%s", progress.String())
 		}
 	}
+	// A second rotation right after the first keeps the first key: a
+	// serving paylink may still be storing a card it sealed under it.
 	out, err := e.keysRotate(context.Background(), io.Discard)
 	if err != nil {
 		t.Fatalf("second rotation: %v\n%s", err, out)
 	}
+	if !strings.Contains(out, "kept previous key "+first) {
+		t.Errorf("second rotation, right after the first, output:\n%s\nwant it to keep the first key %s", out, first)
+	}
+	if keys, err := vault.ReadKeyFile(e.dsn + ".key"); err != nil || len(keys) != 3 {
+		t.Fatalf("after two rotations back to back: got %d keys (%v), want 3", len(keys), err)
+	}
+	// Past keyDropGrace, the next rotation drops what nothing uses.
+	past := time.Now().Add(-keyDropGrace - time.Second)
+	if err := os.Chtimes(e.dsn+".key", past, past); err != nil {
+		t.Fatal(err)
+	}
+	out, err = e.keysRotate(context.Background(), io.Discard)
+	if err != nil {
+		t.Fatalf("third rotation: %v\n%s", err, out)
+	}
 	if !strings.Contains(out, "dropped previous key "+first) {
-		t.Errorf("second rotation output:\n%s\nwant it to drop the first key %s", out, first)
+		t.Errorf("third rotation output:\n%s\nwant it to drop the first key %s", out, first)
 	}
 	keys, err := vault.ReadKeyFile(e.dsn + ".key")
 	if err != nil || len(keys) != 2 {
-		t.Fatalf("after two rotations: got %d keys (%v), want 2 (active and previous)", len(keys), err)
+		t.Fatalf("after three rotations: got %d keys (%v), want 2 (active and previous)", len(keys), err)
 	}
 	for _, k := range keys {
 		if id, _ := vault.KeyIDOf(k); id == first {
@@ -395,11 +414,11 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	}
 	for _, tok := range shops[0].tokens {
 		if err := e.purchase(context.Background(), shops[0], tok); err != nil {
-			t.Errorf("after two rotations: %v", err)
+			t.Errorf("after three rotations: %v", err)
 		}
 	}
 	if err := secondFactor(e.serve, recovery); err != nil {
-		t.Errorf("two-factor sign-in after two rotations: %v", err)
+		t.Errorf("two-factor sign-in after three rotations: %v", err)
 	}
 
 	stranger, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
@@ -620,4 +639,70 @@ func TestKeyRotationResealsIdempotentAnswers(t *testing.T) {
 			t.Errorf("audit rows of the rotation: got %+v, want one success by the CLI naming the new key", rows)
 		}
 	})
+}
+
+// TestKeysRotateWithoutItsKeyFile: a SQLite database with merchants whose
+// key file is missing (copied without it) is refused, as serve refuses
+// it, and no key file is written: a new one would open none of the
+// merchants' secrets and could be backed up in place of the real one.
+func TestKeysRotateWithoutItsKeyFile(t *testing.T) {
+	e := newRotationEnv(t, sqlstore.SQLite)
+	e.vaultCards(t, 1, 1)
+	if err := os.Rename(e.dsn+".key", e.dsn+".key.elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.keysRotate(context.Background(), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "is missing") {
+		t.Errorf("got %v and output\n%s\nwant the missing key file named", err, out)
+	}
+	if _, err := os.Stat(e.dsn + ".key"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("key file after the refusal: got %v, want none written", err)
+	}
+}
+
+// cancelAfter cancels a context on its nth write: the rotate command
+// reports each committed batch on stderr.
+type cancelAfter struct {
+	n      *int
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) Write(p []byte) (int, error) {
+	if *c.n--; *c.n == 0 {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestARotationStoppedAnywhereIsCaughtAtStartUp: a rotation stopped after
+// any batch, whichever kind of secret it was at (cards, two-factor
+// secrets, ...), leaves merchants' webhook secrets under the old key, as
+// they are rotated last: an instance started without that key refuses to
+// start (CheckSecretsOpen samples them) instead of answering two-factor
+// sign-ins or card payments with 500s.
+func TestARotationStoppedAnywhereIsCaughtAtStartUp(t *testing.T) {
+	for stop := 1; stop <= 3; stop++ { // two cards, one two-factor secret, then the webhook secret
+		t.Run(fmt.Sprint("after batch ", stop), func(t *testing.T) {
+			e := newRotationEnv(t, sqlstore.SQLite)
+			shops := e.vaultCards(t, 1, 2)
+			enrolTwoFactor(t, e.tokenise, shops[0].m.ID)
+			ctx, cancel := context.WithCancel(context.Background())
+			n := stop
+			if _, err := e.keysRotate(ctx, cancelAfter{&n, cancel}, "--batch", "1"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted rotation: got %v, want context.Canceled", err)
+			}
+			keys, err := vault.ReadKeyFile(e.dsn + ".key")
+			if err != nil {
+				t.Fatal(err)
+			}
+			onlyNew, err := vault.New(keys[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: onlyNew})
+			if err := svc.CheckSecretsOpen(context.Background()); err == nil {
+				t.Errorf("start-up check with the new key alone after %d batches: passed, want it to refuse", stop)
+			}
+		})
+	}
 }

@@ -63,6 +63,9 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		{"a webhook secret", "whsec_abc", false},
 		{"dotted digits that are no card number", "2026.11.27.1234", true},
 		{"a long number that is not a card's", "1234567890123456", true},
+		{"a card number after letters", "order4111111111111111", false},
+		{"a card number before letters", "4111111111111111x", false},
+		{"letters around a long number that is not a card's", "order1234567890123456x", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
