@@ -473,7 +473,10 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	}
 	if err != nil {
 		d.opts.Logger.Error("record webhook attempts", "attempts", len(done), "err", err)
-		return done, false
+		if errors.Is(err, paylink.ErrUnavailable) {
+			return done, false
+		}
+		return d.recordEach(rctx, done), false
 	}
 	d.logAttempts(done)
 	more := d.releaseHeld(rctx)
@@ -602,6 +605,31 @@ func attemptError(err error) string {
 		target = u.Scheme + "://" + u.Host
 	}
 	return ue.Op + " " + target + ": " + ue.Err.Error()
+}
+
+// recordEach records the results in done one at a time, once recording
+// them together failed for a reason other than an unreachable database:
+// a result the database refuses on its own (a row it cannot take) is
+// logged and dropped, so that it does not stop every other merchant's
+// results and leases behind it for good; its row's lease runs out and it
+// is tried again (at least once, as after a crash). It returns the
+// results to give again.
+func (d *Dispatcher) recordEach(ctx context.Context, done []paylink.WebhookResult) []paylink.WebhookResult {
+	var again []paylink.WebhookResult
+	for _, r := range done {
+		one := []paylink.WebhookResult{r}
+		_, err := d.svc.ExchangeWebhooks(ctx, one, 0, 0)
+		switch {
+		case err == nil:
+			d.logAttempts(one)
+		case errors.Is(err, paylink.ErrUnavailable):
+			again = append(again, r)
+		default:
+			d.opts.Logger.Error("webhook attempt not recorded, and dropped: its row is tried again once its lease runs out",
+				"delivery", r.Job.Delivery.ID, "err", err)
+		}
+	}
+	return again
 }
 
 // logAttempts logs recorded attempts, one line each, and deferrals at

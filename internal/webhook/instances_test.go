@@ -87,3 +87,37 @@ func TestInstancesHoldAndReleaseTogether(t *testing.T) {
 	b.Service.WakeWebhooks()
 	checkSettled(t, waitSettled(t, a, m), rc)
 }
+
+// TestAResultTheDatabaseRefusesStopsNoOtherWebhook: one attempt's result
+// that the database refuses for good (here a trigger; before, a held
+// key too long for its index) is dropped after the results are recorded
+// one at a time, and the other merchants' webhooks are still recorded
+// and sent: before, the dispatcher gave the same results again every
+// turn, and nothing was recorded or leased any more.
+func TestAResultTheDatabaseRefusesStopsNoOtherWebhook(t *testing.T) {
+	rc := newReceiver(t, http.StatusOK)
+	env := apitest.Start(t, apitest.Options{DSN: pg.Database(t), WebhookConcurrency: 4})
+	poisoned, other := onboard(env, rc.URL+"/a", nil), onboard(env, rc.URL+"/b", nil)
+	if _, err := env.Store.DB().Exec(`CREATE FUNCTION refuse_finish() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+			IF NEW.state <> 'pending' AND NEW.merchant_id = '` + poisoned.ID + `' THEN RAISE EXCEPTION 'refused'; END IF;
+			RETURN NEW; END $$;
+		CREATE TRIGGER refuse_finish BEFORE UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_finish()`); err != nil {
+		t.Fatal(err)
+	}
+	purchase(t, env, poisoned, "4111111111111111", "10.00")
+	select { // its attempt is made; its result is refused
+	case <-rc.hits:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the poisoned merchant's webhook was never sent")
+	}
+	purchase(t, env, other, "4111111111111111", "11.00")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		env.Service.WakeWebhooks()
+		if ds := deliveries(t, env, other); len(ds) == 1 && ds[0].State == paylink.DeliveryDelivered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other merchant's webhook: got %+v, want it delivered while one result is refused", deliveries(t, env, other))
+		}
+	}
+}
