@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,9 +145,8 @@ const (
 // release is what to make due of the rows held for a receiver: all of
 // them (it answers again), or one, due at at, as its next probe.
 type release struct {
-	all      bool
-	at       time.Time
-	receiver string // whose probe it is, when that is not the key (a row held under a host alone)
+	all bool
+	at  time.Time
 }
 
 // maxHold is how long a row held for a hanging receiver waits if nothing
@@ -318,7 +316,7 @@ func (d *Dispatcher) probeLater(o outcome, rc *receiver) {
 			rc.probeAt = time.Time{}
 			continue
 		}
-		d.releases[key] = release{at: at, receiver: o.receiver}
+		d.releases[key] = release{at: at}
 	}
 }
 
@@ -387,7 +385,15 @@ func (d *Dispatcher) start(ctx context.Context, job *paylink.WebhookJob) (deferF
 		rc.hangs = max(rc.hangs, 1)
 	}
 	switch {
-	case rc.hangs > 0 && (rc.inflight > 0 || d.svc.Now().Before(rc.probeAt)):
+	case rc.hangs > 0 && rc.inflight > 0: // its return schedules the next probe
+		return maxHold, key
+	case rc.hangs > 0 && d.svc.Now().Before(rc.probeAt):
+		if _, asked := d.releases[key]; !asked {
+			// The probe is to be a held row, due at probeAt: this one, when
+			// none was held when it was asked for (a merchant whose
+			// webhooks come less often than one per timeout).
+			d.releases[key] = release{at: rc.probeAt}
+		}
 		return maxHold, key
 	case hs.slow && hs.inflight >= max(1, d.opts.Concurrency/8):
 		return d.opts.Timeout, ""
@@ -540,16 +546,14 @@ func (d *Dispatcher) readHeld(ctx context.Context) bool {
 // reports whether a receiver has more rows held than one batch released.
 // On an error the releases are left for the next turn.
 func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
-	probed := map[string]bool{} // by receiver: whether a probe row was found under one of its keys
 	for key, r := range d.releases {
 		if !r.all {
-			found, err := d.svc.ProbeHeldWebhook(ctx, key, r.at)
-			if err != nil {
+			// None held is fine: a new row before r.at is held and made
+			// due as the probe then (start).
+			if _, err := d.svc.ProbeHeldWebhook(ctx, key, r.at); err != nil {
 				d.opts.Logger.Error("probe held webhook", "err", err)
 				return false
 			}
-			of := cmp.Or(r.receiver, key)
-			probed[of] = probed[of] || found
 			delete(d.releases, key)
 			continue
 		}
@@ -566,11 +570,6 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 			continue
 		}
 		delete(d.releases, key)
-	}
-	for key, found := range probed {
-		if rc := d.receivers[key]; rc != nil && !found {
-			rc.probeAt = time.Time{} // none held: the next new row is the probe
-		}
 	}
 	return more
 }

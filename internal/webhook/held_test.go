@@ -708,3 +708,38 @@ func TestRowsHeldForAHostKeepTheProbeSchedule(t *testing.T) {
 		})
 	}
 }
+
+// TestARareWebhookToAHangingReceiverWaitsForTheProbe: a merchant whose
+// webhooks come less often than one per timeout. Its first times out;
+// the next, made before the next probe is due, is held and made due as
+// that probe (not in a day), rather than tried at once: each would
+// otherwise be a probe of its own and spend its one attempt.
+func TestARareWebhookToAHangingReceiverWaitsForTheProbe(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{WebhookConcurrency: 4, WebhookTimeout: time.Second})
+	rc := newHangingReceiver(t)
+	m := onboard(env, rc.URL+"/hook", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ds := waitUnleased(t, env, m); len(ds) == 1 && ds[0].Attempts == 1 {
+			break // its attempt timed out
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first webhook was never tried")
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the dispatcher's turn after the timeout
+	purchase(t, env, m, "4111111111111111", "11.00") // the clock does not move: the next probe is not due
+	env.Service.WakeWebhooks()
+	time.Sleep(500 * time.Millisecond)
+	ds := waitUnleased(t, env, m)
+	if len(ds) != 2 {
+		t.Fatalf("got %d deliveries, want 2", len(ds))
+	}
+	second := ds[1]
+	if second.State != paylink.DeliveryPending || second.HeldFor == "" || second.Attempts != 0 {
+		t.Errorf("the second webhook: %s after %d attempts, held for %q; want held, untried", second.State, second.Attempts, second.HeldFor)
+	}
+	if due := second.NextAttemptAt.Sub(env.Clock.Now()); due <= 0 || due > time.Hour {
+		t.Errorf("the second webhook is due in %v, want it made due as the next probe (a timeout or so)", due)
+	}
+}
