@@ -136,6 +136,14 @@ func ContainsCardNumber(s string) bool {
 	return standsAlone(s, cardNumberSpans(s)) || standsAlone(s, groupedCardSpans(s))
 }
 
+// ContainsCardNumberAnywhere is ContainsCardNumber without the rule for
+// digits a letter touches ("order4111111111111111" holds one), for a
+// value where a false match costs little and a card number kept would be
+// logged: a request id, which is then replaced by one of paylink's own.
+func ContainsCardNumberAnywhere(s string) bool {
+	return len(cardNumberSpans(s)) > 0 || len(groupedCardSpans(s)) > 0
+}
+
 // standsAlone reports whether one of the spans of s is not part of a
 // longer token (touchesLetter).
 func standsAlone(s string, spans [][2]int) bool {

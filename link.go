@@ -400,37 +400,26 @@ func (s *Service) linkPayable(tx Tx, l *PaymentLink, now time.Time) error {
 	return s.checkNotHeld(tx, l, now)
 }
 
-// checkNotHeld is errLinkBusy when an attempt holds link l at now.
+// checkNotHeld is errLinkBusy when an attempt holds link l at now: a
+// claim made within the authentication timeout, or an older one whose
+// payment's outcome is still in doubt (PROCESSING or UNKNOWN: the
+// processor may have taken the money). Such a claim outlasts the timeout
+// until recovery records the outcome (approved: the link is paid;
+// declined or failed: it is free), so the link is neither paid twice nor
+// cancelled under a payment that then turns out approved. Only an old
+// claim costs a read.
 func (s *Service) checkNotHeld(tx Tx, l *PaymentLink, now time.Time) error {
-	held, err := s.linkHeld(tx, l, now)
-	if err != nil {
-		return err
-	}
-	if held {
-		return errLinkBusy
-	}
-	return nil
-}
-
-// linkHeld reports whether an attempt holds link l at now: a claim made
-// within the authentication timeout, or an older one whose payment's
-// outcome is still in doubt (PROCESSING or UNKNOWN: the processor may
-// have taken the money). Such a claim outlasts the timeout until recovery
-// records the outcome (approved: the link is paid; declined or failed:
-// it is free), so the link is neither paid twice nor cancelled under a
-// payment that then turns out approved. Only an old claim costs a read.
-func (s *Service) linkHeld(tx Tx, l *PaymentLink, now time.Time) (bool, error) {
 	switch {
 	case l.busy(now, s.cfg.AuthenticationTimeout):
-		return true, nil
+		return errLinkBusy
 	case l.ClaimedAt.IsZero():
-		return false, nil
+		return nil
 	}
 	t, err := claimant(tx, l)
-	if t == nil || err != nil {
-		return false, err
+	if err == nil && t != nil && (t.Status == StatusProcessing || t.Status == StatusUnknown) {
+		return errLinkBusy
 	}
-	return t.Status == StatusProcessing || t.Status == StatusUnknown, nil
+	return err
 }
 
 // claimant is the transaction whose attempt claims l, nil when the link

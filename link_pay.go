@@ -383,18 +383,14 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 // open 3-D Secure attempt of browser itself does not stand in the way: a
 // payment from it cancels that attempt (claimLinkFrom).
 func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser string) error {
-	err := s.store.View(ctx, func(tx Tx) error { return s.linkPayable(tx, ls.Link, s.now()) })
-	if !errors.Is(err, errLinkBusy) || browser == "" {
-		return err
-	}
-	var held *Transaction
-	rerr := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		held, err = tx.Transaction(ls.Link.MerchantID, ls.Link.ClaimReference)
+	return s.store.View(ctx, func(tx Tx) error {
+		err := s.linkPayable(tx, ls.Link, s.now())
+		if !errors.Is(err, errLinkBusy) || browser == "" {
+			return err
+		}
+		if held, rerr := claimant(tx, ls.Link); rerr == nil && held != nil && openAttemptOf(held, ls.Link.ID, browser) {
+			return nil
+		}
 		return err
 	})
-	if rerr == nil && openAttemptOf(held, ls.Link.ID, browser) {
-		return nil
-	}
-	return err
 }

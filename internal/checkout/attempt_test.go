@@ -260,7 +260,7 @@ func (p *lateProcessor) Authorize(ctx context.Context, req paylink.AuthRequest) 
 // TestApprovalOnClosedLinkIsNeverSilent: an authorisation that outlives
 // its link's claim (an acquirer answering after the authentication
 // timeout) still holds the link: meanwhile a second attempt is told a
-// payment is in progress, and so is a cancel (linkHeld). Should the link
+// payment is in progress, and so is a cancel (checkNotHeld). Should the link
 // close all the same (here by a hand edit of its row), the late approval
 // is recorded (money moved), the link keeps its state, and the mismatch
 // is logged as an error for someone to refund.

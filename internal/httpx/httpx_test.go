@@ -65,6 +65,7 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		{"a long number that is not a card's", "1234567890123456", true},
 		{"a card number after letters", "order4111111111111111", false},
 		{"a card number before letters", "4111111111111111x", false},
+		{"a grouped card number after letters", "order4111-1111-1111-1111", false},
 		{"letters around a long number that is not a card's", "order1234567890123456x", true},
 	}
 	for _, tt := range tests {

@@ -727,7 +727,7 @@ func TestARareWebhookToAHangingReceiverWaitsForTheProbe(t *testing.T) {
 			t.Fatal("the first webhook was never tried")
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // the dispatcher's turn after the timeout
+	time.Sleep(200 * time.Millisecond)               // the dispatcher's turn after the timeout
 	purchase(t, env, m, "4111111111111111", "11.00") // the clock does not move: the next probe is not due
 	env.Service.WakeWebhooks()
 	time.Sleep(500 * time.Millisecond)
