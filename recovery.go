@@ -252,10 +252,18 @@ func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Trans
 	if err != nil {
 		return s.needsReview(ctx, t, err)
 	}
+	return s.recordAnswer(ctx, t, res, nil)
+}
+
+// recordAnswer records res, the processor's answer about t's interrupted
+// operation, exactly as the interrupted call would have (a hold's capture,
+// cancel or expiry with its audit row). also, when not nil, writes more
+// in the same database transaction: an operator's resolution's rows.
+func (s *Service) recordAnswer(ctx context.Context, t *Transaction, res InquiryResult, also func(Tx) error) (bool, error) {
 	from, op := t.Status, ""
 	switch {
 	case !res.Found:
-		return s.neverHappened(ctx, t, from)
+		return s.neverHappened(ctx, t, from, also)
 	case t.Details.Pending != nil:
 		op = t.Details.Pending.Op
 		s.applyHoldOp(t, res.Op.AcquirerTransID)
@@ -268,31 +276,51 @@ func (s *Service) recoverTransaction(ctx context.Context, in *inquirer, t *Trans
 	default:
 		s.applyAuth(t, res.Auth, t.PreAuth)
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.saveOutcome(tx, t, from); err != nil {
 			return err
 		}
-		return s.auditHoldOp(ctx, tx, t, op, nil) // a hold's capture, cancel or expiry, as the call would have
+		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil { // a hold's capture, cancel or expiry, as the call would have
+			return err
+		}
+		return writeAlso(tx, also)
 	})
 	return recovered(err, "recover "+t.Reference)
 }
 
 // neverHappened records that the processor never received t's operation:
-// a hold is restored, anything else FAILED with no money taken.
-func (s *Service) neverHappened(ctx context.Context, t *Transaction, from Status) (bool, error) {
+// a hold is restored, anything else FAILED with no money taken (also as
+// in recordAnswer).
+func (s *Service) neverHappened(ctx context.Context, t *Transaction, from Status, also func(Tx) error) (bool, error) {
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if t.Details.Pending != nil || interruptedHold(t) {
-			restoreHold(t)
-			if err := s.save(tx, t, from); err != nil {
-				return err
-			}
-			return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.claim.recovered", map[string]any{"version": t.Version})
+		if err := s.recordNeverHappened(tx, t, from); err != nil {
+			return err
 		}
-		t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
-		t.Details.Message = "The payment was interrupted before the processor received it; no money was taken. Please try again."
-		return s.saveOutcome(tx, t, from)
+		return writeAlso(tx, also)
 	})
 	return recovered(err, "recover "+t.Reference)
+}
+
+// recordNeverHappened is neverHappened's writes inside tx.
+func (s *Service) recordNeverHappened(tx Tx, t *Transaction, from Status) error {
+	if t.Details.Pending != nil || interruptedHold(t) {
+		restoreHold(t)
+		if err := s.save(tx, t, from); err != nil {
+			return err
+		}
+		return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction.claim.recovered", map[string]any{"version": t.Version})
+	}
+	t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
+	t.Details.Message = "The payment was interrupted before the processor received it; no money was taken. Please try again."
+	return s.saveOutcome(tx, t, from)
+}
+
+// writeAlso runs also in tx when there is one.
+func writeAlso(tx Tx, also func(Tx) error) error {
+	if also == nil {
+		return nil
+	}
+	return also(tx)
 }
 
 // msgNeedsReview is the message of an UNKNOWN transaction or refund.
@@ -358,13 +386,22 @@ func (s *Service) recoverRefund(ctx context.Context, in *inquirer, r *Refund) (b
 		return false, fmt.Errorf("recover refund %s: %w", r.Reference, ctx.Err())
 	}
 	from := r.Status
-	switch {
-	case err != nil:
+	if err != nil {
 		s.logUnanswered(ctx, r.Reference, r.Status, err)
 		if r.Status == StatusUnknown {
 			return false, nil
 		}
 		r.Status, r.Details.Message = StatusUnknown, msgNeedsReview
+	} else {
+		applyRefundAnswer(r, res, bank)
+	}
+	return s.saveRefundAnswer(ctx, t, r, from, nil)
+}
+
+// applyRefundAnswer moves r on as the processor (bank) answered an
+// inquiry about it: FAILED when it never received the refund.
+func applyRefundAnswer(r *Refund, res InquiryResult, bank bool) {
+	switch {
 	case !res.Found:
 		r.Status = StatusFailed
 		r.Details.Message = "The refund was interrupted before the processor received it; nothing was refunded. Please try again."
@@ -373,7 +410,17 @@ func (s *Service) recoverRefund(ctx context.Context, in *inquirer, r *Refund) (b
 	default:
 		r.Status, r.Details.Message = StatusApproved, "Refund processed successfully"
 	}
-	err = s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, from) })
+}
+
+// saveRefundAnswer records r, moved on from status from by an inquiry's
+// answer, and also's rows (as in recordAnswer) in one transaction.
+func (s *Service) saveRefundAnswer(ctx context.Context, t *Transaction, r *Refund, from Status, also func(Tx) error) (bool, error) {
+	err := s.store.Update(ctx, func(tx Tx) error {
+		if err := s.recordRefund(ctx, tx, t, r, from); err != nil {
+			return err
+		}
+		return writeAlso(tx, also)
+	})
 	return recovered(err, "recover refund "+r.Reference)
 }
 

@@ -44,6 +44,7 @@ commands:
   keys rotate        re-encrypt stored secrets under the current master key
   audit export       print the audit log as JSON lines (--since 24h|RFC 3339)
   review             list payments and refunds whose outcome the processor has not confirmed (UNKNOWN)
+  review resolve     record what the acquirer or bank told you about one of them
   version            print the version, commit and Go version of this binary
   user create        add a dashboard user to a merchant (password read from stdin)
 

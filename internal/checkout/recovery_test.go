@@ -74,3 +74,38 @@ func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
 		t.Errorf("approved payments of the link: got %d, %v; want 1", approved, err)
 	}
 }
+
+// A link held by a payment in doubt is released by an operator's answer
+// that the acquirer never received it (paylink review resolve): another
+// customer can then pay it, once.
+func TestAnOperatorsAnswerReleasesAHeldLink(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	hpp, _ := pageURLs(r)
+	first := newBrowser(t, env)
+	csrf := first.get(hpp).csrf(t)
+	env.Sandbox.SetSilent(true)
+	first.post(hpp, cardForm(csrf, cardOK))
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Minute)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil { // unanswered: UNKNOWN
+		t.Fatal(err)
+	}
+	var ref string
+	if err := env.Store.DB().QueryRow(`SELECT reference FROM transactions WHERE payment_link_id = $1`, r.Str("id")).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.Service.ResolveReview(context.Background(), paylink.Resolution{MerchantID: m.ID, Reference: ref,
+		Answer: paylink.AnswerNotReceived, Note: "the acquirer has no record of it"})
+	if err != nil || got != paylink.StatusFailed {
+		t.Fatalf("resolve: got %s, %v; want FAILED", got, err)
+	}
+	env.Sandbox.SetSilent(false)
+	second := newBrowser(t, env)
+	if p := second.post(hpp, cardForm(second.get(hpp).csrf(t), cardOK)); p.status != http.StatusSeeOther {
+		t.Errorf("another customer's payment once the link is released: got %d, want 303\n%s", p.status, p.body)
+	}
+	if look := env.Post("/v5/payment-links/"+r.Str("id"), m, map[string]any{}); look.Str("status") != "paid" {
+		t.Errorf("the link: got %s, want paid", look.Raw)
+	}
+}
