@@ -9,8 +9,9 @@ import (
 // CardRetention is how long the sealed number of a card that can no
 // longer be charged is kept: a spent single-use card (including the cards
 // vaulted only for one purchase) or an invalidated token. It outlives
-// every step that may still need the number: a 3-D Secure challenge
-// (ChallengeTTL) and the recovery of interrupted work (ProcessingTimeout).
+// every step that may still need the number: a 3-D Secure attempt (at
+// most MaxAuthenticationTimeout, which is derived from it) and the
+// recovery of interrupted work (ProcessingTimeout).
 const CardRetention = time.Hour
 
 // wipeBatch is how many cards one transaction of WipeSpentCards wipes.

@@ -57,7 +57,8 @@ type Config struct {
 	SettlementCutoff time.Duration
 	// AuthenticationTimeout is the lifetime of a 3-D Secure attempt,
 	// answered or not, and of a payment link's claim by an attempt;
-	// default DefaultAuthenticationTimeout.
+	// default DefaultAuthenticationTimeout, at most
+	// MaxAuthenticationTimeout.
 	AuthenticationTimeout time.Duration
 	// WebhookRetries enables automatic webhook retries with backoff for
 	// every merchant (each merchant can also enable them alone).
@@ -149,6 +150,7 @@ func NewService(cfg Config, d Deps) *Service {
 	if cfg.AuthenticationTimeout <= 0 {
 		cfg.AuthenticationTimeout = DefaultAuthenticationTimeout
 	}
+	cfg.AuthenticationTimeout = min(cfg.AuthenticationTimeout, MaxAuthenticationTimeout) // Validate reports it
 	if cfg.DirectDebitClearing <= 0 {
 		cfg.DirectDebitClearing = DefaultDirectDebitClearing
 	}

@@ -26,6 +26,12 @@ const ChallengeTTL = 10 * time.Minute
 // authorised.
 const DefaultAuthenticationTimeout = 15 * time.Minute
 
+// MaxAuthenticationTimeout is the longest attempt lifetime: a challenged
+// purchase's card is spent when the challenge is issued, and its sealed
+// number is kept for CardRetention, which must outlive the attempt with
+// room for the completion's own processor call (ProcessingTimeout).
+const MaxAuthenticationTimeout = CardRetention - ProcessingTimeout
+
 // ChallengePath is where the sandbox issuer's challenge page is served;
 // the last path segment is the challenge capability.
 const ChallengePath = "/acs/challenge/"
@@ -226,6 +232,7 @@ func (s *Service) openChallenge(tx Tx, capability string) (*Transaction, error) 
 func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference string) (*Transaction, error) {
 	var t *Transaction
 	var card *Card
+	var details CardDetails
 	var refused *Error
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
@@ -243,9 +250,11 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 		if card, err = tx.Card(m.ID, t.CardToken); err != nil {
 			return err
 		}
-		if !card.InvalidatedAt.IsZero() {
-			refused = errAttemptCardInvalidated
+		if refused = chargeable(card); refused != nil {
 			return s.failAttempt(tx, t, refused)
+		}
+		if details, err = s.cardDetails(card, nil); err != nil {
+			return err // the vault: nothing recorded, the attempt can be completed again
 		}
 		refused, err = s.startCompletion(tx, t)
 		return err
@@ -258,7 +267,20 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 	case t.Status == StatusDeclined:
 		return t, nil
 	}
-	return s.authorize(ctx, t, card, nil, AuthRequest{Hold: t.PreAuth, ThreeDS: true, Authenticated: t.Details.ThreeDS})
+	return s.authorize(ctx, t, card, &details, AuthRequest{Hold: t.PreAuth, ThreeDS: true, Authenticated: t.Details.ThreeDS})
+}
+
+// chargeable says why an answered attempt's card can no longer be
+// charged: invalidated during the challenge, or its number erased (a
+// card outliving CardRetention, which MaxAuthenticationTimeout rules out).
+func chargeable(card *Card) *Error {
+	switch {
+	case !card.InvalidatedAt.IsZero():
+		return errAttemptCardInvalidated
+	case card.Sealed.KeyID == "":
+		return errAttemptCardErased
+	}
+	return nil
 }
 
 // Why an answered attempt can no longer be authorised (CompleteThreeDS).
@@ -277,6 +299,8 @@ var (
 		"this payment attempt timed out; your card was not charged, please start again")
 	errAttemptCardInvalidated = Errorf(KindConflict, CodeCardTokenInvalid,
 		"this card token was invalidated during 3-D Secure authentication; the card was not charged")
+	errAttemptCardErased = Errorf(KindConflict, CodeCardTokenUsed,
+		"this card's number was erased before 3-D Secure authentication completed; the card was not charged, please start again")
 )
 
 // startCompletion moves an answered, authenticated attempt to PROCESSING
@@ -376,6 +400,8 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 	switch {
 	case d == nil || !d.Requested:
 		return Errorf(KindConflict, CodeInvalidState, "this transaction did not use 3-D Secure")
+	case t.Status == StatusProcessing || t.Status == StatusUnknown:
+		return errInProgress // an earlier call's processor answer is awaited
 	case t.Status != StatusRequiresAuthentication && d.ChallengeDone:
 		return errChallengeUsed
 	case t.Status != StatusRequiresAuthentication:

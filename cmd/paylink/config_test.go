@@ -236,7 +236,7 @@ func TestRateLimitSettings(t *testing.T) {
 func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
 	for _, args := range [][]string{
 		{"--transaction-token-ttl", "0s"}, {"--preauth-expiry", "-1h"}, {"--direct-debit-clearing", "0s"},
-		{"--webhook-timeout", "-5s"}, {"--authentication-timeout", "0s"}, {"--dashboard-idle", "-1m"},
+		{"--webhook-timeout", "-5s"}, {"--authentication-timeout", "0s"}, {"--authentication-timeout", "2h"}, {"--dashboard-idle", "-1m"},
 		{"--rate-limit", "-5"}, {"--rate-limit", "NaN"}, {"--rate-burst", "0"},
 		{"--base-url", "not a url"}, {"--base-url", "ftp://pay.example.com"}, {"--base-url", "https://pay.example.com/?x=1"},
 	} {

@@ -85,7 +85,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		"webhook delivery attempts in flight per instance, 1 to "+fmt.Sprint(webhook.MaxConcurrency)+" (also the idle connections kept per receiver)")
 	cutoff := f.str("settlement-cutoff", "00:00", "daily settlement cut-off, HH:MM UTC: balance transactions before it are settled and paid out")
 	authTimeout := f.duration("authentication-timeout", paylink.DefaultAuthenticationTimeout,
-		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised")
+		"lifetime of a 3-D Secure attempt, answered or not, and of a payment link's claim by it; after it the attempt fails and is never authorised; at most "+paylink.MaxAuthenticationTimeout.String())
 	procTimeout := f.duration("processor-timeout", paylink.DefaultProcessorTimeout,
 		"deadline of every acquirer and bank call; at most "+paylink.MaxProcessorTimeout.String()+" (half the recovery threshold)")
 	dashIdle := f.duration("dashboard-idle", paylink.SessionIdleDefault, "dashboard sessions unused for this long end")

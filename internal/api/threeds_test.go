@@ -284,10 +284,7 @@ func TestThreeDSRedirectAfterTheAttemptLifetime(t *testing.T) {
 	m := env.Onboard()
 	r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
 	ref := r.Str("purchase.purchase_reference")
-	page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
-	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("answer: got %d, want 303", res.StatusCode)
-	}
+	passChallenge(t, env, r)
 	env.Clock.Advance(paylink.DefaultAuthenticationTimeout)
 	done := threeDSRedirect(env, m, ref)
 	expectError(t, done, http.StatusConflict, paylink.CodeAuthenticationExpired)
@@ -344,8 +341,7 @@ func TestAuthorisationResultsAreRecorded(t *testing.T) {
 	}
 	t.Run("CVV result survives the authorisation after a challenge", func(t *testing.T) {
 		r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
-		page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
-		submit(t, env, page.action, "success", nil)
+		passChallenge(t, env, r)
 		ref := r.Str("purchase.purchase_reference")
 		threeDSRedirect(env, m, ref)
 		if d := stored(t, env, m, ref).Details; d.CVVResult != "pass" || d.AuthCode == "" {
@@ -360,10 +356,7 @@ func TestAbandonedChallengesAreDeclinedByTheJob(t *testing.T) {
 	first := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
 	abandoned := first.Str("purchase.purchase_reference")
 	answered := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
-	page := fetchChallenge(t, env, answered.Str("customer.authentication_redirect_url"))
-	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("answer: got %d, want 303", res.StatusCode)
-	}
+	passChallenge(t, env, answered)
 	if n, err := env.Service.ExpireChallenges(context.Background()); err != nil || n != 0 {
 		t.Errorf("before expiry: declined %d, %v; want 0", n, err)
 	}
@@ -424,10 +417,7 @@ func TestThreeDSRedirectAfterTheCardTokenIsInvalidated(t *testing.T) {
 	if st := stored(t, env, m, ref); st.Status != paylink.StatusRequiresAuthentication {
 		t.Fatalf("purchase with the stored card: got %d %s, want a challenge", r.Status, r.Raw)
 	}
-	page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
-	if res := submit(t, env, page.action, "success", nil); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("answer: got %d, want 303", res.StatusCode)
-	}
+	passChallenge(t, env, r)
 	if inv := env.Post("/v5/invalidate_card_token", m, map[string]any{"company_token": m.Creds.CompanyToken, "card_token": token}); inv.Status != http.StatusOK {
 		t.Fatalf("invalidate: got %d %s", inv.Status, inv.Raw)
 	}
@@ -436,4 +426,80 @@ func TestThreeDSRedirectAfterTheCardTokenIsInvalidated(t *testing.T) {
 	if st := stored(t, env, m, ref); st.Status != paylink.StatusFailed || st.Details.AuthCode != "" {
 		t.Errorf("after: got %s, auth code %q, want FAILED, not authorised", st.Status, st.Details.AuthCode)
 	}
+}
+
+// passChallenge answers r's challenge successfully, as the customer's
+// browser does.
+func passChallenge(t *testing.T, env *apitest.Env, r apitest.Response) {
+	t.Helper()
+	page := fetchChallenge(t, env, r.Str("customer.authentication_redirect_url"))
+	res := submit(t, env, page.action, "success", nil)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answering the challenge: got %d, want 303", res.StatusCode)
+	}
+}
+
+// answeredAttempt starts paylink with cfg and makes a 3-D Secure purchase
+// whose challenge the customer passed: it waits for 3dsredirect.
+func answeredAttempt(t *testing.T, cfg paylink.Config) (*apitest.Env, *apitest.Merchant, string) {
+	t.Helper()
+	env := apitest.Start(t, apitest.Options{Config: cfg})
+	m := env.Onboard()
+	r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	passChallenge(t, env, r)
+	return env, m, r.Str("purchase.purchase_reference")
+}
+
+// The longest attempt lifetime ends before the card-wipe job may erase a
+// challenged card's number: a customer who comes back just before the end
+// is charged. A longer lifetime is clamped to it (serve and Validate
+// refuse it).
+func TestTheLongestAttemptOutlivesNoCard(t *testing.T) {
+	long := paylink.Config{AuthenticationTimeout: 2 * time.Hour}
+	if err := long.Validate(); err == nil {
+		t.Error("Validate: got nil for a 2h authentication timeout, want it refused")
+	}
+	env, m, ref := answeredAttempt(t, long)
+	if got := env.Service.Config().AuthenticationTimeout; got != paylink.MaxAuthenticationTimeout {
+		t.Errorf("authentication timeout of 2h: got %s, want it clamped to %s", got, paylink.MaxAuthenticationTimeout)
+	}
+	env.Clock.Advance(paylink.MaxAuthenticationTimeout - time.Second)
+	if _, err := env.Service.WipeSpentCards(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if x := threeDSRedirect(env, m, ref); x.Status != http.StatusOK || x.Str("purchase.status") != "APPROVED" {
+		t.Errorf("3dsredirect a second before the attempt ends: got %d %s, want APPROVED", x.Status, x.Raw)
+	}
+}
+
+// A card whose number is gone when its attempt completes is refused in
+// the database transaction that would have sent it to the processor: the
+// purchase is FAILED there and then, with its webhook, not left PROCESSING
+// for recovery.
+func TestACompletionWithoutTheCardsNumberFails(t *testing.T) {
+	env, m, ref := answeredAttempt(t, paylink.Config{})
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error { // the wipe, early
+		_, err := tx.WipeSpentCards(env.Clock.Now().Add(time.Hour), 10)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectError(t, threeDSRedirect(env, m, ref), http.StatusConflict, paylink.CodeCardTokenUsed)
+	if got := stored(t, env, m, ref).Status; got != paylink.StatusFailed {
+		t.Errorf("the purchase: got %s, want FAILED", got)
+	}
+	expectError(t, threeDSRedirect(env, m, ref), http.StatusConflict, paylink.CodeAuthenticationComplete)
+}
+
+// A 3dsredirect retried while the first call's processor answer is
+// awaited (it answered PENDING) is told the operation is in progress,
+// not that authentication is complete.
+func TestARetriedCompletionWhileItsAnswerIsAwaited(t *testing.T) {
+	env, m, ref := answeredAttempt(t, paylink.Config{ProcessorTimeout: 50 * time.Millisecond})
+	env.Sandbox.SetSilent(true)
+	if x := threeDSRedirect(env, m, ref); x.Str("purchase.status") != "PENDING" {
+		t.Fatalf("3dsredirect with the acquirer silent: got %s, want PENDING", x.Raw)
+	}
+	expectError(t, threeDSRedirect(env, m, ref), http.StatusConflict, paylink.CodeOperationInProgress)
 }
