@@ -94,6 +94,10 @@ func TestClientDirectDebit(t *testing.T) {
 	if err != nil || res.Purchase.Status != "PENDING" || res.Purchase.FeeAmount != fee.Fee.Amount {
 		t.Fatalf("direct debit: got %+v, %v; want PENDING with fee %s", res, err, fee.Fee.Amount)
 	}
+	account := client.BankAccount{Number: "******789", HolderName: "Jo Citizen", BSB: "062-000"}
+	if res.BankAccount != account || res.Card != account {
+		t.Errorf("direct debit: got bank_account %+v and card %+v, want both %+v", res.BankAccount, res.Card, account)
+	}
 	env.Clock.Advance(73 * time.Hour)
 	if _, err := env.Service.ClearDirectDebits(ctx); err != nil {
 		t.Fatal(err)
@@ -103,6 +107,12 @@ func TestClientDirectDebit(t *testing.T) {
 		Refund:   client.RefundDetails{Amount: "40", Currency: "AUD"},
 	})
 	if err != nil || refund.Refund.Status != "APPROVED" || refund.Refund.Amount.String() != "40" {
-		t.Errorf("refund: got %+v, %v", refund, err)
+		t.Fatalf("refund: got %+v, %v", refund, err)
+	}
+	if refund.BankAccount == nil || *refund.BankAccount != account {
+		t.Errorf("refund: got bank_account %+v, want %+v", refund.BankAccount, account)
+	}
+	if c := refund.Card; c == nil || c.Number != account.Number || c.HolderName != account.HolderName || c.BSB != account.BSB {
+		t.Errorf("refund: got card %+v, want a copy of %+v", c, account)
 	}
 }

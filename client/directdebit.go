@@ -55,7 +55,11 @@ type DirectDebitRequest struct {
 type DirectDebitResult struct {
 	Result
 	BankAccount BankAccount `json:"bank_account"`
-	Purchase    struct {
+	// Card is an identical copy of BankAccount (the masked number, the
+	// holder and the BSB): the spec's sample response has both, and
+	// clients written against it read card.
+	Card     BankAccount `json:"card"`
+	Purchase struct {
 		TransactionTimeUTC *string     `json:"transaction_time_utc"`
 		Status             string      `json:"status"`
 		PurchaseReference  string      `json:"purchase_reference"`
@@ -103,6 +107,9 @@ type RefundResult struct {
 		Country    string `json:"country"`
 		Number     string `json:"number"`
 		HolderName string `json:"holder_name"`
+		// BSB is set on a direct debit's refund, whose card is a copy
+		// of its bank_account; "" on a card refund.
+		BSB string `json:"bsb"`
 	} `json:"card,omitempty"`
 	Refund struct {
 		TransactionTimeUTC *string     `json:"transaction_time_utc"`
