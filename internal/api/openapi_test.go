@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -542,4 +543,94 @@ func checkWebhooks(t *testing.T, c *oasChecker, refs []string) {
 			t.Errorf("webhook of %s: field %q is not in WebhookPayload", ref, k)
 		}
 	}
+}
+
+// TestOpenAPIThreeDSValues: wherever the description has the 3-D Secure
+// result fields, their descriptions name exactly the values the server
+// sets (threeds.go: a frictionless or answered challenge is
+// authenticated, every other end failed with one of three reasons), no
+// fewer and none the server never sends.
+func TestOpenAPIThreeDSValues(t *testing.T) {
+	want := map[string][]string{
+		"threeds_result":        {paylink.ThreeDSAuthenticated, paylink.ThreeDSFailed},
+		"threeds_result_reason": {paylink.ThreeDSAbandoned, paylink.ThreeDSCanceled, paylink.ThreeDSRejected},
+	}
+	found := map[string]int{}
+	for at, s := range allSchemas(loadOpenAPI(t)) {
+		for name, values := range want {
+			p := s.Properties[name]
+			if p == nil || p.Value == nil {
+				continue
+			}
+			found[name]++
+			if got := backticked(p.Value.Description); strings.Join(got, ",") != strings.Join(values, ",") {
+				t.Errorf("%s.%s: the description names %v, want %v", at, name, got, values)
+			}
+		}
+	}
+	for name := range want {
+		if found[name] == 0 {
+			t.Errorf("no schema has %s", name)
+		}
+	}
+}
+
+// backtickedValue is a value named in a description: `like_this`.
+var backtickedValue = regexp.MustCompile("`([a-z_]+)`")
+
+// backticked is the sorted set of values a description names.
+func backticked(description string) []string {
+	seen := map[string]bool{}
+	for _, m := range backtickedValue.FindAllStringSubmatch(description, -1) {
+		seen[m[1]] = true
+	}
+	return sortedKeys(seen)
+}
+
+// allSchemas is every object schema of doc, named by where it is first
+// met: the components and, inside them and the operations, every
+// property, item and allOf/anyOf/oneOf part.
+func allSchemas(doc *openapi3.T) map[string]*openapi3.Schema {
+	out := map[string]*openapi3.Schema{}
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(at string, ref *openapi3.SchemaRef)
+	walk = func(at string, ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		s := ref.Value
+		seen[s] = true
+		if len(s.Properties) > 0 {
+			out[at] = s
+		}
+		for name, p := range s.Properties {
+			walk(at+"."+name, p)
+		}
+		walk(at+"[]", s.Items)
+		for i, parts := range [][]*openapi3.SchemaRef{s.AllOf, s.AnyOf, s.OneOf} {
+			for j, part := range parts {
+				walk(at+"/"+[]string{"allOf", "anyOf", "oneOf"}[i]+"/"+strconv.Itoa(j), part)
+			}
+		}
+	}
+	for _, name := range sortedKeys(doc.Components.Schemas) {
+		walk(name, doc.Components.Schemas[name])
+	}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		for method, op := range doc.Paths.Value(path).Operations() {
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					walk(method+" "+path+" request", mt.Schema)
+				}
+			}
+			for code, r := range op.Responses.Map() {
+				if r.Value != nil {
+					for _, mt := range r.Value.Content {
+						walk(method+" "+path+" "+code, mt.Schema)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
