@@ -128,3 +128,40 @@ func TestFailedAttemptEnqueuesItsWebhook(t *testing.T) {
 		}
 	})
 }
+
+// TestAPurchaseRacingAnInvalidationSaysWhy: a never-used single-use token
+// that a purchase and an invalidation race for is either spent by the
+// purchase (the invalidation then answers as for a spent token, or
+// invalidates it) or refused to the purchase as invalidated, never as
+// "already used": on PostgreSQL the purchase used to read the token
+// usable, lose the update to the invalidation, and answer card_token_used.
+func TestAPurchaseRacingAnInvalidationSaysWhy(t *testing.T) {
+	onEngines(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		for range 40 {
+			card := &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 7, ExpiryYear: env.Clock.Now().Year() + 2}
+			c, err := env.Service.TokenizeCard(ctx, m.Merchant, paylink.TokenizeRequest{CompanyToken: m.Creds.CompanyToken, Card: card})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt, err := env.Service.IssueTransactionToken(ctx, m.Merchant, m.Creds.CompanyToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := env.Service.InvalidateCardToken(ctx, m.Merchant, m.Creds.CompanyToken, c.Token)
+				done <- err
+			}()
+			_, err = env.Service.Purchase(ctx, m.Merchant, paylink.PurchaseRequest{CompanyToken: m.Creds.CompanyToken,
+				TransactionToken: tt, CardToken: c.Token, Amount: 500, Currency: "AUD",
+				Customer: paylink.Customer{IPAddress: "203.0.113.7", Timezone: "UTC"}})
+			<-done
+			var e *paylink.Error
+			if errors.As(err, &e) && e.Code == paylink.CodeCardTokenUsed {
+				t.Fatalf("purchase racing an invalidation of an unused token: got %v, want success or card_token_invalid", err)
+			}
+		}
+	})
+}

@@ -296,12 +296,26 @@ func (s *Service) cardForPurchase(tx Tx, m *Merchant, token string, newCard *Car
 	}
 	if !c.MultiUse {
 		if err := tx.MarkCardUsed(c.Token, s.now()); errors.Is(err, ErrConflict) {
-			return nil, errCardTokenUsed
+			return nil, spentOrInvalidated(tx, m, token)
 		} else if err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// spentOrInvalidated says why a single-use token read as usable could not
+// be spent: another purchase spent it, or an invalidation committed in
+// between (PostgreSQL's read committed shows it only to the next read).
+func spentOrInvalidated(tx Tx, m *Merchant, token string) error {
+	c, err := tx.Card(m.ID, token)
+	switch {
+	case err != nil:
+		return err
+	case !c.InvalidatedAt.IsZero():
+		return errCardInvalidated
+	}
+	return errCardTokenUsed
 }
 
 var errCardTokenUsed = Errorf(KindConflict, CodeCardTokenUsed, "this single-use card token has already been used: tokenise the card again")

@@ -162,3 +162,27 @@ func TestCardTokenUse(t *testing.T) {
 		})
 	}
 }
+
+// TestATokenWithItsExpiryEchoed: a client that sends a card look-up's
+// expiry beside the card token pays (and previews the surcharge) with the
+// token's card; a number beside the token is still refused.
+func TestATokenWithItsExpiryEchoed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	token := tokenize(env, m, "4111111111111111", withPermission("store_card_permisison")).Str("card.token")
+	withToken := func(b map[string]any) {
+		b["card"] = map[string]any{"token": token, "expiry_month": "12", "expiry_year": "2031"}
+	}
+	if res := env.Post("/v5/purchase", m, env.CardPurchase(m, "", "10.00", withToken)); res.Status != http.StatusOK || res.Str("purchase.status") != "APPROVED" {
+		t.Errorf("purchase: got %d %s, want APPROVED", res.Status, res.Raw)
+	}
+	preview := env.Post("/v5/surcharge", m, map[string]any{"company_token": m.Creds.CompanyToken,
+		"card": map[string]any{"token": token, "expiry_month": "12", "expiry_year": "31"}, "amount": "10.00", "currency": "AUD"})
+	if preview.Status != http.StatusOK {
+		t.Errorf("surcharge preview: got %d %s, want 200", preview.Status, preview.Raw)
+	}
+	both := env.Post("/v5/purchase", m, env.CardPurchase(m, "", "10.00", func(b map[string]any) {
+		b["card"] = map[string]any{"token": token, "number": "4111111111111111", "expiry_month": "12", "expiry_year": "31"}
+	}))
+	expectError(t, both, http.StatusBadRequest, paylink.CodeInvalidRequest)
+}

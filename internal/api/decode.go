@@ -42,7 +42,7 @@ type body struct {
 type kind uint8
 
 const (
-	kindAbsent kind = iota // null, a blank string, an object left empty, or replaced by a later duplicate key
+	kindAbsent kind = iota // null, a blank string, or an object left empty: as if not sent
 	kindString
 	kindNumber
 	kindBool
@@ -81,8 +81,10 @@ const utf8BOM = "\ufeff"
 
 // parseBody decodes raw JSON into a body. It is the fuzzed entry point.
 // It accepts and rejects exactly what encoding/json's Decoder (with
-// UseNumber) followed by a More check did before, with the same messages
-// and byte offsets; decode_test.go compares the two.
+// UseNumber) did before, with the same messages and byte offsets, except
+// that nothing may follow the object but white space (encoding/json's
+// More let a stray "}" or "]" and anything after it pass);
+// decode_test.go compares the two.
 func parseBody(raw []byte) (*body, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -106,7 +108,7 @@ func parseBody(raw []byte) (*body, error) {
 		return nil, p.syntaxError()
 	}
 	p.space()
-	if p.i < len(p.src) && p.src[p.i] != '}' && p.src[p.i] != ']' {
+	if p.i < len(p.src) {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body has data after the JSON object")
 	}
 	if !isObject {
@@ -450,39 +452,11 @@ func hexValue(c byte) int {
 }
 
 // kept reports whether the object whose members are v[first:] keeps one
-// under the empty-is-absent rule: a member that is not absent and is not
-// replaced by a later member of the same key (encoding/json keeps the
-// last duplicate). The last member usually decides it at once.
+// under the empty-is-absent rule: a member that is not absent. An empty
+// member is as if not sent, so it never replaces an earlier duplicate.
 func kept(v []value, first int) bool {
-	var buf [32]int32
-	members := buf[:0]
 	for j := first; j < len(v); j = int(v[j].end) {
-		members = append(members, int32(j))
-	}
-	var later map[string]bool // keys after n, for objects too large to compare pairwise
-	if len(members) > len(buf) {
-		later = make(map[string]bool)
-	}
-	for n := len(members) - 1; n >= 0; n-- {
-		m := v[members[n]]
-		if m.kind != kindAbsent && !replaced(v, members[n+1:], later, m.key) {
-			return true
-		}
-		if later != nil {
-			later[m.key] = true
-		}
-	}
-	return false
-}
-
-// replaced reports whether key is among the members after the one being
-// checked, from later when the object is large.
-func replaced(v []value, after []int32, later map[string]bool, key string) bool {
-	if later != nil {
-		return later[key]
-	}
-	for _, j := range after {
-		if v[j].key == key {
+		if v[j].kind != kindAbsent {
 			return true
 		}
 	}
@@ -490,10 +464,11 @@ func replaced(v []value, after []int32, later map[string]bool, key string) bool 
 }
 
 // lookup follows a dotted path through nested objects; nil when absent.
-// Among duplicate keys the last counts, and two of them with different
-// values ({"amount": "1.00", "amount": "1000.00"}) are a field error: a
-// proxy or a log that reads the first would see another payment than
-// paylink. A member on the path that is present but not an object
+// Empty members are as if not sent: {"hold": true, "hold": null} is a
+// hold. Among duplicate keys the last counts, and two of them with
+// different values ({"amount": "1.00", "amount": "1000.00"}) are a field
+// error: a proxy or a log that reads the first would see another payment
+// than paylink. A member on the path that is present but not an object
 // ("customer": "bob") is recorded as a field error rather than read as
 // absent.
 func (b *body) lookup(path string) *value {
@@ -502,7 +477,7 @@ func (b *body) lookup(path string) *value {
 		key, rest, nested := strings.Cut(path, ".")
 		found := -1
 		for j := lo; j < hi; j = int(b.v[j].end) {
-			if b.v[j].key == key {
+			if b.v[j].key == key && b.v[j].kind != kindAbsent {
 				if found >= 0 && conflicting(&b.v[found], &b.v[j]) {
 					b.fail(full[:len(full)-len(path)]+key, twice(&b.v[j], "sent twice with different values"))
 				}
@@ -512,7 +487,7 @@ func (b *body) lookup(path string) *value {
 		if found < 0 && b.cased {
 			found = b.casedMember(lo, hi, key)
 		}
-		if found < 0 || b.v[found].kind == kindAbsent {
+		if found < 0 {
 			return nil
 		}
 		if b.cased {

@@ -60,6 +60,7 @@ func TestEmptyValuesAreAbsent(t *testing.T) {
 		{`{"metadata":{"channel":"","merchant_hash":null},"customer":{}}`, `{}`},
 		{`{"a":{"b":{"c":""}},"e":{"f":{"g":0}}}`, `{"e":{"f":{"g":0}}}`},
 		{`{"f":false,"n":0,"l":[""]}`, `{"f":false,"l":[""],"n":0}`},
+		{`{"h":true,"h":null,"o":{"x":1},"o":{"y":""},"s":"a","s":" "}`, `{"h":true,"o":{"x":1},"s":"a"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -104,17 +105,15 @@ func FuzzParseBody(f *testing.F) {
 	})
 }
 
-// tree rebuilds the members v[lo:hi] as encoding/json would have decoded
-// them into map[string]any (with UseNumber) and the empty-is-absent rule
-// pruned them: the form the decoder used before issue 14.
+// tree rebuilds the members v[lo:hi] as a map (numbers as json.Number),
+// the empty-is-absent rule applied: an empty member is skipped, never
+// replacing an earlier duplicate.
 func (b *body) tree(lo, hi int) map[string]any {
 	m := map[string]any{}
 	for j := lo; j < hi; j = int(b.v[j].end) {
-		if b.v[j].kind == kindAbsent {
-			delete(m, b.v[j].key)
-			continue
+		if b.v[j].kind != kindAbsent {
+			m[b.v[j].key] = b.any(j)
 		}
-		m[b.v[j].key] = b.any(j)
 	}
 	return m
 }
@@ -143,9 +142,12 @@ func (b *body) any(j int) any {
 	return nil
 }
 
-// referenceParse is the decoder before issue 14: encoding/json into
-// map[string]any, then every empty key deleted at every depth. The new
-// decoder must accept, reject and describe exactly as it did.
+// referenceParse is the decoder before issue 14, encoding/json, with two
+// later rules: nothing but white space may follow the object, and an
+// empty member (null, a blank string, an object left empty), at any depth
+// outside arrays, is as if not sent, so it never replaces an earlier
+// duplicate. The new decoder must accept, reject and describe exactly as
+// it does.
 func referenceParse(raw []byte) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -165,34 +167,70 @@ func referenceParse(raw []byte) (map[string]any, error) {
 		}
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", problem)
 	}
-	if dec.More() {
+	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\n\r"); len(rest) > 0 {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body has data after the JSON object")
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	if _, ok := v.(map[string]any); !ok {
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body must be a JSON object")
 	}
-	referencePrune(m)
-	return m, nil
+	dec = json.NewDecoder(bytes.NewReader(raw)) // valid: read again, member by member
+	dec.UseNumber()
+	dec.Token()
+	return referenceObject(dec), nil
 }
 
-// referencePrune is the old dropEmpty.
-func referencePrune(m map[string]any) bool {
-	for k, v := range m {
-		switch x := v.(type) {
-		case nil:
-			delete(m, k)
-		case string:
-			if strings.TrimSpace(x) == "" {
-				delete(m, k)
+// referenceObject reads an object's members after its "{", skipping
+// empty ones.
+func referenceObject(dec *json.Decoder) map[string]any {
+	m := map[string]any{}
+	for dec.More() {
+		key, _ := dec.Token()
+		tok, _ := dec.Token()
+		var v any
+		if tok == json.Delim('{') {
+			sub := referenceObject(dec)
+			if len(sub) == 0 {
+				continue
 			}
-		case map[string]any:
-			if referencePrune(x) {
-				delete(m, k)
-			}
+			v = sub
+		} else if v = referenceAny(dec, tok); referenceEmpty(v) {
+			continue
 		}
+		m[key.(string)] = v
 	}
-	return len(m) == 0
+	dec.Token()
+	return m
+}
+
+// referenceAny reads the value that starts with tok as encoding/json
+// decodes it into any: inside arrays nothing is skipped.
+func referenceAny(dec *json.Decoder, tok json.Token) any {
+	switch tok {
+	case json.Delim('{'):
+		m := map[string]any{}
+		for dec.More() {
+			key, _ := dec.Token()
+			next, _ := dec.Token()
+			m[key.(string)] = referenceAny(dec, next)
+		}
+		dec.Token()
+		return m
+	case json.Delim('['):
+		out := []any{}
+		for dec.More() {
+			next, _ := dec.Token()
+			out = append(out, referenceAny(dec, next))
+		}
+		dec.Token()
+		return out
+	}
+	return tok
+}
+
+// referenceEmpty reports whether a scalar is empty: null or blank.
+func referenceEmpty(v any) bool {
+	s, isString := v.(string)
+	return v == nil || isString && strings.TrimSpace(s) == ""
 }
 
 // referenceLookup is the old dotted-path lookup.
@@ -227,7 +265,7 @@ func paths(prefix string, m map[string]any, depth int) []string {
 // every kind of syntax error.
 var decodeSeeds = []string{
 	`{}`, ` {"a":1} `, `{"purchase":{"amount":"10.5","currency":"AUD"}}`, `[]`, `{"a":`, `{"a":1e309}`, "\xff",
-	`{"a":"x","a":""}`, `{"a":{"b":1},"a":{"c":2}}`, `{"a":{"b":"x","b":null}}`, `{"a":{"b":{}},"c":[{}]}`,
+	`{"a":"x","a":""}`, `{"a":"x","a":null,"b":{"c":1},"b":{}}`, `{"a":{"b":1},"a":{"c":2}}`, `{"a":{"b":"x","b":null}}`, `{"a":{"b":{}},"c":[{}]}`,
 	`{"a":"\u00e9\/\n\"\\","\u0062":"\ud83d\ude00","c":"\ud800","d":"\ud800\u0041","e":"\udc00\ud800"}`,
 	`{"a.b":"x","a":{"b":"y"}}`, `{"n":-0.5e+10,"m":0,"o":[1,"",null,{"x":""}],"t":true,"f":false}`,
 	`{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`, `{"a":.5}`, `{"a":tru}`, `{"a":nul}`, `{"a":"\x"}`,

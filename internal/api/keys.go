@@ -2,18 +2,19 @@ package api
 
 import "strings"
 
-// casedMember finds the last member among lo to hi whose key, spelled in
-// snake_case, is key's: a client's "shouldServiceApplyPreAuthorisation"
-// is read as the spec's "should_service_apply_pre_authorisation" instead
-// of being ignored as an unknown key. It is the fallback of a look-up
-// that found no member spelled as asked, so a key sent as the spec
-// spells it always wins, and an alias sent beside it empty
-// ("merchantReference": "L-1", "merchant_reference": "") does not
-// replace it.
+// casedMember finds the last member among lo to hi, not empty, whose
+// key, spelled in snake_case, is key's: a client's
+// "shouldServiceApplyPreAuthorisation" is read as the spec's
+// "should_service_apply_pre_authorisation" instead of being ignored as an
+// unknown key. It is the fallback of a look-up that found no member
+// spelled as asked with a value, so a key sent as the spec spells it
+// always wins, and an empty one beside an alias
+// ("merchantReference": "L-1", "merchant_reference": "") does not hide
+// the alias; -1 when there is none.
 func (b *body) casedMember(lo, hi int, key string) int {
 	want, found := snakeKey(key), -1
 	for j := lo; j < hi; j = int(b.v[j].end) {
-		if snakeKey(b.v[j].key) == want {
+		if b.v[j].kind != kindAbsent && snakeKey(b.v[j].key) == want {
 			found = j
 		}
 	}

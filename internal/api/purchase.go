@@ -101,10 +101,13 @@ func (b *body) metadata() map[string]string {
 	return md
 }
 
-// card reads card details, or nil when none were sent.
+// card reads card details, or nil when none were sent. Beside a card
+// token without a number, the details are not read: a client echoing a
+// look-up's expiry next to the token pays with the token's card, as one
+// sending its CVC or holder name there does.
 func (b *body) card() *paylink.CardDetails {
 	number := b.str(paylink.MaxCardNumberInput, "card.number")
-	if number == "" && b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil {
+	if number == "" && (b.lookup("card.token") != nil || b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil) {
 		return nil
 	}
 	c := &paylink.CardDetails{Number: number, CVC: b.str(4, "card.cvc"), HolderName: b.str(maxField, "card.holder_name")}

@@ -530,3 +530,44 @@ func TestDuplicateKeysThatDisagreeAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAnEmptyDuplicateHidesNothing: an empty member is as if not sent, so
+// one sent beside a value, under the same spelling or another, never
+// hides it: a hold asked for next to a null is a hold (it used to be
+// charged in full), and a link's reference next to a null is kept.
+func TestAnEmptyDuplicateHidesNothing(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for name, flags := range map[string]string{
+		"true, then null":                 `"should_service_apply_pre_authorisation":true,"should_service_apply_pre_authorisation":null`,
+		"true, then blank":                `"should_service_apply_pre_authorisation":true,"should_service_apply_pre_authorisation":" "`,
+		"null, then camelCase true":       `"should_service_apply_pre_authorisation":null,"shouldServiceApplyPreAuthorisation":true`,
+		"camelCase true, then snake \"\"": `"shouldServiceApplyPreAuthorisation":true,"should_service_apply_pre_authorisation":""`,
+	} {
+		raw, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "10.00"))
+		res := env.Post("/v5/purchase", m, strings.Replace(string(raw), `"currency":"AUD"`, `"currency":"AUD",`+flags, 1))
+		if res.Status != http.StatusOK || res.Get("purchase.status") != "PRE_AUTHORISED" {
+			t.Errorf("%s: got %d %s, want a hold", name, res.Status, res.Raw)
+		}
+	}
+	link := env.Post("/v5/payment-links", m, `{"amount":"5","currency":"AUD","merchantReference":"L-3","merchantReference":null,"merchant_reference":""}`)
+	if link.Status != http.StatusOK || link.Str("merchantReference") != "L-3" {
+		t.Errorf("link with its reference beside empty ones: got %d %s", link.Status, link.Raw)
+	}
+}
+
+// TestNothingMayFollowTheBody: bytes after the JSON object are refused,
+// a stray "}" or "]" too (encoding/json's More let those, and anything
+// after them, pass): a proxy that reads the body otherwise would see
+// another request than paylink.
+func TestNothingMayFollowTheBody(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	raw, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "10.00"))
+	for _, tail := range []string{" xyz", "}", `] {"purchase":{"amount":"999.00"}}`} {
+		expectError(t, env.Post("/v5/purchase", m, string(raw)+tail), http.StatusBadRequest, paylink.CodeMalformedJSON)
+	}
+	if res := env.Post("/v5/purchase", m, string(raw)+" \r\n\t"); res.Status != http.StatusOK {
+		t.Errorf("body with white space after it: got %d %s, want 200", res.Status, res.Raw)
+	}
+}
