@@ -110,11 +110,11 @@ func (r Resolution) check() error {
 	default:
 		f["answer"] = "must be approved, declined, failed or not_received"
 	}
-	if r.MerchantID == "" {
-		f["merchant"] = "is required"
-	}
-	if r.Reference == "" {
-		f["reference"] = "is required"
+	for name, v := range map[string]string{"merchant": r.MerchantID, "reference": r.Reference} {
+		checkResolutionText(f, name, v, MaxInvoiceLength)
+		if v == "" {
+			f[name] = "is required"
+		}
 	}
 	checkResolutionText(f, "note", r.Note, maxResolutionNote)
 	if strings.TrimSpace(r.Note) == "" {
@@ -221,7 +221,7 @@ func authAnswer(t *Transaction, r Resolution) AuthResult {
 		a.Outcome, a.AuthCode = OutcomeApproved, r.AuthCode
 	case AnswerDeclined:
 		a.Outcome, a.Decline = OutcomeDeclined, r.decline()
-		a.Message = orDefault(r.DeclineMessage, "The card was declined by the issuer. Ask the customer to use another card or contact their bank.")
+		a.Message = orDefault(r.DeclineMessage, "The payment was declined; no money was taken. Ask the customer to pay another way.")
 	default:
 		a.Outcome, a.Decline = OutcomeFailed, r.decline()
 	}

@@ -48,8 +48,10 @@ commands:
   version            print the version, commit and Go version of this binary
   user create        add a dashboard user to a merchant (password read from stdin)
 
-Run "paylink <command> -h" for a command's flags. Every flag can also be
-set from the environment: --db is PAYLINK_DB, --addr is PAYLINK_ADDR, and so on.
+Run "paylink <command> -h" for a command's flags. A flag whose help names
+an environment variable can also be set from it: --db is PAYLINK_DB,
+--addr is PAYLINK_ADDR, and so on. What names one item to act on
+(--merchant, --reference, --answer) is read from the command line only.
 `
 
 // runIO is the whole program, with its environment and standard input

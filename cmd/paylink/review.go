@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/paylink/paylink"
@@ -16,6 +17,9 @@ import (
 func runReview(ctx context.Context, env environment, args []string) error {
 	if len(args) > 0 && args[0] == "resolve" {
 		return runReviewResolve(ctx, env, args[1:])
+	}
+	if slices.Contains(args, "resolve") {
+		return fmt.Errorf(`review: write resolve right after review: paylink review resolve --db DSN --merchant MID ...`)
 	}
 	f := newFlags("review", env)
 	dsn := f.str("db", defaultDB, "database DSN")

@@ -72,6 +72,10 @@ func TestReviewResolveRecordsTheAnswer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "note: is required") {
 		t.Errorf("resolve without a note: got %v, want the note asked for", err)
 	}
+	_, err = runCLIWith(t, reviewVars, "review", "--db", db, "resolve", "--merchant", m.ID)
+	if err == nil || !strings.Contains(err.Error(), "write resolve right after review") {
+		t.Errorf("resolve after a flag: got %v, want told where resolve goes", err)
+	}
 	out, err := runCLIWith(t, reviewVars, "review", "resolve", "--db", db, "--merchant", m.ID,
 		"--reference", "pr_unknown", "--answer", "not_received", "--note", "acquirer support, case 7")
 	if err != nil || !strings.Contains(out, "transaction pr_unknown of "+m.ID+" resolved as not_received: now FAILED") {

@@ -117,6 +117,7 @@ func TestAResolutionThatDoesNotFitIsRefused(t *testing.T) {
 			{"a control character", paylink.Resolution{Reference: held, Answer: paylink.AnswerApproved, Note: note, AuthCode: "12\n34"}, paylink.KindInvalid},
 			{"an unknown answer", paylink.Resolution{Reference: held, Answer: "maybe", Note: note}, paylink.KindInvalid},
 			{"no such item", paylink.Resolution{Reference: "pr_nosuch", Answer: paylink.AnswerApproved, Note: note}, paylink.KindNotFound},
+			{"a card number as the reference", paylink.Resolution{Reference: "4111111111111111", Answer: paylink.AnswerApproved, Note: note}, paylink.KindInvalid},
 			{"a refund by a transaction's reference", paylink.Resolution{Reference: held, Refund: true, Answer: paylink.AnswerApproved, Note: note}, paylink.KindNotFound},
 			{"an approved payment", paylink.Resolution{Reference: fine, Answer: paylink.AnswerNotReceived, Note: note}, paylink.KindConflict},
 		}
