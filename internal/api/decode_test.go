@@ -298,7 +298,11 @@ func FuzzDecodeMatchesReference(f *testing.F) {
 		if got := b.tree(0, len(b.v)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: got %#v, want %#v", raw, got, want)
 		}
-		for _, p := range append(paths("", want, 16), "a.b", "card.number", "x") {
+		extra := []string{"a.b", "card.number", "x"} // paths the body may lack
+		if b.cased {
+			extra = nil // another spelling may answer for these (keys.go); the reference knows none
+		}
+		for _, p := range append(paths("", want, 16), extra...) {
 			var got any
 			if v := b.lookup(p); v != nil {
 				for j := range b.v {
