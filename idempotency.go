@@ -85,7 +85,12 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 
 // FinishIdempotent stores the response of a claimed key for replays,
 // sealed, or releases the key when the request failed in a way worth
-// retrying (status 0 or 5xx; see Retryable for the API's errors).
+// retrying (status 0 or 5xx; see Retryable for the API's errors). When
+// the database cannot be reached (the request most likely failed for the
+// same outage), it returns the error and goes on trying in the background
+// (finishLater), so that the client's retry once the database is back
+// finds the key released, or its answer kept, instead of a 409 "still in
+// progress" for the rest of IdempotencyLock.
 func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string, status int, response []byte) error {
 	keep := status != 0 && status < 500
 	var sealed SealedSecret
@@ -95,16 +100,49 @@ func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string,
 			return fmt.Errorf("finish idempotency key: seal the response: %w", err)
 		}
 	}
-	err := s.store.Update(ctx, func(tx Tx) error {
-		if !keep {
-			return tx.ReleaseIdempotencyKey(m.ID, key)
-		}
-		return tx.FinishIdempotencyKey(m.ID, key, status, sealed)
-	})
+	write := func(ctx context.Context) error {
+		return s.store.Update(ctx, func(tx Tx) error {
+			if !keep {
+				return tx.ReleaseIdempotencyKey(m.ID, key)
+			}
+			return tx.FinishIdempotencyKey(m.ID, key, status, sealed)
+		})
+	}
+	err := write(ctx)
+	if errors.Is(err, ErrUnavailable) {
+		go s.finishLater(context.WithoutCancel(ctx), write)
+	}
 	if err != nil {
 		return fmt.Errorf("finish idempotency key: %w", err)
 	}
 	return nil
+}
+
+// finishLater tries write again, with backoff, for as long as the
+// request's claim surely still holds its key: a request is answered at
+// most MaxRequestTime after its claim, so the claim holds for at least
+// IdempotencyLock - MaxRequestTime after its finish, and no retry can have
+// taken the key over before then (by the service's clock and by the
+// wall clock, whichever ends first).
+func (s *Service) finishLater(ctx context.Context, write func(context.Context) error) {
+	hold := IdempotencyLock - MaxRequestTime
+	deadline, wallDeadline := s.now().Add(hold), time.Now().Add(hold)
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+		time.Sleep(wait)
+		if !s.now().Before(deadline) || !time.Now().Before(wallDeadline) {
+			s.log.WarnContext(ctx, "idempotency key left locked: the database stayed unreachable; a retry waits for the lock to expire")
+			return
+		}
+		call, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := write(call)
+		cancel()
+		if !errors.Is(err, ErrUnavailable) {
+			if err != nil {
+				s.log.ErrorContext(ctx, "finish idempotency key", "err", err)
+			}
+			return
+		}
+	}
 }
 
 // Retryable reports whether err describes a passing state rather than an

@@ -445,10 +445,30 @@ func (s *Service) recordOutcome(ctx context.Context, t *Transaction, op string) 
 		return s.lateTransaction(ctx, t, op)
 	}
 	if err != nil && !s.recorded(ctx, t, err) {
-		return nil, Internal("record "+op, err)
+		return s.unrecordedOutcome(ctx, t, op, err)
 	}
 	return t, nil
 }
+
+// unrecordedOutcome answers a processor's answer that could not be
+// written for an unreachable database: the transaction stays PROCESSING,
+// and the recovery job asks the processor and records its answer, so the
+// client gets t in progress (PENDING: look it up), never a 503 inviting it
+// to pay again when the acquirer may have approved. Any other error is
+// internal.
+func (s *Service) unrecordedOutcome(ctx context.Context, t *Transaction, op string, err error) (*Transaction, error) {
+	if !errors.Is(err, ErrUnavailable) {
+		return nil, Internal("record "+op, err)
+	}
+	s.log.WarnContext(ctx, "the processor's answer could not be recorded: the recovery job will ask the processor", "op", op, "reference", t.Reference, "err", err)
+	t.Status, t.ProcessedAt = StatusProcessing, time.Time{}
+	t.Details.AuthCode, t.Details.Decline, t.Details.Message = "", nil, msgAnswerUnrecorded
+	return t, nil
+}
+
+// msgAnswerUnrecorded is the message of a transaction whose processor
+// answer could not be written.
+const msgAnswerUnrecorded = "The payment processor answered, but paylink could not record its answer yet. paylink asks the processor within a few minutes and records the outcome (check the status, or wait for the webhook). Do not retry until then."
 
 // recorded reports whether t, written with a compare-and-set on its
 // version by a transaction that ended in err, was recorded all the same:

@@ -174,7 +174,8 @@ func claimContext(ctx context.Context) (context.Context, context.CancelFunc) {
 //     answer was lost (a connection cut during COMMIT): if ref spent the
 //     token, the transaction committed, and updateSpending reports
 //     success rather than a 503 that says nothing happened;
-//   - a token another operation spent is refused naming it (tokenUsedBy).
+//   - a token already spent is refused naming who spent it (tokenUsedBy):
+//     another operation, or this one (a capture retried names its hold).
 //
 // When the spender cannot be read, the first answer stands. The update
 // runs on claimContext: a client hanging up does not cut it short.
@@ -202,8 +203,8 @@ func (s *Service) updateSpending(ctx context.Context, m *Merchant, token, ref st
 	case inDoubt && by == ref:
 		s.log.WarnContext(ctx, "the database's answer to a commit was lost, and the transaction had committed", "reference", ref, "err", err)
 		return nil
-	case spent && by != "" && by != ref:
-		return tokenUsedBy(by)
+	case spent && by != "":
+		return tokenUsedBy(by) // a capture retried names its own hold
 	}
 	return err
 }

@@ -145,3 +145,54 @@ func TestLostCommitAnswerOfARefund(t *testing.T) {
 		t.Errorf("refunded: got %d, want 700 (each refund once)", got)
 	}
 }
+
+// TestAnOutcomeThatCannotBeRecorded: when the COMMIT recording a
+// processor's answer never reaches the server (a remote acquirer's
+// purchase, a capture), the acquirer may have taken the money, so the
+// client gets the payment in progress (PENDING, look it up), not a 503
+// inviting it to pay again; a retry of the same request is refused naming
+// the payment, and recovery records what the acquirer did.
+func TestAnOutcomeThatCannotBeRecorded(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{RecordProcessingFirst: true})
+	m := env.Onboard()
+	body := env.CardPurchase(m, visa, "12.50", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "UNRECORDED") })
+	cut := proxy.Arm(pgtest.Cut{Marker: "Transaction processed successfully"})
+	r := env.Post("/v5/purchase", m, body)
+	waitCut(t, cut)
+	ref := r.Str("purchase.purchase_reference")
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "PENDING" || ref == "" {
+		t.Fatalf("a purchase whose outcome could not be recorded: got %d %s, want 200 PENDING", r.Status, r.Raw)
+	}
+	wantTokenUsedBy(t, env.Post("/v5/purchase", m, body), ref)
+
+	hold := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "20.00", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+	})).Str("purchase.purchase_reference")
+	capture := map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"capture": map[string]any{"amount": "15.00", "currency": "AUD"}}
+	cut = proxy.Arm(pgtest.Cut{Marker: "the hold was captured"})
+	c := env.Post("/v5/purchase/"+hold+"/capture", m, capture)
+	waitCut(t, cut)
+	if c.Status != http.StatusOK || c.Str("purchase.status") != "PENDING" {
+		t.Fatalf("a capture whose outcome could not be recorded: got %d %s, want 200 PENDING", c.Status, c.Raw)
+	}
+	wantTokenUsedBy(t, env.Post("/v5/purchase/"+hold+"/capture", m, capture), hold)
+
+	env.Clock.Advance(paylink.ProcessingTimeout + time.Second)
+	if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{ref, hold} {
+		if got := stored(t, env, m, r).Status; got != paylink.StatusApproved {
+			t.Errorf("%s once recovery asked the acquirer: got %s, want APPROVED", r, got)
+		}
+	}
+}
+
+// wantTokenUsedBy checks a 409 transaction_token_used naming ref.
+func wantTokenUsedBy(t *testing.T, r apitest.Response, ref string) {
+	t.Helper()
+	if r.Status != http.StatusConflict || r.Str("response_code") != "transaction_token_used" || !strings.Contains(r.Str("response_message"), ref) {
+		t.Errorf("the same request again: got %d %s, want 409 transaction_token_used naming %s", r.Status, r.Raw, ref)
+	}
+}

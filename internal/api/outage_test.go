@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,21 +89,30 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// durableDatabase starts a PostgreSQL of the test's own, with fsync (so
+// that it can be halted and resumed), and returns it and a fresh
+// database's DSN; it stops with the test.
+func durableDatabase(t *testing.T) (*pgtest.Server, string) {
+	t.Helper()
+	srv, err := pgtest.StartDurable()
+	if err != nil {
+		pgtest.Skip(t, err)
+	}
+	t.Cleanup(srv.Stop)
+	dsn, err := srv.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, dsn
+}
+
 // TestPostgresRestartUnderLoad is the outage drill: purchases from
 // several clients while PostgreSQL stops at once and comes back 1.5 s
 // later. Clients see only 200 or 503 with Retry-After (never a 500), every
 // approved purchase is kept and gets its webhook, /readyz and the hosted
 // page report the outage, and service resumes by itself.
 func TestPostgresRestartUnderLoad(t *testing.T) {
-	srv, err := pgtest.StartDurable()
-	if err != nil {
-		pgtest.Skip(t, err)
-	}
-	defer srv.Stop()
-	dsn, err := srv.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, dsn := durableDatabase(t)
 	var hookMu sync.Mutex
 	var hooks []string
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -250,4 +260,45 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	if r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00")); r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" {
 		t.Errorf("after the lock is released: got %d %s, want 200", r.Status, r.Raw)
 	}
+}
+
+// TestARetryAfterAnOutageRunsWithItsKey: a purchase under way when the
+// database stops cannot record its Idempotency-Key's end while the
+// database is down (its answer: 200 in progress, since the acquirer was
+// asked). Once the database is back, the key is finished within seconds,
+// so the client's retry with the key gets that answer replayed instead of
+// 409 "still in progress" for the rest of the key's 3-minute lock.
+func TestARetryAfterAnOutageRunsWithItsKey(t *testing.T) {
+	srv, dsn := durableDatabase(t)
+	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	m := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, visa, "10.00"))
+	env.Sandbox.SetDelay(time.Second) // the purchase is under way when the database stops
+	first := make(chan string)
+	go func() {
+		_, raw := postKey(t, env, m, "order-after-outage", body)
+		first <- raw
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := srv.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	answer := <-first
+	if !strings.Contains(answer, `"PENDING"`) {
+		t.Fatalf("the purchase during the outage: got %s, want it in progress", answer)
+	}
+	env.Sandbox.SetDelay(0)
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the retry to be answered", func() bool {
+		res, raw := postKey(t, env, m, "order-after-outage", body)
+		if res.StatusCode == http.StatusConflict && strings.Contains(raw, paylink.CodeIdempotencyConflict) {
+			return false
+		}
+		if res.Header.Get("Idempotent-Replayed") != "true" || raw != answer {
+			t.Fatalf("the retry: got %d %s, want the first answer replayed", res.StatusCode, raw)
+		}
+		return true
+	})
 }
