@@ -196,3 +196,28 @@ func wantTokenUsedBy(t *testing.T, r apitest.Response, ref string) {
 		t.Errorf("the same request again: got %d %s, want 409 transaction_token_used naming %s", r.Status, r.Raw, ref)
 	}
 }
+
+// TestACommitHeldUpPastTheWaitIsEnded: a COMMIT that reaches the server
+// only after paylink stopped waiting for it (5 s: a stalled network or
+// server) can no longer commit: paylink ends the server's process before
+// it reads the batch, so its 503 "nothing happened" stays true, and the
+// same token pays on retry. Before, the late COMMIT went through after
+// the client was told 503.
+func TestACommitHeldUpPastTheWaitIsEnded(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{})
+	m := env.Onboard()
+	body := env.CardPurchase(m, visa, "12.50", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "HELD-UP") })
+	cut := proxy.Arm(pgtest.Cut{Marker: "HELD-UP", Forward: true, Delay: 7 * time.Second})
+	r := env.Post("/v5/purchase", m, body)
+	waitCut(t, cut)
+	if r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("a purchase whose COMMIT was held up: got %d %s, want 503", r.Status, r.Raw)
+	}
+	time.Sleep(3 * time.Second) // past the held-up batch's delivery
+	if s := env.Post("/v5/purchase/HELD-UP", m, map[string]any{"company_token": m.Creds.CompanyToken}); s.Status != http.StatusNotFound {
+		t.Errorf("look-up after the 503: got %d %s, want 404 (nothing happened)", s.Status, s.Raw)
+	}
+	if retry := env.Post("/v5/purchase", m, body); retry.Status != http.StatusOK || retry.Str("purchase.status") != "APPROVED" {
+		t.Errorf("the retry with the same token: got %d %s, want 200 APPROVED", retry.Status, retry.Raw)
+	}
+}

@@ -81,26 +81,41 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 }
 
 // commitDoubtWait bounds how long a commit whose answer was lost waits
-// for the server to finish with its transaction.
+// for the server to finish with its transaction before ending it.
 const commitDoubtWait = 5 * time.Second
 
-// awaitServerProcess waits, up to commitDoubtWait, for PostgreSQL's
-// process pid to end. A connection lost while its COMMIT was on the way
-// leaves the transaction's fate to that process: it commits if the
-// COMMIT reached it, and rolls back otherwise, then ends. Once it has
-// ended, what the caller reads next tells which (the Service reads who
-// spent the transaction token). It gives up at once if the database
-// cannot be asked.
+// awaitServerProcess waits for PostgreSQL's process pid to end. A
+// connection lost while its COMMIT was on the way leaves the
+// transaction's fate to that process: it commits if the COMMIT reached
+// it, and rolls back otherwise, then ends. Once it has ended, what the
+// caller reads next tells which (the Service reads who spent the
+// transaction token). A process still there after commitDoubtWait (its
+// COMMIT held up on the way, or unread) is terminated, so that it cannot
+// commit later, after the caller has read that nothing happened and told
+// its client so: a transaction whose COMMIT it has not begun rolls back,
+// and one it is carrying out completes first. It gives up at once if the
+// database cannot be asked.
 func (s *Store) awaitServerProcess(ctx context.Context, pid uint32) {
-	deadline := time.Now().Add(commitDoubtWait)
-	for time.Now().Before(deadline) {
+	if s.serverProcessEnds(ctx, pid, commitDoubtWait) {
+		return
+	}
+	if _, err := s.db.ExecContext(ctx, `SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
+		return
+	}
+	s.serverProcessEnds(ctx, pid, commitDoubtWait)
+}
+
+// serverProcessEnds waits up to wait for the server process pid to end,
+// and reports whether it did (or the database cannot be asked).
+func (s *Store) serverProcessEnds(ctx context.Context, pid uint32, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var alive bool
 		err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, int64(pid)).Scan(&alive)
 		if err != nil || !alive {
-			return
+			return true
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	return false
 }
 
 // queue holds a write back until the next round trip; q.taken is what a
