@@ -203,8 +203,8 @@ const (
 )
 
 // authFailureLimiter counts audited authentication failures in fixed
-// one-minute windows, per source address and in total. It is safe for
-// concurrent use.
+// one-minute windows, per source address (an IPv6 one by its /64) and in
+// total. It is safe for concurrent use.
 type authFailureLimiter struct {
 	mu     sync.Mutex
 	window time.Time // start of the current minute
@@ -228,8 +228,9 @@ func (l *authFailureLimiter) allow(ip string, now time.Time) limitVerdict {
 	if l.total > AuthFailuresTotal { // checked first, so byIP stays small
 		return verdict(l.total - AuthFailuresTotal)
 	}
-	l.byIP[ip]++
-	return verdict(l.byIP[ip] - AuthFailuresPerIP)
+	key := throttleAddress(ip) // an IPv6 client by its /64, as the sign-in throttle counts it
+	l.byIP[key]++
+	return verdict(l.byIP[key] - AuthFailuresPerIP)
 }
 
 // verdict maps how far a count is over its limit to a verdict.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -461,6 +462,21 @@ func TestAuthFailureAuditIsRateLimited(t *testing.T) {
 		attempt("192.0.2.1", 1)
 		if got := count()["192.0.2.1"]; got != paylink.AuthFailuresPerIP+1 {
 			t.Errorf("next minute: got %d rows for the address, want %d", got, paylink.AuthFailuresPerIP+1)
+		}
+		// One IPv6 client can pick any address of its /64: it has one
+		// budget, not one per address (it used to fill the total alone).
+		env.Clock.Advance(time.Minute)
+		for i := range paylink.AuthFailuresPerIP + 10 {
+			attempt(fmt.Sprintf("2001:db8:1:2::%x", i+1), 1)
+		}
+		rows := 0
+		for ip, n := range count() {
+			if strings.HasPrefix(ip, "2001:db8:1:2:") {
+				rows += n
+			}
+		}
+		if rows != paylink.AuthFailuresPerIP {
+			t.Errorf("rows for one /64 spread over many addresses: got %d, want %d", rows, paylink.AuthFailuresPerIP)
 		}
 	})
 }

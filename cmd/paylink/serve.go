@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -307,11 +308,35 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.HandleFunc("GET /debug/pprof/profile", boundedProfile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	go srv.Serve(ln)
 	log.Info("metrics listening", "addr", ln.Addr().String())
+	if !loopback(ln.Addr()) {
+		log.Warn("the metrics and profiler address is not a loopback address: keep it private (a firewall, or --metrics-addr 127.0.0.1:PORT)", "addr", ln.Addr().String())
+	}
 	return func() { srv.Close() }, nil
+}
+
+// maxProfileSeconds is the longest CPU profile the metrics address takes:
+// one request must not hold the profiler (one at a time) for hours.
+const maxProfileSeconds = 120
+
+// boundedProfile is pprof.Profile refusing a profile longer than
+// maxProfileSeconds.
+func boundedProfile(w http.ResponseWriter, r *http.Request) {
+	if sec, err := strconv.Atoi(r.FormValue("seconds")); err == nil && sec > maxProfileSeconds {
+		http.Error(w, fmt.Sprintf("seconds: at most %d", maxProfileSeconds), http.StatusBadRequest)
+		return
+	}
+	pprof.Profile(w, r)
+}
+
+// loopback reports whether addr listens on a loopback address only.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // backgroundTasks lists the periodic jobs of a serving instance.

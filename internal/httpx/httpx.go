@@ -43,17 +43,16 @@ func Wrap(next http.Handler, o Options) http.Handler {
 		id := RequestID(r.Header.Get(RequestIDHeader))
 		r = r.WithContext(paylink.WithRequestID(r.Context(), id))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		h := rec.Header()
-		h.Set(RequestIDHeader, id)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
+		sharedHeaders(rec.Header(), id)
 		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v) // the handler asked net/http to drop the connection: no answer
+				}
 				o.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "route", Route(r), "panic", v)
 				if !rec.wrote {
-					writeInternalError(rec)
+					writeInternalError(rec, id)
 				}
 			}
 			o.Logger.InfoContext(r.Context(), "request", "method", r.Method, "route", Route(r), "status", rec.status,
@@ -162,11 +161,24 @@ whoever sent the link for a new one.</p></main></body></html>
 `
 
 // writeInternalError answers a panic with the API's error body shape; a
-// panic is a bug, and the body says nothing about it.
-func writeInternalError(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+// panic is a bug, and the body says nothing about it. Headers the handler
+// set before it panicked (a cookie, a cache lifetime) are dropped.
+func writeInternalError(w http.ResponseWriter, id string) {
+	h := w.Header()
+	clear(h)
+	sharedHeaders(h, id)
+	h.Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusInternalServerError)
 	w.Write([]byte(`{"response_code":"internal_error","response_message":"internal error","error_code":"internal_error","error_message":"internal error"}` + "\n"))
+}
+
+// sharedHeaders sets the headers of every response: its request id, no
+// sniffing, no referrer, and no caching unless a handler allows it.
+func sharedHeaders(h http.Header, id string) {
+	h.Set(RequestIDHeader, id)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
 }
 
 // Route is the matched route pattern, never the raw path, so that

@@ -118,11 +118,20 @@ func TestEveryLineOfARequestNamesIt(t *testing.T) {
 	}
 }
 
+// TestPanicIsA500WithTheErrorBody: a panic is a 500 with the API's error
+// body and the shared headers only: what the handler had set before it
+// (a cookie, a cache lifetime) is dropped.
 func TestPanicIsA500WithTheErrorBody(t *testing.T) {
-	rec, lines := serve(t, func(http.ResponseWriter, *http.Request) { panic("boom") },
-		httptest.NewRequest(http.MethodPost, "/things/1", nil))
+	rec, lines := serve(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("Set-Cookie", "session=1")
+		panic("boom")
+	}, httptest.NewRequest(http.MethodPost, "/things/1", nil))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `"response_code":"internal_error"`) {
 		t.Errorf("got %d %s, want 500 internal_error", rec.Code, rec.Body)
+	}
+	if h := rec.Header(); h.Get("Cache-Control") != "no-store" || h.Get("Set-Cookie") != "" || h.Get(httpx.RequestIDHeader) == "" {
+		t.Errorf("headers of the 500: got %v, want no-store, no cookie, a request id", h)
 	}
 	if len(lines) != 2 || lines[0]["msg"] != "panic" || lines[1]["status"] != float64(500) {
 		t.Errorf("got log %v, want the panic and then the access line with status 500", lines)

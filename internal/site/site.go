@@ -76,6 +76,7 @@ func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.H
 			r2 := r.Clone(r.Context())
 			r2.URL = u
 			mux.ServeHTTP(w, r2)
+			r.Pattern = r2.Pattern // the route served, for the access log and metrics
 			return
 		}
 		if allow := httpx.Allowed(mux, r.Host, r.URL, "/"); len(allow) > 0 {

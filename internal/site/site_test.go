@@ -221,6 +221,9 @@ func TestUnroutedRequests(t *testing.T) {
 	if tok := env.Post("/v5/transaction_token/", m, map[string]any{"company_token": m.Creds.CompanyToken}); tok.Status != 200 {
 		t.Errorf("POST /v5/transaction_token/: got %d %s, want a token", tok.Status, tok.Raw)
 	}
+	if !strings.Contains(env.LogText(), `"route":"POST /v5/transaction_token"`) {
+		t.Errorf("the access log names no route POST /v5/transaction_token for the request served through the slash (it said /):\n%s", env.LogText())
+	}
 	for _, c := range []struct{ method, path, allow string }{
 		{http.MethodPost, "/v5/balance", "GET, HEAD"},
 		{http.MethodGet, "/v5/transaction_token", "POST"},
