@@ -138,6 +138,21 @@ func TestPanicIsA500WithTheErrorBody(t *testing.T) {
 	}
 }
 
+// TestAbortHandlerPanicIsNotAnswered: a handler's panic with
+// http.ErrAbortHandler reaches net/http, which drops the connection
+// without an answer, instead of becoming a logged 500.
+func TestAbortHandlerPanicIsNotAnswered(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /things/{id}", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
+	rec := httptest.NewRecorder()
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler || rec.Code != http.StatusOK || rec.Body.Len() != 0 {
+			t.Errorf("got panic %v and %d %q, want ErrAbortHandler passed on and nothing written", v, rec.Code, rec.Body)
+		}
+	}()
+	httpx.Wrap(mux, httpx.Options{Logger: slog.New(slog.DiscardHandler)}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/things/1", nil))
+}
+
 func TestSharedHeadersAndBodyCap(t *testing.T) {
 	var readErr error
 	h := func(w http.ResponseWriter, r *http.Request) {
