@@ -19,7 +19,7 @@ func runReview(ctx context.Context, env environment, args []string) error {
 		return runReviewResolve(ctx, env, args[1:])
 	}
 	if slices.Contains(args, "resolve") {
-		return fmt.Errorf(`review: write resolve right after review: paylink review resolve --db DSN --merchant MID ...`)
+		return fmt.Errorf("review: write resolve right after review (paylink review resolve --db DSN --merchant MID --reference REF)")
 	}
 	f := newFlags("review", env)
 	dsn := f.str("db", defaultDB, "database DSN")
