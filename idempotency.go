@@ -48,11 +48,29 @@ type IdempotencyKey struct {
 	LockedUntil time.Time
 }
 
-// BeginIdempotent claims an idempotency key for a request. It returns
-// (nil, nil) when the caller should run the request, a finished record to
-// replay, or a 409 when the key is in use by a request still running or
-// was used with a different request.
-func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
+// IdempotencyClaim is a request's hold on its idempotency key, from
+// BeginIdempotent until FinishIdempotent ends it.
+type IdempotencyClaim struct {
+	MerchantID, Key string
+	At              time.Time // when it was claimed: the key's created_at
+}
+
+// BeginIdempotent claims an idempotency key for a request. It returns the
+// claim when the caller should run the request (and end it with
+// FinishIdempotent), a finished record to replay, or a 409 when the key
+// is in use by a request still running or was used with a different
+// request.
+func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, *IdempotencyClaim, error) {
+	replay, err := s.beginIdempotent(ctx, m, key, requestHash)
+	if err != nil || replay.Status != 0 {
+		return replay, nil, err
+	}
+	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt}, nil
+}
+
+// beginIdempotent claims key: the claim itself (status 0) when the caller
+// should run the request, else the finished record to replay.
+func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
 	if key == "" || utf8.RuneCountInString(key) > MaxIdempotencyKey || CheckText(key, 4*MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
 		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey),
 			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
@@ -67,7 +85,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	})
 	switch {
 	case err == nil:
-		return nil, nil
+		return claim, nil
 	case !errors.Is(err, ErrConflict):
 		return nil, Internal("idempotency key", err)
 	case !bytes.Equal(found.RequestHash, requestHash):
@@ -91,7 +109,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 // (finishLater), so that the client's retry once the database is back
 // finds the key released, or its answer kept, instead of a 409 "still in
 // progress" for the rest of IdempotencyLock.
-func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string, status int, response []byte) error {
+func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, status int, response []byte) error {
 	keep := status != 0 && status < 500
 	var sealed SealedSecret
 	if keep {
@@ -103,14 +121,14 @@ func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string,
 	write := func(ctx context.Context) error {
 		return s.store.Update(ctx, func(tx Tx) error {
 			if !keep {
-				return tx.ReleaseIdempotencyKey(m.ID, key)
+				return tx.ReleaseIdempotencyKey(c.MerchantID, c.Key, c.At)
 			}
-			return tx.FinishIdempotencyKey(m.ID, key, status, sealed)
+			return tx.FinishIdempotencyKey(c.MerchantID, c.Key, c.At, status, sealed)
 		})
 	}
 	err := write(ctx)
 	if errors.Is(err, ErrUnavailable) {
-		go s.finishLater(context.WithoutCancel(ctx), write)
+		go s.finishLater(context.WithoutCancel(ctx), c, write)
 	}
 	if err != nil {
 		return fmt.Errorf("finish idempotency key: %w", err)
@@ -118,15 +136,12 @@ func (s *Service) FinishIdempotent(ctx context.Context, m *Merchant, key string,
 	return nil
 }
 
-// finishLater tries write again, with backoff, for as long as the
-// request's claim surely still holds its key: a request is answered at
-// most MaxRequestTime after its claim, so the claim holds for at least
-// IdempotencyLock - MaxRequestTime after its finish, and no retry can have
-// taken the key over before then (by the service's clock and by the
-// wall clock, whichever ends first).
-func (s *Service) finishLater(ctx context.Context, write func(context.Context) error) {
-	hold := IdempotencyLock - MaxRequestTime
-	deadline, wallDeadline := s.now().Add(hold), time.Now().Add(hold)
+// finishLater tries write again, with backoff, until the claim's lock
+// runs out (by the service's clock and by the wall clock, whichever ends
+// first): a retry may take the key over after that anyway. The write
+// names the claim, so it never ends a retry's claim of the same key.
+func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write func(context.Context) error) {
+	deadline, wallDeadline := c.At.Add(IdempotencyLock), time.Now().Add(IdempotencyLock)
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		time.Sleep(wait)
 		if !s.now().Before(deadline) || !time.Now().Before(wallDeadline) {
@@ -137,7 +152,7 @@ func (s *Service) finishLater(ctx context.Context, write func(context.Context) e
 		err := write(call)
 		cancel()
 		if !errors.Is(err, ErrUnavailable) {
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrConflict) {
 				s.log.ErrorContext(ctx, "finish idempotency key", "err", err)
 			}
 			return

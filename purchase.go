@@ -463,6 +463,7 @@ func (s *Service) unrecordedOutcome(ctx context.Context, t *Transaction, op stri
 	s.log.WarnContext(ctx, "the processor's answer could not be recorded: the recovery job will ask the processor", "op", op, "reference", t.Reference, "err", err)
 	t.Status, t.ProcessedAt = StatusProcessing, time.Time{}
 	t.Details.AuthCode, t.Details.Decline, t.Details.Message = "", nil, msgAnswerUnrecorded
+	t.AuthenticationURL = "" // a challenge issued with the answer was not stored: its page does not exist
 	return t, nil
 }
 

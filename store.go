@@ -178,9 +178,14 @@ type Tx interface {
 	// (past its retention, not yet deleted); otherwise it returns the
 	// stored key with ErrConflict.
 	ClaimIdempotencyKey(k *IdempotencyKey, now, expiredBefore time.Time) (*IdempotencyKey, error)
-	// FinishIdempotencyKey stores the sealed response of a claimed key.
-	FinishIdempotencyKey(merchantID, key string, status int, response SealedSecret) error
-	ReleaseIdempotencyKey(merchantID, key string) error
+	// FinishIdempotencyKey stores the sealed response of the claim of key
+	// made at claimedAt (its created_at); ErrConflict when that claim is
+	// not there unfinished (a retry took the key over).
+	FinishIdempotencyKey(merchantID, key string, claimedAt time.Time, status int, response SealedSecret) error
+	// ReleaseIdempotencyKey forgets the unfinished claim of key made at
+	// claimedAt, so that the request can be retried; another claim of the
+	// key is left alone.
+	ReleaseIdempotencyKey(merchantID, key string, claimedAt time.Time) error
 	DeleteIdempotencyKeys(createdBefore time.Time) (int64, error)
 
 	// Direct debit refunds: a refund is reserved (AddRefunded, refund

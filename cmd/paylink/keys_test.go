@@ -600,10 +600,11 @@ func TestKeyRotationResealsIdempotentAnswers(t *testing.T) {
 		m := e.vaultCards(t, 1, 1)[0].m
 		answer := []byte(`{"url":"https://pay.example/pay/SECRETPAGETOKEN"}`)
 		hash := []byte("request hash")
-		if replay, err := e.tokenise.BeginIdempotent(ctx, m, "order-1", hash); err != nil || replay != nil {
+		replay, claim, err := e.tokenise.BeginIdempotent(ctx, m, "order-1", hash)
+		if err != nil || replay != nil {
 			t.Fatalf("claim: got %v, %v", replay, err)
 		}
-		if err := e.tokenise.FinishIdempotent(ctx, m, "order-1", 201, answer); err != nil {
+		if err := e.tokenise.FinishIdempotent(ctx, claim, 201, answer); err != nil {
 			t.Fatal(err)
 		}
 		stored := func() (keyID string, response []byte) {
@@ -623,7 +624,7 @@ func TestKeyRotationResealsIdempotentAnswers(t *testing.T) {
 		if keyID, _ := stored(); keyID == e.oldKeyID || keyID == "" {
 			t.Errorf("after the rotation: answer under %q, want the new key", keyID)
 		}
-		replay, err := e.serve.BeginIdempotent(ctx, m, "order-1", hash)
+		replay, _, err = e.serve.BeginIdempotent(ctx, m, "order-1", hash)
 		if err != nil || replay == nil || replay.Status != 201 || !bytes.Equal(replay.Response, answer) {
 			t.Errorf("replay after the rotation: got %+v, %v; want status 201 and the answer", replay, err)
 		}

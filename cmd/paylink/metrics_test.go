@@ -121,10 +121,12 @@ func TestAlertsAndDashboardNameRealMetrics(t *testing.T) {
 	s := startServe(t, db, "--metrics-addr", metricsAddr)
 	s.purchase(c, testCard("4111111111111111"), "10.00", nil)
 	quick := &http.Client{Timeout: 10 * time.Second}
-	if res, err := quick.Get("http://" + metricsAddr + "/debug/pprof/profile?seconds=86400"); err != nil || res.StatusCode != http.StatusBadRequest {
-		t.Errorf("a day-long CPU profile: got %v, %v; want 400 (over maxProfileSeconds)", res, err)
-	} else {
-		res.Body.Close()
+	for _, p := range []string{"profile", "heap", "goroutine"} {
+		if res, err := quick.Get("http://" + metricsAddr + "/debug/pprof/" + p + "?seconds=86400"); err != nil || res.StatusCode != http.StatusBadRequest {
+			t.Errorf("a day-long %s profile: got %v, %v; want 400 (over maxProfileSeconds)", p, res, err)
+		} else {
+			res.Body.Close()
+		}
 	}
 	have := scrapeNames(t, "http://"+metricsAddr+"/metrics")
 	exprs := append(alertExprs(t), dashboardExprs(t)...)

@@ -307,8 +307,8 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/profile", boundedProfile)
+	mux.HandleFunc("GET /debug/pprof/", boundedProfile(pprof.Index))
+	mux.HandleFunc("GET /debug/pprof/profile", boundedProfile(pprof.Profile))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	go srv.Serve(ln)
@@ -319,18 +319,21 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func
 	return func() { srv.Close() }, nil
 }
 
-// maxProfileSeconds is the longest CPU profile the metrics address takes:
-// one request must not hold the profiler (one at a time) for hours.
+// maxProfileSeconds is the longest profile the metrics address takes (a
+// CPU profile, or a heap, allocation, goroutine, block or mutex delta):
+// one request must not hold the CPU profiler (one at a time) or a
+// connection for hours.
 const maxProfileSeconds = 120
 
-// boundedProfile is pprof.Profile refusing a profile longer than
-// maxProfileSeconds.
-func boundedProfile(w http.ResponseWriter, r *http.Request) {
-	if sec, err := strconv.Atoi(r.FormValue("seconds")); err == nil && sec > maxProfileSeconds {
-		http.Error(w, fmt.Sprintf("seconds: at most %d", maxProfileSeconds), http.StatusBadRequest)
-		return
+// boundedProfile is h refusing a profile longer than maxProfileSeconds.
+func boundedProfile(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if sec, err := strconv.ParseFloat(r.FormValue("seconds"), 64); err == nil && !(sec <= maxProfileSeconds) {
+			http.Error(w, fmt.Sprintf("seconds: at most %d", maxProfileSeconds), http.StatusBadRequest)
+			return
+		}
+		h(w, r)
 	}
-	pprof.Profile(w, r)
 }
 
 // loopback reports whether addr listens on a loopback address only.

@@ -26,7 +26,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		return s.errorResponse(w, r, errReservedKey)
 	}
 	hash := requestHash(r, raw)
-	replay, err := s.svc.BeginIdempotent(r.Context(), m, key, hash)
+	replay, claim, err := s.svc.BeginIdempotent(r.Context(), m, key, hash)
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
@@ -39,7 +39,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if err != nil && paylink.Retryable(err) {
 		keep = 0
 	}
-	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), m, key, keep, body); err != nil {
+	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), claim, keep, body); err != nil {
 		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body

@@ -21,10 +21,11 @@ func (b *body) casedMember(lo, hi int, key string) int {
 	return found
 }
 
-// checkSpellings records a field error when a member among lo to hi
-// spelled otherwise than the one found (at found) names the same key in
-// snake_case and holds another value: {"amount": "10.00", "Amount":
-// "1000.00"} is refused rather than read as either. Values compare as
+// checkSpellings records a field error when another member among lo to
+// hi than the one found (at found) names the same key in snake_case, under
+// another spelling or the same one again, and holds another value:
+// {"amount": "10.00", "Amount": "1000.00"} and {"Amount": "12.00",
+// "Amount": "1200.00"} are refused rather than read as either. Values compare as
 // sent, trimmed (12.00 and "12.00" agree; 12 and 12.00 do not), as
 // lookup compares duplicates spelled alike; an empty alias is absent, and
 // two objects under two spellings are refused, whatever they hold.
@@ -34,7 +35,12 @@ func (b *body) checkSpellings(lo, hi, found int, prefix string) {
 	want := snakeKey(got.key)
 	for j := lo; j < hi; j = int(b.v[j].end) {
 		v := &b.v[j]
-		if v.key != got.key && snakeKey(v.key) == want && conflicting(v, got) {
+		if j == found || snakeKey(v.key) != want || !conflicting(v, got) {
+			continue
+		}
+		if v.key == got.key { // the same spelling twice ({"Amount": "12.00", "Amount": "1200.00"})
+			b.fail(prefix+v.key, twice(v, "sent twice with different values"))
+		} else {
 			b.fail(prefix+v.key, twice(v, "differs from the value sent as "+prefix+got.key))
 		}
 	}

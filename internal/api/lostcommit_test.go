@@ -10,6 +10,7 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/pgtest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // TestLostCommitAnswer cuts the connection between paylink and a real
@@ -219,5 +220,20 @@ func TestACommitHeldUpPastTheWaitIsEnded(t *testing.T) {
 	}
 	if retry := env.Post("/v5/purchase", m, body); retry.Status != http.StatusOK || retry.Str("purchase.status") != "APPROVED" {
 		t.Errorf("the retry with the same token: got %d %s, want 200 APPROVED", retry.Status, retry.Raw)
+	}
+}
+
+// TestAChallengeThatCannotBeRecorded: an acquirer's 3-D Secure challenge
+// whose recording fails is answered in progress without the challenge's
+// address: its page was never stored, so the customer sent there would
+// find nothing.
+func TestAChallengeThatCannotBeRecorded(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{RecordProcessingFirst: true})
+	m := env.Onboard()
+	cut := proxy.Arm(pgtest.Cut{Marker: "The card issuer requires the customer to authenticate"})
+	r := threeDSPurchase(env, m, processor.CardThreeDSChallenge)
+	waitCut(t, cut)
+	if r.Status != http.StatusOK || r.Str("purchase.status") != "PENDING" || r.Str("customer.authentication_redirect_url") != "" {
+		t.Errorf("a challenge whose recording failed: got %d %s, want 200 PENDING without a challenge address", r.Status, r.Raw)
 	}
 }

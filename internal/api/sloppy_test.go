@@ -571,3 +571,29 @@ func TestNothingMayFollowTheBody(t *testing.T) {
 		t.Errorf("body with white space after it: got %d %s, want 200", res.Status, res.Raw)
 	}
 }
+
+// TestACasedKeyTwiceWithTwoValues: a camelCase or PascalCase key repeated
+// with two values is refused as a snake_case one is ("sent twice with
+// different values"), never read as the last: a proxy that reads the
+// first would see another amount, or a hold where paylink charged in
+// full. The same value twice is read once.
+func TestACasedKeyTwiceWithTwoValues(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	raw, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	body := func(members string) string {
+		return strings.Replace(string(raw), `"amount":12.00`, members, 1)
+	}
+	for _, members := range []string{
+		`"Amount":"12.00","Amount":"1200.00"`,
+		`"amount":12.00,"shouldServiceApplyPreAuthorisation":true,"shouldServiceApplyPreAuthorisation":false`,
+	} {
+		res := env.Post("/v5/purchase", m, body(members))
+		if res.Status != http.StatusBadRequest || !strings.Contains(res.Raw, "sent twice with different values") {
+			t.Errorf("%s: got %d %s, want 400 sent twice with different values", members, res.Status, res.Raw)
+		}
+	}
+	if res := env.Post("/v5/purchase", m, body(`"Amount":"12.00","Amount":12.00`)); res.Status != http.StatusOK || res.Str("purchase.status") != "APPROVED" {
+		t.Errorf("the same amount twice: got %d %s, want it read once", res.Status, res.Raw)
+	}
+}

@@ -38,12 +38,12 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 	}
 	ctx, m, key := rq.r.Context(), rq.ss.Merchant, paylink.DashboardKeyPrefix+form
 	hash := sha256.Sum256([]byte(action + "\x00" + strings.Join(parts, "\x00")))
-	replay, err := h.svc.BeginIdempotent(ctx, m, key, hash[:])
+	replay, claim, err := h.svc.BeginIdempotent(ctx, m, key, hash[:])
 	if err != nil || replay != nil {
 		return replay, nil, err
 	}
 	finish := func(status int, response []byte) {
-		if err := h.svc.FinishIdempotent(context.WithoutCancel(ctx), m, key, status, response); err != nil {
+		if err := h.svc.FinishIdempotent(context.WithoutCancel(ctx), claim, status, response); err != nil {
 			h.log.ErrorContext(ctx, "dashboard: finish idempotency key", "action", action, "err", err)
 		}
 	}

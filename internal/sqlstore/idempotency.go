@@ -57,14 +57,17 @@ func (t *tx) idempotencyKey(merchantID, key string) (*paylink.IdempotencyKey, er
 }
 
 // FinishIdempotencyKey stores the sealed response of a claimed key.
-func (t *tx) FinishIdempotencyKey(merchantID, key string, status int, response paylink.SealedSecret) error {
+func (t *tx) FinishIdempotencyKey(merchantID, key string, claimedAt time.Time, status int, response paylink.SealedSecret) error {
 	return t.execOne("finish idempotency key", `UPDATE idempotency_keys SET status = $1, response = $2, response_key_id = $3
-		WHERE merchant_id = $4 AND key = $5 AND status = 0`, status, response.Ciphertext, response.KeyID, merchantID, key)
+		WHERE merchant_id = $4 AND key = $5 AND created_at = $6 AND status = 0`,
+		status, response.Ciphertext, response.KeyID, merchantID, key, claimedAt.UnixMicro())
 }
 
-// ReleaseIdempotencyKey forgets an unfinished key so that it can be retried.
-func (t *tx) ReleaseIdempotencyKey(merchantID, key string) error {
-	_, err := t.exec(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND status = 0`, merchantID, key)
+// ReleaseIdempotencyKey forgets the unfinished claim of key made at
+// claimedAt so that the request can be retried.
+func (t *tx) ReleaseIdempotencyKey(merchantID, key string, claimedAt time.Time) error {
+	_, err := t.exec(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND created_at = $3 AND status = 0`,
+		merchantID, key, claimedAt.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)
 	}

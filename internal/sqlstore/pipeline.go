@@ -93,24 +93,32 @@ const commitDoubtWait = 5 * time.Second
 // COMMIT held up on the way, or unread) is terminated, so that it cannot
 // commit later, after the caller has read that nothing happened and told
 // its client so: a transaction whose COMMIT it has not begun rolls back,
-// and one it is carrying out completes first. It gives up at once if the
-// database cannot be asked.
+// and one it is carrying out completes first. The process is known by
+// its pid and its start time, so that a pid the server gave to a new
+// process meanwhile is never signalled. It gives up at once if the
+// database cannot be asked. (Behind a connection pooler the pid is the
+// pooler's: nothing is found, and the caller reads at once.)
 func (s *Store) awaitServerProcess(ctx context.Context, pid uint32) {
-	if s.serverProcessEnds(ctx, pid, commitDoubtWait) {
-		return
+	var started time.Time
+	err := s.db.QueryRowContext(ctx, `SELECT backend_start FROM pg_stat_activity WHERE pid = $1`, int64(pid)).Scan(&started)
+	if err != nil || s.serverProcessEnds(ctx, pid, started) {
+		return // ended already, or the database cannot be asked
 	}
-	if _, err := s.db.ExecContext(ctx, `SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
-		return
+	_, err = s.db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2`,
+		int64(pid), started)
+	if err == nil {
+		s.serverProcessEnds(ctx, pid, started)
 	}
-	s.serverProcessEnds(ctx, pid, commitDoubtWait)
 }
 
-// serverProcessEnds waits up to wait for the server process pid to end,
-// and reports whether it did (or the database cannot be asked).
-func (s *Store) serverProcessEnds(ctx context.Context, pid uint32, wait time.Duration) bool {
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+// serverProcessEnds waits up to commitDoubtWait for the server process
+// pid that started at started to end, and reports whether it did (or the
+// database cannot be asked).
+func (s *Store) serverProcessEnds(ctx context.Context, pid uint32, started time.Time) bool {
+	for deadline := time.Now().Add(commitDoubtWait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var alive bool
-		err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, int64(pid)).Scan(&alive)
+		err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2)`,
+			int64(pid), started).Scan(&alive)
 		if err != nil || !alive {
 			return true
 		}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,13 +36,23 @@ func testIdempotencyKeys(t *testing.T, s paylink.Store) {
 		t.Fatalf("got %d claims of one key, want 1", claims.Load())
 	}
 	update(t, s, func(tx paylink.Tx) error {
-		// After the lock expires a retry takes the key over.
-		if _, err := tx.ClaimIdempotencyKey(key, t0.Add(2*time.Minute), t0.Add(-24*time.Hour)); err != nil {
+		// After the lock expires a retry takes the key over; the first
+		// claim can then neither finish nor release it.
+		first := key.CreatedAt
+		retry := *key
+		retry.CreatedAt, retry.LockedUntil = t0.Add(2*time.Minute), t0.Add(5*time.Minute)
+		if _, err := tx.ClaimIdempotencyKey(&retry, retry.CreatedAt, t0.Add(-24*time.Hour)); err != nil {
 			t.Errorf("take over after lock expiry: %v", err)
 		}
 		sealed := paylink.SealedSecret{KeyID: "key1", Ciphertext: []byte("sealed response")}
-		if err := tx.FinishIdempotencyKey(m.ID, "k1", 201, sealed); err != nil {
+		if err := tx.FinishIdempotencyKey(m.ID, "k1", first, 500, sealed); !errors.Is(err, paylink.ErrConflict) {
+			t.Errorf("the first claim's finish after the take-over: got %v, want ErrConflict", err)
+		}
+		if err := tx.ReleaseIdempotencyKey(m.ID, "k1", first); err != nil {
 			return err
+		}
+		if err := tx.FinishIdempotencyKey(m.ID, "k1", retry.CreatedAt, 201, sealed); err != nil {
+			return fmt.Errorf("the retry's finish (the first claim's release must leave it): %w", err)
 		}
 		found, err := tx.ClaimIdempotencyKey(key, t0.Add(time.Hour), t0.Add(-23*time.Hour))
 		if !errors.Is(err, paylink.ErrConflict) || found.Status != 201 || found.Sealed.KeyID != "key1" ||
