@@ -34,8 +34,11 @@ type pipeline struct {
 	err     error // the first failure; the transaction is lost
 	// statements counts the statements run or queued so far.
 	statements int64
-	// pid is the server process serving the transaction, once known.
-	pid uint32
+	// pid is the server process serving the transaction, once known, and
+	// started its start time (zero when not known): the two name the
+	// process for good, where a pid alone may be given to a new one.
+	pid     uint32
+	started time.Time
 }
 
 // queued is a held-back statement and what to call it in an error.
@@ -75,7 +78,7 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 	}
 	err = p.commit(ctx)
 	if err != nil && p.pid != 0 && unavailable(err) {
-		s.awaitServerProcess(ctx, p.pid)
+		s.awaitServerProcess(ctx, p.pid, p.started)
 	}
 	return err
 }
@@ -84,27 +87,26 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 // for the server to finish with its transaction before ending it.
 const commitDoubtWait = 5 * time.Second
 
-// awaitServerProcess waits for PostgreSQL's process pid to end. A
-// connection lost while its COMMIT was on the way leaves the
-// transaction's fate to that process: it commits if the COMMIT reached
-// it, and rolls back otherwise, then ends. Once it has ended, what the
-// caller reads next tells which (the Service reads who spent the
+// awaitServerProcess waits for PostgreSQL's process pid, started at
+// started, to end. A connection lost while its COMMIT was on the way
+// leaves the transaction's fate to that process: it commits if the COMMIT
+// reached it, and rolls back otherwise, then ends. Once it has ended,
+// what the caller reads next tells which (the Service reads who spent the
 // transaction token). A process still there after commitDoubtWait (its
 // COMMIT held up on the way, or unread) is terminated, so that it cannot
 // commit later, after the caller has read that nothing happened and told
 // its client so: a transaction whose COMMIT it has not begun rolls back,
-// and one it is carrying out completes first. The process is known by
-// its pid and its start time, so that a pid the server gave to a new
-// process meanwhile is never signalled. It gives up at once if the
-// database cannot be asked. (Behind a connection pooler the pid is the
-// pooler's: nothing is found, and the caller reads at once.)
-func (s *Store) awaitServerProcess(ctx context.Context, pid uint32) {
-	var started time.Time
-	err := s.db.QueryRowContext(ctx, `SELECT backend_start FROM pg_stat_activity WHERE pid = $1`, int64(pid)).Scan(&started)
-	if err != nil || s.serverProcessEnds(ctx, pid, started) {
-		return // ended already, or the database cannot be asked
+// and one it is carrying out completes first. Only a process known by
+// its start time as well (read when its connection opened,
+// noteBackendStart) is terminated, never a new process given the pid. It
+// gives up at once if the database cannot be asked. (Behind a connection
+// pooler the pid is the pooler's: nothing matches, and the caller reads
+// at once.)
+func (s *Store) awaitServerProcess(ctx context.Context, pid uint32, started time.Time) {
+	if s.serverProcessEnds(ctx, pid, started) || started.IsZero() {
+		return
 	}
-	_, err = s.db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2`,
+	_, err := s.db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2`,
 		int64(pid), started)
 	if err == nil {
 		s.serverProcessEnds(ctx, pid, started)
@@ -112,18 +114,36 @@ func (s *Store) awaitServerProcess(ctx context.Context, pid uint32) {
 }
 
 // serverProcessEnds waits up to commitDoubtWait for the server process
-// pid that started at started to end, and reports whether it did (or the
-// database cannot be asked).
+// pid (that started at started, when known) to end, and reports whether
+// it did (or the database cannot be asked).
 func (s *Store) serverProcessEnds(ctx context.Context, pid uint32, started time.Time) bool {
+	query, args := `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, []any{int64(pid)}
+	if !started.IsZero() {
+		query, args = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2)`, append(args, started)
+	}
 	for deadline := time.Now().Add(commitDoubtWait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var alive bool
-		err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2)`,
-			int64(pid), started).Scan(&alive)
-		if err != nil || !alive {
+		if err := s.db.QueryRowContext(ctx, query, args...).Scan(&alive); err != nil || !alive {
 			return true
 		}
 	}
 	return false
+}
+
+// backendStartKey is where a connection keeps its server process's start
+// time (pgconn's CustomData).
+const backendStartKey = "paylink.backend_start"
+
+// noteBackendStart records, when a connection opens, the start time of
+// its server process, which with its pid names that process for good
+// (awaitServerProcess). Without it (pg_stat_activity not readable), a
+// held-up commit is waited for but never terminated.
+func noteBackendStart(ctx context.Context, conn *pgx.Conn) error {
+	var started time.Time
+	if err := conn.QueryRow(ctx, `SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()`).Scan(&started); err == nil {
+		conn.PgConn().CustomData()[backendStartKey] = started
+	}
+	return nil
 }
 
 // queue holds a write back until the next round trip; q.taken is what a
@@ -177,6 +197,7 @@ func (p *pipeline) onPgConn(fn func(*pgx.Conn) error) error {
 		}
 		if p.pid == 0 {
 			p.pid = c.Conn().PgConn().PID()
+			p.started, _ = c.Conn().PgConn().CustomData()[backendStartKey].(time.Time)
 		}
 		return fn(c.Conn())
 	})

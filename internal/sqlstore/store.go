@@ -156,7 +156,7 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 	if dial != nil {
 		cfg.DialFunc = dial
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(noteBackendStart))
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	// A session keeps the settings it started with (an ALTER DATABASE ...
