@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -53,6 +54,22 @@ type IdempotencyKey struct {
 type IdempotencyClaim struct {
 	MerchantID, Key string
 	At              time.Time // when it was claimed: the key's created_at
+	Until           time.Time // when its lock ends (a retry may take the key over after)
+}
+
+// idempotencyLock is how long a claim of key holds it before a retry may
+// take it over: IdempotencyLock, except for the dashboard's forms, whose
+// unfinished claims are never taken over while the key is kept. An API
+// money call spends a transaction token, so a retry after its lock meets
+// the spent token; a dashboard action spends none, and its form's key is
+// all that stops a second refund when the form is sent again after an
+// outage longer than the lock. The staff member gets the payment as it now
+// is and a fresh form instead (the dashboard's stale-form answer).
+func idempotencyLock(key string) time.Duration {
+	if strings.HasPrefix(key, DashboardKeyPrefix) {
+		return IdempotencyRetention
+	}
+	return IdempotencyLock
 }
 
 // BeginIdempotent claims an idempotency key for a request. It returns the
@@ -65,7 +82,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	if err != nil || replay.Status != 0 {
 		return replay, nil, err
 	}
-	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt}, nil
+	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt, Until: replay.LockedUntil}, nil
 }
 
 // beginIdempotent claims key: the claim itself (status 0) when the caller
@@ -76,7 +93,7 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
 	}
 	now := s.now()
-	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(IdempotencyLock)}
+	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(idempotencyLock(key))}
 	var found *IdempotencyKey
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
@@ -137,11 +154,11 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 }
 
 // finishLater tries write again, with backoff, until the claim's lock
-// runs out (by the service's clock and by the wall clock, whichever ends
-// first): a retry may take the key over after that anyway. The write
-// names the claim, so it never ends a retry's claim of the same key.
+// runs out, or IdempotencyLock has passed on the wall clock, whichever
+// ends first: a retry may take the key over after the lock anyway. The
+// write names the claim, so it never ends a retry's claim of the same key.
 func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write func(context.Context) error) {
-	deadline, wallDeadline := c.At.Add(IdempotencyLock), time.Now().Add(IdempotencyLock)
+	deadline, wallDeadline := c.Until, time.Now().Add(IdempotencyLock)
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		time.Sleep(wait)
 		if !s.now().Before(deadline) || !time.Now().Before(wallDeadline) {

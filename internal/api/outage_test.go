@@ -89,30 +89,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// durableDatabase starts a PostgreSQL of the test's own, with fsync (so
-// that it can be halted and resumed), and returns it and a fresh
-// database's DSN; it stops with the test.
-func durableDatabase(t *testing.T) (*pgtest.Server, string) {
-	t.Helper()
-	srv, err := pgtest.StartDurable()
-	if err != nil {
-		pgtest.Skip(t, err)
-	}
-	t.Cleanup(srv.Stop)
-	dsn, err := srv.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, dsn
-}
-
 // TestPostgresRestartUnderLoad is the outage drill: purchases from
 // several clients while PostgreSQL stops at once and comes back 1.5 s
 // later. Clients see only 200 or 503 with Retry-After (never a 500), every
 // approved purchase is kept and gets its webhook, /readyz and the hosted
 // page report the outage, and service resumes by itself.
 func TestPostgresRestartUnderLoad(t *testing.T) {
-	srv, dsn := durableDatabase(t)
+	srv, dsn := pgtest.DurableDatabase(t)
 	var hookMu sync.Mutex
 	var hooks []string
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -269,7 +252,7 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 // so the client's retry with the key gets that answer replayed instead of
 // 409 "still in progress" for the rest of the key's 3-minute lock.
 func TestARetryAfterAnOutageRunsWithItsKey(t *testing.T) {
-	srv, dsn := durableDatabase(t)
+	srv, dsn := pgtest.DurableDatabase(t)
 	env := apitest.Start(t, apitest.Options{DSN: dsn})
 	m := env.Onboard()
 	body, _ := json.Marshal(env.CardPurchase(m, visa, "10.00"))

@@ -52,10 +52,11 @@ func (h *Handler) act(rq *request, done string, fn func(action) error) error {
 
 // run does op once per the form's idempotency key: a replay of a done
 // action answers as the first request did. op answers the notice to show
-// (see answered). A refused or failed action changed nothing and releases
-// the key, so that the corrected form, or another form of the page after
-// the browser's Back, goes through; an action whose processor answer is
-// awaited keeps it, so that the same form sent again cannot act twice.
+// (see answered). A refused action changed nothing and releases the key,
+// so that the corrected form, or another form of the page after the
+// browser's Back, goes through; an action whose processor answer is
+// awaited, or that met an unreachable database (it may have committed),
+// keeps it, so that the same form sent again cannot act twice (failed).
 func (a action) run(op func() (string, error), amount int64) error {
 	rq := a.rq
 	replay, finish, err := a.h.once(rq, "payment", rq.r.URL.Path, rq.ss.User.ID, fmt.Sprintf("%d %s", amount, a.t.Currency))
@@ -70,7 +71,7 @@ func (a action) run(op func() (string, error), amount int64) error {
 	}
 	done, err := op()
 	if err != nil {
-		finish(0, nil)
+		failed(finish, err)
 		return err
 	}
 	target := pageOf(a.t) + "?done=" + done

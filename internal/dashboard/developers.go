@@ -140,7 +140,7 @@ func (h *Handler) issueSecret(rq *request, action string, issue func(time.Durati
 	}
 	data, err := issue(d)
 	if err != nil {
-		finish(0, nil)
+		failed(finish, err)
 		return h.developersError(rq, err)
 	}
 	finish(http.StatusCreated, nil)

@@ -49,3 +49,15 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 	}
 	return nil, finish, nil
 }
+
+// failed ends a form's key after its action failed with err: released,
+// so that the corrected form goes through, unless the database could not
+// be reached. The action may then have committed with its answer lost (a
+// link made, a key rolled, a refund reserved), so the key is kept, and the
+// same form sent again shows the page as it now is instead of acting a
+// second time.
+func failed(finish func(int, []byte), err error) {
+	if paylink.AsError(err).Kind != paylink.KindUnavailable {
+		finish(0, nil)
+	}
+}

@@ -88,7 +88,7 @@ func (h *Handler) createLink(rq *request) error {
 	}
 	l, _, err := h.svc.CreateLink(ctx, m, n)
 	if err != nil {
-		finish(0, nil)
+		failed(finish, err)
 		return h.linkFormError(rq, f, err)
 	}
 	finish(http.StatusCreated, []byte(l.ID))

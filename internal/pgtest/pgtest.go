@@ -251,6 +251,23 @@ func Skip(t testing.TB, err error) {
 	t.Skipf("PostgreSQL unavailable, skipping: %v", err)
 }
 
+// DurableDatabase starts a server of the test's own with synchronous
+// commits (StartDurable: it can be halted and resumed), and returns it and
+// a fresh database's DSN; the server stops with the test.
+func DurableDatabase(t testing.TB) (*Server, string) {
+	t.Helper()
+	srv, err := StartDurable()
+	if err != nil {
+		Skip(t, err)
+	}
+	t.Cleanup(srv.Stop)
+	dsn, err := srv.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, dsn
+}
+
 // Shared is a test package's one throwaway server: Start it in TestMain,
 // Stop it after m.Run, and take a fresh database per test with Database.
 type Shared struct {
