@@ -60,9 +60,6 @@ func (h *Handler) act(rq *request, done string, fn func(action) error) error {
 func (a action) run(op func() (string, error), amount int64) error {
 	rq := a.rq
 	replay, finish, err := a.h.once(rq, "payment", rq.r.URL.Path, rq.ss.User.ID, fmt.Sprintf("%d %s", amount, a.t.Currency))
-	if paylink.AsError(err).Code == paylink.CodeIdempotencyConflict {
-		return errStaleForm()
-	}
 	if err != nil {
 		return err
 	}
@@ -96,10 +93,12 @@ func (a action) answered(status, want paylink.Status, refused func() error) (str
 }
 
 // errStaleForm refuses a form whose key another action of the page took
-// (a form sent again after the browser's Back, or one still running).
+// (a form sent again after the browser's Back, one still running, or one
+// kept after it met an unreachable database, which may have gone
+// through). Reloading the page gives fresh forms.
 func errStaleForm() error {
 	return paylink.Errorf(paylink.KindConflict, paylink.CodeIdempotencyConflict,
-		"These forms were already used a moment ago, for this or another action. The payment below is as it is now; try again if you still need to.")
+		"This form was already sent (what it asked for may have been done, even if the service was unavailable then). The page below is as it is now: check it before trying again.")
 }
 
 // replayed answers a repeated form as the first one was answered.

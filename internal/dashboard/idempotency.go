@@ -39,6 +39,9 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 	ctx, m, key := rq.r.Context(), rq.ss.Merchant, paylink.DashboardKeyPrefix+form
 	hash := sha256.Sum256([]byte(action + "\x00" + strings.Join(parts, "\x00")))
 	replay, claim, err := h.svc.BeginIdempotent(ctx, m, key, hash[:])
+	if paylink.AsError(err).Code == paylink.CodeIdempotencyConflict {
+		return nil, nil, errStaleForm()
+	}
 	if err != nil || replay != nil {
 		return replay, nil, err
 	}
@@ -57,7 +60,7 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 // same form sent again shows the page as it now is instead of acting a
 // second time.
 func failed(finish func(int, []byte), err error) {
-	if paylink.AsError(err).Kind != paylink.KindUnavailable {
+	if paylink.AsError(err).Code != paylink.CodeServiceUnavailable {
 		finish(0, nil)
 	}
 }

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,15 +75,19 @@ func TestALinkFormWhoseCommitAnswerWasLost(t *testing.T) {
 	f := linkForm(list.csrf(), formKey(t, list))
 	f.Set("merchantReference", "LOST-LINK")
 	cut := proxy.Arm(pgtest.Cut{Marker: "LOST-LINK", Forward: true, Delay: 300 * time.Millisecond})
-	if p := b.post("/dashboard/links", f); p.status != http.StatusServiceUnavailable {
-		t.Fatalf("a link whose COMMIT answer was lost: got %d, want 503", p.status)
+	p := b.post("/dashboard/links", f)
+	if p.status != http.StatusServiceUnavailable || p.header.Get("Retry-After") == "" || !strings.Contains(p.body, "open the page again") ||
+		strings.Contains(p.body, "Idempotency-Key") {
+		t.Fatalf("a link whose COMMIT answer was lost: got %d (Retry-After %q), want 503 in the dashboard's words:\n%s", p.status, p.header.Get("Retry-After"), p.body)
 	}
 	select {
 	case <-cut:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the armed cut never happened")
 	}
-	b.post("/dashboard/links", f)
+	if p := b.post("/dashboard/links", f); !strings.Contains(p.body, "This form was already sent") {
+		t.Errorf("the same form again: got %d, want it told it was already sent:\n%s", p.status, p.body)
+	}
 	var n int
 	if err := env.Store.DB().QueryRow(`SELECT COUNT(*) FROM payment_links WHERE merchant_id = $1`, m.ID).Scan(&n); err != nil || n != 1 {
 		t.Errorf("links after one form sent twice: got %d, %v; want 1", n, err)

@@ -240,8 +240,17 @@ func (rq *request) fail(err error) {
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		rq.h.log.ErrorContext(rq.r.Context(), "dashboard error", "route", rq.r.Pattern, "err", e.Error())
 	}
-	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: e.Message})
+	msg := e.Message
+	if e.Code == paylink.CodeServiceUnavailable {
+		rq.w.Header().Set("Retry-After", "5")
+		msg = msgUnavailable
+	}
+	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: msg})
 }
+
+// msgUnavailable is the dashboard's answer while its database cannot be
+// reached (the API's says to retry with the same Idempotency-Key).
+const msgUnavailable = "The service is briefly unavailable (its database cannot be reached). What you asked for may or may not have been done: in a minute, open the page again to see, before trying again."
 
 // view is what every template gets: the page's data and the layout's.
 type view struct {

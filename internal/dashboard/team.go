@@ -87,7 +87,7 @@ func (h *Handler) invite(rq *request) error {
 	if err == nil {
 		token, inv, err = h.svc.CreateInvite(rq.r.Context(), rq.ss.User, email, paylink.Role(role))
 		if err != nil {
-			finish(0, nil)
+			failed(finish, err)
 		} else {
 			finish(http.StatusCreated, nil)
 		}
