@@ -54,8 +54,10 @@ type IdempotencyKey struct {
 type IdempotencyClaim struct {
 	MerchantID, Key string
 	At              time.Time // when it was claimed: the key's created_at
-	Until           time.Time // when its lock ends (a retry may take the key over after)
 }
+
+// until is when c's lock ends: a retry may take the key over after it.
+func (c *IdempotencyClaim) until() time.Time { return c.At.Add(idempotencyLock(c.Key)) }
 
 // idempotencyLock is how long a claim of key holds it before a retry may
 // take it over: IdempotencyLock, except for the dashboard's forms, whose
@@ -82,7 +84,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	if err != nil || replay.Status != 0 {
 		return replay, nil, err
 	}
-	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt, Until: replay.LockedUntil}, nil
+	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt}, nil
 }
 
 // beginIdempotent claims key: the claim itself (status 0) when the caller
@@ -158,7 +160,7 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 // ends first: a retry may take the key over after the lock anyway. The
 // write names the claim, so it never ends a retry's claim of the same key.
 func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write func(context.Context) error) {
-	deadline, wallDeadline := c.Until, time.Now().Add(IdempotencyLock)
+	deadline, wallDeadline := c.until(), time.Now().Add(IdempotencyLock)
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		time.Sleep(wait)
 		if !s.now().Before(deadline) || !time.Now().Before(wallDeadline) {

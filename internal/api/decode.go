@@ -479,7 +479,7 @@ func (b *body) lookup(path string) *value {
 		for j := lo; j < hi; j = int(b.v[j].end) {
 			if b.v[j].key == key && b.v[j].kind != kindAbsent {
 				if found >= 0 && conflicting(&b.v[found], &b.v[j]) {
-					b.fail(full[:len(full)-len(path)]+key, twice(&b.v[j], "sent twice with different values"))
+					b.fail(full[:len(full)-len(path)]+key, twice(&b.v[j], problemSentTwice))
 				}
 				found = j
 			}

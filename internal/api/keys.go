@@ -39,7 +39,7 @@ func (b *body) checkSpellings(lo, hi, found int, prefix string) {
 			continue
 		}
 		if v.key == got.key { // the same spelling twice ({"Amount": "12.00", "Amount": "1200.00"})
-			b.fail(prefix+v.key, twice(v, "sent twice with different values"))
+			b.fail(prefix+v.key, twice(v, problemSentTwice))
 		} else {
 			b.fail(prefix+v.key, twice(v, "differs from the value sent as "+prefix+got.key))
 		}

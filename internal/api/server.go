@@ -156,11 +156,15 @@ func header(r *http.Request, name string) (value string, ok bool) {
 	return values[0], true
 }
 
+// problemSentTwice is the field problem of a header or a body key sent
+// twice with different values.
+const problemSentTwice = "sent twice with different values"
+
 // sentTwice is the answer to a header sent twice with different values,
 // naming it in fields.
 func sentTwice(kind paylink.Kind, code, name string) *paylink.Error {
-	return &paylink.Error{Kind: kind, Code: code, Message: name + " sent twice with different values: send it once",
-		Fields: map[string]string{name: "sent twice with different values"}}
+	return &paylink.Error{Kind: kind, Code: code, Message: name + " " + problemSentTwice + ": send it once",
+		Fields: map[string]string{name: problemSentTwice}}
 }
 
 // errAuthorizationTwice and errIdempotencyKeyTwice refuse those headers
