@@ -102,10 +102,18 @@ func purchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, card string, 
 // took (env must have nothing else to write meanwhile).
 func purchaseUpdates(t *testing.T, env *apitest.Env, m *apitest.Merchant, card string, mutate func(map[string]any)) int64 {
 	t.Helper()
-	_, before := env.Store.WriterStats()
-	purchase(t, env, m, card, mutate)
-	_, after := env.Store.WriterStats()
-	return after - before
+	// The fewest of three purchases: a background job's write (the
+	// service's jobs run beside it, late under load) only adds to one.
+	fewest := int64(-1)
+	for range 3 {
+		_, before := env.Store.WriterStats()
+		purchase(t, env, m, card, mutate)
+		_, after := env.Store.WriterStats()
+		if n := after - before; fewest < 0 || n < fewest {
+			fewest = n
+		}
+	}
+	return fewest
 }
 
 // webhookPayload is the payload enqueued for ref ("" when none was).
