@@ -110,6 +110,22 @@ func replayed(rq *request, k *paylink.IdempotencyKey) error {
 	return nil
 }
 
+// awaitingAnswer reports whether the payment, or one of its refunds,
+// awaits a processor's answer (PROCESSING, or UNKNOWN until recovery or
+// an operator settles it).
+func awaitingAnswer(tl *paylink.Timeline) bool {
+	waiting := func(s paylink.Status) bool { return s == paylink.StatusProcessing || s == paylink.StatusUnknown }
+	if waiting(tl.Transaction.Status) {
+		return true
+	}
+	for _, r := range tl.Refunds {
+		if waiting(r.Status) {
+			return true
+		}
+	}
+	return false
+}
+
 // pageOf is the dashboard page of a payment.
 func pageOf(t *paylink.Transaction) string {
 	if t.PaymentType == paylink.PaymentTypeBankAccount {
@@ -118,8 +134,15 @@ func pageOf(t *paylink.Transaction) string {
 	return "/dashboard/payments/" + t.Reference
 }
 
-// actionNotice is the notice after a payment action.
-func actionNotice(done string) string {
+// actionNotice is the notice after a payment action; awaiting tells
+// whether the payment still awaits a processor's answer. A "pending"
+// action is shown as pending only while it does: the same address,
+// reloaded or reached again by the same form sent twice, says that the
+// answer has come once it has, and the history below shows what it was.
+func actionNotice(done string, awaiting bool) string {
+	if done == "pending" && !awaiting {
+		return "The processor has answered since this was sent: its outcome is in the history below."
+	}
 	switch done {
 	case "captured":
 		return "The hold was captured."

@@ -21,7 +21,7 @@ func (h *Handler) directDebits(rq *request) error {
 // directDebit shows one direct debit; a card payment's reference, or
 // another merchant's, is not found here.
 func (h *Handler) directDebit(rq *request) error {
-	return h.renderPayment(rq, debitsBase, http.StatusOK, view{Notice: actionNotice(rq.r.URL.Query().Get("done"))})
+	return h.renderPayment(rq, debitsBase, http.StatusOK, view{})
 }
 
 // refundDebit refunds part or all of a cleared direct debit.

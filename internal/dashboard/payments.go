@@ -120,10 +120,12 @@ type paymentData struct {
 // payment shows one payment of the merchant; another merchant's
 // reference is not found.
 func (h *Handler) payment(rq *request) error {
-	return h.renderPayment(rq, "/dashboard/payments", http.StatusOK, view{Notice: actionNotice(rq.r.URL.Query().Get("done"))})
+	return h.renderPayment(rq, "/dashboard/payments", http.StatusOK, view{})
 }
 
-// renderPayment renders the payment of the path's ref under base.
+// renderPayment renders the payment of the path's ref under base. A
+// page shown without an error carries the notice of the action that led
+// to it (the query's done), as the payment now is.
 func (h *Handler) renderPayment(rq *request, base string, status int, v view) error {
 	tl, err := h.svc.PaymentTimeline(rq.r.Context(), rq.ss.Merchant, rq.r.PathValue("ref"))
 	if err != nil {
@@ -146,6 +148,9 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
 	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, tl)
+	if v.Error == "" {
+		v.Notice = actionNotice(rq.r.URL.Query().Get("done"), awaitingAnswer(tl))
+	}
 	v.Title, v.Data = "Payment "+t.Reference, d
 	rq.render(status, "payment", v)
 	return nil

@@ -428,6 +428,23 @@ func TestActionAwaitingItsAnswerIsPendingNotRefused(t *testing.T) {
 	if got := stored(t, env, m, held); got.Status != paylink.StatusApproved || got.Amount != 2000 {
 		t.Errorf("hold after recovery: got %s amount %d, want APPROVED 2000", got.Status, got.Amount)
 	}
+	// Once the answers have come, the same address, or the same form
+	// sent again (a replay), no longer says they are awaited.
+	for _, a := range []struct {
+		ref, path string
+		form      url.Values
+	}{
+		{paid, "/refund", refund}, {held, "/capture", capture},
+	} {
+		want := "/dashboard/payments/" + a.ref + "?done=pending"
+		if p := b.post("/dashboard/payments/"+a.ref+a.path, a.form); p.status != http.StatusSeeOther || p.header.Get("Location") != want {
+			t.Errorf("%s sent again after the answer: got %d to %q, want the replay's 303 to %q", a.path, p.status, p.header.Get("Location"), want)
+		}
+		page := b.get(want)
+		if strings.Contains(page.body, "whose answer has not come yet") || !strings.Contains(page.body, "The processor has answered since this was sent") {
+			t.Errorf("%s: the page still says the answer is awaited, or not that it came: %s", a.path, page.body)
+		}
+	}
 }
 
 func TestCaptureAndCancelHolds(t *testing.T) {
