@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/oasdiff/yaml"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // metricName finds series names in PromQL.
@@ -163,5 +166,49 @@ func TestVersionCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "paylink ") || !strings.HasPrefix(lines[1], "commit ") || !strings.HasPrefix(lines[2], "go1.") {
 		t.Errorf("got %q, want three lines: paylink VERSION, commit REV, goVERSION", out)
+	}
+}
+
+// TestMetricsAddressWarnsAndTimesOut: the metrics address warns when it
+// listens beyond the loopback interface, and closes a connection that
+// never sends its request's header (ReadHeaderTimeout, 5 s), so a slow
+// or idle client cannot hold it.
+func TestMetricsAddressWarnsAndTimesOut(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		addr string
+		warn bool
+	}{{"127.0.0.1:0", false}, {"0.0.0.0:0", true}} {
+		var out strings.Builder
+		stop, err := serveMetrics(c.addr, prometheus.NewRegistry(), slog.New(slog.NewJSONHandler(&out, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if got := strings.Contains(out.String(), "not a loopback address"); got != c.warn {
+			t.Errorf("%s: warned %v, want %v: %s", c.addr, got, c.warn, out.String())
+		}
+	}
+
+	var out strings.Builder
+	stop, err := serveMetrics("127.0.0.1:0", prometheus.NewRegistry(), slog.New(slog.NewJSONHandler(&out, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var listening struct{ Addr string }
+	if err := json.Unmarshal([]byte(strings.SplitN(out.String(), "\n", 2)[0]), &listening); err != nil || listening.Addr == "" {
+		t.Fatalf("no address in the first log line %q: %v", out.String(), err)
+	}
+	conn, err := net.Dial("tcp", listening.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("GET /metrics HTTP/1.1\r\n")) // and never the rest
+	start := time.Now()
+	conn.SetReadDeadline(start.Add(8 * time.Second))
+	if n, err := conn.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a request whose header never ends: read %d bytes, %v after %s; want the connection closed", n, err, time.Since(start))
 	}
 }
