@@ -30,29 +30,36 @@ const verifyPage = 500
 func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}, merchants: map[string]int{},
 		batched: map[string]int64{}, paid: map[string]int64{}, refunded: map[string]*refundTotals{}}
-	if err := s.scanPostings(ctx, v.addPosting); err != nil {
-		return nil, err
-	}
-	if err := s.scanTransactions(ctx, v.checkTransaction); err != nil {
-		return nil, err
-	}
-	if err := s.scanRefunds(ctx, v.checkRefund); err != nil {
-		return nil, err
-	}
-	if err := s.scanSettlements(ctx, v.checkBatch, v.checkPayout); err != nil {
-		return nil, err
-	}
-	if err := s.checkOrphanLines(ctx, &v); err != nil {
-		return nil, err
-	}
-	if err := s.checkMerchants(ctx, &v); err != nil {
-		return nil, err
+	err := s.store.Snapshot(ctx, func(tx Tx) error { return v.read(tx) })
+	if err != nil {
+		return nil, fmt.Errorf("verify ledger: %w", err)
 	}
 	v.checkLeftovers()
 	v.checkBalances()
 	v.checkRefunded()
 	sort.SliceStable(v.found, func(i, j int) bool { return v.found[i].Reference < v.found[j].Reference })
 	return v.found, nil
+}
+
+// read checks every row tx reads: one snapshot, so that payments made
+// while it runs neither appear half made nor move between its pages.
+func (v *verifier) read(tx Tx) error {
+	if err := scanPostings(tx, v.addPosting); err != nil {
+		return err
+	}
+	if err := scanTransactions(tx, v.checkTransaction); err != nil {
+		return err
+	}
+	if err := scanRefunds(tx, v.checkRefund); err != nil {
+		return err
+	}
+	if err := scanSettlements(tx, v.checkBatch, v.checkPayout); err != nil {
+		return err
+	}
+	if err := v.checkOrphanLines(tx); err != nil {
+		return err
+	}
+	return v.checkMerchants(tx)
 }
 
 // verifier accumulates what verification has seen.
@@ -253,10 +260,10 @@ func abs(n int64) int64 {
 	return n
 }
 
-// scanPostings, scanTransactions and scanRefunds call fn for every row,
-// a page per read-only transaction.
-func (s *Service) scanPostings(ctx context.Context, fn func(*Posting)) error {
-	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+// scanPostings, scanTransactions, scanRefunds and scanSettlements call
+// fn for every row tx reads, a page at a time.
+func scanPostings(tx Tx, fn func(*Posting)) error {
+	return scanAll(func(after string) (string, int, error) {
 		ps, err := tx.ScanPostings(after, verifyPage)
 		for _, p := range ps {
 			fn(p)
@@ -268,13 +275,8 @@ func (s *Service) scanPostings(ctx context.Context, fn func(*Posting)) error {
 
 // checkOrphanLines reports ledger lines whose posting does not exist
 // (up to verifyPage of them: one is already a broken journal).
-func (s *Service) checkOrphanLines(ctx context.Context, v *verifier) error {
-	var ids []string
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		ids, err = tx.OrphanLedgerLines(verifyPage)
-		return err
-	})
+func (v *verifier) checkOrphanLines(tx Tx) error {
+	ids, err := tx.OrphanLedgerLines(verifyPage)
 	if err != nil {
 		return fmt.Errorf("verify ledger lines: %w", err)
 	}
@@ -287,8 +289,8 @@ func (s *Service) checkOrphanLines(ctx context.Context, v *verifier) error {
 // checkMerchants reports merchant ids that postings or payments name but
 // no merchant has: on PostgreSQL neither carries a foreign key to its
 // merchant (migration 0023).
-func (s *Service) checkMerchants(ctx context.Context, v *verifier) error {
-	ms, err := s.ListMerchants(ctx)
+func (v *verifier) checkMerchants(tx Tx) error {
+	ms, err := tx.ListMerchants()
 	if err != nil {
 		return fmt.Errorf("verify merchants: %w", err)
 	}
@@ -301,8 +303,8 @@ func (s *Service) checkMerchants(ctx context.Context, v *verifier) error {
 	return nil
 }
 
-func (s *Service) scanTransactions(ctx context.Context, fn func(*Transaction)) error {
-	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+func scanTransactions(tx Tx, fn func(*Transaction)) error {
+	return scanAll(func(after string) (string, int, error) {
 		ts, err := tx.ScanTransactions(after, verifyPage)
 		for _, t := range ts {
 			fn(t)
@@ -312,8 +314,8 @@ func (s *Service) scanTransactions(ctx context.Context, fn func(*Transaction)) e
 	})
 }
 
-func (s *Service) scanRefunds(ctx context.Context, fn func(*Refund)) error {
-	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+func scanRefunds(tx Tx, fn func(*Refund)) error {
+	return scanAll(func(after string) (string, int, error) {
 		rs, err := tx.ScanRefunds(after, verifyPage)
 		for _, r := range rs {
 			fn(r)
@@ -323,8 +325,8 @@ func (s *Service) scanRefunds(ctx context.Context, fn func(*Refund)) error {
 	})
 }
 
-func (s *Service) scanSettlements(ctx context.Context, batch func(*SettlementBatch), payout func(*Payout)) error {
-	err := scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+func scanSettlements(tx Tx, batch func(*SettlementBatch), payout func(*Payout)) error {
+	err := scanAll(func(after string) (string, int, error) {
 		bs, err := tx.ScanSettlementBatches(after, verifyPage)
 		for _, b := range bs {
 			batch(b)
@@ -335,7 +337,7 @@ func (s *Service) scanSettlements(ctx context.Context, batch func(*SettlementBat
 	if err != nil {
 		return err
 	}
-	return scanAll(ctx, s.store, func(tx Tx, after string) (string, int, error) {
+	return scanAll(func(after string) (string, int, error) {
 		ps, err := tx.ScanPayouts(after, verifyPage)
 		for _, p := range ps {
 			payout(p)
@@ -346,17 +348,13 @@ func (s *Service) scanSettlements(ctx context.Context, batch func(*SettlementBat
 }
 
 // scanAll runs page until it returns a short page.
-func scanAll(ctx context.Context, store Store, page func(tx Tx, after string) (string, int, error)) error {
+func scanAll(page func(after string) (string, int, error)) error {
 	after := ""
 	for {
 		var n int
-		err := store.View(ctx, func(tx Tx) error {
-			var err error
-			after, n, err = page(tx, after)
+		var err error
+		if after, n, err = page(after); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("verify ledger: %w", err)
 		}
 		if n < verifyPage {
 			return nil

@@ -194,7 +194,7 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 	}
 	slices.Sort(rec.Days)
 	ledger := map[string]*Posting{}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := s.store.Snapshot(ctx, func(tx Tx) error { // every day's postings as of one moment
 		for _, day := range rec.Days {
 			start, err := dayStart(day)
 			if err != nil {

@@ -53,7 +53,7 @@ func (s *Service) SettlementReport(ctx context.Context, m *Merchant, day string)
 		return nil, err
 	}
 	rep := &SettlementReport{MerchantID: m.ID, Day: day}
-	err = s.store.View(ctx, func(tx Tx) error {
+	err = s.store.Snapshot(ctx, func(tx Tx) error { // batches, lines and payouts of one moment
 		batches, err := tx.SettlementBatches(m.ID, day)
 		if err != nil {
 			return err

@@ -199,7 +199,7 @@ func (s *Service) Payouts(ctx context.Context, m *Merchant, startingAfter string
 	}
 	var out []*Payout
 	var more bool
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := s.store.Snapshot(ctx, func(tx Tx) error { // payouts and the batches they cover, of one moment
 		if startingAfter != "" {
 			if _, err := tx.Payout(m.ID, startingAfter); err != nil {
 				return err

@@ -9,8 +9,16 @@ import (
 // business rules live in Service, and a Store only guarantees that each
 // Update is atomic and that guarded writes are compare-and-set.
 type Store interface {
-	// View runs fn against a consistent read-only view.
+	// View runs fn with read-only access. Each read sees committed data,
+	// but two reads may see the database at two moments (a write may
+	// commit between them): fn that needs its reads to agree uses
+	// Snapshot.
 	View(ctx context.Context, fn func(Tx) error) error
+	// Snapshot runs fn in one read-only transaction: every read in it
+	// sees the database as of one moment, whatever commits meanwhile.
+	// It costs a transaction's statements beyond View's, and holds the
+	// moment's rows from being reclaimed while it runs.
+	Snapshot(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in one write transaction and commits it durably
 	// before returning. fn must do no I/O other than through tx, and may
 	// be run batched with other callers' functions (group commit); an

@@ -48,7 +48,7 @@ type Timeline struct {
 // (ties keep that order). Another merchant's reference is not found.
 func (s *Service) PaymentTimeline(ctx context.Context, m *Merchant, ref string) (*Timeline, error) {
 	tl := &Timeline{}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := s.store.Snapshot(ctx, func(tx Tx) error {
 		var err error
 		if tl.Transaction, err = tx.Transaction(m.ID, ref); err != nil {
 			return err

@@ -81,7 +81,7 @@ func (s *Service) WebhookLog(ctx context.Context, m *Merchant, f WebhookLogFilte
 	limit := wf.Limit
 	wf.Limit++
 	page := &WebhookLogPage{}
-	err := s.store.View(ctx, func(tx Tx) error {
+	err := s.store.Snapshot(ctx, func(tx Tx) error { // deliveries and their attempts, of one moment
 		ds, err := tx.ListWebhookDeliveries(wf)
 		if err != nil {
 			return err

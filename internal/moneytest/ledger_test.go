@@ -3,7 +3,9 @@ package moneytest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -372,4 +374,57 @@ func TestVerifyFindsAReplacedLine(t *testing.T) {
 	if !found {
 		t.Errorf("verify after a line was replaced: got %+v, want %s reported", f.verify(), sold.Reference)
 	}
+}
+
+// Verification reads one snapshot: run while payments and refunds are
+// made, it reports nothing. Read page by page, each in a read of its
+// own, it reported a payment approved after the postings were read as
+// one without its postings, and a refund reserved after its payment was
+// read as a refunded total that disagrees.
+func TestVerifyWhilePaymentsAreMade(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		var done atomic.Bool
+		errs := make(chan error, 1)
+		go func() { errs <- f.traffic(&done) }()
+		for i := 0; i < 25; i++ {
+			if d := f.verify(); len(d) != 0 {
+				t.Errorf("verify %d while payments are made: got %v, want no discrepancy", i, d)
+				break
+			}
+		}
+		done.Store(true)
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		if d := f.verify(); len(d) != 0 {
+			t.Errorf("verify after: got %v, want no discrepancy", d)
+		}
+	})
+}
+
+// traffic makes surcharged purchases and refunds part of each until done.
+func (f *flow) traffic(done *atomic.Bool) error {
+	m, creds := f.m.Merchant, f.m.Creds
+	for n := 0; !done.Load(); n++ {
+		tok, err := f.e.Service.IssueTransactionToken(f.ctx, m, creds.CompanyToken)
+		if err != nil {
+			return err
+		}
+		p, err := f.e.Service.Purchase(f.ctx, m, paylink.PurchaseRequest{
+			CompanyToken: creds.CompanyToken, TransactionToken: tok, Customer: customer,
+			Card:   &paylink.CardDetails{Number: "4111111111111111", ExpiryMonth: 12, ExpiryYear: f.e.Clock.Now().Year() + 2, CVC: "123", HolderName: "Jo"},
+			Amount: 1000 + int64(n), Currency: "AUD", ApplySurcharge: true})
+		if err != nil {
+			return fmt.Errorf("purchase %d: %w", n, err)
+		}
+		if tok, err = f.e.Service.IssueTransactionToken(f.ctx, m, creds.CompanyToken); err != nil {
+			return err
+		}
+		if _, _, err := f.e.Service.Refund(f.ctx, m, p.Reference, paylink.RefundRequest{
+			CompanyToken: creds.CompanyToken, TransactionToken: tok, Customer: customer, Amount: 300, Currency: "AUD"}); err != nil {
+			return fmt.Errorf("refund %d: %w", n, err)
+		}
+	}
+	return nil
 }

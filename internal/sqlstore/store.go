@@ -250,6 +250,23 @@ func (s *Store) View(ctx context.Context, fn func(paylink.Tx) error) error {
 	return s.classify(fn(&tx{ctx: ctx, q: s.reads, postgres: s.engine == Postgres}))
 }
 
+// Snapshot runs fn in one read-only transaction on one connection:
+// SQLite's deferred transaction keeps the write-ahead log's state of its
+// first read, and PostgreSQL's REPEATABLE READ the snapshot of its first
+// statement.
+func (s *Store) Snapshot(ctx context.Context, fn func(paylink.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.engine == Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	stx, err := s.db.BeginTx(ctx, opts)
+	if err != nil {
+		return s.classify(fmt.Errorf("begin snapshot: %w", err))
+	}
+	defer stx.Rollback() // read only: nothing to commit
+	return s.classify(fn(&tx{ctx: ctx, q: sqlReads{stx}, postgres: s.engine == Postgres}))
+}
+
 // Update runs fn in a durable write transaction.
 func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
 	return s.classify(s.update(ctx, fn))

@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		"RefundedNeverExceedsTotal":  testRefundRace,
 		"Refunds":                    testRefunds,
 		"UpdateErrorRollsBackOnlyFn": testUpdateIsolation,
+		"SnapshotSeesOneMoment":      testSnapshot,
 		"FailedInsertFailsUpdate":    testFailedInsertFailsUpdate,
 		"MerchantAfterTxUpdate":      testMerchantAfterTransactionUpdate,
 		"IdempotencyKeys":            testIdempotencyKeys,
@@ -95,6 +96,32 @@ func view(t *testing.T, s paylink.Store, fn func(paylink.Tx) error) {
 	if err := s.View(context.Background(), fn); err != nil {
 		t.Fatalf("view: %v", err)
 	}
+}
+
+// testSnapshot: the reads of one Snapshot see the database as of its
+// first, whatever commits between them; View sees the commit after it.
+func testSnapshot(t *testing.T, s paylink.Store) {
+	m := NewMerchant(t, s)
+	a := NewTransaction(m, "pr_na"+m.ID, "", 500)
+	b := NewTransaction(m, "pr_nb"+m.ID, "", 700)
+	update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(a) })
+	err := s.Snapshot(context.Background(), func(tx paylink.Tx) error {
+		if _, err := tx.TransactionState(m.ID, a.Reference); err != nil {
+			return err
+		}
+		update(t, s, func(tx paylink.Tx) error { return tx.CreateTransaction(b) })
+		if got, err := tx.TransactionState(m.ID, b.Reference); !errors.Is(err, paylink.ErrNotFound) {
+			t.Errorf("a payment committed after the snapshot's first read: got %+v, %v; want ErrNotFound", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	view(t, s, func(tx paylink.Tx) error {
+		_, err := tx.TransactionState(m.ID, b.Reference)
+		return err
+	})
 }
 
 var merchantSeq atomic.Int64
