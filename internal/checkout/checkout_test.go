@@ -671,3 +671,54 @@ func TestTokenServesOnlyItsOwnPage(t *testing.T) {
 		}
 	}
 }
+
+// TestALinkPaidInTheVirtualTerminalAnswersToItsReference: a merchant
+// whose webhook is missing polls the status by the merchantReference it
+// gave the link (spec 4.16.3). Staff who typed another invoice number in
+// the virtual terminal stored the payment under that number, and the
+// look-up by the link's reference answered 404, or the customer's earlier
+// declined attempt on the hosted page: a merchant could have charged
+// again. It now answers the link's payment, on both engines.
+func TestALinkPaidInTheVirtualTerminalAnswersToItsReference(t *testing.T) {
+	for _, engine := range []struct {
+		name  string
+		start func(testing.TB) *apitest.Env
+	}{{"sqlite", start}, {"postgres", startPostgres}} {
+		t.Run(engine.name, func(t *testing.T) {
+			env := engine.start(t)
+			m := env.Onboard()
+			status := func(ref string) apitest.Response {
+				return env.Post("/v5/purchase/"+ref, m, map[string]any{"company_token": m.Creds.CompanyToken})
+			}
+			lonely := link(t, env, m, "10.50", map[string]any{"merchantReference": "ORDER-VT-ONLY"})
+			declinedFirst := link(t, env, m, "12.00", map[string]any{"merchantReference": "ORDER-DECLINED-FIRST"})
+			for _, c := range []struct {
+				link          apitest.Response
+				reference     string
+				declinedFirst bool
+			}{{lonely, "ORDER-VT-ONLY", false}, {declinedFirst, "ORDER-DECLINED-FIRST", true}} {
+				hpp, vt := pageURLs(c.link)
+				b := newBrowser(t, env)
+				if c.declinedFirst {
+					if p := b.post(hpp, cardForm(b.get(hpp).csrf(t), cardDecline)); p.status != http.StatusOK && p.status != http.StatusSeeOther {
+						t.Fatalf("declined attempt: got %d", p.status)
+					}
+					if r := status(c.reference); r.Str("status") != "DECLINED" {
+						t.Fatalf("%s after a decline: got %d %s, want the declined attempt", c.reference, r.Status, r.Raw)
+					}
+				}
+				f := cardForm(b.get(vt).csrf(t), cardOK)
+				f.Set("invoice_number", "PHONE-INV-"+c.reference)
+				if p := b.post(vt, f); p.status != http.StatusSeeOther {
+					t.Fatalf("pay in the virtual terminal: got %d, want 303:\n%s", p.status, p.body)
+				}
+				paid := linkState(t, env, m, c.link.Str("id")).Str("transaction_reference")
+				for _, ref := range []string{c.reference, "PHONE-INV-" + c.reference, paid} {
+					if r := status(ref); r.Status != http.StatusOK || r.Str("status") != "APPROVED" || r.Str("purchase_reference") != paid {
+						t.Errorf("status of %s: got %d %s, want the link's payment %s APPROVED", ref, r.Status, r.Raw, paid)
+					}
+				}
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // so on both engines. A planner only uses a partial index for a query
 // that repeats its WHERE clause, so a drift between a migration (0020
 // for transactions_waiting, 0022 for the search indexes, 0024 for the
-// webhook outbox, 0032 and 0033 for held webhooks) and its query would turn a job run, a status look-up by
+// webhook outbox, 0032 and 0033 for held webhooks, 0034 for paid links) and its query would turn a job run, a status look-up by
 // invoice number or a dashboard search into a scan of all transactions,
 // and a webhook claim into a scan of every delivery ever made.
 func TestQueriesUsePartialIndexes(t *testing.T) {
@@ -32,8 +32,8 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 	}
 	queries := []planCase{
 		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), int64(0), "", 100}, []string{"transactions_waiting"}},
-		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
-		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
+		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice", "payment_links_paid"}},
+		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice", "payment_links_paid"}},
 		{"dashboard search", search, searchArgs,
 			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},
 		{"webhooks due", sqlstore.CountDueQuery, []any{int64(1)}, []string{"webhook_deliveries_due"}},
