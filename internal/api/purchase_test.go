@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -458,6 +459,34 @@ func TestMalformedBodies(t *testing.T) {
 	}
 	if r := env.Post("/v5/nope", m, "{}"); r.Status != 404 || r.Str("response_code") != "not_found" {
 		t.Errorf("unknown route: got %d %s", r.Status, r.Raw)
+	}
+}
+
+// The 404 of an unknown /v5 path tells the caller how to call: the
+// ledger's calls it names are GET only (they answer GET, and POST is 405
+// with Allow), where every other call is a POST.
+func TestNotFoundNamesTheLedgerAsGETOnly(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	msg := env.Post("/v5/nope", m, "{}").Str("response_message")
+	_, ledger, ok := strings.Cut(msg, "GET only")
+	if !ok {
+		t.Fatalf("the 404 message %q does not say which calls are GET only", msg)
+	}
+	named := regexp.MustCompile(`/v5/[a-z_/]+`).FindAllString(ledger, -1)
+	want := []string{"/v5/balance", "/v5/balance_transactions", "/v5/payouts", "/v5/reports/settlement"}
+	if !slices.Equal(named, want) {
+		t.Errorf("the 404 message names %q as GET only, want %q", named, want)
+	}
+	for _, path := range named {
+		if r := env.Do(http.MethodGet, path, m, nil); r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed {
+			t.Errorf("GET %s: %d %s, but the 404 message says it is a GET", path, r.Status, r.Raw)
+		}
+		var allow string
+		r := env.DoWith(http.MethodPost, path, m, "{}", func(res *http.Response) { allow = res.Header.Get("Allow") })
+		if r.Status != http.StatusMethodNotAllowed || strings.Contains(allow, http.MethodPost) {
+			t.Errorf("POST %s: %d (Allow %q), but the 404 message says it is GET only", path, r.Status, allow)
+		}
 	}
 }
 

@@ -3,9 +3,9 @@ package api
 import "net/http"
 
 // Register lists the whole /v5 surface of the API on the site's mux.
-// Every /v5 call is a POST with a JSON body and Authorization: Bearer
-// <API_KEY> (status and link look-ups also answer GET); the OpenAPI
-// description is public. The customer-facing pages register on the same
+// Every /v5 call takes Authorization: Bearer <API_KEY>; all are POST
+// with a JSON body (status and link look-ups also answer GET) except the
+// ledger's, which are GET only. The OpenAPI description is public. The customer-facing pages register on the same
 // mux from their own packages (internal/site composes them): /pay/ and
 // /vt/ by internal/checkout, /acs/challenge/ by internal/acs.
 func (s *Server) Register(mux *http.ServeMux) {

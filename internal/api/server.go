@@ -298,7 +298,7 @@ func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) {
 // NotFound answers routes no package registered, with the API's error
 // body; the site registers it as its catch-all.
 func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: calls are POST /v5/... (status look-ups and the ledger also GET)"))
+	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: calls are POST /v5/... (status and link look-ups also GET), except the ledger's, which are GET only: GET /v5/balance, /v5/balance_transactions, /v5/payouts, /v5/reports/settlement"))
 }
 
 // MethodNotAllowed answers a path that routes serve under other methods,
