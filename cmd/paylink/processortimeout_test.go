@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A processor deadline at or above half the recovery threshold is refused
@@ -29,5 +31,50 @@ func TestServeRefusesAProcessorTimeoutNearTheRecoveryThreshold(t *testing.T) {
 				t.Errorf("got %v, want an error naming --processor-timeout", err)
 			}
 		})
+	}
+}
+
+// Each refused duration is reported under its own flag, with what is
+// wrong with it: a processor deadline of 0 or less is not positive (0 is
+// not "the default" on the command line), and an authentication timeout
+// past its bound is not blamed on --processor-timeout.
+func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want []string // in the error, after "--flag: "
+	}{
+		{[]string{"--authentication-timeout", "59m"}, nil, []string{"--authentication-timeout: ", "at most 58m0s"}},
+		{[]string{"--authentication-timeout", "0"}, nil, []string{"--authentication-timeout: ", "positive"}},
+		{[]string{"--processor-timeout", "-5s"}, nil, []string{"--processor-timeout: ", "positive"}},
+		{[]string{"--processor-timeout", "0"}, nil, []string{"--processor-timeout: ", "positive"}},
+		{nil, map[string]string{"PAYLINK_PROCESSOR_TIMEOUT": "0s"}, []string{"--processor-timeout: ", "positive"}},
+		{[]string{"--processor-timeout", "61s"}, nil, []string{"--processor-timeout: ", "at most 1m0s"}},
+		{[]string{"--dashboard-idle", "0s"}, nil, []string{"--dashboard-idle: ", "positive"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
+			_, err := parseServe(envWith(tt.env), tt.args)
+			if err == nil {
+				t.Fatal("got no error, want the duration refused")
+			}
+			msg := err.Error()
+			flag := tt.want[0]
+			if !strings.HasPrefix(msg, flag) || strings.Count(msg, "--") != 1 {
+				t.Errorf("got %q, want it to name %s and no other flag", msg, strings.TrimSuffix(flag, ": "))
+			}
+			for _, w := range tt.want[1:] {
+				if !strings.Contains(msg, w) {
+					t.Errorf("got %q, want it to say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "positive") && strings.Contains(msg, "at most") {
+				t.Errorf("got %q: a duration that is not positive is refused for that alone", msg)
+			}
+		})
+	}
+	if cfg, err := parseServe(envWith(nil), []string{"--processor-timeout", "1m", "--authentication-timeout", "58m"}); err != nil ||
+		cfg.service.ProcessorTimeout != time.Minute || cfg.service.AuthenticationTimeout != 58*time.Minute {
+		t.Errorf("the bounds themselves: got %+v, %v, want accepted", cfg.service, err)
 	}
 }

@@ -104,11 +104,29 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
 	}
-	for name, d := range map[string]time.Duration{"transaction-token-ttl": *ttl, "preauth-expiry": *preauth,
-		"direct-debit-clearing": *clearing, "webhook-timeout": *whTimeout, "authentication-timeout": *authTimeout,
-		"dashboard-idle": *dashIdle} {
-		if d <= 0 {
-			return cfg, fmt.Errorf("--%s: got %s, want a positive duration", name, d)
+	// Every duration must be positive (a 0 given on the command line is
+	// refused, though the library reads a zero Config field as its
+	// default), and two have an upper bound; each error names its flag.
+	for _, d := range []struct {
+		flag     string
+		got, max time.Duration
+		why      string
+	}{
+		{"transaction-token-ttl", *ttl, 0, ""},
+		{"preauth-expiry", *preauth, 0, ""},
+		{"direct-debit-clearing", *clearing, 0, ""},
+		{"webhook-timeout", *whTimeout, 0, ""},
+		{"authentication-timeout", *authTimeout, paylink.MaxAuthenticationTimeout,
+			"a challenged card's number is kept " + paylink.CardRetention.String()},
+		{"processor-timeout", *procTimeout, paylink.MaxProcessorTimeout,
+			"half the recovery threshold " + paylink.ProcessingTimeout.String()},
+		{"dashboard-idle", *dashIdle, 0, ""},
+	} {
+		if d.got <= 0 {
+			return cfg, fmt.Errorf("--%s: got %s, want a positive duration", d.flag, d.got)
+		}
+		if d.max > 0 && d.got > d.max {
+			return cfg, fmt.Errorf("--%s: got %s, want at most %s (%s)", d.flag, d.got, d.max, d.why)
 		}
 	}
 	if math.IsNaN(cfg.rateLimit) || math.IsInf(cfg.rateLimit, 0) || cfg.rateLimit < 0 || cfg.rateBurst < 1 {
@@ -129,7 +147,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout,
 		RecordProcessingFirst: *processingFirst}
 	if err := cfg.service.Validate(); err != nil {
-		return cfg, fmt.Errorf("--processor-timeout: %w", err)
+		return cfg, err // the flags' bounds are checked above; a limit added later names its setting
 	}
 	return cfg, nil
 }
