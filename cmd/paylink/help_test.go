@@ -198,3 +198,25 @@ func TestMerchantCreateNamesEveryMissingField(t *testing.T) {
 		t.Errorf("refused input left %d files in the database's directory (%s first)", len(left), left[0].Name())
 	}
 }
+
+// TestServeHelpSaysTheMetricsAddressServesTheProfiler: --metrics-addr
+// also serves the Go profiler, so its help says so and that the address
+// must stay private (it said only "serve Prometheus metrics").
+func TestServeHelpSaysTheMetricsAddressServesTheProfiler(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "-h"}, func(string) string { return "" }, &out, &out); err != nil {
+		t.Fatalf("serve -h: %v", err)
+	}
+	_, entry, ok := strings.Cut(out.String(), "-metrics-addr")
+	if !ok {
+		t.Fatalf("got %q, want --metrics-addr in serve's help", out.String())
+	}
+	if next := strings.Index(entry, "\n  -"); next >= 0 {
+		entry = entry[:next]
+	}
+	for _, want := range []string{"/metrics", "/debug/pprof/", "private"} {
+		if !strings.Contains(entry, want) {
+			t.Errorf("--metrics-addr's help %q does not say %q", entry, want)
+		}
+	}
+}

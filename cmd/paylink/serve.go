@@ -72,7 +72,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	preauth := f.duration("preauth-expiry", paylink.DefaultPreAuthExpiry, "holds not captured or cancelled within this are cancelled")
 	rateLimit := f.float("rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
 	rateBurst := f.integer("rate-burst", 200, "burst size of the per-merchant rate limit")
-	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: off)")
+	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics and the Go profiler at http://ADDR/debug/pprof/; keep it private (default: off)")
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
