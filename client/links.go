@@ -25,7 +25,7 @@ type LinkCustomer struct {
 type PaymentLinkRequest struct {
 	Amount            string // decimal string, "49.50"
 	Currency          string
-	MerchantReference string // the order reference; the payment's invoice number
+	MerchantReference string // the order reference, required; the payment's invoice number
 	Customer          *LinkCustomer
 	// WebhookURL is a dynamic webhook for this link's payments; its host
 	// must be on the merchant's webhook whitelist.
