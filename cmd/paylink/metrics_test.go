@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -86,6 +87,53 @@ func dashboardExprs(t *testing.T) []string {
 	return out
 }
 
+// operationsSeries returns the series that docs/operations.md's metrics
+// table lists, from the first cell of each of its rows.
+func operationsSeries(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## Metrics and alerts\n")
+	if !ok {
+		t.Fatal(`docs/operations.md has no section "Metrics and alerts"`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var out []string
+	for _, line := range strings.Split(section, "\n") {
+		if first, ok := strings.CutPrefix(line, "| `"); ok {
+			first, _, _ = strings.Cut(first, " |")
+			out = append(out, metricName.FindAllString(first, -1)...)
+		}
+	}
+	if len(out) < 20 {
+		t.Fatalf("got %d series from operations.md's metrics table (%v), want every row's", len(out), out)
+	}
+	return out
+}
+
+// TestDashboardHasAPanelForEverySeries: operations.md says the sample
+// dashboard has a panel for every series of its metrics table; each is
+// queried by at least one panel (a histogram by its buckets).
+func TestDashboardHasAPanelForEverySeries(t *testing.T) {
+	queried := map[string]bool{}
+	for _, e := range dashboardExprs(t) {
+		for _, n := range metricName.FindAllString(e, -1) {
+			queried[histogramSuffix.ReplaceAllString(n, "")] = true
+		}
+	}
+	for _, n := range operationsSeries(t) {
+		if !queried[n] {
+			t.Errorf("operations.md lists %s, but no panel of docs/grafana-dashboard.json queries it", n)
+		}
+	}
+	// operations.md: "alert on a rise of FAILED" refunds.
+	if !slices.ContainsFunc(alertExprs(t), func(e string) bool { return strings.Contains(e, `paylink_refunds_total{status="FAILED"}`) }) {
+		t.Error(`no alert rule selects paylink_refunds_total{status="FAILED"}, which operations.md says to alert on`)
+	}
+}
+
 // scrapeNames returns the metric family names a running instance exports.
 func scrapeNames(t *testing.T, url string) map[string]bool {
 	t.Helper()
@@ -149,6 +197,11 @@ func TestAlertsAndDashboardNameRealMetrics(t *testing.T) {
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Errorf("alert rules or dashboard name metrics that /metrics does not export: got missing %v", missing)
+	}
+	for _, n := range operationsSeries(t) {
+		if !have[n] {
+			t.Errorf("operations.md's metrics table lists %s, which /metrics does not export", n)
+		}
 	}
 	for _, want := range []string{"paylink_payments_total", "paylink_http_requests_total", "paylink_webhook_outbox_pending",
 		"paylink_job_runs_total", "go_sql_in_use_connections", "paylink_database_unavailable_total"} {
