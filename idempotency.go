@@ -78,9 +78,10 @@ func idempotencyLock(key string) time.Duration {
 // claim when the caller should run the request (and end it with
 // FinishIdempotent), a finished record to replay, or a 409 when the key
 // is in use by a request still running or was used with a different
-// request.
-func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, *IdempotencyClaim, error) {
-	replay, err := s.beginIdempotent(ctx, m, key, requestHash)
+// request. earlier are the fingerprints an earlier release made of the
+// same request: a key stored under one of them is the same request too.
+func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte, earlier ...[]byte) (*IdempotencyKey, *IdempotencyClaim, error) {
+	replay, err := s.beginIdempotent(ctx, m, key, requestHash, earlier)
 	if err != nil || replay.Status != 0 {
 		return replay, nil, err
 	}
@@ -89,7 +90,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 
 // beginIdempotent claims key: the claim itself (status 0) when the caller
 // should run the request, else the finished record to replay.
-func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte) (*IdempotencyKey, error) {
+func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte, earlier [][]byte) (*IdempotencyKey, error) {
 	if key == "" || utf8.RuneCountInString(key) > MaxIdempotencyKey || CheckText(key, 4*MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
 		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey),
 			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
@@ -107,7 +108,7 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 		return claim, nil
 	case !errors.Is(err, ErrConflict):
 		return nil, Internal("idempotency key", err)
-	case !bytes.Equal(found.RequestHash, requestHash):
+	case !sameRequest(found.RequestHash, requestHash, earlier):
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "this Idempotency-Key was already used with a different request")
 	case found.Status == 0:
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "a request with this Idempotency-Key is still in progress; retry later")
@@ -118,6 +119,20 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 		}
 	}
 	return found, nil
+}
+
+// sameRequest reports whether a key's stored fingerprint is hash, or one
+// of the earlier fingerprints of the same request.
+func sameRequest(stored, hash []byte, earlier [][]byte) bool {
+	if bytes.Equal(stored, hash) {
+		return true
+	}
+	for _, e := range earlier {
+		if bytes.Equal(stored, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // FinishIdempotent stores the response of a claimed key for replays,

@@ -25,8 +25,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
 		return s.errorResponse(w, r, errReservedKey)
 	}
-	hash := requestHash(r, raw)
-	replay, claim, err := s.svc.BeginIdempotent(r.Context(), m, key, hash)
+	replay, claim, err := s.svc.BeginIdempotent(r.Context(), m, key, requestHash(r, raw), earlierRequestHashes(r, raw)...)
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
@@ -47,8 +46,24 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 
 // requestHash identifies a request: method, path, query and body.
 func requestHash(r *http.Request, raw []byte) []byte {
+	return hashRequestLine(r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery, raw)
+}
+
+// earlierRequestHashes are the fingerprints releases before 64b5baa made
+// of the same request: method, path and body, without the query. A
+// request without a query is the one such a release fingerprinted, so a
+// key it stored, retried within its 24 hours after an upgrade, replays
+// instead of answering 409 "a different request".
+func earlierRequestHashes(r *http.Request, raw []byte) [][]byte {
+	if r.URL.RawQuery != "" {
+		return nil
+	}
+	return [][]byte{hashRequestLine(r.Method+" "+r.URL.Path, raw)}
+}
+
+func hashRequestLine(line string, raw []byte) []byte {
 	h := sha256.New()
-	h.Write([]byte(r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery + "\n"))
+	h.Write([]byte(line + "\n"))
 	h.Write(raw)
 	return h.Sum(nil)
 }

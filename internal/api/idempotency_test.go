@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -114,6 +116,36 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	r2, b2 := postKey(t, env, m, "bad-1", bad)
 	if r1.StatusCode != 400 || r2.StatusCode != 400 || b1 != b2 {
 		t.Errorf("bad request replay: got %d then %d", r1.StatusCode, r2.StatusCode)
+	}
+}
+
+// TestAKeyAnEarlierReleaseStoredReplays: releases before 64b5baa
+// fingerprinted a request without its query. A key one of them stored,
+// retried unchanged after an upgrade within its 24 hours, answered 409
+// "already used with a different request", which a client could take as
+// its own bug and pay again with a new key. It replays now; with a query
+// it is another request.
+func TestAKeyAnEarlierReleaseStoredReplays(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	stored := []byte(`{"response_code":"success","purchase":{"status":"APPROVED"}}`)
+	earlier := sha256.Sum256([]byte("POST /v5/purchase\n" + string(body)))
+	ctx := context.Background()
+	_, claim, err := env.Service.BeginIdempotent(ctx, m.Merchant, "order-before-upgrade", earlier[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Service.FinishIdempotent(ctx, claim, http.StatusOK, stored); err != nil {
+		t.Fatal(err)
+	}
+	res, raw := postKey(t, env, m, "order-before-upgrade", body)
+	if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "true" || raw != string(stored) {
+		t.Errorf("the same request retried after the upgrade: got %d (replayed %q) %s, want the stored answer replayed",
+			res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	}
+	if res, raw := postKeyTo(t, env, m, "/v5/purchase?test=1", "order-before-upgrade", body); res.StatusCode != http.StatusConflict {
+		t.Errorf("with a query: got %d %s, want 409", res.StatusCode, raw)
 	}
 }
 
