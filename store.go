@@ -17,7 +17,8 @@ type Store interface {
 	// Snapshot runs fn in one read-only transaction: every read in it
 	// sees the database as of one moment, whatever commits meanwhile.
 	// It costs a transaction's statements beyond View's, and holds the
-	// moment's rows from being reclaimed while it runs.
+	// moment's rows from being reclaimed while it runs. fn only reads: a
+	// write fails, and is reported as the database being unavailable.
 	Snapshot(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in one write transaction and commits it durably
 	// before returning. fn must do no I/O other than through tx, and may
@@ -102,6 +103,11 @@ type Tx interface {
 	// that, of its newest with that invoice number: one indexed read of a
 	// few columns, without decoding the transaction's details.
 	TransactionState(merchantID, ref string) (*TransactionState, error)
+	// LinkDecidingPayment returns the reference of the payment that
+	// decides the merchant's payment link with that merchant reference:
+	// its paid payment, else the attempt holding its claim, of the link
+	// changed last among those that have either; ErrNotFound when none.
+	LinkDecidingPayment(merchantID, merchantReference string) (string, error)
 	// UpdateTransaction writes t if its stored version is still
 	// t.Version, and increments t.Version.
 	UpdateTransaction(t *Transaction) error

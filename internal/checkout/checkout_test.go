@@ -678,44 +678,77 @@ func TestTokenServesOnlyItsOwnPage(t *testing.T) {
 // the virtual terminal stored the payment under that number, and the
 // look-up by the link's reference answered 404, or the customer's earlier
 // declined attempt on the hosted page: a merchant could have charged
-// again. It now answers the link's payment, on both engines.
+// again. It answers the link's payment now, on both engines: paid, even
+// when a clock stamped the declined attempt later (instances' clocks
+// differ), and while its answer is awaited or unknown.
 func TestALinkPaidInTheVirtualTerminalAnswersToItsReference(t *testing.T) {
-	for _, engine := range []struct {
-		name  string
-		start func(testing.TB) *apitest.Env
-	}{{"sqlite", start}, {"postgres", startPostgres}} {
-		t.Run(engine.name, func(t *testing.T) {
-			env := engine.start(t)
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			opts := apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}}
+			if engine == "postgres" {
+				opts.DSN = pg.Database(t)
+			}
+			env := apitest.Start(t, opts)
 			m := env.Onboard()
 			status := func(ref string) apitest.Response {
 				return env.Post("/v5/purchase/"+ref, m, map[string]any{"company_token": m.Creds.CompanyToken})
 			}
-			lonely := link(t, env, m, "10.50", map[string]any{"merchantReference": "ORDER-VT-ONLY"})
-			declinedFirst := link(t, env, m, "12.00", map[string]any{"merchantReference": "ORDER-DECLINED-FIRST"})
 			for _, c := range []struct {
-				link          apitest.Response
 				reference     string
 				declinedFirst bool
-			}{{lonely, "ORDER-VT-ONLY", false}, {declinedFirst, "ORDER-DECLINED-FIRST", true}} {
-				hpp, vt := pageURLs(c.link)
+				skew          time.Duration // the virtual terminal's clock against the page's
+				silent        bool          // the processor's answer to the virtual terminal is lost
+			}{
+				{"ORDER-VT-ONLY", false, 0, false},
+				{"ORDER-DECLINED-FIRST", true, time.Second, false},
+				{"ORDER-VT-CLOCK-BEHIND", true, -time.Minute, false},
+				{"ORDER-VT-IN-DOUBT", true, time.Second, true},
+			} {
+				l := link(t, env, m, "12.00", map[string]any{"merchantReference": c.reference})
+				hpp, vt := pageURLs(l)
 				b := newBrowser(t, env)
 				if c.declinedFirst {
 					if p := b.post(hpp, cardForm(b.get(hpp).csrf(t), cardDecline)); p.status != http.StatusOK && p.status != http.StatusSeeOther {
-						t.Fatalf("declined attempt: got %d", p.status)
+						t.Fatalf("%s: declined attempt: got %d", c.reference, p.status)
 					}
 					if r := status(c.reference); r.Str("status") != "DECLINED" {
 						t.Fatalf("%s after a decline: got %d %s, want the declined attempt", c.reference, r.Status, r.Raw)
 					}
 				}
+				env.Clock.Advance(c.skew)
 				f := cardForm(b.get(vt).csrf(t), cardOK)
 				f.Set("invoice_number", "PHONE-INV-"+c.reference)
-				if p := b.post(vt, f); p.status != http.StatusSeeOther {
-					t.Fatalf("pay in the virtual terminal: got %d, want 303:\n%s", p.status, p.body)
+				env.Sandbox.SetSilent(c.silent)
+				p := b.post(vt, f)
+				env.Sandbox.SetSilent(false)
+				env.Clock.Advance(time.Second)
+				want := "APPROVED"
+				if c.silent {
+					want = "PENDING"
+					if !strings.Contains(p.body, "not confirmed yet") {
+						t.Fatalf("%s: pay in the virtual terminal with the answer lost: got %d\n%s", c.reference, p.status, p.body)
+					}
+				} else if p.status != http.StatusSeeOther {
+					t.Fatalf("%s: pay in the virtual terminal: got %d, want 303:\n%s", c.reference, p.status, p.body)
 				}
-				paid := linkState(t, env, m, c.link.Str("id")).Str("transaction_reference")
-				for _, ref := range []string{c.reference, "PHONE-INV-" + c.reference, paid} {
-					if r := status(ref); r.Status != http.StatusOK || r.Str("status") != "APPROVED" || r.Str("purchase_reference") != paid {
-						t.Errorf("status of %s: got %d %s, want the link's payment %s APPROVED", ref, r.Status, r.Raw, paid)
+				vtRef := status("PHONE-INV-" + c.reference).Str("purchase_reference")
+				for _, ref := range []string{c.reference, "PHONE-INV-" + c.reference, vtRef} {
+					if r := status(ref); r.Status != http.StatusOK || r.Str("status") != want || r.Str("purchase_reference") != vtRef {
+						t.Errorf("%s: status of %s: got %d %s, want the virtual terminal's payment %s %s", c.reference, ref, r.Status, r.Raw, vtRef, want)
+					}
+				}
+				if paid := linkState(t, env, m, l.Str("id")).Str("transaction_reference"); !c.silent && paid != vtRef {
+					t.Errorf("%s: the link's payment is %q, want %s", c.reference, paid, vtRef)
+				}
+				if c.silent { // recovery's inquiry goes unanswered too: UNKNOWN, still the answer
+					env.Sandbox.SetSilent(true)
+					env.Clock.Advance(paylink.ProcessingTimeout + time.Minute)
+					if _, err := env.Service.RecoverInterrupted(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					env.Sandbox.SetSilent(false)
+					if r := status(c.reference); r.Str("status") != "UNKNOWN" || r.Str("purchase_reference") != vtRef {
+						t.Errorf("%s after recovery: got %s, want the virtual terminal's payment UNKNOWN", c.reference, r.Raw)
 					}
 				}
 			}

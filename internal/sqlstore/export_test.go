@@ -57,11 +57,16 @@ func ClaimQuery(postgres bool) string { return claimQuery(postgres) }
 // WaitingQuery is the query of TransactionsInStatus, for its plan.
 const WaitingQuery = transactionsInStatusQuery
 
-// The look-ups by invoice number, for their plans.
+// The look-ups by invoice number and of a link's deciding payment, for
+// their plans.
 const (
 	InvoiceStateQuery         = invoiceStateQuery
 	TransactionByInvoiceQuery = transactionByInvoiceQuery
+	DecidingLinkPaymentQuery  = decidingLinkPaymentQuery
 )
+
+// WALSizeLimit is the size SQLite truncates its write-ahead log to.
+const WALSizeLimit = walSizeLimit
 
 // SearchQuery is SearchTransactions' query, for its plan.
 var SearchQuery = searchQuery

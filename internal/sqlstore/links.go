@@ -100,6 +100,23 @@ func (t *tx) PaymentLinkByTokenHash(hash []byte) (*paylink.PaymentLink, error) {
 	return l, nil
 }
 
+// decidingLinkPaymentQuery repeats payment_links_deciding's WHERE and
+// follows its order (migration 0034).
+const decidingLinkPaymentQuery = `SELECT CASE WHEN paid_reference <> '' THEN paid_reference ELSE claim_reference END
+	FROM payment_links WHERE merchant_id = $1 AND merchant_reference = $2 AND (paid_reference <> '' OR claim_reference <> '')
+	ORDER BY updated_at DESC, id DESC LIMIT 1`
+
+// LinkDecidingPayment returns the payment that decides the merchant's
+// link with that merchant reference: its paid payment, else the attempt
+// holding its claim, of the link changed last among those with either.
+func (t *tx) LinkDecidingPayment(merchantID, merchantReference string) (string, error) {
+	var ref string
+	if err := t.q.QueryRowContext(t.ctx, decidingLinkPaymentQuery, merchantID, merchantReference).Scan(&ref); err != nil {
+		return "", notFound("load a link's deciding payment", err)
+	}
+	return ref, nil
+}
+
 // UpdatePaymentLink writes the mutable fields if the version still matches.
 func (t *tx) UpdatePaymentLink(l *paylink.PaymentLink) error {
 	err := t.execOne("update payment link", `UPDATE payment_links SET status = $1, version = version + 1, attempts = $2,

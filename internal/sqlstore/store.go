@@ -171,10 +171,16 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 // memory: the group-commit writer gives every caller a savepoint, whose
 // statement journal otherwise goes to a temporary file, one pwrite per
 // page first touched (a third of the writer's CPU in a profile). It holds
-// nothing that must survive a crash; the WAL does.
+// nothing that must survive a crash; the WAL does. A read transaction
+// held long (Snapshot: ledger verify) keeps checkpoints from resetting
+// the WAL, which then grows with every write meanwhile; the size limit
+// has SQLite truncate the file back to walSizeLimit once a checkpoint
+// after it resets the log, instead of keeping its peak size until the
+// last connection closes.
 func sqliteURL(path string, readOnly bool) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)", "temp_store(MEMORY)"} {
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)", "temp_store(MEMORY)",
+		fmt.Sprintf("journal_size_limit(%d)", walSizeLimit)} {
 		q.Add("_pragma", p)
 	}
 	if readOnly {
@@ -182,6 +188,10 @@ func sqliteURL(path string, readOnly bool) string {
 	}
 	return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
 }
+
+// walSizeLimit is the size SQLite truncates its write-ahead log file to
+// when a checkpoint resets it (PRAGMA journal_size_limit).
+const walSizeLimit = 64 << 20
 
 func openSQLite(path string) (*Store, error) {
 	if err := createPrivate(path); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -151,5 +152,68 @@ func TestInstancesStartingAtOnceOnAnEmptyDatabase(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Errorf("an instance starting with the others: %v", err)
 		}
+	}
+}
+
+// TestTheWALShrinksAfterALongSnapshot: a Snapshot (ledger verify) held
+// while payments are written keeps SQLite from resetting its write-ahead
+// log, which grows with every write meanwhile, and writes still commit.
+// Once the snapshot ends, checkpoints reset the log and the file is
+// truncated to walSizeLimit; without the limit it kept its peak size
+// until the last connection closed.
+func TestTheWALShrinksAfterALongSnapshot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wal.db")
+	st, err := sqlstore.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := storetest.NewMerchant(t, st)
+	n := 0
+	write := func() {
+		n++
+		tr := storetest.NewTransaction(m, fmt.Sprintf("pr_wal%s%06d", m.ID, n), "", 100)
+		if err := st.Update(context.Background(), func(tx paylink.Tx) error { return tx.CreateTransaction(tr) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		done <- st.Snapshot(context.Background(), func(tx paylink.Tx) error {
+			if _, err := tx.TransactionState(m.ID, "pr_none"); !errors.Is(err, paylink.ErrNotFound) {
+				return fmt.Errorf("first read: %v", err)
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	const limit = sqlstore.WALSizeLimit
+	for walSize() <= limit+(16<<20) {
+		if n > 20000 {
+			t.Fatalf("%d writes during the snapshot: the WAL is %d bytes, want it past the limit", n, walSize())
+		}
+		for i := 0; i < 100; i++ {
+			write()
+		}
+	}
+	peak := walSize()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000 && walSize() > limit; i++ {
+		write()
+	}
+	if got := walSize(); got > limit {
+		t.Errorf("after the snapshot and %d more writes: the WAL is %d bytes (peak %d), want at most %d", n, got, peak, limit)
 	}
 }

@@ -64,22 +64,11 @@ func (t *tx) Transaction(merchantID, reference string) (*paylink.Transaction, er
 }
 
 // The look-ups of the newest payment with an invoice number repeat
-// transactions_invoice's WHERE and follow its order (migration 0022). A
-// payment link's payment also answers to the link's merchant reference
-// (payment_links_paid, migration 0034): the virtual terminal stores the
-// invoice number staff typed, and the merchant polls by the reference it
-// gave the link.
+// transactions_invoice's WHERE and follow its order (migration 0022).
 const (
-	byInvoice = `WHERE merchant_id = $1 AND reference = (SELECT reference FROM (
-		SELECT * FROM (SELECT reference, created_at FROM transactions
-			WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
-			ORDER BY created_at DESC, reference DESC LIMIT 1) AS by_invoice
-		UNION ALL
-		SELECT t.reference, t.created_at FROM payment_links l JOIN transactions t ON t.reference = l.paid_reference
-			WHERE l.merchant_id = $1 AND l.merchant_reference = $2 AND l.paid_reference <> '' AND t.merchant_id = $1
-		) AS found ORDER BY created_at DESC, reference DESC LIMIT 1)`
+	byInvoice                 = `WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> '' ORDER BY created_at DESC, reference DESC LIMIT 1`
 	transactionByInvoiceQuery = `SELECT ` + transactionColumns + ` FROM transactions ` + byInvoice
-	stateColumns              = `SELECT reference, invoice_number, status, total, currency, processed_at FROM transactions `
+	stateColumns              = `SELECT reference, invoice_number, status, total, currency, processed_at, payment_link_id, created_at FROM transactions `
 	invoiceStateQuery         = stateColumns + byInvoice
 )
 
@@ -110,10 +99,11 @@ func scanTransactionState(row interface{ Scan(...any) error }) (*paylink.Transac
 	var st paylink.TransactionState
 	var status string
 	var processed sql.NullInt64
-	if err := row.Scan(&st.Reference, &st.InvoiceNumber, &status, &st.Total, &st.Currency, &processed); err != nil {
+	var created int64
+	if err := row.Scan(&st.Reference, &st.InvoiceNumber, &status, &st.Total, &st.Currency, &processed, &st.PaymentLinkID, &created); err != nil {
 		return nil, err
 	}
-	st.Status, st.ProcessedAt = paylink.Status(status), fromMicros(processed)
+	st.Status, st.ProcessedAt, st.CreatedAt = paylink.Status(status), fromMicros(processed), time.UnixMicro(created).UTC()
 	return &st, nil
 }
 

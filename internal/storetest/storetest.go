@@ -425,7 +425,7 @@ func testTransactionState(t *testing.T, s paylink.Store) {
 	})
 	want := func(tr *paylink.Transaction) paylink.TransactionState {
 		return paylink.TransactionState{Reference: tr.Reference, InvoiceNumber: tr.InvoiceNumber, Status: tr.Status,
-			Total: tr.Total, Currency: tr.Currency, ProcessedAt: tr.ProcessedAt}
+			Total: tr.Total, Currency: tr.Currency, ProcessedAt: tr.ProcessedAt, PaymentLinkID: tr.PaymentLinkID, CreatedAt: tr.CreatedAt}
 	}
 	view(t, s, func(tx paylink.Tx) error {
 		for _, c := range []struct {
