@@ -22,13 +22,57 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// stopEveryInstance, when set, says why an instance of an older build
+	// must not run on the database once this migration is applied: the
+	// file's directive "-- paylink: stop-every-instance: WHY". paylink
+	// serve does not apply such a migration to a PostgreSQL database in
+	// use (migrateToServe); paylink migrate does.
+	stopEveryInstance string
+	// directives is the length of the directive lines that open the file.
+	directives int
 }
 
-// checksum is the SHA-256 of the migration's file, recorded with it in
-// schema_migrations.
+// The directives a migration file may open with, one a line. Every
+// migration from 0035 on carries one of them (TestNewMigrationsSayWhetherAnOlderBuildMayRun):
+// whether an instance of the previous build can keep serving on the
+// migrated schema during a rolling upgrade is decided when the migration
+// is written, not found out in an upgrade.
+const (
+	directivePrefix  = "-- paylink: "
+	stopDirective    = "stop-every-instance: " // followed by why
+	rollingDirective = "rolling-upgrade"       // older instances may keep serving
+)
+
+// checksum is the SHA-256 of the migration's file without its directive
+// lines, recorded with it in schema_migrations: a directive is not
+// schema, and adding one to a migration that databases have run (0018,
+// 0024 and 0028 got theirs after) does not make it an edited migration.
 func (m migration) checksum() string {
-	sum := sha256.Sum256([]byte(m.sql))
+	sum := sha256.Sum256([]byte(m.sql[m.directives:]))
 	return hex.EncodeToString(sum[:])
+}
+
+// parseDirectives reads the directive lines that open a migration file
+// into m; an unknown directive is an error, so that a misspelt one is
+// not silently ignored.
+func (m *migration) parseDirectives() error {
+	rest := m.sql
+	for strings.HasPrefix(rest, directivePrefix) {
+		line, after, _ := strings.Cut(rest, "\n")
+		d := strings.TrimSpace(strings.TrimPrefix(line, directivePrefix))
+		why, stop := strings.CutPrefix(d, stopDirective)
+		switch {
+		case stop && strings.TrimSpace(why) != "":
+			m.stopEveryInstance = strings.TrimSpace(why)
+		case d == rollingDirective:
+		default:
+			return fmt.Errorf("migration %s: unknown directive %q (want %q WHY or %q)",
+				m.name, line, directivePrefix+stopDirective, directivePrefix+rollingDirective)
+		}
+		rest = after
+	}
+	m.directives = len(m.sql) - len(rest)
+	return nil
 }
 
 // checksumsFrom is the migration that adds schema_migrations.checksum.
@@ -53,7 +97,11 @@ func loadMigrations(engine Engine) ([]migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read migration %s: %w", e.Name(), err)
 		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+		m := migration{version: v, name: e.Name(), sql: string(b)}
+		if err := m.parseDirectives(); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	return out, nil
@@ -120,7 +168,7 @@ func (s *Store) ChangedMigrations(ctx context.Context) ([]string, error) {
 	return changed, rows.Err()
 }
 
-// migrate applies pending migrations, each in its own transaction. On
+// migrate applies every pending migration, each in its own transaction. On
 // PostgreSQL an advisory lock makes concurrent instances wait for each
 // other, so exactly one applies each migration.
 func (s *Store) migrate(ctx context.Context) error {
@@ -130,6 +178,55 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if s.writer != nil {
 		return s.migrateOn(ctx, s.writer.db, ms)
+	}
+	return s.migrateOn(ctx, s.db, ms)
+}
+
+// migrateToServe is migrate as paylink serve does it on start. On
+// PostgreSQL, where several instances serve one database, it applies
+// nothing when a pending migration needs every older instance stopped
+// (stopEveryInstance) and the database is in use (past version 0): the
+// instances of the build being replaced may still be serving on it, and
+// would misbehave once it is applied. A fresh database gets every
+// migration, as no older instance can be serving on it. On SQLite it is
+// migrate: one process serves a file, the one starting now
+// (docs/operations.md, "Upgrading").
+func (s *Store) migrateToServe(ctx context.Context) error {
+	if s.engine != Postgres {
+		return s.migrate(ctx)
+	}
+	ms, err := loadMigrations(s.engine)
+	if err != nil {
+		return err
+	}
+	if err := s.createMigrationsTable(ctx, s.db); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("applied migrations: %w", err)
+	}
+	have := 0
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("applied migrations: %w", err)
+		}
+		applied[v], have = true, max(have, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("applied migrations: %w", err)
+	}
+	for _, m := range ms {
+		if have > 0 && !applied[m.version] && m.stopEveryInstance != "" {
+			return fmt.Errorf("migration %s needs every instance of an older paylink stopped before it is applied (%s), "+
+				"and the database is in use, at schema version %d: paylink serve does not apply it. "+
+				"Stop every paylink instance, run this build's paylink migrate, then start this build (docs/operations.md, Upgrading)",
+				m.name, m.stopEveryInstance, have)
+		}
 	}
 	return s.migrateOn(ctx, s.db, ms)
 }

@@ -263,3 +263,179 @@ func TestStaleLedgerTriggersAreDropped(t *testing.T) {
 		t.Errorf("got %d of the stale triggers after migrating, want none", n)
 	}
 }
+
+// TestMigrationsThatNeedEveryOlderInstanceStopped: 0018, 0024 and 0028
+// carry the stop-every-instance directive on both engines, and nothing
+// else does; their checksums are still those of their files before the
+// directive was added, which databases migrated since 0031 recorded, so
+// none is reported as edited.
+func TestMigrationsThatNeedEveryOlderInstanceStopped(t *testing.T) {
+	recorded := map[Engine]map[int]string{
+		Postgres: {
+			18: "0f2f2a9919a53ae1a1cfe483951b631316bbaaeeb479fd18afa61982d5330ef5",
+			24: "8401d202fe777c0e043ccaffcd80274df15bfbfd0eeb5b59a4f604a71cc4182b",
+			28: "718a44d7c1358b3676f362f87bbbcd897dfb8fcc9c964f4040c4c6219a4d3f79",
+		},
+		SQLite: {
+			18: "adba85611b0230dbe74425bf0f48b1573b727ce1a3e80c273e7b790bfcb67f8c",
+			24: "c177e879270f07b7807c43437ed443690efa51a30eabd043f33d778fc9591399",
+			28: "44e1db372e0852cb3a7e1ad75e07c805a1dd4da4200e30aaaea032a176aa27e1",
+		},
+	}
+	for engine, sums := range recorded {
+		ms, err := loadMigrations(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var marked []int
+		for _, m := range ms {
+			if m.stopEveryInstance != "" {
+				marked = append(marked, m.version)
+			}
+			if want, ok := sums[m.version]; ok && m.checksum() != want {
+				t.Errorf("%s %s: got checksum %s, want %s (the file's before its directive)", engine, m.name, m.checksum(), want)
+			}
+		}
+		if want := []int{18, 24, 28}; !slices.Equal(marked, want) {
+			t.Errorf("%s: got %v marked stop-every-instance, want %v", engine, marked, want)
+		}
+	}
+}
+
+// TestNewMigrationsSayWhetherAnOlderBuildMayRun: every migration after
+// 0034 opens with a directive saying whether instances of the previous
+// build may keep serving on its schema, so that the question is answered
+// when the migration is written.
+func TestNewMigrationsSayWhetherAnOlderBuildMayRun(t *testing.T) {
+	const lastUndeclared = 34
+	for _, engine := range []Engine{SQLite, Postgres} {
+		ms, err := loadMigrations(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.version > lastUndeclared && m.directives == 0 {
+				t.Errorf("%s %s: no directive; open it with %q WHY, or %q if an instance of the previous build serves correctly on its schema",
+					engine, m.name, directivePrefix+stopDirective, directivePrefix+rollingDirective)
+			}
+		}
+	}
+}
+
+// TestMigrationDirectives: the directives a migration file opens with are
+// read, and a misspelt or reasonless one is refused.
+func TestMigrationDirectives(t *testing.T) {
+	tests := []struct {
+		file, wantWhy string
+		wantErr       bool
+	}{
+		{"-- paylink: stop-every-instance: old builds break\n-- comment\nSELECT 1;\n", "old builds break", false},
+		{"-- paylink: rolling-upgrade\nSELECT 1;\n", "", false},
+		{"-- comment\n-- paylink: stop-every-instance: not at the top\nSELECT 1;\n", "", false},
+		{"-- paylink: stop-every-instance:\nSELECT 1;\n", "", true},
+		{"-- paylink: stop-every-instances: typo\nSELECT 1;\n", "", true},
+	}
+	for _, tt := range tests {
+		m := migration{name: "0099_x.sql", sql: tt.file}
+		err := m.parseDirectives()
+		if (err != nil) != tt.wantErr || m.stopEveryInstance != tt.wantWhy {
+			t.Errorf("%q: got %q, %v; want %q, error %v", tt.file, m.stopEveryInstance, err, tt.wantWhy, tt.wantErr)
+		}
+	}
+}
+
+// TestServeLeavesStopEveryInstanceMigrationsToMigrate: on PostgreSQL,
+// serve's migration (migrateToServe) applies nothing to a database at
+// 0027, where 0028 needs every older instance stopped, and says to run
+// paylink migrate; migrate then applies it; a database past every marked
+// migration gets the rest from serve, and a fresh one gets everything. On
+// SQLite serve applies 0028 too.
+func TestServeLeavesStopEveryInstanceMigrationsToMigrate(t *testing.T) {
+	ctx := context.Background()
+	atVersion := func(t *testing.T, s *Store, db *sql.DB, v int) {
+		t.Helper()
+		ms, err := loadMigrations(s.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.migrateOn(ctx, db, ms[:slices.IndexFunc(ms, func(m migration) bool { return m.version > v })]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func(t *testing.T, s *Store) int {
+		t.Helper()
+		v, err := s.AppliedVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	latest := SchemaVersion(Postgres)
+	t.Run("postgres", func(t *testing.T) {
+		srv, err := pgtest.Start()
+		if err != nil {
+			pgtest.Skip(t, err)
+		}
+		defer srv.Stop()
+		newStore := func(t *testing.T) *Store {
+			t.Helper()
+			dsn, err := srv.NewDatabase(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := openPostgres(dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		fresh := newStore(t)
+		if err := fresh.migrateToServe(ctx); err != nil {
+			t.Fatalf("a fresh database: %v", err)
+		}
+		if got := version(t, fresh); got != latest {
+			t.Errorf("a fresh database: got version %d, want %d", got, latest)
+		}
+
+		old := newStore(t)
+		atVersion(t, old, old.db, 27)
+		err = old.migrateToServe(ctx)
+		if err == nil || !strings.Contains(err.Error(), "0028_idempotency_sealed.sql") || !strings.Contains(err.Error(), "run this build's paylink migrate") ||
+			!strings.Contains(err.Error(), "schema version 27") {
+			t.Errorf("a database at 27: got %v, want 0028 refused, naming paylink migrate", err)
+		}
+		if got := version(t, old); got != 27 {
+			t.Errorf("after the refusal: got version %d, want 27 (nothing applied)", got)
+		}
+		if err := old.migrate(ctx); err != nil {
+			t.Fatalf("migrate at 27: %v", err)
+		}
+		if got := version(t, old); got != latest {
+			t.Errorf("after migrate: got version %d, want %d", got, latest)
+		}
+
+		past := newStore(t)
+		atVersion(t, past, past.db, 28)
+		if err := past.migrateToServe(ctx); err != nil {
+			t.Fatalf("a database at 28: %v", err)
+		}
+		if got := version(t, past); got != latest {
+			t.Errorf("a database at 28: got version %d after serve's migration, want %d", got, latest)
+		}
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := openSQLite(filepath.Join(t.TempDir(), "old.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		atVersion(t, s, s.writer.db, 27)
+		if err := s.migrateToServe(ctx); err != nil {
+			t.Fatalf("a SQLite database at 27: %v", err)
+		}
+		if got := version(t, s); got != SchemaVersion(SQLite) {
+			t.Errorf("a SQLite database at 27: got version %d after serve's migration, want %d", got, SchemaVersion(SQLite))
+		}
+	})
+}

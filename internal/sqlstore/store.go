@@ -93,6 +93,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return open(ctx, dsn, nil, (*Store).migrate)
 }
 
+// OpenToServe is Open as paylink serve does it: on PostgreSQL it refuses
+// a database in use that a pending migration would move past instances
+// of an older build still serving on it (migrateToServe); paylink
+// migrate, run with every instance stopped, applies such a migration.
+func OpenToServe(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, nil, (*Store).migrateToServe)
+}
+
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
 // administrative commands use it, so that a mistyped --db is an error

@@ -1,3 +1,4 @@
+-- paylink: stop-every-instance: an older build replays an idempotency answer this one sealed as its raw ciphertext, with 200 and Content-Type JSON
 -- An idempotency key's stored response is sealed by the vault from now
 -- on: a response can hold a payment link's page addresses, a 3-D Secure
 -- challenge address or a transaction token, which are otherwise stored

@@ -1,3 +1,4 @@
+-- paylink: stop-every-instance: an older build answers 500 to POST /v5/transaction_token, its tokens table being dropped
 -- Issue 14 (docs/performance.md): transaction tokens are stateless (token.go):
 -- issuing one writes nothing, and only spent tokens are stored, keyed by the
 -- expiry they carry and their hash. The key is the table (WITHOUT ROWID): one

@@ -1,3 +1,4 @@
+-- paylink: stop-every-instance: an older build claims webhooks by a state parameter, which cannot use the rebuilt partial index webhook_deliveries_due, so every claim reads every delivery ever made
 -- Issue 14 (docs/performance.md, "A leaner webhook outbox"): fewer index
 -- entries per webhook. Two indexes go and two become partial:
 --   - webhook_deliveries_reference (reference) served no query: a
