@@ -187,10 +187,13 @@ var errHelp = errors.New("help requested")
 const defaultDB = "paylink.db"
 
 // openStore opens the database named by a DSN, creating and migrating
-// it as needed: serve, demo, migrate and merchant create, the commands
-// that may start a database.
+// it as needed: serve, demo and merchant create, the commands besides
+// migrate that may start a database. Like serve, they leave a migration
+// that older instances cannot serve beside to paylink migrate on a
+// PostgreSQL database in use (sqlstore.OpenToServe): an operator may run
+// them with a new build while the old one still serves.
 func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-	st, err := sqlstore.Open(ctx, dsn)
+	st, err := sqlstore.OpenToServe(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

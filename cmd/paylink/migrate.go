@@ -13,9 +13,11 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	st, err := openStore(ctx, *dsn) // Open applies pending migrations
+	// Open applies every pending migration, those that need every older
+	// instance stopped too: migrate is how an operator applies them.
+	st, err := sqlstore.Open(ctx, *dsn)
 	if err != nil {
-		return err
+		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
 	have, err := st.AppliedVersion(ctx)
