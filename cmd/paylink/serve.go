@@ -219,10 +219,8 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		return err
 	}
 	defer st.Close()
-	if have, err := st.AppliedVersion(ctx); err == nil && have > sqlstore.SchemaVersion(st.Engine()) {
-		log.Warn("the database's schema is newer than this paylink's: a later release migrated it",
-			"database_version", have, "paylink_version", sqlstore.SchemaVersion(st.Engine()))
-	}
+	watch := newSchemaWatch(st, log)
+	watch.check(ctx) // an error is the schema-version-check job's to report
 	if changed, err := st.ChangedMigrations(ctx); err == nil && len(changed) > 0 {
 		log.Warn("migrations were applied from other files than this paylink's: the schema may differ from a fresh database's",
 			"migrations", strings.Join(changed, "; "))
@@ -236,7 +234,7 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		cfg.service.BaseURL = "http://" + ln.Addr().String()
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), watch.behind)
 	svc, err := newObservedService(ctx, env, st, cfg.dsn, cfg.service, log, metrics.NewPayments(reg))
 	if err == nil {
 		err = svc.CheckSecretsOpen(ctx)
@@ -270,18 +268,18 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		MaxHeaderBytes:    32 << 10,
 	}
 	log.Info("paylink listening", "addr", ln.Addr().String(), "base_url", cfg.service.BaseURL, "engine", st.Engine())
-	return runUntilDone(ctx, log, srv, ln, svc, reg, cfg)
+	return runUntilDone(ctx, log, srv, ln, svc, watch, reg, cfg)
 }
 
 // runUntilDone serves and runs jobs, then shuts both down.
 func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service,
-	reg prometheus.Registerer, cfg serveConfig) error {
+	watch *schemaWatch, reg prometheus.Registerer, cfg serveConfig) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		jobs.NewRunner(log, jobs.NewMetrics(reg), backgroundTasks(svc)...).Run(jobCtx)
+		jobs.NewRunner(log, jobs.NewMetrics(reg), backgroundTasks(svc, watch)...).Run(jobCtx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -360,9 +358,54 @@ func loopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
+// schemaWatch warns when the database's schema is newer than this
+// binary's: at start-up, and when a later build migrates it while this
+// instance serves (a rolling upgrade that left this instance behind), once
+// per version. Its check runs at start-up and then in one job, never at
+// once.
+type schemaWatch struct {
+	store *sqlstore.Store
+	log   *slog.Logger
+	ours  int // this binary's schema version
+	seen  int // the newest version warned about, or ours
+	// behind is paylink_schema_behind: 1 while the database's schema is
+	// newer than ours, for an alert on an instance left behind.
+	behind prometheus.Gauge
+}
+
+func newSchemaWatch(st *sqlstore.Store, log *slog.Logger) *schemaWatch {
+	v := sqlstore.SchemaVersion(st.Engine())
+	return &schemaWatch{store: st, log: log, ours: v, seen: v, behind: prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "paylink_schema_behind",
+		Help: "1 when the database's schema is newer than this paylink's (a later build migrated it: restart this instance on that build), else 0.",
+	})}
+}
+
+// check reads the database's version and warns if it is newer than any
+// seen before.
+func (w *schemaWatch) check(ctx context.Context) error {
+	have, err := w.store.AppliedVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if have > w.ours {
+		w.behind.Set(1)
+	} else {
+		w.behind.Set(0)
+	}
+	if have > w.seen {
+		w.seen = have
+		w.log.Warn("the database's schema is newer than this paylink's: a later release migrated it; restart this instance on that release",
+			"database_version", have, "paylink_version", w.ours)
+	}
+	return nil
+}
+
 // backgroundTasks lists the periodic jobs of a serving instance.
-func backgroundTasks(svc *paylink.Service) []jobs.Task {
+func backgroundTasks(svc *paylink.Service, watch *schemaWatch) []jobs.Task {
 	return []jobs.Task{
+		// Notice a later build migrating the database while this one serves.
+		{Name: "schema-version-check", Every: time.Minute, Run: watch.check},
 		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 			_, err := svc.CleanupTransactionTokens(ctx)
 			return err

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/paylink/paylink/internal/sqlstore"
 )
 
 // TestServeLeavesAStopEveryInstanceMigrationToMigrate: on a PostgreSQL
@@ -69,4 +77,65 @@ func TestServeLeavesAStopEveryInstanceMigrationToMigrate(t *testing.T) {
 	}
 	t.Setenv("PAYLINK_MASTER_KEY", key)
 	startServe(t, dsn)
+}
+
+// TestRunningInstanceWarnsWhenTheSchemaMovesPastIt: serve's
+// schema-version-check job logs a warning, naming both versions, when a
+// later build migrates the database while this instance serves; once per
+// new version, not once a minute; and paylink_schema_behind is 1 from
+// then on.
+func TestRunningInstanceWarnsWhenTheSchemaMovesPastIt(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	st, err := sqlstore.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var logs bytes.Buffer
+	watch := newSchemaWatch(st, newLoggerAt(&logs, slog.LevelInfo))
+	var check func(context.Context) error
+	for _, task := range backgroundTasks(nil, watch) {
+		if task.Name == "schema-version-check" {
+			check = task.Run
+		}
+	}
+	if check == nil {
+		t.Fatal("no schema-version-check among serve's background tasks")
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ours := sqlstore.SchemaVersion(sqlstore.SQLite)
+	warnings := func() int { return strings.Count(logs.String(), "schema is newer than this paylink's") }
+	for i, step := range []struct {
+		migrate      int // a later build's migration, or 0
+		wantWarnings int
+	}{
+		{0, 0},
+		{ours + 1, 1},
+		{0, 1}, // the same version: no second warning
+		{ours + 2, 2},
+	} {
+		if step.migrate > 0 {
+			if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'later_release', 0)`, step.migrate); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := check(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := warnings(); got != step.wantWarnings {
+			t.Errorf("check %d: got %d warnings, want %d:\n%s", i, got, step.wantWarnings, logs.String())
+		}
+		if got, want := testutil.ToFloat64(watch.behind), float64(min(step.wantWarnings, 1)); got != want {
+			t.Errorf("check %d: got paylink_schema_behind %v, want %v", i, got, want)
+		}
+	}
+	for _, want := range []string{fmt.Sprintf(`"database_version":%d,"paylink_version":%d`, ours+2, ours), "restart this instance on that release"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the warnings do not say %s:\n%s", want, logs.String())
+		}
+	}
 }
