@@ -1,3 +1,4 @@
+-- paylink: rolling-upgrade
 -- A payment link's payment is found by the link's merchantReference
 -- (spec 4.16.3: a merchant whose webhook is missing polls the status by
 -- it), even when staff typed another invoice number in the virtual
