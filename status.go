@@ -38,7 +38,13 @@ type TransactionState struct {
 	Total         int64
 	Currency      string
 	ProcessedAt   time.Time // zero until processed
-	PaymentLinkID string    // the link of a link's attempt, else ""
+}
+
+// OrderCandidate is a payment a look-up by order reference may answer,
+// with what orderAnswer ranks it by.
+type OrderCandidate struct {
+	Reference     string
+	PaymentLinkID string // the link of a link's attempt, else ""
 	CreatedAt     time.Time
 }
 
@@ -75,62 +81,55 @@ func findTransaction(tx Tx, merchantID, ref string) (*Transaction, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return t, err
 	}
-	if t, err = tx.TransactionByInvoice(merchantID, ref); err != nil && !errors.Is(err, ErrNotFound) {
+	c, err := orderAnswer(tx, merchantID, ref)
+	if err != nil {
 		return nil, err
 	}
-	var byInvoice *TransactionState
-	if t != nil {
-		byInvoice = &TransactionState{Reference: t.Reference, PaymentLinkID: t.PaymentLinkID, CreatedAt: t.CreatedAt}
-	}
-	answer, err := orderAnswer(tx, merchantID, ref, byInvoice)
-	if err != nil || t != nil && answer.Reference == t.Reference {
-		return t, err
-	}
-	return tx.Transaction(merchantID, answer.Reference)
+	return tx.Transaction(merchantID, c.Reference)
 }
 
 // findState is findTransaction's rule for the few columns a status
-// look-up shows: a look-up by purchase reference stays one read.
+// look-up shows: a look-up by purchase reference, the one polled, stays
+// one read.
 func findState(tx Tx, merchantID, ref string) (*TransactionState, error) {
 	st, err := tx.TransactionState(merchantID, ref)
-	if err == nil && st.Reference == ref || err != nil && !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, ErrNotFound) {
 		return st, err
 	}
-	return orderAnswer(tx, merchantID, ref, st)
+	c, err := orderAnswer(tx, merchantID, ref)
+	if err != nil {
+		return nil, err
+	}
+	return tx.TransactionState(merchantID, c.Reference)
 }
 
-// orderAnswer is what a look-up by an order reference that is no
+// orderAnswer is the payment a look-up by an order reference that is no
 // purchase reference answers: of the newest purchase with it as invoice
-// number (byInvoice, nil when none) and the payment that decides a
-// payment link with it as merchantReference (Tx.LinkDecidingPayment),
-// the link's payment when there is no such purchase, when the purchase
-// is an attempt of a payment link, or when it is older; else the
-// purchase. A merchant whose webhook is missing polls by the reference
-// it gave the link (spec 4.16.3): the virtual terminal stores the
-// invoice number staff typed instead, and a link's paid payment, or its
-// attempt whose answer is awaited, must outrank the customer's declined
-// attempts before it, whatever clocks stamped them, or the merchant is
-// told to charge again. ErrNotFound when neither exists.
-func orderAnswer(tx Tx, merchantID, ref string, byInvoice *TransactionState) (*TransactionState, error) {
+// number and the payment that decides a payment link with it as
+// merchantReference (Tx.LinkDecidingPayment), the link's payment when
+// there is no such purchase, when the purchase is an attempt of a
+// payment link, or when it is older; else the purchase. A merchant whose
+// webhook is missing polls by the reference it gave the link (spec
+// 4.16.3): the virtual terminal stores the invoice number staff typed
+// instead, and a link's paid payment, or its attempt whose answer is
+// awaited, must outrank the customer's declined attempts before it,
+// whatever clocks stamped them, or the merchant is told to charge again.
+// ErrNotFound when neither exists.
+func orderAnswer(tx Tx, merchantID, ref string) (*OrderCandidate, error) {
+	byInvoice, err := tx.NewestByInvoice(merchantID, ref)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
 	linked, err := tx.LinkDecidingPayment(merchantID, ref)
-	if errors.Is(err, ErrNotFound) {
-		if byInvoice == nil {
-			return nil, ErrNotFound
-		}
+	switch {
+	case errors.Is(err, ErrNotFound) && byInvoice == nil:
+		return nil, ErrNotFound
+	case errors.Is(err, ErrNotFound):
 		return byInvoice, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
-	}
-	if byInvoice != nil && byInvoice.Reference == linked {
-		return byInvoice, nil
-	}
-	link, err := tx.TransactionState(merchantID, linked)
-	if err != nil {
-		return nil, err
-	}
-	if byInvoice == nil || byInvoice.PaymentLinkID != "" || byInvoice.CreatedAt.Before(link.CreatedAt) {
-		return link, nil
+	case byInvoice == nil || byInvoice.PaymentLinkID != "" || byInvoice.CreatedAt.Before(linked.CreatedAt):
+		return linked, nil
 	}
 	return byInvoice, nil
 }

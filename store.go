@@ -95,19 +95,18 @@ type Tx interface {
 
 	CreateTransaction(t *Transaction) error
 	Transaction(merchantID, reference string) (*Transaction, error)
-	// TransactionByInvoice returns the merchant's newest transaction with
-	// that invoice number.
-	TransactionByInvoice(merchantID, invoice string) (*Transaction, error)
 	// TransactionState returns what a status look-up shows of the
-	// merchant's transaction with that purchase reference or, failing
-	// that, of its newest with that invoice number: one indexed read of a
-	// few columns, without decoding the transaction's details.
-	TransactionState(merchantID, ref string) (*TransactionState, error)
-	// LinkDecidingPayment returns the reference of the payment that
-	// decides the merchant's payment link with that merchant reference:
-	// its paid payment, else the attempt holding its claim, of the link
-	// changed last among those that have either; ErrNotFound when none.
-	LinkDecidingPayment(merchantID, merchantReference string) (string, error)
+	// merchant's transaction with that purchase reference: one indexed
+	// read of a few columns, without decoding the transaction's details.
+	TransactionState(merchantID, reference string) (*TransactionState, error)
+	// NewestByInvoice returns the merchant's newest transaction with that
+	// invoice number.
+	NewestByInvoice(merchantID, invoice string) (*OrderCandidate, error)
+	// LinkDecidingPayment returns the payment that decides the merchant's
+	// payment link with that merchant reference: its paid payment, else
+	// the attempt holding its claim, of the link changed last among those
+	// that have either; ErrNotFound when none.
+	LinkDecidingPayment(merchantID, merchantReference string) (*OrderCandidate, error)
 	// UpdateTransaction writes t if its stored version is still
 	// t.Version, and increments t.Version.
 	UpdateTransaction(t *Transaction) error

@@ -60,9 +60,8 @@ const WaitingQuery = transactionsInStatusQuery
 // The look-ups by invoice number and of a link's deciding payment, for
 // their plans.
 const (
-	InvoiceStateQuery         = invoiceStateQuery
-	TransactionByInvoiceQuery = transactionByInvoiceQuery
-	DecidingLinkPaymentQuery  = decidingLinkPaymentQuery
+	NewestByInvoiceQuery     = newestByInvoiceQuery
+	DecidingLinkPaymentQuery = decidingLinkPaymentQuery
 )
 
 // WALSizeLimit is the size SQLite truncates its write-ahead log to.

@@ -101,20 +101,23 @@ func (t *tx) PaymentLinkByTokenHash(hash []byte) (*paylink.PaymentLink, error) {
 }
 
 // decidingLinkPaymentQuery repeats payment_links_deciding's WHERE and
-// follows its order (migration 0034).
-const decidingLinkPaymentQuery = `SELECT CASE WHEN paid_reference <> '' THEN paid_reference ELSE claim_reference END
-	FROM payment_links WHERE merchant_id = $1 AND merchant_reference = $2 AND (paid_reference <> '' OR claim_reference <> '')
-	ORDER BY updated_at DESC, id DESC LIMIT 1`
+// follows its order (migration 0034): one link read, and its payment by
+// primary key.
+const decidingLinkPaymentQuery = `SELECT t.reference, t.payment_link_id, t.created_at FROM (
+		SELECT CASE WHEN paid_reference <> '' THEN paid_reference ELSE claim_reference END AS deciding
+		FROM payment_links WHERE merchant_id = $1 AND merchant_reference = $2 AND (paid_reference <> '' OR claim_reference <> '')
+		ORDER BY updated_at DESC, id DESC LIMIT 1) AS l
+	JOIN transactions t ON t.reference = l.deciding AND t.merchant_id = $1`
 
 // LinkDecidingPayment returns the payment that decides the merchant's
 // link with that merchant reference: its paid payment, else the attempt
 // holding its claim, of the link changed last among those with either.
-func (t *tx) LinkDecidingPayment(merchantID, merchantReference string) (string, error) {
-	var ref string
-	if err := t.q.QueryRowContext(t.ctx, decidingLinkPaymentQuery, merchantID, merchantReference).Scan(&ref); err != nil {
-		return "", notFound("load a link's deciding payment", err)
+func (t *tx) LinkDecidingPayment(merchantID, merchantReference string) (*paylink.OrderCandidate, error) {
+	c, err := scanCandidate(t.q.QueryRowContext(t.ctx, decidingLinkPaymentQuery, merchantID, merchantReference))
+	if err != nil {
+		return nil, notFound("load a link's deciding payment", err)
 	}
-	return ref, nil
+	return c, nil
 }
 
 // UpdatePaymentLink writes the mutable fields if the version still matches.

@@ -32,8 +32,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 	}
 	queries := []planCase{
 		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), int64(0), "", 100}, []string{"transactions_waiting"}},
-		{"status by invoice", sqlstore.InvoiceStateQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
-		{"transaction by invoice", sqlstore.TransactionByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
+		{"newest by invoice", sqlstore.NewestByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
 		{"a link's deciding payment", sqlstore.DecidingLinkPaymentQuery, []any{"M1", "ORDER-1"}, []string{"payment_links_deciding"}},
 		{"dashboard search", search, searchArgs,
 			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},

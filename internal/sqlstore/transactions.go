@@ -63,32 +63,35 @@ func (t *tx) Transaction(merchantID, reference string) (*paylink.Transaction, er
 	return tr, nil
 }
 
-// The look-ups of the newest payment with an invoice number repeat
-// transactions_invoice's WHERE and follow its order (migration 0022).
-const (
-	byInvoice                 = `WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> '' ORDER BY created_at DESC, reference DESC LIMIT 1`
-	transactionByInvoiceQuery = `SELECT ` + transactionColumns + ` FROM transactions ` + byInvoice
-	stateColumns              = `SELECT reference, invoice_number, status, total, currency, processed_at, payment_link_id, created_at FROM transactions `
-	invoiceStateQuery         = stateColumns + byInvoice
-)
+// newestByInvoiceQuery repeats transactions_invoice's WHERE and follows
+// its order (migration 0022): the index alone answers it.
+const newestByInvoiceQuery = `SELECT reference, payment_link_id, created_at FROM transactions
+	WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> '' ORDER BY created_at DESC, reference DESC LIMIT 1`
 
-// TransactionByInvoice loads the newest transaction with an invoice number.
-func (t *tx) TransactionByInvoice(merchantID, invoice string) (*paylink.Transaction, error) {
-	tr, err := scanTransaction(t.q.QueryRowContext(t.ctx, transactionByInvoiceQuery, merchantID, invoice))
+// NewestByInvoice returns the newest transaction with an invoice number.
+func (t *tx) NewestByInvoice(merchantID, invoice string) (*paylink.OrderCandidate, error) {
+	c, err := scanCandidate(t.q.QueryRowContext(t.ctx, newestByInvoiceQuery, merchantID, invoice))
 	if err != nil {
-		return nil, notFound("load transaction by invoice", err)
+		return nil, notFound("load the newest transaction of an invoice number", err)
 	}
-	return tr, nil
+	return c, nil
+}
+
+func scanCandidate(row interface{ Scan(...any) error }) (*paylink.OrderCandidate, error) {
+	var c paylink.OrderCandidate
+	var created int64
+	if err := row.Scan(&c.Reference, &c.PaymentLinkID, &created); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = time.UnixMicro(created).UTC()
+	return &c, nil
 }
 
 // TransactionState reads the few columns a status look-up shows, by
-// purchase reference (primary key) or else by invoice number
-// (transactions_invoice), without the details JSON.
-func (t *tx) TransactionState(merchantID, ref string) (*paylink.TransactionState, error) {
-	st, err := scanTransactionState(t.q.QueryRowContext(t.ctx, stateColumns+`WHERE reference = $1 AND merchant_id = $2`, ref, merchantID))
-	if errors.Is(err, sql.ErrNoRows) {
-		st, err = scanTransactionState(t.q.QueryRowContext(t.ctx, invoiceStateQuery, merchantID, ref))
-	}
+// purchase reference (primary key), without the details JSON.
+func (t *tx) TransactionState(merchantID, reference string) (*paylink.TransactionState, error) {
+	st, err := scanTransactionState(t.q.QueryRowContext(t.ctx, `SELECT reference, invoice_number, status, total, currency, processed_at
+		FROM transactions WHERE reference = $1 AND merchant_id = $2`, reference, merchantID))
 	if err != nil {
 		return nil, notFound("load transaction state", err)
 	}
@@ -99,11 +102,10 @@ func scanTransactionState(row interface{ Scan(...any) error }) (*paylink.Transac
 	var st paylink.TransactionState
 	var status string
 	var processed sql.NullInt64
-	var created int64
-	if err := row.Scan(&st.Reference, &st.InvoiceNumber, &status, &st.Total, &st.Currency, &processed, &st.PaymentLinkID, &created); err != nil {
+	if err := row.Scan(&st.Reference, &st.InvoiceNumber, &status, &st.Total, &st.Currency, &processed); err != nil {
 		return nil, err
 	}
-	st.Status, st.ProcessedAt, st.CreatedAt = paylink.Status(status), fromMicros(processed), time.UnixMicro(created).UTC()
+	st.Status, st.ProcessedAt = paylink.Status(status), fromMicros(processed)
 	return &st, nil
 }
 

@@ -16,12 +16,19 @@ import (
 
 func newLink(t *testing.T, s paylink.Store, m *paylink.Merchant) *paylink.PaymentLink {
 	t.Helper()
+	return newLinkNamed(t, s, m, "")
+}
+
+// newLinkNamed is newLink with suffix in its id and token hashes, for a
+// merchant's second link.
+func newLinkNamed(t *testing.T, s paylink.Store, m *paylink.Merchant, suffix string) *paylink.PaymentLink {
+	t.Helper()
 	l := &paylink.PaymentLink{
-		ID: "lnk_" + m.ID, MerchantID: m.ID, Status: paylink.LinkUnpaid, Amount: 1050, Currency: "AUD",
+		ID: "lnk_" + m.ID + suffix, MerchantID: m.ID, Status: paylink.LinkUnpaid, Amount: 1050, Currency: "AUD",
 		MerchantReference: "ORDER-1", ApplySurcharge: true,
 		Customer:      paylink.Customer{FirstName: "Jo", Email: "jo@example.com", Reference: "CUST-9"},
 		WebhookURL:    "https://hooks.example.com/pay",
-		PageTokenHash: paylink.HashSecret("page-" + m.ID), VTTokenHash: paylink.HashSecret("vt-" + m.ID),
+		PageTokenHash: paylink.HashSecret("page-" + m.ID + suffix), VTTokenHash: paylink.HashSecret("vt-" + m.ID + suffix),
 		Tokens:     paylink.SealedSecret{KeyID: "k1", Ciphertext: []byte{1, 2, 3}},
 		CSRFSecret: "csrf", CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour),
 	}
@@ -143,4 +150,54 @@ func testPaymentLinkCAS(t *testing.T, s paylink.Store) {
 	if got := wins.Load(); got != 1 {
 		t.Fatalf("got %d successful updates from version 1, want exactly 1", got)
 	}
+}
+
+// testLinkDecidingPayment: a merchant reference names the payment that
+// decides the link changed last among those paid or claimed by an
+// attempt: the paid payment, else the claiming attempt; nothing for
+// another merchant, an unknown reference, or links neither paid nor
+// claimed.
+func testLinkDecidingPayment(t *testing.T, s paylink.Store) {
+	m, other := NewMerchant(t, s), NewMerchant(t, s)
+	paid, claimed := newLinkNamed(t, s, m, "p"), newLinkNamed(t, s, m, "c")
+	newLinkNamed(t, s, m, "i") // neither paid nor claimed
+	pay := NewTransaction(m, "pr_dp"+m.ID, "", 1050)
+	attempt := NewTransaction(m, "pr_dc"+m.ID, "", 1050)
+	pay.PaymentLinkID, attempt.PaymentLinkID = paid.ID, claimed.ID
+	attempt.CreatedAt = t0.Add(-time.Hour) // stamped earlier: the link's change decides, not this
+	update(t, s, func(tx paylink.Tx) error {
+		for _, tr := range []*paylink.Transaction{pay, attempt} {
+			if err := tx.CreateTransaction(tr); err != nil {
+				return err
+			}
+		}
+		paid.Status, paid.PaidReference, paid.UpdatedAt = paylink.LinkPaid, pay.Reference, t0.Add(time.Minute)
+		claimed.ClaimReference, claimed.ClaimedAt, claimed.UpdatedAt = attempt.Reference, t0.Add(2*time.Minute), t0.Add(2*time.Minute)
+		if err := tx.UpdatePaymentLink(paid); err != nil {
+			return err
+		}
+		return tx.UpdatePaymentLink(claimed)
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		got, err := tx.LinkDecidingPayment(m.ID, "ORDER-1")
+		if err != nil || got.Reference != attempt.Reference || got.PaymentLinkID != claimed.ID || !got.CreatedAt.Equal(attempt.CreatedAt) {
+			t.Errorf("the link changed last: got %+v, %v; want its claiming attempt %s", got, err, attempt.Reference)
+		}
+		for _, c := range []struct{ merchant, ref string }{{other.ID, "ORDER-1"}, {m.ID, "ORDER-2"}} {
+			if got, err := tx.LinkDecidingPayment(c.merchant, c.ref); !errors.Is(err, paylink.ErrNotFound) {
+				t.Errorf("%s of %s: got %+v, %v; want ErrNotFound", c.ref, c.merchant, got, err)
+			}
+		}
+		return nil
+	})
+	update(t, s, func(tx paylink.Tx) error {
+		claimed.ClaimReference, claimed.ClaimedAt = "", time.Time{}
+		return tx.UpdatePaymentLink(claimed)
+	})
+	view(t, s, func(tx paylink.Tx) error {
+		if got, err := tx.LinkDecidingPayment(m.ID, "ORDER-1"); err != nil || got.Reference != pay.Reference {
+			t.Errorf("the claim released: got %+v, %v; want the paid link's payment %s", got, err, pay.Reference)
+		}
+		return nil
+	})
 }

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		"PaymentLinks":             testPaymentLinks,
 		"PaymentLinkList":          testPaymentLinkList,
 		"PaymentLinkCompareAndSet": testPaymentLinkCAS,
+		"LinkDecidingPayment":      testLinkDecidingPayment,
 		// Ledger.
 		"Ledger":          testLedger,
 		"LedgerPostsOnce": testLedgerPostsOnce,
@@ -406,8 +407,9 @@ func testTransactionCAS(t *testing.T, s paylink.Store) {
 }
 
 // testTransactionState: the status look-up's read finds a transaction by
-// reference, else the newest by invoice number, with the columns it
-// shows, and nothing of another merchant's or under an empty invoice.
+// purchase reference alone (an invoice number is the Service's rule,
+// orderAnswer), with the columns it shows, and nothing of another
+// merchant's.
 func testTransactionState(t *testing.T, s paylink.Store) {
 	m, other := NewMerchant(t, s), NewMerchant(t, s)
 	a := NewTransaction(m, "pr_sa"+m.ID, "INV-S", 500)
@@ -425,7 +427,7 @@ func testTransactionState(t *testing.T, s paylink.Store) {
 	})
 	want := func(tr *paylink.Transaction) paylink.TransactionState {
 		return paylink.TransactionState{Reference: tr.Reference, InvoiceNumber: tr.InvoiceNumber, Status: tr.Status,
-			Total: tr.Total, Currency: tr.Currency, ProcessedAt: tr.ProcessedAt, PaymentLinkID: tr.PaymentLinkID, CreatedAt: tr.CreatedAt}
+			Total: tr.Total, Currency: tr.Currency, ProcessedAt: tr.ProcessedAt}
 	}
 	view(t, s, func(tx paylink.Tx) error {
 		for _, c := range []struct {
@@ -433,7 +435,7 @@ func testTransactionState(t *testing.T, s paylink.Store) {
 			want          *paylink.Transaction
 		}{
 			{m.ID, a.Reference, a}, {m.ID, b.Reference, b}, {m.ID, p.Reference, p},
-			{m.ID, "INV-S", b}, {other.ID, a.Reference, nil}, {other.ID, "INV-S", nil}, {m.ID, "", nil}, {m.ID, "pr_none", nil},
+			{m.ID, "INV-S", nil}, {other.ID, a.Reference, nil}, {other.ID, "INV-S", nil}, {m.ID, "", nil}, {m.ID, "pr_none", nil},
 		} {
 			got, err := tx.TransactionState(c.merchant, c.ref)
 			if c.want == nil {
@@ -466,17 +468,17 @@ func testTransactionLookups(t *testing.T, s paylink.Store) {
 		return nil
 	})
 	view(t, s, func(tx paylink.Tx) error {
-		got, err := tx.TransactionByInvoice(m.ID, "INV-1")
-		if err != nil || got.Reference != b.Reference {
-			t.Errorf("by invoice: got %v, %v; want the newest, %s", got, err, b.Reference)
+		got, err := tx.NewestByInvoice(m.ID, "INV-1")
+		if err != nil || got.Reference != b.Reference || !got.CreatedAt.Equal(b.CreatedAt) || got.PaymentLinkID != "" {
+			t.Errorf("by invoice: got %+v, %v; want the newest, %s at %v", got, err, b.Reference, b.CreatedAt)
 		}
-		if got.Details.AuthCode != "123456" || !got.ProcessedAt.Equal(t0) {
-			t.Errorf("round trip: got details %+v processed %v", got.Details, got.ProcessedAt)
+		if full, err := tx.Transaction(m.ID, b.Reference); err != nil || full.Details.AuthCode != "123456" || !full.ProcessedAt.Equal(t0) {
+			t.Errorf("round trip: got %+v, %v", full, err)
 		}
 		if _, err := tx.Transaction(other.ID, a.Reference); !errors.Is(err, paylink.ErrNotFound) {
 			t.Errorf("other merchant: got %v, want ErrNotFound", err)
 		}
-		if _, err := tx.TransactionByInvoice(m.ID, ""); !errors.Is(err, paylink.ErrNotFound) {
+		if _, err := tx.NewestByInvoice(m.ID, ""); !errors.Is(err, paylink.ErrNotFound) {
 			t.Errorf("empty invoice: got %v, want ErrNotFound", err)
 		}
 		list, err := tx.TransactionsInStatus(paylink.StatusPreAuthorised, t0.Add(-7*24*time.Hour), paylink.Position{}, 10)
