@@ -59,7 +59,7 @@ func (s *Service) TransactionStateOf(ctx context.Context, m *Merchant, ref strin
 	var st *TransactionState
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		st, err = findState(tx, m.ID, ref)
+		st, err = findBy(tx, m.ID, ref, tx.TransactionState)
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {
@@ -72,35 +72,27 @@ func (s *Service) TransactionStateOf(ctx context.Context, m *Merchant, ref strin
 }
 
 // findTransaction looks a reference up first as a purchase reference,
-// then as an order reference (orderAnswer).
+// then as an order reference (findBy).
 func findTransaction(tx Tx, merchantID, ref string) (*Transaction, error) {
 	if !lookupRef(ref) {
 		return nil, ErrNotFound
 	}
-	t, err := tx.Transaction(merchantID, ref)
-	if !errors.Is(err, ErrNotFound) {
-		return t, err
-	}
-	c, err := orderAnswer(tx, merchantID, ref)
-	if err != nil {
-		return nil, err
-	}
-	return tx.Transaction(merchantID, c.Reference)
+	return findBy(tx, merchantID, ref, tx.Transaction)
 }
 
-// findState is findTransaction's rule for the few columns a status
-// look-up shows: a look-up by purchase reference, the one polled, stays
-// one read.
-func findState(tx Tx, merchantID, ref string) (*TransactionState, error) {
-	st, err := tx.TransactionState(merchantID, ref)
+// findBy reads with read what ref names: the payment with that purchase
+// reference, else the one orderAnswer picks. A look-up by purchase
+// reference, the one polled, stays one read.
+func findBy[T any](tx Tx, merchantID, ref string, read func(merchantID, reference string) (T, error)) (T, error) {
+	v, err := read(merchantID, ref)
 	if !errors.Is(err, ErrNotFound) {
-		return st, err
+		return v, err
 	}
 	c, err := orderAnswer(tx, merchantID, ref)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	return tx.TransactionState(merchantID, c.Reference)
+	return read(merchantID, c.Reference)
 }
 
 // orderAnswer is the payment a look-up by an order reference that is no
