@@ -53,9 +53,11 @@ func requestHash(r *http.Request, raw []byte) []byte {
 // of the same request: method, path and body, without the query. A
 // request without a query is the one such a release fingerprinted, so a
 // key it stored, retried within its 24 hours after an upgrade, replays
-// instead of answering 409 "a different request".
+// instead of answering 409 "a different request". A path holding a "?"
+// or a line break (escaped in the request) has none: its earlier line
+// could equal this build's line of another request, a path and a query.
 func earlierRequestHashes(r *http.Request, raw []byte) [][]byte {
-	if r.URL.RawQuery != "" {
+	if r.URL.RawQuery != "" || strings.ContainsAny(r.URL.Path, "?\n") {
 		return nil
 	}
 	return [][]byte{hashRequestLine(r.Method+" "+r.URL.Path, raw)}

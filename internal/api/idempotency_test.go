@@ -147,6 +147,16 @@ func TestAKeyAnEarlierReleaseStoredReplays(t *testing.T) {
 	if res, raw := postKeyTo(t, env, m, "/v5/purchase?test=1", "order-before-upgrade", body); res.StatusCode != http.StatusConflict {
 		t.Errorf("with a query: got %d %s, want 409", res.StatusCode, raw)
 	}
+	// This build's line of a path and a query ("/v5/purchase/INV-7?" and
+	// "/capture") is the earlier line of a path with an escaped "?": that
+	// other request is no replay of it.
+	capture := []byte(`{"capture":{"amount":"1.00","currency":"AUD"}}`)
+	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7?/capture", "order-7", capture); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a status look-up of INV-7 with a query, no company token: got %d %s, want 400", res.StatusCode, raw)
+	}
+	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7%3F/capture", "order-7", capture); res.StatusCode != http.StatusConflict {
+		t.Errorf("a capture of INV-7? with the same key: got %d (replayed %q) %s, want 409", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	}
 }
 
 // TestEmptyIdempotencyKeyIsNoKey: an empty or blank Idempotency-Key is

@@ -101,7 +101,7 @@ func (t *tx) PaymentLinkByTokenHash(hash []byte) (*paylink.PaymentLink, error) {
 }
 
 // decidingLinkPaymentQuery repeats payment_links_deciding's WHERE and
-// follows its order (migration 0034): one link read, and its payment by
+// follows its order (migration 0035): one link read, and its payment by
 // primary key.
 const decidingLinkPaymentQuery = `SELECT t.reference, t.payment_link_id, t.created_at FROM (
 		SELECT CASE WHEN paid_reference <> '' THEN paid_reference ELSE claim_reference END AS deciding

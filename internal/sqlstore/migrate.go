@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,27 +54,44 @@ func (m migration) checksum() string {
 }
 
 // parseDirectives reads the directive lines that open a migration file
-// into m; an unknown directive is an error, so that a misspelt one is
-// not silently ignored.
+// into m. Any opening line that looks like one (a comment naming
+// paylink, whatever its spacing or case, after an optional byte-order
+// mark) must be one of the two, and a file may not say both: a misspelt
+// or contradictory directive is an error, never silently ignored.
 func (m *migration) parseDirectives() error {
-	rest := m.sql
-	for strings.HasPrefix(rest, directivePrefix) {
+	rest := strings.TrimPrefix(m.sql, "\ufeff")
+	var stop string
+	var rolling bool
+	for {
 		line, after, _ := strings.Cut(rest, "\n")
-		d := strings.TrimSpace(strings.TrimPrefix(line, directivePrefix))
-		why, stop := strings.CutPrefix(d, stopDirective)
+		match := directiveLine.FindStringSubmatch(strings.TrimRight(line, "\r"))
+		if match == nil {
+			break
+		}
+		d := strings.TrimSpace(match[1])
+		why, isStop := strings.CutPrefix(d, stopDirective)
 		switch {
-		case stop && strings.TrimSpace(why) != "":
-			m.stopEveryInstance = strings.TrimSpace(why)
+		case isStop && strings.TrimSpace(why) != "":
+			stop = strings.TrimSpace(why)
 		case d == rollingDirective:
+			rolling = true
 		default:
 			return fmt.Errorf("migration %s: unknown directive %q (want %q WHY or %q)",
 				m.name, line, directivePrefix+stopDirective, directivePrefix+rollingDirective)
 		}
 		rest = after
 	}
-	m.directives = len(m.sql) - len(rest)
+	if stop != "" && rolling {
+		return fmt.Errorf("migration %s: both %q and %q", m.name, stopDirective, rollingDirective)
+	}
+	if stop != "" || rolling {
+		m.stopEveryInstance, m.directives = stop, len(m.sql)-len(rest)
+	}
 	return nil
 }
+
+// directiveLine matches a line that is meant as a directive.
+var directiveLine = regexp.MustCompile(`(?i)^\s*--\s*paylink\s*:(.*)$`)
 
 // checksumsFrom is the migration that adds schema_migrations.checksum.
 const checksumsFrom = 31
@@ -179,7 +197,30 @@ func (s *Store) migrate(ctx context.Context) error {
 	if s.writer != nil {
 		return s.migrateOn(ctx, s.writer.db, ms)
 	}
-	return s.migrateOn(ctx, s.db, ms)
+	return s.whileMigrating(ctx, func() error { return s.migrateOn(ctx, s.db, ms) })
+}
+
+// migrationRunLock is the PostgreSQL advisory lock held, on a connection
+// of its own, around a whole run of migrations (serve's check and the
+// migrations it applies, or paylink migrate): instances starting together
+// on a fresh database take turns, so that one finds the other's work done
+// rather than a database half migrated that looks in use. It is not
+// migrationsLock, which each migration's transaction takes on another
+// connection.
+const migrationRunLock = 7275731
+
+// whileMigrating runs fn holding migrationRunLock.
+func (s *Store) whileMigrating(ctx context.Context, fn func() error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrations lock: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
+		return fmt.Errorf("migrations lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationRunLock)
+	return fn()
 }
 
 // migrateToServe is migrate as paylink serve does it on start. On
@@ -195,6 +236,11 @@ func (s *Store) migrateToServe(ctx context.Context) error {
 	if s.engine != Postgres {
 		return s.migrate(ctx)
 	}
+	return s.whileMigrating(ctx, func() error { return s.migrateInUse(ctx) })
+}
+
+// migrateInUse is migrateToServe's check and migrations on PostgreSQL.
+func (s *Store) migrateInUse(ctx context.Context) error {
 	ms, err := loadMigrations(s.engine)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -334,12 +335,109 @@ func TestMigrationDirectives(t *testing.T) {
 		{"-- comment\n-- paylink: stop-every-instance: not at the top\nSELECT 1;\n", "", false},
 		{"-- paylink: stop-every-instance:\nSELECT 1;\n", "", true},
 		{"-- paylink: stop-every-instances: typo\nSELECT 1;\n", "", true},
+		{"-- paylink: stop-every-instance: crlf\r\nSELECT 1;\r\n", "crlf", false},
+		{"\ufeff-- paylink: stop-every-instance: after a byte-order mark\nSELECT 1;\n", "after a byte-order mark", false},
+		{"--paylink: stop-every-instance: no space\nSELECT 1;\n", "no space", false},
+		{"  -- PayLink: stop-every-instance: indented, cased\nSELECT 1;\n", "indented, cased", false},
+		{"--paylink:stop-every-instances: a near miss is still refused\nSELECT 1;\n", "", true},
+		{"-- paylink: rolling-upgrade\n-- paylink: stop-every-instance: both\nSELECT 1;\n", "", true},
+		{"-- paylink: stop-every-instance: no newline at all", "no newline at all", false},
 	}
 	for _, tt := range tests {
 		m := migration{name: "0099_x.sql", sql: tt.file}
 		err := m.parseDirectives()
 		if (err != nil) != tt.wantErr || m.stopEveryInstance != tt.wantWhy {
 			t.Errorf("%q: got %q, %v; want %q, error %v", tt.file, m.stopEveryInstance, err, tt.wantWhy, tt.wantErr)
+		}
+	}
+}
+
+// TestTheDecidingLinkIndexFromEither0034: 0034 indexed paid links; the
+// builds 79c1cc2 to 728dc44 shipped the index of paid or claimed links
+// as 0034 instead. 0035 brings a database from either to the same
+// indexes, on both engines.
+func TestTheDecidingLinkIndexFromEither0034(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rewritten 0034 %v", early), func(t *testing.T) {
+			onBothEngines(t, func(t *testing.T, s *Store, db *sql.DB) {
+				ctx := context.Background()
+				ms, err := loadMigrations(s.engine)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if early {
+					if err := s.migrateOn(ctx, db, ms[:slices.IndexFunc(ms, func(m migration) bool { return m.version > 33 })]); err != nil {
+						t.Fatal(err)
+					}
+					for _, q := range []string{`CREATE INDEX payment_links_deciding ON payment_links(merchant_id, merchant_reference, updated_at, id)
+						WHERE paid_reference <> '' OR claim_reference <> ''`,
+						`INSERT INTO schema_migrations (version, name, applied_at) VALUES (34, '0034_link_deciding_payment.sql', 0)`} {
+						if _, err := db.ExecContext(ctx, q); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if err := s.migrateOn(ctx, db, ms); err != nil {
+					t.Fatal(err)
+				}
+				list := `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'payment_links' AND name LIKE 'payment_links_%' ORDER BY name`
+				if s.engine == Postgres {
+					list = `SELECT indexname FROM pg_indexes WHERE tablename = 'payment_links' AND indexname LIKE 'payment_links_%' ORDER BY indexname`
+				}
+				rows, err := db.QueryContext(ctx, list)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var names []string
+				for rows.Next() {
+					var n string
+					if err := rows.Scan(&n); err != nil {
+						t.Fatal(err)
+					}
+					names = append(names, n)
+				}
+				if !slices.Contains(names, "payment_links_deciding") || slices.Contains(names, "payment_links_paid") {
+					t.Errorf("indexes of payment_links: got %v, want payment_links_deciding and not payment_links_paid", names)
+				}
+			})
+		})
+	}
+}
+
+// TestInstancesStartingTogetherOnAFreshDatabase: three instances that
+// start at once on a fresh PostgreSQL database all start. Each read the
+// migrations applied with no lock around its check, and one that read
+// while another was half way (0001 to 0017 applied) refused 0018 as if
+// the database were in use by older instances (4 or 5 of 15 starts).
+func TestInstancesStartingTogetherOnAFreshDatabase(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		pgtest.Skip(t, err)
+	}
+	defer srv.Stop()
+	for round := 0; round < 5; round++ {
+		dsn, err := srv.NewDatabase(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() {
+				s, err := openPostgres(dsn, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer s.Close()
+				errs <- s.migrateToServe(ctx)
+			}()
+		}
+		for i := range 3 {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d, instance %d: %v", round, i, err)
+			}
 		}
 	}
 }

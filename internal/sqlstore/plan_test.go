@@ -16,7 +16,7 @@ import (
 // so on both engines. A planner only uses a partial index for a query
 // that repeats its WHERE clause, so a drift between a migration (0020
 // for transactions_waiting, 0022 for the search indexes, 0024 for the
-// webhook outbox, 0032 and 0033 for held webhooks, 0034 for paid links) and its query would turn a job run, a status look-up by
+// webhook outbox, 0032 and 0033 for held webhooks, 0035 for paid or claimed links) and its query would turn a job run, a status look-up by
 // invoice number or a dashboard search into a scan of all transactions,
 // and a webhook claim into a scan of every delivery ever made.
 func TestQueriesUsePartialIndexes(t *testing.T) {
