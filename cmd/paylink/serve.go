@@ -244,6 +244,8 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		return err
 	}
 	metrics.RegisterStore(reg, svc, st)
+	clock := newClockWatch(st, svc.Now, log)
+	reg.MustRegister(clock.offset)
 	handler, err := site.Handler(svc, site.Options{Logger: log, Registry: reg,
 		API:       []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)},
 		Dashboard: dashboardOptions(cfg)})
@@ -268,18 +270,18 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		MaxHeaderBytes:    32 << 10,
 	}
 	log.Info("paylink listening", "addr", ln.Addr().String(), "base_url", cfg.service.BaseURL, "engine", st.Engine())
-	return runUntilDone(ctx, log, srv, ln, svc, watch, reg, cfg)
+	return runUntilDone(ctx, log, srv, ln, svc, backgroundTasks(svc, watch, clock), reg, cfg)
 }
 
 // runUntilDone serves and runs jobs, then shuts both down.
 func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service,
-	watch *schemaWatch, reg prometheus.Registerer, cfg serveConfig) error {
+	tasks []jobs.Task, reg prometheus.Registerer, cfg serveConfig) error {
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		jobs.NewRunner(log, jobs.NewMetrics(reg), backgroundTasks(svc, watch)...).Run(jobCtx)
+		jobs.NewRunner(log, jobs.NewMetrics(reg), tasks...).Run(jobCtx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -401,9 +403,10 @@ func (w *schemaWatch) check(ctx context.Context) error {
 	return nil
 }
 
-// backgroundTasks lists the periodic jobs of a serving instance.
-func backgroundTasks(svc *paylink.Service, watch *schemaWatch) []jobs.Task {
-	return []jobs.Task{
+// backgroundTasks lists the periodic jobs of a serving instance; the
+// clock-offset-check only where there is a database clock (PostgreSQL).
+func backgroundTasks(svc *paylink.Service, watch *schemaWatch, clock *clockWatch) []jobs.Task {
+	tasks := []jobs.Task{
 		// Notice a later build migrating the database while this one serves.
 		{Name: "schema-version-check", Every: time.Minute, Run: watch.check},
 		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
@@ -447,4 +450,10 @@ func backgroundTasks(svc *paylink.Service, watch *schemaWatch) []jobs.Task {
 			return err
 		}},
 	}
+	if clock.measures() {
+		// Measure this instance's clock against the database server's (at
+		// start-up, as every job runs first then, and every minute).
+		tasks = append(tasks, jobs.Task{Name: "clock-offset-check", Every: time.Minute, Run: clock.check})
+	}
+	return tasks
 }

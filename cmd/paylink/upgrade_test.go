@@ -94,7 +94,7 @@ func TestRunningInstanceWarnsWhenTheSchemaMovesPastIt(t *testing.T) {
 	var logs bytes.Buffer
 	watch := newSchemaWatch(st, newLoggerAt(&logs, slog.LevelInfo))
 	var check func(context.Context) error
-	for _, task := range backgroundTasks(nil, watch) {
+	for _, task := range backgroundTasks(nil, watch, nil) {
 		if task.Name == "schema-version-check" {
 			check = task.Run
 		}

@@ -306,6 +306,21 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// DatabaseClock reads the PostgreSQL server's clock (clock_timestamp(),
+// the time the statement runs, not its transaction's start), for an
+// instance to measure its own clock against the one every instance
+// shares. SQLite has no server: an error there.
+func (s *Store) DatabaseClock(ctx context.Context) (time.Time, error) {
+	if s.engine != Postgres {
+		return time.Time{}, errors.New("database clock: only PostgreSQL has a server clock")
+	}
+	var t time.Time
+	if err := s.db.QueryRowContext(ctx, "SELECT clock_timestamp()").Scan(&t); err != nil {
+		return time.Time{}, s.classify(fmt.Errorf("database clock: %w", err))
+	}
+	return t, nil
+}
+
 // Close stops the writer and closes the connections.
 func (s *Store) Close() error {
 	var err error
