@@ -195,11 +195,22 @@ func New(svc *paylink.Service, opts Options) *Dispatcher {
 		releases: map[string]release{}, answered: map[string]bool{}}
 }
 
+// minLeaseSlack is the least a lease lasts beyond its attempt's
+// timeout. Leases are stamped and compared by each instance's own clock,
+// so the slack must cover the skew between two instances
+// (paylink.ClockSkewTolerance, 4 s, what serve's clock check warns past)
+// as well as the claim's commit before the attempt and the result's after
+// it: another instance ahead by the skew sees the lease run out that much
+// sooner and would send the row again while this attempt is in flight.
+// 5 s left only 1 s for those commits; 10 s leaves 6 s.
+const minLeaseSlack = 10 * time.Second
+
 // lease is how long a claimed row stays with this dispatcher: the
-// attempt's timeout plus time to record it. A dispatcher that dies
-// holding rows (kill -9) releases them when their lease runs out.
+// attempt's timeout plus time to record it and clock skew between
+// instances (at least minLeaseSlack). A dispatcher that dies holding rows
+// (kill -9) releases them when their lease runs out.
 func (d *Dispatcher) lease() time.Duration {
-	return d.opts.Timeout + max(d.opts.Timeout, 5*time.Second)
+	return d.opts.Timeout + max(d.opts.Timeout, minLeaseSlack)
 }
 
 // Run delivers until ctx is cancelled, then waits for the attempts in

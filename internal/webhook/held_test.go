@@ -418,7 +418,7 @@ func TestProbePutBackStaysAProbe(t *testing.T) {
 	env.WaitWebhooks() // six rows tried; the other two and the probe put back for 5 s
 	// Move the clock past those 5 s until nothing is pending: on a busy
 	// machine the quiet share can put rows back again (no answer in the
-	// last second). Each step is shorter than a lease (10 s), and
+	// last second). Each step is shorter than a lease (15 s), and
 	// WaitWebhooks waits for the attempts in flight, so no lease runs out.
 	for i := 0; i < 20 && pending(deliveries(t, env, m))+pending(deliveries(t, env, other)) > 0; i++ {
 		env.Clock.Advance(6 * time.Second)
