@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"net/http"
@@ -44,23 +45,49 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	return status, body
 }
 
-// requestHash identifies a request: method, path, query and body.
+// requestHash identifies a request: method, path, query and body, but
+// not its transaction token. A token is single use, so a retry from a
+// client that no longer has the first attempt's (another process, a
+// restart) carries a new one: with the token in the fingerprint such a
+// retry was "a different request", 409, which hid that the first had
+// been charged, and a client that then tried a new key paid twice.
 func requestHash(r *http.Request, raw []byte) []byte {
-	return hashRequestLine(r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery, raw)
+	return hashRequestLine(requestLine(r), withoutTransactionToken(raw))
 }
 
-// earlierRequestHashes are the fingerprints releases before 64b5baa made
-// of the same request: method, path and body, without the query. A
-// request without a query is the one such a release fingerprinted, so a
-// key it stored, retried within its 24 hours after an upgrade, replays
-// instead of answering 409 "a different request". A path holding a "?"
-// or a line break (escaped in the request) has none: its earlier line
-// could equal this build's line of another request, a path and a query.
-func earlierRequestHashes(r *http.Request, raw []byte) [][]byte {
-	if r.URL.RawQuery != "" || strings.ContainsAny(r.URL.Path, "?\n") {
-		return nil
+func requestLine(r *http.Request) string { return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery }
+
+// withoutTransactionToken is raw with its transaction token's value,
+// wherever the body holds it as sent (token.transaction_token or
+// transaction_token, in plain JSON string form), made empty. A body that
+// does not parse, or whose token is written with escapes, is raw.
+func withoutTransactionToken(raw []byte) []byte {
+	b, err := parseBody(raw)
+	if err != nil {
+		return raw
 	}
-	return [][]byte{hashRequestLine(r.Method+" "+r.URL.Path, raw)}
+	for _, path := range []string{"token.transaction_token", "transaction_token"} {
+		if v := b.lookup(path); v != nil && v.kind == kindString && v.text != "" {
+			raw = bytes.ReplaceAll(raw, []byte(`"`+v.text+`"`), []byte(`""`))
+		}
+	}
+	return raw
+}
+
+// earlierRequestHashes are the fingerprints earlier releases made of the
+// same request, so that a key one of them stored, retried within its 24
+// hours after an upgrade, replays instead of answering 409 "a different
+// request": the whole body, token included (before this build), and
+// before 64b5baa without the query too, for a request without one. A
+// path holding a "?" or a line break (escaped in the request) has no
+// query-less line: it could equal this build's line of another request,
+// a path and a query.
+func earlierRequestHashes(r *http.Request, raw []byte) [][]byte {
+	earlier := [][]byte{hashRequestLine(requestLine(r), raw)}
+	if r.URL.RawQuery == "" && !strings.ContainsAny(r.URL.Path, "?\n") {
+		earlier = append(earlier, hashRequestLine(r.Method+" "+r.URL.Path, raw))
+	}
+	return earlier
 }
 
 func hashRequestLine(line string, raw []byte) []byte {

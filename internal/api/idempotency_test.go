@@ -119,6 +119,52 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	}
 }
 
+// TestARetryWithANewTransactionTokenReplays: a client that lost the first
+// attempt's answer and its transaction token (another process, a
+// restart) retries under the same Idempotency-Key with a new token. The
+// token was part of the fingerprint, so the retry was "a different
+// request", 409, which hid the first charge, and a client that then tried
+// a new key paid twice. It replays now, on both engines; another amount
+// under the key is still refused, and a key a build before this one
+// stored (its fingerprint with the token) still replays the same request.
+func TestARetryWithANewTransactionTokenReplays(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, webhooks := onboardWithWebhooks(t, env)
+		first, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+		res1, body1 := postKey(t, env, m, "order-9", first)
+		retry, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00")) // a new token
+		if bytes.Equal(first, retry) {
+			t.Fatal("the retry's body has the first's token")
+		}
+		res2, body2 := postKey(t, env, m, "order-9", retry)
+		if res1.StatusCode != 200 || res2.StatusCode != 200 || body1 != body2 || res2.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("a retry with a new token: got %d %s then %d (replayed %q) %s, want the first answer replayed",
+				res1.StatusCode, body1, res2.StatusCode, res2.Header.Get("Idempotent-Replayed"), body2)
+		}
+		other, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "13.00"))
+		if res, raw := postKey(t, env, m, "order-9", other); res.StatusCode != http.StatusConflict {
+			t.Errorf("another amount under the key: got %d %s, want 409", res.StatusCode, raw)
+		}
+		if n := webhooks(); n != 1 {
+			t.Errorf("got %d payment webhooks, want 1: the retry must not pay again", n)
+		}
+		body, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "14.00"))
+		stored := []byte(`{"response_code":"success"}`)
+		before := sha256.Sum256([]byte("POST /v5/purchase?\n" + string(body)))
+		_, claim, err := env.Service.BeginIdempotent(context.Background(), m.Merchant, "order-before", before[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Service.FinishIdempotent(context.Background(), claim, http.StatusOK, stored); err != nil {
+			t.Fatal(err)
+		}
+		if res, raw := postKey(t, env, m, "order-before", body); res.Header.Get("Idempotent-Replayed") != "true" || raw != string(stored) {
+			t.Errorf("a key the previous build stored, the same request: got %d (replayed %q) %s, want the stored answer", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+		}
+	})
+}
+
 // TestAKeyAnEarlierReleaseStoredReplays: releases before 64b5baa
 // fingerprinted a request without its query. A key one of them stored,
 // retried unchanged after an upgrade within its 24 hours, answered 409
