@@ -295,8 +295,9 @@ func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) error {
 	if err != nil {
 		return err
 	}
-	t.TransactionToken = tok
-	c.keyed.put(key, tok, time.Now())
+	// Calls racing under one key each fetch a token, but all send the
+	// one stored first: one request, which paylink runs once.
+	t.TransactionToken = c.keyed.putIfAbsent(key, tok, time.Now())
 	return nil
 }
 
@@ -341,14 +342,19 @@ func (k *keyedTokens) get(key string) (string, bool) {
 	return e.token, true
 }
 
-// put remembers token for key, first forgetting expired entries when
-// full, then the oldest.
-func (k *keyedTokens) put(key, token string, now time.Time) {
+// putIfAbsent remembers token for key unless a live token is already
+// remembered for it, and returns the token remembered: the caller sends
+// that one, not necessarily its own. A full cache first forgets expired
+// entries, then the oldest.
+func (k *keyedTokens) putIfAbsent(key, token string, now time.Time) string {
 	if key == "" {
-		return
+		return token
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if e, ok := k.byKey[key]; ok && now.Sub(e.at) <= keyedTokenLife {
+		return e.token
+	}
 	if k.byKey == nil {
 		k.byKey = map[string]keyedToken{}
 	}
@@ -356,6 +362,7 @@ func (k *keyedTokens) put(key, token string, now time.Time) {
 		k.evict(now)
 	}
 	k.byKey[key] = keyedToken{token: token, at: now}
+	return token
 }
 
 // evict drops expired entries, or the oldest one when none has expired.
