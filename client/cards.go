@@ -94,10 +94,7 @@ type TransactionResult struct {
 
 // Purchase charges a card (or holds funds with ApplyPreAuthorisation).
 func (c *Client) Purchase(ctx context.Context, req PurchaseRequest, opts ...CallOption) (*TransactionResult, error) {
-	if err := c.fill(ctx, &req.Token, opts); err != nil {
-		return nil, err
-	}
-	return call[TransactionResult](ctx, c, "/v5/purchase", req, opts...)
+	return spend[TransactionResult](ctx, c, "/v5/purchase", &req.Token, &req, opts)
 }
 
 // SurchargeRequest is POST /v5/surcharge.

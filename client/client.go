@@ -98,9 +98,24 @@ type CallOption func(*http.Request)
 // retried under the same key from the same Client reuses the transaction
 // token fetched for its first attempt, so the retry is the same request;
 // a retry from another process must pass that token in Tokens itself.
+// That token lives only as long as paylink's token lifetime (5 minutes by
+// default, --transaction-token-ttl): when no attempt reached paylink
+// before then, a retry is refused with ErrReplaceIdempotencyKey, and the
+// call needs a new key, after checking the payment's status
+// (PurchaseStatus by invoice number) in case an attempt did run.
 func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
+
+// ErrReplaceIdempotencyKey marks a money-moving call refused because the
+// transaction token remembered under its IdempotencyKey has outlived
+// paylink's token lifetime (transaction_token_expired, or
+// transaction_token_invalid once paylink has cleaned it up). Nothing ran
+// under the key, and paylink now remembers the refusal under it, so
+// retrying under that key can never pay: check the payment's status
+// (PurchaseStatus), then retry under a new key. The error also wraps the
+// *Error paylink answered.
+var ErrReplaceIdempotencyKey = errors.New("paylink: this Idempotency-Key cannot be retried")
 
 // RequestID sends the caller's own X-Request-Id (up to 128 printable
 // characters; paylink makes one up otherwise): paylink logs the request
@@ -275,30 +290,51 @@ type Tokens struct {
 	TransactionToken string `json:"transaction_token"`
 }
 
-// fill completes t with the company token and a fresh transaction token.
-// Under an IdempotencyKey it reuses the token fetched for that key, so a
-// retry sends the same body and gets the first response replayed (a new
-// token would make it another request: 409 idempotency_key_conflict).
-func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) error {
+// spend posts a money-moving request, body, whose token object is t: it
+// fills t in, and when paylink refuses a token remembered from an
+// earlier attempt under the call's key as expired, forgets it and says
+// the key must be replaced (ErrReplaceIdempotencyKey).
+func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, opts []CallOption) (*T, error) {
+	key, remembered, err := c.fill(ctx, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := call[T](ctx, c, path, body, opts...)
+	if remembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
+		c.keyed.drop(key, t.TransactionToken)
+		return nil, fmt.Errorf("%w: the transaction token fetched for its first attempt has expired, so nothing ran under it "+
+			"and paylink now keeps this refusal under it: check the payment's status, then retry under a new Idempotency-Key: %w",
+			ErrReplaceIdempotencyKey, err)
+	}
+	return out, err
+}
+
+// fill completes t with the company token and a fresh transaction token,
+// and returns the call's idempotency key and whether the token was
+// remembered from an earlier call under it. Under an IdempotencyKey it
+// reuses the token fetched for that key, so a retry sends the same body
+// and gets the first response replayed (a new token would make it
+// another request: 409 idempotency_key_conflict).
+func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key string, remembered bool, err error) {
 	if t.CompanyToken == "" {
 		t.CompanyToken = c.companyToken
 	}
 	if t.TransactionToken != "" {
-		return nil
+		return "", false, nil
 	}
-	key := idempotencyKeyOf(opts)
+	key = idempotencyKeyOf(opts)
 	if tok, ok := c.keyed.get(key); ok {
 		t.TransactionToken = tok
-		return nil
+		return key, true, nil
 	}
 	tok, err := c.TransactionToken(ctx)
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	// Calls racing under one key each fetch a token, but all send the
 	// one stored first: one request, which paylink runs once.
 	t.TransactionToken = c.keyed.putIfAbsent(key, tok, time.Now())
-	return nil
+	return key, false, nil
 }
 
 // idempotencyKeyOf is the Idempotency-Key that opts set, "" for none.
@@ -363,6 +399,16 @@ func (k *keyedTokens) putIfAbsent(key, token string, now time.Time) string {
 	}
 	k.byKey[key] = keyedToken{token: token, at: now}
 	return token
+}
+
+// drop forgets key's token if it is still token (a racing call may
+// already have replaced it).
+func (k *keyedTokens) drop(key, token string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e, ok := k.byKey[key]; ok && e.token == token {
+		delete(k.byKey, key)
+	}
 }
 
 // evict drops expired entries, or the oldest one when none has expired.

@@ -73,10 +73,7 @@ type DirectDebitResult struct {
 
 // DirectDebit submits a debit; it is PENDING until it clears.
 func (c *Client) DirectDebit(ctx context.Context, req DirectDebitRequest, opts ...CallOption) (*DirectDebitResult, error) {
-	if err := c.fill(ctx, &req.Token, opts); err != nil {
-		return nil, err
-	}
-	return call[DirectDebitResult](ctx, c, "/v5/direct_debit", req, opts...)
+	return spend[DirectDebitResult](ctx, c, "/v5/direct_debit", &req.Token, &req, opts)
 }
 
 // RefundDetails is the refund object of refund requests.
@@ -124,8 +121,5 @@ type RefundResult struct {
 
 // DirectDebitRefund refunds part or all of a cleared debit.
 func (c *Client) DirectDebitRefund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
-	if err := c.fill(ctx, &req.Token, opts); err != nil {
-		return nil, err
-	}
-	return call[RefundResult](ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", req, opts...)
+	return spend[RefundResult](ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", &req.Token, &req, opts)
 }
