@@ -177,12 +177,31 @@ func decodeAnswer(data []byte, h http.Header, out any) error {
 	return nil
 }
 
-// send makes one request and returns the body and headers of a 2xx
-// answer, or the answer's *Error.
+// maxAnswer bounds a JSON answer read into memory: far above any page
+// or result paylink sends, and an error when exceeded, never a cut body.
+const maxAnswer = 4 << 20
+
+// send makes one request and returns the body (at most maxAnswer bytes)
+// and headers of a 2xx answer, or the answer's *Error.
 func (c *Client) send(ctx context.Context, method, path string, body io.Reader, opts []CallOption) ([]byte, http.Header, error) {
+	res, err := c.open(ctx, method, path, body, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	data, err := readAtMost(res.Body, maxAnswer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
+	}
+	return data, res.Header, nil
+}
+
+// open makes one request and returns a 2xx answer, its body unread (the
+// caller closes it), or the answer's *Error.
+func (c *Client) open(ctx context.Context, method, path string, body io.Reader, opts []CallOption) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, body)
 	if err != nil {
-		return nil, nil, fmt.Errorf("paylink: %w", err)
+		return nil, fmt.Errorf("paylink: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	if body != nil {
@@ -194,17 +213,27 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
-	if err != nil {
-		return nil, nil, fmt.Errorf("paylink: read response: %w", err)
+		return nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
 	}
 	if res.StatusCode/100 != 2 {
-		return nil, nil, decodeError(res.StatusCode, res.Header, data)
+		defer res.Body.Close()
+		// An error body is small; a cut one still has its headers.
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
+		return nil, decodeError(res.StatusCode, res.Header, data)
 	}
-	return data, res.Header, nil
+	return res, nil
+}
+
+// readAtMost reads r whole, or fails when it holds more than limit bytes.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read response: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("response larger than %d bytes", limit)
+	}
+	return data, nil
 }
 
 // decodeInto decodes a JSON answer, numbers as json.Number.

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -96,11 +99,52 @@ func list[T any](ctx context.Context, c *Client, path string, p Page, opts []Cal
 	return out.Data, out.HasMore, err
 }
 
+// maxReport bounds the settlement report SettlementReport reads into
+// memory: about 1.7 million balance transactions in a day.
+const maxReport = 256 << 20
+
 // SettlementReport is GET /v5/reports/settlement: the settlement report
-// of a UTC day (YYYY-MM-DD) as CSV.
+// of a UTC day (YYYY-MM-DD) as CSV, at most 256 MiB (an error beyond;
+// WriteSettlementReport streams a report of any size).
 func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallOption) ([]byte, error) {
-	data, _, err := c.send(ctx, http.MethodGet, "/v5/reports/settlement?date="+url.QueryEscape(day), nil, opts)
-	return data, err
+	var buf bytes.Buffer
+	if _, err := c.WriteSettlementReport(ctx, day, &limitedWriter{w: &buf, left: maxReport}, opts...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteSettlementReport is SettlementReport streamed into w, whatever its
+// size, with what the answer's headers say (its Result has no response
+// code: the report is CSV). An error part-way leaves part of the report
+// in w.
+func (c *Client) WriteSettlementReport(ctx context.Context, day string, w io.Writer, opts ...CallOption) (*Result, error) {
+	path := "/v5/reports/settlement?date=" + url.QueryEscape(day)
+	res, err := c.open(ctx, http.MethodGet, path, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(w, res.Body); err != nil {
+		return nil, fmt.Errorf("paylink: GET %s: %w", path, err)
+	}
+	var out Result
+	out.fromHeaders(res.Header)
+	return &out, nil
+}
+
+// limitedWriter fails a write that would take it past left bytes.
+type limitedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, fmt.Errorf("report larger than %d bytes: use WriteSettlementReport", maxReport)
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
 }
 
 // get sends a GET to path and decodes the JSON answer into out.
