@@ -117,12 +117,29 @@ func IdempotencyKey(key string) CallOption {
 // *Error paylink answered.
 var ErrReplaceIdempotencyKey = errors.New("paylink: this Idempotency-Key cannot be retried")
 
-// RequestID sends the caller's own X-Request-Id (up to 128 printable
-// characters; paylink makes one up otherwise): paylink logs the request
+// RequestID sends the caller's own X-Request-Id: paylink logs the request
 // under it and answers with it, so one id follows an order through both
-// systems' logs.
+// systems' logs. paylink keeps an id of 1 to 64 characters of
+// [A-Za-z0-9._-] and replaces any other with one it makes up, so the call
+// refuses any other before sending anything. paylink also replaces an id
+// that holds a card number (even grouped by "." or "_") or a paylink
+// secret: the answer's RequestID then differs from id.
 func RequestID(id string) CallOption {
 	return func(r *http.Request) { r.Header.Set("X-Request-Id", id) }
+}
+
+// checkRequestID refuses an X-Request-Id paylink would replace.
+func checkRequestID(h http.Header) error {
+	ids, ok := h["X-Request-Id"]
+	if !ok {
+		return nil
+	}
+	for _, id := range ids {
+		if len(id) < 1 || len(id) > 64 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != "" {
+			return fmt.Errorf("paylink: X-Request-Id %q: want 1 to 64 characters of [A-Za-z0-9._-] (paylink would replace it)", id)
+		}
+	}
+	return nil
 }
 
 // Result is the outcome fields every response carries, and what the
@@ -210,6 +227,9 @@ func (c *Client) open(ctx context.Context, method, path string, body io.Reader, 
 	req.Header.Set("Accept", "application/json")
 	for _, o := range opts {
 		o(req)
+	}
+	if err := checkRequestID(req.Header); err != nil {
+		return nil, err
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
