@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"testing"
 
@@ -133,6 +134,22 @@ func TestClientLookUpsTakeCallOptions(t *testing.T) {
 			r, err := c.DirectDebitFee(ctx, "100.00", "AUD", o)
 			return requestIDOf(r, err, func() string { return r.RequestID })
 		},
+		"Balances": func(o client.CallOption) (string, error) {
+			r, err := c.Balances(ctx, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"BalanceTransactions": func(o client.CallOption) (string, error) {
+			r, err := c.BalanceTransactions(ctx, client.Page{}, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"Payouts": func(o client.CallOption) (string, error) {
+			r, err := c.Payouts(ctx, client.Page{}, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
+		"WriteSettlementReport": func(o client.CallOption) (string, error) {
+			r, err := c.WriteSettlementReport(ctx, env.Clock.Now().Format("2006-01-02"), io.Discard, o)
+			return requestIDOf(r, err, func() string { return r.RequestID })
+		},
 	}
 	for name, call := range answered {
 		if got, err := call(client.RequestID("look-up." + name)); err != nil || got != "look-up."+name {
@@ -143,12 +160,6 @@ func TestClientLookUpsTakeCallOptions(t *testing.T) {
 	refused := map[string]func(...client.CallOption) error{
 		"TransactionToken": func(o ...client.CallOption) error { _, err := c.TransactionToken(ctx, o...); return err },
 		"Card":             func(o ...client.CallOption) error { _, err := c.Card(ctx, *tok.Card.Token, o...); return err },
-		"Balances":         func(o ...client.CallOption) error { _, err := c.Balances(ctx, o...); return err },
-		"BalanceTransactions": func(o ...client.CallOption) error {
-			_, _, err := c.BalanceTransactions(ctx, client.Page{}, o...)
-			return err
-		},
-		"Payouts": func(o ...client.CallOption) error { _, _, err := c.Payouts(ctx, client.Page{}, o...); return err },
 		"SettlementReport": func(o ...client.CallOption) error {
 			_, err := c.SettlementReport(ctx, env.Clock.Now().Format("2006-01-02"), o...)
 			return err

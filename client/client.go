@@ -13,7 +13,8 @@
 // payment is a result (check Purchase.Status), not an error; request-level
 // failures are *Error, which carries the answer's Retry-After (429, 503)
 // and X-Request-Id. Every result but CardRecord (a look-up without a
-// response code) embeds Result, whose Replayed says the answer is the
+// response code) and SettlementReport's CSV (WriteSettlementReport
+// returns its Result) embeds Result, whose Replayed says the answer is the
 // replay of an earlier call under the same IdempotencyKey. Every call
 // takes CallOptions: IdempotencyKey on the calls that change something
 // (look-ups drop it, so that they always read the current state),
@@ -48,8 +49,15 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithHTTPClient sets the HTTP client (default: 60 s timeout).
-func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+// WithHTTPClient sets the HTTP client (default, and for nil: one with a
+// 60 s timeout).
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) {
+		if h != nil {
+			c.http = h
+		}
+	}
+}
 
 // New returns a client for baseURL (e.g. "https://pay.example.com").
 func New(baseURL, apiKey, companyToken string, opts ...Option) *Client {
@@ -270,9 +278,11 @@ func decodeInto(data []byte, out any) error {
 // Idempotency-Key, whatever opts carry: under one, paylink would replay
 // the first answer for a day instead of reading the state again.
 func lookUp[T any](ctx context.Context, c *Client, path string, body any, opts []CallOption) (*T, error) {
-	opts = append(opts[:len(opts):len(opts)], func(r *http.Request) { r.Header.Del("Idempotency-Key") })
-	return call[T](ctx, c, path, body, opts...)
+	return call[T](ctx, c, path, body, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
 }
+
+// withoutIdempotencyKey removes the Idempotency-Key the options before it set.
+func withoutIdempotencyKey(r *http.Request) { r.Header.Del("Idempotency-Key") }
 
 // call posts body to path and returns the decoded answer.
 func call[T any](ctx context.Context, c *Client, path string, body any, opts ...CallOption) (*T, error) {
@@ -376,7 +386,10 @@ func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key st
 		t.TransactionToken = tok
 		return key, true, nil
 	}
-	tok, err := c.TransactionToken(ctx)
+	// The fetch carries the call's options (its RequestID: one id for
+	// the whole payment) but not its key, under which paylink would
+	// replay the token fetched for another call.
+	tok, err := c.TransactionToken(ctx, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
 	if err != nil {
 		return "", false, err
 	}

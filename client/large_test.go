@@ -54,7 +54,7 @@ func TestLargeAnswers(t *testing.T) {
 	if err != nil || w.Len() != len(report) || res.RequestID != "req-large" {
 		t.Errorf("WriteSettlementReport: got %d bytes, %+v, %v; want all %d, request id req-large", w.Len(), res, err, len(report))
 	}
-	if _, _, err := c.Payouts(ctx, client.Page{}); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := c.Payouts(ctx, client.Page{}); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a JSON page over the cap: got %v, want an error saying the answer is too large", err)
 	}
 }

@@ -46,14 +46,17 @@ type Payout struct {
 
 // Page names a page of a newest-first list: the id of the last item of
 // the page before ("" for the first page) and how many items (0 for the
-// server's default of 20).
+// server's default of 20; a negative count is an error).
 type Page struct {
 	StartingAfter string
 	Limit         int
 }
 
 // query is the page's query string.
-func (p Page) query() string {
+func (p Page) query() (string, error) {
+	if p.Limit < 0 {
+		return "", fmt.Errorf("paylink: page limit %d: want 0 (the server's default) or more", p.Limit)
+	}
 	q := url.Values{}
 	if p.StartingAfter != "" {
 		q.Set("starting_after", p.StartingAfter)
@@ -62,41 +65,56 @@ func (p Page) query() string {
 		q.Set("limit", strconv.Itoa(p.Limit))
 	}
 	if len(q) == 0 {
-		return ""
+		return "", nil
 	}
-	return "?" + q.Encode()
+	return "?" + q.Encode(), nil
+}
+
+// Balances is the merchant's balances, one per currency.
+type Balances struct {
+	Result
+	Balances []Balance `json:"balances"`
+}
+
+// List is one page of a newest-first list, and whether more follow
+// (read the next with Page{StartingAfter: the last item's ID}).
+type List[T any] struct {
+	Result
+	Data    []T  `json:"data"`
+	HasMore bool `json:"has_more"`
 }
 
 // Balances is GET /v5/balance: one balance per currency.
-func (c *Client) Balances(ctx context.Context, opts ...CallOption) ([]Balance, error) {
-	var out struct {
-		Result
-		Balances []Balance `json:"balances"`
+func (c *Client) Balances(ctx context.Context, opts ...CallOption) (*Balances, error) {
+	var out Balances
+	if err := c.get(ctx, "/v5/balance", &out, opts); err != nil {
+		return nil, err
 	}
-	return out.Balances, c.get(ctx, "/v5/balance", &out, opts)
+	return &out, nil
 }
 
 // BalanceTransactions is GET /v5/balance_transactions: a page of the
-// merchant's balance movements, newest first, and whether more follow.
-func (c *Client) BalanceTransactions(ctx context.Context, p Page, opts ...CallOption) ([]BalanceTransaction, bool, error) {
+// merchant's balance movements, newest first.
+func (c *Client) BalanceTransactions(ctx context.Context, p Page, opts ...CallOption) (*List[BalanceTransaction], error) {
 	return list[BalanceTransaction](ctx, c, "/v5/balance_transactions", p, opts)
 }
 
-// Payouts is GET /v5/payouts: a page of payouts, newest first, and
-// whether more follow.
-func (c *Client) Payouts(ctx context.Context, p Page, opts ...CallOption) ([]Payout, bool, error) {
+// Payouts is GET /v5/payouts: a page of payouts, newest first.
+func (c *Client) Payouts(ctx context.Context, p Page, opts ...CallOption) (*List[Payout], error) {
 	return list[Payout](ctx, c, "/v5/payouts", p, opts)
 }
 
 // list reads one page of a newest-first list at path.
-func list[T any](ctx context.Context, c *Client, path string, p Page, opts []CallOption) ([]T, bool, error) {
-	var out struct {
-		Result
-		Data    []T  `json:"data"`
-		HasMore bool `json:"has_more"`
+func list[T any](ctx context.Context, c *Client, path string, p Page, opts []CallOption) (*List[T], error) {
+	q, err := p.query()
+	if err != nil {
+		return nil, err
 	}
-	err := c.get(ctx, path+p.query(), &out, opts)
-	return out.Data, out.HasMore, err
+	var out List[T]
+	if err := c.get(ctx, path+q, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // maxReport bounds the settlement report SettlementReport reads into

@@ -24,25 +24,28 @@ func TestClientLedger(t *testing.T) {
 		env.Clock.Advance(time.Second) // ids are time-ordered: the next is newer
 	}
 	bal, err := c.Balances(ctx)
-	if err != nil || len(bal) != 1 || bal[0].Pending != "29.37" {
+	if err != nil || len(bal.Balances) != 1 || bal.Balances[0].Pending != "29.37" {
 		t.Fatalf("balances: got %+v, %v; want 29.37 pending", bal, err)
 	}
-	first, more, err := c.BalanceTransactions(ctx, client.Page{Limit: 1})
-	if err != nil || len(first) != 1 || !more || first[0].Amount != "20.00" {
-		t.Fatalf("first page: got %+v, %v, %v", first, more, err)
+	first, err := c.BalanceTransactions(ctx, client.Page{Limit: 1})
+	if err != nil || len(first.Data) != 1 || !first.HasMore || first.Data[0].Amount != "20.00" {
+		t.Fatalf("first page: got %+v, %v", first, err)
 	}
-	rest, more, err := c.BalanceTransactions(ctx, client.Page{StartingAfter: first[0].ID})
-	if err != nil || len(rest) != 1 || more || rest[0].Amount != "10.50" {
-		t.Errorf("second page: got %+v, %v, %v", rest, more, err)
+	rest, err := c.BalanceTransactions(ctx, client.Page{StartingAfter: first.Data[0].ID})
+	if err != nil || len(rest.Data) != 1 || rest.HasMore || rest.Data[0].Amount != "10.50" {
+		t.Errorf("second page: got %+v, %v", rest, err)
 	}
-	if _, _, err := c.BalanceTransactions(ctx, client.Page{StartingAfter: "bt_nope"}); !client.IsCode(err, "invalid_request") {
+	if _, err := c.BalanceTransactions(ctx, client.Page{Limit: -1}); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("a negative limit: got %v, want an error", err)
+	}
+	if _, err := c.BalanceTransactions(ctx, client.Page{StartingAfter: "bt_nope"}); !client.IsCode(err, "invalid_request") {
 		t.Errorf("an unknown cursor: got %v, want invalid_request", err)
 	}
 	if _, err := env.Service.Settle(ctx, env.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	payouts, _, err := c.Payouts(ctx, client.Page{})
-	if err != nil || len(payouts) != 1 || payouts[0].Amount != "29.37" || len(payouts[0].BalanceTransactions) != 2 {
+	payouts, err := c.Payouts(ctx, client.Page{})
+	if err != nil || len(payouts.Data) != 1 || payouts.Data[0].Amount != "29.37" || len(payouts.Data[0].BalanceTransactions) != 2 {
 		t.Errorf("payouts: got %+v, %v", payouts, err)
 	}
 	csv, err := c.SettlementReport(ctx, env.Clock.Now().UTC().Format("2006-01-02"))
