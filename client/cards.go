@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Customer is the payer.
@@ -87,7 +88,7 @@ type TransactionResult struct {
 		SurchargeAmount     json.Number  `json:"surcharge_amount"`
 		TotalAmount         *json.Number `json:"total_amount"`
 		PreAuthorised       bool         `json:"pre_authorised"`
-		PreAuthorisedAmount any          `json:"pre_authorised_amount"`
+		PreAuthorisedAmount Amount       `json:"pre_authorised_amount"`
 		Currency            string       `json:"currency"`
 	} `json:"purchase"`
 }
@@ -147,4 +148,32 @@ type Status struct {
 // PurchaseStatus looks a transaction up by purchase reference or invoice number.
 func (c *Client) PurchaseStatus(ctx context.Context, referenceOrInvoice string, opts ...CallOption) (*Status, error) {
 	return lookUp[Status](ctx, c, "/v5/purchase/"+ref(referenceOrInvoice), map[string]string{"company_token": c.companyToken}, opts)
+}
+
+// Amount is a decimal amount in major units, kept as its exact text
+// ("25.50", "1029" JPY, "10.419" KWD), whichever way paylink sent it: a
+// JSON string (most answers) or a JSON number (the 3dsredirect answer).
+// It marshals as a string.
+type Amount string
+
+// String is the amount's decimal text.
+func (a Amount) String() string { return string(a) }
+
+// UnmarshalJSON takes a JSON string or number holding a decimal number;
+// null leaves a unchanged, as for any JSON value.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	text := string(b)
+	if text == "null" {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+	}
+	if !json.Valid([]byte(text)) || len(text) == 0 || (text[0] != '-' && (text[0] < '0' || text[0] > '9')) {
+		return fmt.Errorf("paylink: amount %s is not a decimal number", b)
+	}
+	*a = Amount(text)
+	return nil
 }

@@ -63,8 +63,9 @@ func (c *Client) RefundStatus(ctx context.Context, reference string, opts ...Cal
 
 // ThreeDSRedirect completes a purchase that required 3-D Secure, once the
 // customer has answered the challenge page: APPROVED (PRE_AUTHORISED for
-// a hold) after a passed challenge, DECLINED after a failed one. In this
-// answer Purchase.PreAuthorisedAmount is a json.Number.
+// a hold) after a passed challenge, DECLINED after a failed one. (This
+// answer sends pre_authorised_amount as a JSON number, the others as a
+// string: Purchase.PreAuthorisedAmount, an Amount, reads both.)
 func (c *Client) ThreeDSRedirect(ctx context.Context, purchaseReference string, opts ...CallOption) (*TransactionResult, error) {
 	return call[TransactionResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/3dsredirect", map[string]string{"company_token": c.companyToken}, opts...)
 }

@@ -41,7 +41,8 @@ func TestClientCaptureAndCancel(t *testing.T) {
 		Metadata: map[string]string{"channel": "pos"},
 	}, client.IdempotencyKey("capture-1"))
 	if err != nil || captured.Purchase.Status != "APPROVED" || captured.Purchase.TotalAmount == nil ||
-		captured.Purchase.TotalAmount.String() != "15" || !captured.Purchase.PreAuthorised {
+		captured.Purchase.TotalAmount.String() != "15" || !captured.Purchase.PreAuthorised ||
+		captured.Purchase.PreAuthorisedAmount != client.Amount("20.00") {
 		t.Fatalf("capture: got %+v, %v; want APPROVED, total 15", captured, err)
 	}
 	if _, err := c.Capture(ctx, held, client.CaptureRequest{Capture: client.CaptureDetails{Amount: "1", Currency: "AUD"}}); !client.IsCode(err, "already_captured") {
@@ -162,7 +163,8 @@ func TestClientThreeDSChallenge(t *testing.T) {
 
 	done, err := c.ThreeDSRedirect(ctx, ref)
 	if err != nil || done.Purchase.Status != "APPROVED" || done.ResponseCode != "success" ||
-		done.Purchase.TotalAmount == nil || done.Purchase.TotalAmount.String() != "12.34" {
+		done.Purchase.TotalAmount == nil || done.Purchase.TotalAmount.String() != "12.34" ||
+		done.Purchase.PreAuthorisedAmount != client.Amount("0") { // a number in this answer
 		t.Fatalf("3dsredirect: got %+v, %v; want APPROVED 12.34", done, err)
 	}
 	if _, err := c.ThreeDSRedirect(ctx, ref); !client.IsCode(err, "authentication_already_completed") {
