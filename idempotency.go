@@ -196,10 +196,15 @@ func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write fu
 
 // Retryable reports whether err describes a passing state rather than an
 // answer to keep: an internal or unavailable error, a request whose
-// client went away, or a 409 that says another operation on the same
+// client went away, a 409 that says another operation on the same
 // payment is still under way (operation_in_progress,
-// authentication_pending, payment_link_in_progress). A request that
-// ended so does not keep its Idempotency-Key: the retry runs.
+// authentication_pending, payment_link_in_progress), or a transaction
+// token refused as expired or not valid. A request that ended so does
+// not keep its Idempotency-Key: the retry runs. The token is left out of
+// the key's fingerprint (internal/api), so the same call retried with a
+// fresh token, after a first attempt whose token had expired before it
+// reached paylink, is the same request and runs; nothing ran under the
+// refused one.
 func Retryable(err error) bool {
 	if errors.Is(err, context.Canceled) {
 		return true
@@ -207,6 +212,8 @@ func Retryable(err error) bool {
 	e := AsError(err)
 	switch {
 	case e.Kind == KindInternal || e.Kind == KindUnavailable:
+		return true
+	case e.Code == CodeTransactionTokenExpired || e.Code == CodeTransactionTokenInvalid:
 		return true
 	case e.Kind != KindConflict:
 		return false

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -163,6 +164,30 @@ func TestARetryWithANewTransactionTokenReplays(t *testing.T) {
 			t.Errorf("a key the previous build stored, the same request: got %d (replayed %q) %s, want the stored answer", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
 		}
 	})
+}
+
+// TestARefusedTokenIsNotKeptUnderTheKey: a call whose transaction token
+// had expired, or was not valid, ran nothing; the refusal is not kept
+// under its Idempotency-Key, so the same call with a fresh token runs
+// (the token is not part of the fingerprint). The key was dead before.
+func TestARefusedTokenIsNotKeptUnderTheKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{TransactionTokenTTL: time.Minute}})
+	m := env.Onboard()
+	stale, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	env.Clock.Advance(2 * time.Minute)
+	if res, raw := postKey(t, env, m, "order-stale", stale); res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "transaction_token_expired") {
+		t.Fatalf("an expired token: got %d %s, want 400 transaction_token_expired", res.StatusCode, raw)
+	}
+	forged := env.CardPurchase(m, "4111111111111111", "12.00")
+	apitest.Set(forged, "token.transaction_token", strings.Repeat("A", 128))
+	body, _ := json.Marshal(forged)
+	if res, raw := postKey(t, env, m, "order-stale", body); res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "transaction_token_invalid") {
+		t.Fatalf("a token that is not valid: got %d %s, want 400 transaction_token_invalid", res.StatusCode, raw)
+	}
+	fresh, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	if res, raw := postKey(t, env, m, "order-stale", fresh); res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the same call with a fresh token: got %d (replayed %q) %s, want it run", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	}
 }
 
 // TestAKeyAnEarlierReleaseStoredReplays: releases before 64b5baa
