@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -464,12 +465,23 @@ func TestTwoFactor(t *testing.T) {
 		}
 		pss, _ := env.Service.StaffSession(ctx, pending.Token, time.Hour)
 		env.Clock.Advance(30 * time.Second)
-		if err := env.Service.VerifySecondFactor(ctx, pss, paylink.TOTPCode(secret, env.Clock.Now())); err != nil {
-			t.Fatalf("code: %v", err)
+		// Typed as an app shows it, "123 456".
+		typed := paylink.TOTPCode(secret, env.Clock.Now())
+		if err := env.Service.VerifySecondFactor(ctx, pss, typed[:3]+" "+typed[3:]); err != nil {
+			t.Fatalf("code %q: %v", typed[:3]+" "+typed[3:], err)
 		}
 		again, _ := env.Service.StaffSession(ctx, pending.Token, time.Hour)
 		if again.Session.PendingTOTP {
 			t.Error("session still pending after a right code")
+		}
+		// A recovery code typed without its dash, in capitals.
+		byRecovery, err := env.Service.SignIn(ctx, "admin@example.com", staffPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rss, _ := env.Service.StaffSession(ctx, byRecovery.Token, time.Hour)
+		if err := env.Service.VerifySecondFactor(ctx, rss, strings.ToUpper(strings.ReplaceAll(codes[0], "-", ""))); err != nil {
+			t.Errorf("recovery code %q typed without its dash: %v", codes[0], err)
 		}
 		if err := env.Service.SetTOTPRequired(ctx, again.User, true); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Two-factor sign-in: enrolment, the second step of sign-in, recovery
@@ -85,7 +86,7 @@ func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, passw
 	if err := s.checkOwnPassword(ctx, ss.User, "password", password); err != nil {
 		return nil, err
 	}
-	step, ok := totpMatch(secret, strings.TrimSpace(code), s.now(), 0)
+	step, ok := totpMatch(secret, canonicalCode(code), s.now(), 0)
 	if !ok {
 		return nil, &Error{Kind: KindInvalid, Code: CodeTOTPInvalid, Message: "code: not right; check the time on your phone",
 			Fields: map[string]string{"code": "not right"}}
@@ -111,6 +112,24 @@ func (s *Service) ConfirmTOTP(ctx context.Context, ss *StaffSession, code, passw
 	}
 	*ss.User = *u
 	return codes, nil
+}
+
+// canonicalCode is a second-factor code as typed, in the form it is
+// checked in: without spaces or dashes and in lower case (an app shows
+// "123 456"; a recovery code may be typed without its dash), and with
+// the dash back in a recovery code's place (ten characters, as made by
+// recoveryCodes).
+func canonicalCode(typed string) string {
+	code := strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, typed)
+	if len(code) == 10 {
+		code = code[:5] + "-" + code[5:]
+	}
+	return code
 }
 
 // recoveryCodes makes a user's one-time recovery codes, as shown once
@@ -194,7 +213,7 @@ func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code
 	if !ss.Session.PendingTOTP {
 		return nil
 	}
-	code = strings.ToLower(strings.TrimSpace(code))
+	code = canonicalCode(code)
 	ctx = staffActor(ctx, ss.User)
 	var u *User
 	ok, err := s.attempt(ctx, ss.User.Email, ss.User, factorTOTP, func() (bool, error) {

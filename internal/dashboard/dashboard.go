@@ -202,11 +202,14 @@ func templateFuncs() template.FuncMap {
 		},
 		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		// amount is minor units as a form's decimal value, without the code.
-		"amount": func(minor int64, currency string) string {
-			cur, _ := paylink.LookupCurrency(currency)
-			return paylink.FormatAmount(minor, cur)
-		},
+		"amount": formatAmount,
 		"micros": paylink.FormatMicros,
 		"roles":  paylink.Roles,
 	}
+}
+
+// formatAmount is minor units as a form's decimal value, without the code.
+func formatAmount(minor int64, currency string) string {
+	cur, _ := paylink.LookupCurrency(currency)
+	return paylink.FormatAmount(minor, cur)
 }

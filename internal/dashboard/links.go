@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ type linksData struct {
 	Form     linkForm
 	IdemKey  string // the create form's idempotency key
 	CanWrite bool
+	MaxDays  int // the longest expiry, in days
 }
 
 // linkForm is what the create form was filled in with, shown again
@@ -28,7 +31,14 @@ type linkForm struct {
 	Amount, Currency, MerchantReference string
 	FirstName, LastName, Email, Phone   string
 	CustomerReference                   string
+	// ExpiresInDays is how many days the link takes payment, "" for no
+	// end; Surcharge whether the page adds the card surcharge.
+	ExpiresInDays string
+	Surcharge     bool
 }
+
+// maxLinkDays is the longest expiry the form offers: the API's limit.
+var maxLinkDays = int(paylink.MaxLinkLifetime / (24 * time.Hour))
 
 // linkData is one link's page.
 type linkData struct {
@@ -41,7 +51,7 @@ type linkData struct {
 
 // links lists the newest links with the create form.
 func (h *Handler) links(rq *request) error {
-	return h.renderLinks(rq, http.StatusOK, view{}, linkForm{Currency: "AUD"})
+	return h.renderLinks(rq, http.StatusOK, view{}, linkForm{Currency: "AUD", Surcharge: true})
 }
 
 // renderLinks renders the links page with v's messages and the form.
@@ -55,7 +65,7 @@ func (h *Handler) renderLinks(rq *request, status int, v view, f linkForm) error
 		return err
 	}
 	v.Title = "Payment links"
-	v.Data = linksData{Links: list, Now: h.svc.Now(), Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks)}
+	v.Data = linksData{Links: list, Now: h.svc.Now(), Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks), MaxDays: maxLinkDays}
 	rq.render(status, "links", v)
 	return nil
 }
@@ -73,13 +83,15 @@ func (h *Handler) createLink(rq *request) error {
 		Email:             strings.TrimSpace(rq.r.PostFormValue("customer.email")),
 		Phone:             strings.TrimSpace(rq.r.PostFormValue("customer.phone")),
 		CustomerReference: strings.TrimSpace(rq.r.PostFormValue("customer.reference")),
+		ExpiresInDays:     strings.TrimSpace(rq.r.PostFormValue("expires_in_days")),
+		Surcharge:         rq.r.PostFormValue("surcharge") == "on",
 	}
-	n, err := f.newLink()
+	n, err := f.newLink(h.svc.Now())
 	if err != nil {
 		return h.linkFormError(rq, f, err)
 	}
 	replay, finish, err := h.once(rq, "links", f.Amount, f.Currency, f.MerchantReference, f.FirstName, f.LastName,
-		f.Email, f.Phone, f.CustomerReference)
+		f.Email, f.Phone, f.CustomerReference, f.ExpiresInDays, strconv.FormatBool(f.Surcharge))
 	if err != nil {
 		return h.linkFormError(rq, f, err)
 	}
@@ -95,10 +107,19 @@ func (h *Handler) createLink(rq *request) error {
 	return rq.redirect("/dashboard/links/" + l.ID + "?done=created")
 }
 
-// newLink reads the form's amount as the API does (major units).
-func (f linkForm) newLink() (paylink.NewLink, error) {
-	n := paylink.NewLink{Currency: f.Currency, MerchantReference: f.MerchantReference, Customer: paylink.Customer{
+// newLink reads the form's amount as the API does (major units), and its
+// expiry as whole days from now.
+func (f linkForm) newLink(now time.Time) (paylink.NewLink, error) {
+	n := paylink.NewLink{Currency: f.Currency, MerchantReference: f.MerchantReference, NoSurcharge: !f.Surcharge, Customer: paylink.Customer{
 		FirstName: f.FirstName, LastName: f.LastName, Email: f.Email, Phone: f.Phone, Reference: f.CustomerReference}}
+	if f.ExpiresInDays != "" {
+		days, err := strconv.Atoi(f.ExpiresInDays)
+		if err != nil || days < 1 || days > maxLinkDays {
+			return n, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: "check the highlighted fields",
+				Fields: map[string]string{"expires_at": fmt.Sprintf("must be a whole number of days from 1 to %d, or empty for no end", maxLinkDays)}}
+		}
+		n.ExpiresAt = now.Add(time.Duration(days) * 24 * time.Hour)
+	}
 	cur, ok := paylink.LookupCurrency(f.Currency)
 	if !ok {
 		return n, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: "check the highlighted fields",

@@ -51,10 +51,11 @@ func linkCount(t *testing.T, env *apitest.Env, m *apitest.Merchant) int {
 	return len(ls)
 }
 
-// linkForm is a valid create form.
+// linkForm is a valid create form, sent as the page fills it in (the
+// surcharge box checked) with an expiry of 30 days.
 func linkForm(csrf, key string) url.Values {
 	return url.Values{"csrf": {csrf}, "idempotency_key": {key}, "amount": {"12.50"}, "currency": {"AUD"},
-		"merchantReference": {"ORDER-7"}, "customer.email": {"jo@example.com"}}
+		"merchantReference": {"ORDER-7"}, "customer.email": {"jo@example.com"}, "surcharge": {"on"}, "expires_in_days": {"30"}}
 }
 
 func TestLinksPage(t *testing.T) {
@@ -89,6 +90,9 @@ func TestLinksPage(t *testing.T) {
 		for _, bad := range []struct{ name, field, value, errorID string }{
 			{"bad amount", "amount", "12.505", "amount-error"},
 			{"reference that is no invoice number", "merchantReference", "..", "ref-error"},
+			{"no days", "expires_in_days", "0", "expires-error"},
+			{"days that are no number", "expires_in_days", "soon", "expires-error"},
+			{"more days than a link may last", "expires_in_days", "367", "expires-error"},
 		} {
 			t.Run(bad.name, func(t *testing.T) {
 				f := linkForm(list.csrf(), key)
@@ -136,11 +140,13 @@ func TestLinksPage(t *testing.T) {
 		}
 		id := strings.TrimSuffix(strings.TrimPrefix(loc, "/dashboard/links/"), "?done=created")
 		l, urls, err := env.Service.Link(context.Background(), m.Merchant, id)
-		if err != nil || l.Amount != 1250 || l.MerchantReference != "ORDER-7" || l.Customer.Email != "jo@example.com" {
-			t.Fatalf("got link %+v, %v, want AUD 12.50 for ORDER-7", l, err)
+		if err != nil || l.Amount != 1250 || l.MerchantReference != "ORDER-7" || l.Customer.Email != "jo@example.com" ||
+			!l.ApplySurcharge || l.ExpiresAt.Sub(l.CreatedAt) != 30*24*time.Hour {
+			t.Fatalf("got link %+v, %v, want AUD 12.50 for ORDER-7, surcharged, taking payment for 30 days", l, err)
 		}
 		shown := b.get(loc)
-		for _, want := range []string{urls.Page, urls.VirtualTerminal, `id="open-vt"`, `id="cancel-link"`} {
+		for _, want := range []string{urls.Page, urls.VirtualTerminal, `id="open-vt"`, `id="cancel-link"`,
+			`<dd id="link-surcharge">added on the page</dd>`, `<dd id="link-expires">` + l.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")} {
 			if !strings.Contains(shown.body, want) {
 				t.Errorf("link page lacks %q", want)
 			}
@@ -210,6 +216,29 @@ func TestLinksPage(t *testing.T) {
 			}
 			if got := staffAudit(t, env, m.ID, paylink.AuditLinkCancel); len(got) != 1 || got[0] != "staff:"+staff.ID {
 				t.Errorf("cancel audit actors: got %v, want the staff user", got)
+			}
+			if p := b.get("/dashboard/links/" + id); strings.Contains(p.body, `id="open-vt"`) {
+				t.Error("a cancelled link still offers the virtual terminal")
+			}
+		})
+
+		t.Run("no surcharge and no end", func(t *testing.T) {
+			fresh := b.get("/dashboard/links")
+			if !strings.Contains(fresh.body, `id="surcharge" name="surcharge" checked`) {
+				t.Errorf("the surcharge box is not checked at first:\n%s", fresh.body)
+			}
+			f := linkForm(fresh.csrf(), formKey(t, fresh))
+			f.Del("surcharge")
+			f.Set("expires_in_days", "")
+			p := b.post("/dashboard/links", f)
+			id := strings.TrimSuffix(strings.TrimPrefix(p.header.Get("Location"), "/dashboard/links/"), "?done=created")
+			l, _, err := env.Service.Link(context.Background(), m.Merchant, id)
+			if err != nil || l.ApplySurcharge || !l.ExpiresAt.IsZero() {
+				t.Fatalf("got link %+v, %v; want no surcharge and no end", l, err)
+			}
+			if shown := b.get("/dashboard/links/" + id); !strings.Contains(shown.body, `<dd id="link-surcharge">none</dd>`) ||
+				!strings.Contains(shown.body, `<dd id="link-expires">no end</dd>`) {
+				t.Errorf("the link page does not say it has no surcharge and no end:\n%s", shown.body)
 			}
 		})
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 
@@ -115,6 +116,11 @@ type paymentData struct {
 	// Key is the idempotency key of this rendering's forms: submitting a
 	// form twice (a double click, a reload) acts once.
 	Key string
+	// CaptureAmount and RefundAmount fill the forms: the hold's amount
+	// and what is left to refund, or, after a refused action (Refused:
+	// "capture" or "refund"), the amount the staff member typed, so that
+	// a corrected click never sends an amount nobody typed.
+	CaptureAmount, RefundAmount, Refused string
 }
 
 // payment shows one payment of the merchant; another merchant's
@@ -148,12 +154,30 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
 	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, tl)
+	d.CaptureAmount, d.RefundAmount = formatAmount(t.Amount, t.Currency), formatAmount(d.Refundable, t.Currency)
 	if v.Error == "" {
 		v.Notice = actionNotice(rq.r.URL.Query().Get("done"), awaitingAnswer(tl))
+	} else if rq.r.Method == http.MethodPost {
+		d.keepRefused(path.Base(rq.r.URL.Path), rq.r.PostFormValue("amount"))
 	}
 	v.Title, v.Data = "Payment "+t.Reference, d
 	rq.render(status, "payment", v)
 	return nil
+}
+
+// keepRefused puts the amount typed into a refused capture or refund
+// back into its form, marked as the field the error is about (empty when
+// what was typed holds a card number: the page never carries one).
+func (d *paymentData) keepRefused(action, typed string) {
+	if paylink.ContainsCardNumber(typed) {
+		typed = ""
+	}
+	switch action {
+	case "capture":
+		d.CaptureAmount, d.Refused = typed, action
+	case "refund":
+		d.RefundAmount, d.Refused = typed, action
+	}
 }
 
 // fees are the payment's fee lines (exact, as in the webhook's fee
@@ -227,12 +251,27 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	cur, ok := paylink.LookupCurrency(t.Currency)
 	raw := strings.TrimSpace(rq.r.PostFormValue("amount"))
 	n, err := paylink.ParseTotal(raw, cur) // a refund may be of a whole total; the Service holds it to what is left
-	if !ok || err != nil || n <= 0 {
-		msg := fmt.Sprintf("the amount %q is not a positive amount of %s (for example 12.50); nothing was changed", paylink.MaskCardNumbers(raw), t.Currency)
-		return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,
-			Fields: map[string]string{"amount": "must be a positive amount of " + t.Currency}}
+	if ok && err == nil && n > 0 {
+		return n, nil
 	}
-	return n, nil
+	why := "it must be more than zero"
+	if err != nil {
+		why = err.Error() + " (write it without thousands separators)"
+	}
+	example := exampleAmount(cur)
+	msg := fmt.Sprintf("the amount %q is not a positive amount of %s, such as %s: %s; nothing was changed", paylink.MaskCardNumbers(raw), t.Currency, example, why)
+	return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,
+		Fields: map[string]string{"amount": "must be a positive amount of " + t.Currency + ", such as " + example}}
+}
+
+// exampleAmount is twelve units of cur written with its own decimals:
+// 12 JPY, 12.00 AUD, 12.000 KWD.
+func exampleAmount(cur paylink.Currency) string {
+	n := int64(12)
+	for range cur.Exponent {
+		n *= 10
+	}
+	return paylink.FormatAmount(n, cur)
 }
 
 // capture captures part or all of a pre-authorised hold.

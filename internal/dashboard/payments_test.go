@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -300,6 +301,18 @@ func TestPaymentActionsRefuse(t *testing.T) {
 			p := tt.b.postFrom(tt.origin, tt.path, tt.form)
 			if p.status != tt.wantStatus || !strings.Contains(p.body, tt.wantText) || !strings.Contains(p.body, `role="alert"`) {
 				t.Errorf("got %d, want %d with %q: %s", p.status, tt.wantStatus, tt.wantText, p.body)
+			}
+			// A refused amount stays in its form, marked, never replaced
+			// by the full amount a second click would then send.
+			action := tt.path[strings.LastIndex(tt.path, "/")+1:]
+			if typed := tt.form.Get("amount"); p.status == http.StatusBadRequest && (action == "refund" || action == "capture") && typed != "" {
+				if paylink.ContainsCardNumber(typed) {
+					typed = ""
+				}
+				want := fmt.Sprintf(`id="%s-amount" name="amount" inputmode="decimal" required value="%s" aria-invalid="true" aria-describedby="form-error" autofocus`, action, typed)
+				if !strings.Contains(p.body, want) {
+					t.Errorf("the refused %s form: want %s in\n%s", action, want, p.body)
+				}
 			}
 			if got := stored(t, env, m, ref); got.Refunded != 0 || got.Status != paylink.StatusApproved {
 				t.Errorf("payment: got %s refunded %d, want APPROVED refunded 0", got.Status, got.Refunded)
