@@ -3,6 +3,7 @@ package paylink
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -110,6 +111,10 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 		return nil, Internal("idempotency key", err)
 	case !sameRequest(found.RequestHash, requestHash, earlier):
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "this Idempotency-Key was already used with a different request")
+	case found.Status == 0 && !now.Before(found.LockedUntil):
+		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "an earlier request with this Idempotency-Key never finished, and it may have completed: "+
+			"look the payment up (by invoice number, or by the reference a transaction_token_used answer names) before trying again; "+
+			"only the same request with the same transaction token takes the key over")
 	case found.Status == 0:
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "a request with this Idempotency-Key is still in progress; retry later")
 	}
@@ -121,10 +126,21 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 	return found, nil
 }
 
-// sameRequest reports whether a key's stored fingerprint is hash, or one
-// of the earlier fingerprints of the same request.
+// sameRequest reports whether a key's stored fingerprint is hash, one of
+// the earlier fingerprints of the same request, or differs from hash in
+// its first half alone: a fingerprint of twice sha256.Size bytes (the
+// API's) is the request's, then the request's without its transaction
+// token, so a finished key replays to a retry with a new token. An
+// unfinished claim is taken over only by the whole fingerprint
+// (Tx.ClaimIdempotencyKey compares it), never by a retry with another
+// token, which could charge a second time: that retry is told the claim
+// is in progress, or never finished.
 func sameRequest(stored, hash []byte, earlier [][]byte) bool {
+	const half = sha256.Size
 	if bytes.Equal(stored, hash) {
+		return true
+	}
+	if len(stored) == 2*half && len(hash) == 2*half && bytes.Equal(stored[half:], hash[half:]) {
 		return true
 	}
 	for _, e := range earlier {
@@ -196,15 +212,12 @@ func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write fu
 
 // Retryable reports whether err describes a passing state rather than an
 // answer to keep: an internal or unavailable error, a request whose
-// client went away, a 409 that says another operation on the same
+// client went away, or a 409 that says another operation on the same
 // payment is still under way (operation_in_progress,
-// authentication_pending, payment_link_in_progress), or a transaction
-// token refused as expired or not valid. A request that ended so does
-// not keep its Idempotency-Key: the retry runs. The token is left out of
-// the key's fingerprint (internal/api), so the same call retried with a
-// fresh token, after a first attempt whose token had expired before it
-// reached paylink, is the same request and runs; nothing ran under the
-// refused one.
+// authentication_pending, payment_link_in_progress). A request that
+// ended so does not keep its Idempotency-Key: the retry runs. A token
+// refused as expired or not valid is kept: an attempt under the key may
+// have spent it and charged before its answer was lost.
 func Retryable(err error) bool {
 	if errors.Is(err, context.Canceled) {
 		return true
@@ -212,8 +225,6 @@ func Retryable(err error) bool {
 	e := AsError(err)
 	switch {
 	case e.Kind == KindInternal || e.Kind == KindUnavailable:
-		return true
-	case e.Code == CodeTransactionTokenExpired || e.Code == CodeTransactionTokenInvalid:
 		return true
 	case e.Kind != KindConflict:
 		return false

@@ -110,7 +110,7 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 		return Errorf(KindInvalid, CodeTransactionTokenInvalid, "the transaction token is not valid: obtain one from POST /v5/transaction_token")
 	}
 	if !s.now().Before(expires) {
-		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
+		return expiredToken(tx, token, expires)
 	}
 	// A spent token is ErrTokenSpent, from this call or (PostgreSQL) from
 	// the transaction's next round trip or commit; asServiceError answers
@@ -119,6 +119,38 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 		return fmt.Errorf("consume transaction token: %w", err)
 	}
 	return nil
+}
+
+// expiredToken answers a token past its expiry: transaction_token_used,
+// naming the operation, when one spent it (still known within an hour
+// of its expiry), since that may be the client's own earlier attempt
+// whose answer was lost; else transaction_token_expired.
+func expiredToken(tx Tx, token string, expires time.Time) error {
+	by, err := tx.TransactionTokenSpender(HashSecret(token), expires)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
+	case err != nil:
+		return fmt.Errorf("read the spender of an expired transaction token: %w", err)
+	case by == "":
+		return errTokenUsed
+	}
+	return tokenUsedBy(by)
+}
+
+// LooksLikeToken reports whether s has a transaction token's length and
+// characters (it may still be forged, altered or expired).
+func LooksLikeToken(s string) bool {
+	if len(s) != TokenLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // releaseToken gives back, inside tx, the transaction token that

@@ -104,17 +104,29 @@ type CallOption func(*http.Request)
 // IdempotencyKey makes a call safe to retry: paylink runs it at most once
 // per key and replays the first response to retries. A money-moving call
 // retried under the same key from the same Client reuses the transaction
-// token fetched for its first attempt; a retry from another process, with
-// a token of its own, is the same request too (paylink leaves the token
-// out of the key's fingerprint) and gets the first response. A token
-// lives only as long as paylink's token lifetime (5 minutes by default,
-// --transaction-token-ttl): when no attempt reached paylink before then,
-// paylink refuses the remembered token without keeping the refusal under
-// the key, and the client fetches a fresh token and sends the call once
-// more under the same key.
+// token fetched for its first attempt, so the retry is the same request;
+// a retry from another process, with a token of its own, gets the first
+// response too once paylink has finished the first attempt (paylink
+// leaves the token out of a finished key's comparison), and a 409 while
+// it has not.
+// That token lives only as long as paylink's token lifetime (5 minutes by
+// default, --transaction-token-ttl): when no attempt reached paylink
+// before then, a retry is refused with ErrReplaceIdempotencyKey, and the
+// call needs a new key, after checking the payment's status
+// (PurchaseStatus by invoice number) in case an attempt did run.
 func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
+
+// ErrReplaceIdempotencyKey marks a money-moving call refused because the
+// transaction token remembered under its IdempotencyKey has outlived
+// paylink's token lifetime (transaction_token_expired, or
+// transaction_token_invalid once paylink has cleaned it up). Nothing ran
+// under the key, and paylink now remembers the refusal under it, so
+// retrying under that key can never pay: check the payment's status
+// (PurchaseStatus), then retry under a new key. The error also wraps the
+// *Error paylink answered.
+var ErrReplaceIdempotencyKey = errors.New("paylink: this Idempotency-Key cannot be retried")
 
 // RequestID sends the caller's own X-Request-Id: paylink logs the request
 // under it and answers with it, so one id follows an order through both
@@ -342,24 +354,21 @@ type Tokens struct {
 
 // spend posts a money-moving request, body, whose token object is t: it
 // fills t in, and when paylink refuses a token remembered from an
-// earlier attempt under the call's key as expired or not valid (nothing
-// ran under it, and paylink keeps no answer for the key), forgets it and
-// sends the call once more with a fresh token.
+// earlier attempt under the call's key as expired, forgets it and says
+// the key must be replaced (ErrReplaceIdempotencyKey).
 func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, opts []CallOption) (*T, error) {
 	key, remembered, err := c.fill(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
 	out, err := call[T](ctx, c, path, body, opts...)
-	if !remembered || !(IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
-		return out, err
+	if remembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
+		c.keyed.drop(key, t.TransactionToken)
+		return nil, fmt.Errorf("%w: the transaction token fetched for its first attempt has expired, so nothing ran under it "+
+			"and paylink now keeps this refusal under it: check the payment's status, then retry under a new Idempotency-Key: %w",
+			ErrReplaceIdempotencyKey, err)
 	}
-	c.keyed.drop(key, t.TransactionToken)
-	t.TransactionToken = ""
-	if _, _, err := c.fill(ctx, t, opts); err != nil {
-		return nil, err
-	}
-	return call[T](ctx, c, path, body, opts...)
+	return out, err
 }
 
 // fill completes t with the company token and a fresh transaction token,

@@ -45,29 +45,36 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	return status, body
 }
 
-// requestHash identifies a request: method, path, query and body, but
-// not its transaction token. A token is single use, so a retry from a
-// client that no longer has the first attempt's (another process, a
-// restart) carries a new one: with the token in the fingerprint such a
-// retry was "a different request", 409, which hid that the first had
-// been charged, and a client that then tried a new key paid twice.
+// requestHash identifies a request: the fingerprint of its method, path,
+// query and body, followed by the same without its transaction token
+// (paylink.BeginIdempotent). A finished key replays to a request whose
+// second half matches: a client that lost the first attempt's answer and
+// its token (another process, a restart) retries with a new token, and
+// the token in the fingerprint made that "a different request", 409,
+// which hid the first charge from a client that would then pay again
+// under a new key. An unfinished claim is taken over only by the whole,
+// the same token: that retry meets the token spent (or not) by the
+// attempt that never finished, and cannot charge a second time.
 func requestHash(r *http.Request, raw []byte) []byte {
-	return hashRequestLine(requestLine(r), withoutTransactionToken(raw))
+	line := requestLine(r)
+	return append(hashRequestLine(line, raw), hashRequestLine(line, withoutTransactionToken(raw))...)
 }
 
 func requestLine(r *http.Request) string { return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery }
 
 // withoutTransactionToken is raw with its transaction token's value,
-// wherever the body holds it as sent (token.transaction_token or
-// transaction_token, in plain JSON string form), made empty. A body that
-// does not parse, or whose token is written with escapes, is raw.
+// where the body holds one as sent (token.transaction_token or
+// transaction_token, a plain JSON string of a token's length and
+// characters), made empty. A body that does not parse, or holds no such
+// token, is raw: a value that is no token ("true", "12.00") is never
+// blanked, nor, with it, a field that happens to hold the same text.
 func withoutTransactionToken(raw []byte) []byte {
 	b, err := parseBody(raw)
 	if err != nil {
 		return raw
 	}
 	for _, path := range []string{"token.transaction_token", "transaction_token"} {
-		if v := b.lookup(path); v != nil && v.kind == kindString && v.text != "" {
+		if v := b.lookup(path); v != nil && v.kind == kindString && paylink.LooksLikeToken(v.text) {
 			raw = bytes.ReplaceAll(raw, []byte(`"`+v.text+`"`), []byte(`""`))
 		}
 	}
@@ -77,8 +84,9 @@ func withoutTransactionToken(raw []byte) []byte {
 // earlierRequestHashes are the fingerprints earlier releases made of the
 // same request, so that a key one of them stored, retried within its 24
 // hours after an upgrade, replays instead of answering 409 "a different
-// request": the whole body, token included (before this build), and
-// before 64b5baa without the query too, for a request without one. A
+// request": the whole body, token included (the first half of this
+// build's), and before 64b5baa without the query too, for a request
+// without one. A
 // path holding a "?" or a line break (escaped in the request) has no
 // query-less line: it could equal this build's line of another request,
 // a path and a query.

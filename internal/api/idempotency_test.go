@@ -166,27 +166,84 @@ func TestARetryWithANewTransactionTokenReplays(t *testing.T) {
 	})
 }
 
-// TestARefusedTokenIsNotKeptUnderTheKey: a call whose transaction token
-// had expired, or was not valid, ran nothing; the refusal is not kept
-// under its Idempotency-Key, so the same call with a fresh token runs
-// (the token is not part of the fingerprint). The key was dead before.
-func TestARefusedTokenIsNotKeptUnderTheKey(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Config: paylink.Config{TransactionTokenTTL: time.Minute}})
+// fingerprint is the API's fingerprint of a purchase body whose token is
+// tok: the body's, then the body's without the token.
+func fingerprint(body []byte, tok string) []byte {
+	full := sha256.Sum256([]byte("POST /v5/purchase?\n" + string(body)))
+	blind := sha256.Sum256([]byte("POST /v5/purchase?\n" + string(bytes.ReplaceAll(body, []byte(`"`+tok+`"`), []byte(`""`)))))
+	return append(full[:], blind[:]...)
+}
+
+// TestAnUnfinishedKeyIsNotTakenOverByAnotherToken: an instance claimed a
+// key, spent its token and charged, and died before recording the answer
+// (or the database was away past the key's lock). A retry with a new
+// token must not take the key over and charge again (a verification
+// sweep found it did, once the token was left out of the fingerprint):
+// it is 409, saying the first may have completed. The same request with
+// the first token takes it over and meets that token spent, after its
+// lifetime too (transaction_token_used naming the payment, not
+// "expired"), and that answer is kept: a later retry with yet another
+// token replays it. One charge in all, on both engines.
+func TestAnUnfinishedKeyIsNotTakenOverByAnotherToken(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, webhooks := onboardWithWebhooks(t, env)
+		first := env.CardPurchase(m, "4111111111111111", "12.00")
+		tok := first["token"].(map[string]any)["transaction_token"].(string)
+		body, _ := json.Marshal(first)
+		if _, claim, err := env.Service.BeginIdempotent(context.Background(), m.Merchant, "order-crash", fingerprint(body, tok)); err != nil || claim == nil {
+			t.Fatalf("claim: %v, %v", claim, err)
+		}
+		res, raw := postWith(t, env, "/v5/purchase", body, map[string][]string{"Authorization": {"Bearer " + m.Creds.APIKey}})
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("the attempt that never finished: got %d %s", res.StatusCode, raw)
+		}
+		var charged struct {
+			Purchase struct {
+				PurchaseReference string `json:"purchase_reference"`
+			}
+		}
+		json.Unmarshal([]byte(raw), &charged)
+
+		env.Clock.Advance(paylink.IdempotencyLock + time.Second)
+		other, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+		if res, raw := postKey(t, env, m, "order-crash", other); res.StatusCode != http.StatusConflict || !strings.Contains(raw, "never finished") {
+			t.Errorf("a new token after the lock: got %d %s, want 409 saying the first never finished", res.StatusCode, raw)
+		}
+		env.Clock.Advance(paylink.DefaultTransactionTokenTTL)
+		res, raw = postKey(t, env, m, "order-crash", body)
+		if res.StatusCode != http.StatusConflict || !strings.Contains(raw, "transaction_token_used") || !strings.Contains(raw, charged.Purchase.PurchaseReference) {
+			t.Errorf("the same request after its token's lifetime: got %d %s, want 409 transaction_token_used naming %s", res.StatusCode, raw, charged.Purchase.PurchaseReference)
+		}
+		later, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+		if res, again := postKey(t, env, m, "order-crash", later); res.Header.Get("Idempotent-Replayed") != "true" || again != raw {
+			t.Errorf("a later retry with a new token: got %d (replayed %q) %s, want the kept answer", res.StatusCode, res.Header.Get("Idempotent-Replayed"), again)
+		}
+		if n := webhooks(); n != 1 {
+			t.Errorf("got %d payment webhooks, want 1: a retry under the key paid again", n)
+		}
+	})
+}
+
+// TestOnlyATokenIsLeftOutOfTheFingerprint: a value that is no
+// transaction token ("true") sent as the token is not left out, and so
+// neither is a field holding the same text: a hold asked for under a
+// sale's key is another request (409), not the sale's replay.
+func TestOnlyATokenIsLeftOutOfTheFingerprint(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	stale, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
-	env.Clock.Advance(2 * time.Minute)
-	if res, raw := postKey(t, env, m, "order-stale", stale); res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "transaction_token_expired") {
-		t.Fatalf("an expired token: got %d %s, want 400 transaction_token_expired", res.StatusCode, raw)
+	sale := env.CardPurchase(m, "4111111111111111", "5.00")
+	apitest.Set(sale, "purchase.should_service_apply_pre_authorisation", "")
+	body, _ := json.Marshal(sale)
+	if res, raw := postKey(t, env, m, "k-hold", body); res.StatusCode != http.StatusOK {
+		t.Fatalf("the sale: got %d %s", res.StatusCode, raw)
 	}
-	forged := env.CardPurchase(m, "4111111111111111", "12.00")
-	apitest.Set(forged, "token.transaction_token", strings.Repeat("A", 128))
-	body, _ := json.Marshal(forged)
-	if res, raw := postKey(t, env, m, "order-stale", body); res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "transaction_token_invalid") {
-		t.Fatalf("a token that is not valid: got %d %s, want 400 transaction_token_invalid", res.StatusCode, raw)
-	}
-	fresh, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
-	if res, raw := postKey(t, env, m, "order-stale", fresh); res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "" {
-		t.Errorf("the same call with a fresh token: got %d (replayed %q) %s, want it run", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	hold := env.CardPurchase(m, "4111111111111111", "5.00")
+	apitest.Set(hold, "purchase.should_service_apply_pre_authorisation", "true")
+	apitest.Set(hold, "token.transaction_token", "true")
+	body, _ = json.Marshal(hold)
+	if res, raw := postKey(t, env, m, "k-hold", body); res.StatusCode != http.StatusConflict || res.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("a hold under the sale's key: got %d (replayed %q) %s, want 409", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
 	}
 }
 
