@@ -558,6 +558,18 @@ func TestDailyVolume(t *testing.T) {
 		for _, c := range []struct{ card, amount string }{{"4111111111111111", "10.00"}, {"4000000000000002", "5.00"}} {
 			env.Post("/v5/purchase", m, env.CardPurchase(m, c.card, c.amount))
 		}
+		// A hold is authorised; a direct debit not yet cleared has no
+		// answer: neither counts as a decline (they did before).
+		env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "3.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		}))
+		debit := env.Post("/v5/direct_debit", m, map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+			"customer":     map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC", "accepted_terms_conditions": "true"},
+			"bank_account": map[string]any{"bsb": "062-000", "number": "123456789", "holder_name": "Jo Citizen"},
+			"purchase":     map[string]any{"amount": "4.00", "currency": "AUD"}})
+		if debit.Str("purchase.status") != "PENDING" {
+			t.Fatalf("direct debit: got %d %s, want PENDING", debit.Status, debit.Raw)
+		}
 		env.Clock.Advance(-48 * time.Hour)
 		env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "2.50"))
 		env.Clock.Advance(48 * time.Hour)
@@ -571,7 +583,7 @@ func TestDailyVolume(t *testing.T) {
 			days                   int
 			count, approved, gross int64
 			rate                   string
-		}{{1, 2, 1, 1000, "50.0"}, {7, 3, 2, 1250, "66.7"}}
+		}{{1, 4, 2, 1000, "66.7"}, {7, 5, 3, 1250, "75.0"}}
 		for _, tt := range tests {
 			p := paylink.SumVolume(daily, env.Clock.Now(), tt.days)
 			if len(p) != 1 || p[0].Count != tt.count || p[0].Approved != tt.approved || p[0].Gross != tt.gross || p[0].ApprovalRate() != tt.rate {

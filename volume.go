@@ -12,8 +12,9 @@ type DailyVolume struct {
 	Day      time.Time // midnight UTC
 	Currency string
 	Count    int64 // transactions created
-	Approved int64 // of which approved
-	Gross    int64 // total of the approved ones, minor units
+	Approved int64 // of which authorised: approved, or a hold (held, captured or released)
+	Answered int64 // of which answered: authorised, declined or failed (not pending, in progress or unknown)
+	Gross    int64 // total of the APPROVED ones, minor units
 	Refunded int64 // refunded of those created that day (Transaction.Refunded: refunds awaiting their answer included)
 }
 
@@ -23,21 +24,25 @@ type PeriodVolume struct {
 	Currency string
 	Count    int64
 	Approved int64
+	Answered int64
 	Gross    int64
 	Refunded int64
 }
 
-// ApprovalRate is the share of approved transactions in percent with
-// one decimal, rounded half-up ("92.96" is "93.0"), but never "100.0"
-// unless every one was approved nor "0.0" unless none was; "0.0"
-// without transactions.
+// ApprovalRate is the share of answered transactions that were
+// authorised (approved, or held), in percent with one decimal, rounded
+// half-up ("92.96" is "93.0"), but never "100.0" unless every one was
+// nor "0.0" unless none was; "0.0" without answered transactions. A hold
+// not yet captured, a direct debit not yet cleared or a payment in
+// progress has no answer yet and counts for neither side: they made the
+// rate look like declines before.
 func (p PeriodVolume) ApprovalRate() string {
-	if p.Count == 0 {
+	if p.Answered == 0 {
 		return "0.0"
 	}
-	tenths := (p.Approved*1000 + p.Count/2) / p.Count
+	tenths := (p.Approved*1000 + p.Answered/2) / p.Answered
 	switch {
-	case tenths == 1000 && p.Approved < p.Count:
+	case tenths == 1000 && p.Approved < p.Answered:
 		tenths = 999
 	case tenths == 0 && p.Approved > 0:
 		tenths = 1
@@ -78,7 +83,8 @@ func SumVolume(daily []DailyVolume, today time.Time, days int) []PeriodVolume {
 			out = append(out, PeriodVolume{Days: days, Currency: d.Currency})
 		}
 		p := &out[i]
-		p.Count, p.Approved, p.Gross, p.Refunded = p.Count+d.Count, p.Approved+d.Approved, p.Gross+d.Gross, p.Refunded+d.Refunded
+		p.Count, p.Approved, p.Answered = p.Count+d.Count, p.Approved+d.Approved, p.Answered+d.Answered
+		p.Gross, p.Refunded = p.Gross+d.Gross, p.Refunded+d.Refunded
 	}
 	return out
 }

@@ -194,10 +194,12 @@ func (t *tx) variances(id string) ([]paylink.Variance, error) {
 func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVolume, error) {
 	const day = int64(24 * time.Hour / time.Microsecond)
 	rows, err := t.q.QueryContext(t.ctx, `SELECT created_at / $1 AS day, currency, COUNT(*),
-		CAST(SUM(CASE WHEN status = $2 THEN 1 ELSE 0 END) AS BIGINT),
-		CAST(SUM(CASE WHEN status = $3 THEN total ELSE 0 END) AS BIGINT), CAST(SUM(refunded) AS BIGINT)
-		FROM transactions WHERE merchant_id = $4 AND created_at >= $5 GROUP BY day, currency ORDER BY day, currency`,
-		day, string(paylink.StatusApproved), string(paylink.StatusApproved), merchantID, since.UnixMicro())
+		CAST(SUM(CASE WHEN status IN ($2, $3, $4) THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status IN ($2, $3, $4, $5, $6) THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(CASE WHEN status = $2 THEN total ELSE 0 END) AS BIGINT), CAST(SUM(refunded) AS BIGINT)
+		FROM transactions WHERE merchant_id = $7 AND created_at >= $8 GROUP BY day, currency ORDER BY day, currency`,
+		day, string(paylink.StatusApproved), string(paylink.StatusPreAuthorised), string(paylink.StatusPreAuthorisedReversed),
+		string(paylink.StatusDeclined), string(paylink.StatusFailed), merchantID, since.UnixMicro())
 	if err != nil {
 		return nil, fmt.Errorf("daily volume: %w", err)
 	}
@@ -206,7 +208,7 @@ func (t *tx) DailyVolume(merchantID string, since time.Time) ([]paylink.DailyVol
 	for rows.Next() {
 		var v paylink.DailyVolume
 		var d int64
-		if err := rows.Scan(&d, &v.Currency, &v.Count, &v.Approved, &v.Gross, &v.Refunded); err != nil {
+		if err := rows.Scan(&d, &v.Currency, &v.Count, &v.Approved, &v.Answered, &v.Gross, &v.Refunded); err != nil {
 			return nil, fmt.Errorf("daily volume: %w", err)
 		}
 		v.Day = time.UnixMicro(d * day).UTC()
