@@ -71,14 +71,15 @@ func tokenMACInput(merchantID string, signed []byte) []byte {
 // returns the expiry it carries; ok is false for anything that merchant
 // was not issued.
 func (s *Service) tokenExpiry(merchantID, token string) (time.Time, bool) {
-	if len(token) != TokenLength || token[0] != tokenVersion {
+	// Only the lowercase spelling the token was issued in (LooksLikeToken):
+	// hex decoding takes either case, and a token is spent under the hash
+	// of its exact text, so a respelled MAC would be a fresh token that
+	// passes.
+	if !LooksLikeToken(token) {
 		return time.Time{}, false
 	}
-	// Only the lowercase spelling the token was issued in: hex decoding
-	// takes either case, and a token is spent under the hash of its exact
-	// text, so a respelled MAC would be a fresh token that passes.
 	mac, err := hex.DecodeString(token[tokenSignedLen:])
-	if err != nil || !isLowerHex(token[tokenSignedLen:]) || !s.vault.CheckMAC(tokenMACInput(merchantID, []byte(token[:tokenSignedLen])), mac) {
+	if err != nil || !s.vault.CheckMAC(tokenMACInput(merchantID, []byte(token[:tokenSignedLen])), mac) {
 		return time.Time{}, false
 	}
 	micros, err := strconv.ParseInt(token[1:1+tokenExpiryLen], 16, 64)
@@ -121,36 +122,27 @@ func (s *Service) consumeToken(tx Tx, m *Merchant, token, ref string) error {
 	return nil
 }
 
-// expiredToken answers a token past its expiry: transaction_token_used,
-// naming the operation, when one spent it (still known within an hour
-// of its expiry), since that may be the client's own earlier attempt
-// whose answer was lost; else transaction_token_expired.
+// expiredToken answers a token past its expiry: ErrTokenSpent when an
+// operation spent it (still known within an hour of its expiry), which
+// updateSpending answers as transaction_token_used naming that operation,
+// since it may be the client's own earlier attempt whose answer was lost;
+// else transaction_token_expired.
 func expiredToken(tx Tx, token string, expires time.Time) error {
-	by, err := tx.TransactionTokenSpender(HashSecret(token), expires)
+	_, err := tx.TransactionTokenSpender(HashSecret(token), expires)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return Errorf(KindInvalid, CodeTransactionTokenExpired, "the transaction token has expired: obtain a new one")
 	case err != nil:
 		return fmt.Errorf("read the spender of an expired transaction token: %w", err)
-	case by == "":
-		return errTokenUsed
 	}
-	return tokenUsedBy(by)
+	return fmt.Errorf("consume transaction token: %w", ErrTokenSpent)
 }
 
-// LooksLikeToken reports whether s has a transaction token's length and
-// characters (it may still be forged, altered or expired).
+// LooksLikeToken reports whether s is written as a transaction token is
+// (its version, length and lower-case MAC), without checking its MAC: it
+// may still be forged, altered or expired.
 func LooksLikeToken(s string) bool {
-	if len(s) != TokenLength {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return len(s) == TokenLength && s[0] == tokenVersion && isLowerHex(s[tokenSignedLen:])
 }
 
 // releaseToken gives back, inside tx, the transaction token that

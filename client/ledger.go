@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -125,11 +124,17 @@ const maxReport = 256 << 20
 // of a UTC day (YYYY-MM-DD) as CSV, at most 256 MiB (an error beyond;
 // WriteSettlementReport streams a report of any size).
 func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallOption) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := c.WriteSettlementReport(ctx, day, &limitedWriter{w: &buf, left: maxReport}, opts...); err != nil {
+	path := reportPath(day)
+	res, err := c.open(ctx, http.MethodGet, path, nil, opts)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	defer res.Body.Close()
+	data, err := readAtMost(res.Body, maxReport)
+	if err != nil {
+		return nil, fmt.Errorf("paylink: GET %s: %w (WriteSettlementReport streams a report of any size)", path, err)
+	}
+	return data, nil
 }
 
 // WriteSettlementReport is SettlementReport streamed into w, whatever its
@@ -137,7 +142,7 @@ func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallO
 // code: the report is CSV). An error part-way leaves part of the report
 // in w.
 func (c *Client) WriteSettlementReport(ctx context.Context, day string, w io.Writer, opts ...CallOption) (*Result, error) {
-	path := "/v5/reports/settlement?date=" + url.QueryEscape(day)
+	path := reportPath(day)
 	res, err := c.open(ctx, http.MethodGet, path, nil, opts)
 	if err != nil {
 		return nil, err
@@ -151,19 +156,8 @@ func (c *Client) WriteSettlementReport(ctx context.Context, day string, w io.Wri
 	return &out, nil
 }
 
-// limitedWriter fails a write that would take it past left bytes.
-type limitedWriter struct {
-	w    io.Writer
-	left int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.left {
-		return 0, fmt.Errorf("report larger than %d bytes: use WriteSettlementReport", maxReport)
-	}
-	l.left -= int64(len(p))
-	return l.w.Write(p)
-}
+// reportPath is the settlement report's address for day.
+func reportPath(day string) string { return "/v5/reports/settlement?date=" + url.QueryEscape(day) }
 
 // get sends a GET to path and decodes the JSON answer into out.
 func (c *Client) get(ctx context.Context, path string, out any, opts []CallOption) error {

@@ -220,7 +220,6 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	}
 	defer st.Close()
 	watch := newSchemaWatch(st, log)
-	watch.check(ctx) // an error is the schema-version-check job's to report
 	if changed, err := st.ChangedMigrations(ctx); err == nil && len(changed) > 0 {
 		log.Warn("migrations were applied from other files than this paylink's: the schema may differ from a fresh database's",
 			"migrations", strings.Join(changed, "; "))
@@ -363,8 +362,8 @@ func loopback(addr net.Addr) bool {
 // schemaWatch warns when the database's schema is newer than this
 // binary's: at start-up, and when a later build migrates it while this
 // instance serves (a rolling upgrade that left this instance behind), once
-// per version. Its check runs at start-up and then in one job, never at
-// once.
+// per version. Its check is the schema-version-check job's, which runs at
+// start-up (as every job runs first then) and every minute.
 type schemaWatch struct {
 	store *sqlstore.Store
 	log   *slog.Logger

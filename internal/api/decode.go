@@ -504,6 +504,16 @@ func (b *body) lookup(path string) *value {
 	}
 }
 
+// peek is lookup for a reader the handler may not share (the idempotency
+// fingerprint): a problem it meets on the way is left for the handler to
+// find, or not, when it reads the path itself.
+func (b *body) peek(path string) *value {
+	f := b.f
+	b.f = nil
+	defer func() { b.f = f }()
+	return b.lookup(path)
+}
+
 // first returns the first of several alias paths that is present and the
 // path it was found at. A later alias holding another value is refused,
 // naming it, as two spellings of one key are (checkSpellings): which one

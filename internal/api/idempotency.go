@@ -26,7 +26,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
 		return s.errorResponse(w, r, errReservedKey)
 	}
-	replay, claim, err := s.svc.BeginIdempotent(r.Context(), m, key, requestHash(r, raw), earlierRequestHashes(r, raw)...)
+	b, perr := parseBody(raw) // once, for the fingerprint and the handler
+	replay, claim, err := s.svc.BeginIdempotent(r.Context(), m, key, requestHash(r, raw, b), earlierRequestHashes(r, raw)...)
 	if err != nil {
 		return s.errorResponse(w, r, err)
 	}
@@ -34,7 +35,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		w.Header().Set("Idempotent-Replayed", "true")
 		return replay.Status, replay.Response
 	}
-	status, body, err := s.outcome(w, r, m, raw, h)
+	status, body, err := s.outcome(w, r, m, b, perr, h)
 	keep := status
 	if err != nil && paylink.Retryable(err) {
 		keep = 0
@@ -55,26 +56,25 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 // under a new key. An unfinished claim is taken over only by the whole,
 // the same token: that retry meets the token spent (or not) by the
 // attempt that never finished, and cannot charge a second time.
-func requestHash(r *http.Request, raw []byte) []byte {
+func requestHash(r *http.Request, raw []byte, b *body) []byte {
 	line := requestLine(r)
-	return append(hashRequestLine(line, raw), hashRequestLine(line, withoutTransactionToken(raw))...)
+	return append(hashRequestLine(line, raw), hashRequestLine(line, withoutTransactionToken(raw, b))...)
 }
 
 func requestLine(r *http.Request) string { return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery }
 
-// withoutTransactionToken is raw with its transaction token's value,
-// where the body holds one as sent (token.transaction_token or
-// transaction_token, a plain JSON string of a token's length and
-// characters), made empty. A body that does not parse, or holds no such
-// token, is raw: a value that is no token ("true", "12.00") is never
-// blanked, nor, with it, a field that happens to hold the same text.
-func withoutTransactionToken(raw []byte) []byte {
-	b, err := parseBody(raw)
-	if err != nil {
+// withoutTransactionToken is raw, parsed as b (nil when it does not
+// parse), with its transaction token's value, where the body holds one as
+// sent (token.transaction_token or transaction_token, a plain JSON string
+// written as a token is), made empty. A body without such a token is raw:
+// a value that is no token ("true", "12.00") is never blanked, nor, with
+// it, a field that happens to hold the same text.
+func withoutTransactionToken(raw []byte, b *body) []byte {
+	if b == nil {
 		return raw
 	}
 	for _, path := range []string{"token.transaction_token", "transaction_token"} {
-		if v := b.lookup(path); v != nil && v.kind == kindString && paylink.LooksLikeToken(v.text) {
+		if v := b.peek(path); v != nil && v.kind == kindString && paylink.LooksLikeToken(v.text) {
 			raw = bytes.ReplaceAll(raw, []byte(`"`+v.text+`"`), []byte(`""`))
 		}
 	}
@@ -86,10 +86,9 @@ func withoutTransactionToken(raw []byte) []byte {
 // hours after an upgrade, replays instead of answering 409 "a different
 // request": the whole body, token included (the first half of this
 // build's), and before 64b5baa without the query too, for a request
-// without one. A
-// path holding a "?" or a line break (escaped in the request) has no
-// query-less line: it could equal this build's line of another request,
-// a path and a query.
+// without one. A path holding a "?" or a line break (escaped in the
+// request) has no query-less line: it could equal this build's line of
+// another request, a path and a query.
 func earlierRequestHashes(r *http.Request, raw []byte) [][]byte {
 	earlier := [][]byte{hashRequestLine(requestLine(r), raw)}
 	if r.URL.RawQuery == "" && !strings.ContainsAny(r.URL.Path, "?\n") {

@@ -102,13 +102,14 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 
 // run decodes the body and runs the handler.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, raw []byte, h merchantHandler) (int, []byte) {
-	status, body, _ := s.outcome(w, r, m, raw, h)
+	b, err := parseBody(raw)
+	status, body, _ := s.outcome(w, r, m, b, err, h)
 	return status, body
 }
 
-// outcome is run's answer with the handler's error, if it failed.
-func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, raw []byte, h merchantHandler) (int, []byte, error) {
-	b, err := parseBody(raw)
+// outcome is run's answer for a body parsed as b (or refused with err),
+// with the handler's error, if it failed.
+func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body, err error, h merchantHandler) (int, []byte, error) {
 	if err == nil {
 		var out any
 		if out, err = h(w, r, m, b); err == nil {

@@ -22,7 +22,6 @@ type linksData struct {
 	Form     linkForm
 	IdemKey  string // the create form's idempotency key
 	CanWrite bool
-	MaxDays  int // the longest expiry, in days
 }
 
 // linkForm is what the create form was filled in with, shown again
@@ -65,7 +64,7 @@ func (h *Handler) renderLinks(rq *request, status int, v view, f linkForm) error
 		return err
 	}
 	v.Title = "Payment links"
-	v.Data = linksData{Links: list, Now: h.svc.Now(), Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks), MaxDays: maxLinkDays}
+	v.Data = linksData{Links: list, Now: h.svc.Now(), Form: f, IdemKey: key, CanWrite: rq.ss.User.Role.Can(paylink.PermLinks)}
 	rq.render(status, "links", v)
 	return nil
 }

@@ -267,10 +267,7 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 // exampleAmount is twelve units of cur written with its own decimals:
 // 12 JPY, 12.00 AUD, 12.000 KWD.
 func exampleAmount(cur paylink.Currency) string {
-	n := int64(12)
-	for range cur.Exponent {
-		n *= 10
-	}
+	n, _ := paylink.ParseAmount("12", cur)
 	return paylink.FormatAmount(n, cur)
 }
 
