@@ -192,8 +192,8 @@ const defaultDB = "paylink.db"
 // that older instances cannot serve beside to paylink migrate on a
 // PostgreSQL database in use (sqlstore.OpenToServe): an operator may run
 // them with a new build while the old one still serves.
-func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-	st, err := sqlstore.OpenToServe(ctx, dsn)
+func openStore(ctx context.Context, dsn string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
+	st, err := sqlstore.OpenToServe(ctx, dsn, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -203,8 +203,8 @@ func openStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 // openExistingStore opens a database paylink has set up, at this
 // binary's schema, creating nothing: every other command, so that a
 // mistyped --db is an error rather than an empty database.
-func openExistingStore(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-	st, err := sqlstore.OpenExisting(ctx, dsn)
+func openExistingStore(ctx context.Context, dsn string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
+	st, err := sqlstore.OpenExisting(ctx, dsn, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -309,14 +309,15 @@ func withNewService(ctx context.Context, env environment, dsn string, fn func(*p
 
 // serviceOn opens the database with open and runs fn with a service on
 // it.
-func serviceOn(ctx context.Context, env environment, dsn string, open func(context.Context, string) (*sqlstore.Store, error),
-	fn func(*paylink.Service) error) error {
-	st, err := open(ctx, dsn)
+func serviceOn(ctx context.Context, env environment, dsn string,
+	open func(context.Context, string, ...sqlstore.Option) (*sqlstore.Store, error), fn func(*paylink.Service) error) error {
+	log := newLogger(env.stderr)
+	st, err := open(ctx, dsn, sqlstore.WithLogger(log))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := newService(ctx, env, st, dsn, paylink.Config{}, newLogger(env.stderr))
+	svc, err := newService(ctx, env, st, dsn, paylink.Config{}, log)
 	if err != nil {
 		return err
 	}

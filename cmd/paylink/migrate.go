@@ -15,7 +15,7 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 	}
 	// Open applies every pending migration, those that need every older
 	// instance stopped too: migrate is how an operator applies them.
-	st, err := sqlstore.Open(ctx, *dsn)
+	st, err := sqlstore.Open(ctx, *dsn, sqlstore.WithLogger(newLogger(env.stderr)))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}

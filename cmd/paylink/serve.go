@@ -214,7 +214,7 @@ func dashboardOptions(cfg serveConfig) []dashboard.Option {
 func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	tuneGC(env.getenv)
 	log := newLoggerAt(env.stderr, cfg.logLevel)
-	st, err := openStore(ctx, cfg.dsn)
+	st, err := openStore(ctx, cfg.dsn, sqlstore.WithLogger(log))
 	if err != nil {
 		return err
 	}

@@ -216,11 +216,71 @@ func (s *Store) whileMigrating(ctx context.Context, fn func() error) error {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
+	if err := s.takeRunLock(ctx, conn); err != nil {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationRunLock)
 	return fn()
+}
+
+// runLockPoll is how often a start waiting for migrationRunLock tries it
+// again, and runLockNotice how often it says, in the log, who holds it.
+const (
+	runLockPoll   = 250 * time.Millisecond
+	runLockNotice = 15 * time.Second
+)
+
+// takeRunLock takes migrationRunLock on conn, waiting as long as another
+// run holds it (a long migration is no reason to give up) and for as long
+// as ctx allows, and logs the holder at once and every runLockNotice
+// meanwhile, so that a start held up behind a hung paylink migrate says
+// what it waits for instead of hanging silently.
+func (s *Store) takeRunLock(ctx context.Context, conn *sql.Conn) error {
+	began := time.Now()
+	var noticed time.Time
+	for {
+		var got bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, migrationRunLock).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			if !noticed.IsZero() {
+				s.log.Info("took the migrations lock", "waited", time.Since(began).Round(time.Millisecond))
+			}
+			return nil
+		}
+		if noticed.IsZero() || time.Since(noticed) >= runLockNotice {
+			noticed = time.Now()
+			s.log.Warn("waiting for another run of migrations to finish: it holds the migrations lock",
+				append([]any{"waited", noticed.Sub(began).Round(time.Second)}, runLockHolder(ctx, conn)...)...)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(runLockPoll):
+		}
+	}
+}
+
+// runLockHolder describes the session holding migrationRunLock as log
+// attributes: its process id, application name, client address, when it
+// connected and what it is doing (PostgreSQL shows the last three only to
+// the same role or a monitoring one). A bigint advisory lock is listed
+// with its low 32 bits as objid and objsubid 1.
+func runLockHolder(ctx context.Context, conn *sql.Conn) []any {
+	var pid int
+	var app, client, state string
+	var since time.Time
+	err := conn.QueryRowContext(ctx, `SELECT a.pid, COALESCE(a.application_name, ''), COALESCE(host(a.client_addr), 'local'),
+		COALESCE(a.backend_start, now()), COALESCE(a.state, '')
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1`,
+		migrationRunLock).Scan(&pid, &app, &client, &since, &state)
+	if err != nil {
+		return []any{"holder", "unknown: " + err.Error()}
+	}
+	return []any{"holder_pid", pid, "holder_application", app, "holder_client", client,
+		"holder_connected", since.UTC().Format(time.RFC3339), "holder_state", state}
 }
 
 // migrateToServe is migrate as paylink serve does it on start. On

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/pgtest"
@@ -536,4 +538,100 @@ func TestServeLeavesStopEveryInstanceMigrationsToMigrate(t *testing.T) {
 			t.Errorf("a SQLite database at 27: got version %d after serve's migration, want %d", got, SchemaVersion(SQLite))
 		}
 	})
+}
+
+// TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt: an instance
+// starting while another session holds the migrations run lock (a hung
+// paylink migrate) waits, and logs at once which session holds it; it
+// goes on once the lock is given up. paylink's own sessions name
+// themselves in pg_stat_activity.
+func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		pgtest.Skip(t, err)
+	}
+	defer srv.Stop()
+	dsn, err := srv.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	holder, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, `SET application_name = 'hung-migrate'`); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := holder.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
+		t.Fatal(err)
+	}
+
+	lines := make(chan string, 16)
+	log := slog.New(slog.NewJSONHandler(lineWriter(lines), nil))
+	done := make(chan error, 1)
+	go func() {
+		s, err := OpenToServe(ctx, dsn, WithLogger(log))
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	waiting := nextLine(t, lines)
+	for _, want := range []string{"waiting for another run of migrations", fmt.Sprintf(`"holder_pid":%d`, pid), `"holder_application":"hung-migrate"`} {
+		if !strings.Contains(waiting, want) {
+			t.Errorf("the waiting start logged %s, want %s in it", waiting, want)
+		}
+	}
+	var named int
+	if err := holder.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'paylink'`).Scan(&named); err != nil {
+		t.Fatal(err)
+	}
+	if named == 0 {
+		t.Error("the waiting start's session is not named paylink in pg_stat_activity")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the start went on while the lock was held: %v", err)
+	default:
+	}
+	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, migrationRunLock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the start once the lock was free: %v", err)
+	}
+	if took := nextLine(t, lines); !strings.Contains(took, "took the migrations lock") {
+		t.Errorf("after the wait the start logged %s", took)
+	}
+}
+
+// lineWriter sends each write (a log record) to lines.
+type lineWriter chan<- string
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+// nextLine is the next log record, failing the test after 30 s.
+func nextLine(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case l := <-lines:
+		return l
+	case <-time.After(30 * time.Second):
+		t.Fatal("no log line in 30 s")
+		return ""
+	}
 }

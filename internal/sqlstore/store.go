@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -86,26 +87,36 @@ type Store struct {
 	writer *writer // SQLite only: the single, batching writer
 	// unavailable counts errors classified as an unreachable database.
 	unavailable atomic.Int64
+	// log hears what opening the database waits for (WithLogger).
+	log *slog.Logger
 }
 
+// Option adjusts how Open, OpenToServe and OpenExisting open a database.
+type Option func(*Store)
+
+// WithLogger has the store log what it waits for while it opens a
+// PostgreSQL database: another run of migrations holding their lock,
+// named. Without it the store logs nothing.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
 // Open connects, applies pending migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, nil, (*Store).migrate)
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	return open(ctx, dsn, nil, (*Store).migrate, opts...)
 }
 
 // OpenToServe is Open as paylink serve does it: on PostgreSQL it refuses
 // a database in use that a pending migration would move past instances
 // of an older build still serving on it (migrateToServe); paylink
 // migrate, run with every instance stopped, applies such a migration.
-func OpenToServe(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, nil, (*Store).migrateToServe)
+func OpenToServe(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	return open(ctx, dsn, nil, (*Store).migrateToServe, opts...)
 }
 
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
 // administrative commands use it, so that a mistyped --db is an error
 // rather than a new, empty database that every check then passes.
-func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+func OpenExisting(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -113,7 +124,7 @@ func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
 	if _, serr := os.Stat(d.Path); d.Engine == SQLite && errors.Is(serr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s: paylink serve, paylink migrate or paylink merchant create makes one", d.Path)
 	}
-	return open(ctx, dsn, nil, (*Store).checkSchema)
+	return open(ctx, dsn, nil, (*Store).checkSchema, opts...)
 }
 
 // checkSchema refuses a database without paylink's schema, or with an
@@ -135,7 +146,7 @@ func (s *Store) checkSchema(ctx context.Context) error {
 // open connects to the database of dsn (for PostgreSQL through dial, nil
 // for the default: tests count round trips through it) and makes the
 // schema ready with prepare: migrate, or checkSchema.
-func open(ctx context.Context, dsn string, dial pgconn.DialFunc, prepare func(*Store, context.Context) error) (*Store, error) {
+func open(ctx context.Context, dsn string, dial pgconn.DialFunc, prepare func(*Store, context.Context) error, opts ...Option) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -148,6 +159,9 @@ func open(ctx context.Context, dsn string, dial pgconn.DialFunc, prepare func(*S
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if err := prepare(s, ctx); err != nil {
 		s.Close()
@@ -164,6 +178,10 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 	if dial != nil {
 		cfg.DialFunc = dial
 	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		// pg_stat_activity names paylink's sessions unless the DSN does.
+		cfg.RuntimeParams["application_name"] = "paylink"
+	}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(noteBackendStart))
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
@@ -171,7 +189,7 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 	// SET made since applies to new ones only), so connections are
 	// renewed now and then.
 	db.SetConnMaxLifetime(30 * time.Minute)
-	return &Store{engine: Postgres, db: db, reads: sqlReads{db}}, nil
+	return &Store{engine: Postgres, db: db, reads: sqlReads{db}, log: slog.New(slog.DiscardHandler)}, nil
 }
 
 // sqliteURL builds a modernc DSN: WAL, synchronous=FULL for durable
@@ -222,7 +240,7 @@ func openSQLite(path string) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
-	return &Store{engine: SQLite, db: rdb, reads: newStmtCache(rdb), writer: newWriter(wdb)}, nil
+	return &Store{engine: SQLite, db: rdb, reads: newStmtCache(rdb), writer: newWriter(wdb), log: slog.New(slog.DiscardHandler)}, nil
 }
 
 // createPrivate creates a missing database file, empty and with mode
