@@ -237,11 +237,18 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	if r.Status != http.StatusServiceUnavailable || retryAfter == "" || r.Str("response_code") != paylink.CodeServiceUnavailable {
 		t.Errorf("write behind a held lock: got %d %s (Retry-After %q), want 503 service_unavailable with Retry-After", r.Status, r.Raw, retryAfter)
 	}
+	// The database still answers reads; it is not ready, as it commits nothing.
+	if ready, retry := get(t, env, "/readyz"); ready.Status != http.StatusServiceUnavailable || retry == "" {
+		t.Errorf("/readyz behind a held write lock: got %d %s (Retry-After %q), want 503 with Retry-After", ready.Status, ready.Raw, retry)
+	}
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
 	if r := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00")); r.Status != http.StatusOK || r.Str("purchase.status") != "APPROVED" {
 		t.Errorf("after the lock is released: got %d %s, want 200", r.Status, r.Raw)
+	}
+	if ready, _ := get(t, env, "/readyz"); ready.Status != http.StatusOK {
+		t.Errorf("/readyz after the lock is released: got %d %s, want 200", ready.Status, ready.Raw)
 	}
 }
 

@@ -284,7 +284,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		s.log.ErrorContext(r.Context(), "readiness check failed", "err", err)
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
-			"reason": "the database cannot be reached or is restarting"})
+			"reason": "the database cannot be reached, is restarting or commits nothing"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

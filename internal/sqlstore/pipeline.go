@@ -77,10 +77,27 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 		return err
 	}
 	err = p.commit(ctx)
-	if err != nil && p.pid != 0 && unavailable(err) {
+	if err != nil && p.pid != 0 && unavailable(err) && !refusedByServer(err) {
 		s.awaitServerProcess(ctx, p.pid, p.started)
 	}
 	return err
+}
+
+// refusedByServer reports whether err is the server's own answer that a
+// statement failed (severity ERROR: a read-only standby, a full disk, a
+// cancelled statement), after which its transaction has rolled back and
+// nothing is in doubt. A session ended by the server (FATAL, PANIC) is
+// not: one terminated while it waited for a synchronous standby has
+// committed locally first.
+func refusedByServer(err error) bool {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return false
+	}
+	if pg.SeverityUnlocalized != "" {
+		return pg.SeverityUnlocalized == "ERROR"
+	}
+	return pg.Severity == "ERROR"
 }
 
 // commitDoubtWait bounds how long a commit whose answer was lost waits

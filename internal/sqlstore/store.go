@@ -87,6 +87,8 @@ type Store struct {
 	writer *writer // SQLite only: the single, batching writer
 	// unavailable counts errors classified as an unreachable database.
 	unavailable atomic.Int64
+	// lastCommit is when a write transaction last committed (Unix ns).
+	lastCommit atomic.Int64
 	// log hears what opening the database waits for (WithLogger).
 	log *slog.Logger
 }
@@ -305,7 +307,11 @@ func (s *Store) Snapshot(ctx context.Context, fn func(paylink.Tx) error) error {
 
 // Update runs fn in a durable write transaction.
 func (s *Store) Update(ctx context.Context, fn func(paylink.Tx) error) error {
-	return s.classify(s.update(ctx, fn))
+	err := s.update(ctx, fn)
+	if err == nil {
+		s.lastCommit.Store(time.Now().UnixNano())
+	}
+	return s.classify(err)
 }
 
 func (s *Store) update(ctx context.Context, fn func(paylink.Tx) error) error {
@@ -315,14 +321,39 @@ func (s *Store) update(ctx context.Context, fn func(paylink.Tx) error) error {
 	return s.updatePipelined(ctx, fn)
 }
 
-// Ping checks the database.
+// Ping checks that the database answers a read and commits a write: one
+// that answers but cannot commit (a full disk, a read-only file or a
+// standby, a write lock held elsewhere) fails every payment, and is not
+// ready. A write committed within writeProofAge proves the second without
+// a probe of its own, so a loaded instance adds no write; otherwise one
+// row is rewritten (readiness_probe). Ping returns when ctx ends even if
+// the probe is still waiting for SQLite's writer.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return s.classify(fmt.Errorf("ping: %w", err))
 	}
-	return nil
+	if time.Since(time.Unix(0, s.lastCommit.Load())) < writeProofAge {
+		return nil
+	}
+	probed := make(chan error, 1)
+	go func() {
+		probed <- s.Update(ctx, func(ptx paylink.Tx) error {
+			return ptx.(*tx).execLater("readiness probe", `INSERT INTO readiness_probe (id, probed_at) VALUES (1, $1)
+				ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at`, time.Now().UnixMicro())
+		})
+	}()
+	select {
+	case err := <-probed:
+		return err
+	case <-ctx.Done():
+		return s.classify(fmt.Errorf("readiness probe: %w", ctx.Err()))
+	}
 }
+
+// writeProofAge is how recent a committed write must be for Ping to take
+// it as proof that the database commits.
+const writeProofAge = 5 * time.Second
 
 // DatabaseClock reads the PostgreSQL server's clock (clock_timestamp(),
 // the time the statement runs, not its transaction's start), for an

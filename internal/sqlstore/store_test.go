@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/pgtest"
@@ -216,4 +217,106 @@ func TestTheWALShrinksAfterALongSnapshot(t *testing.T) {
 	if got := walSize(); got > limit {
 		t.Errorf("after the snapshot and %d more writes: the WAL is %d bytes (peak %d), want at most %d", n, got, peak, limit)
 	}
+}
+
+// TestPingProvesTheDatabaseCommits: the readiness check fails on a
+// database that answers reads but cannot commit, SQLite's write lock held
+// by another process or a PostgreSQL database turned read-only, and
+// passes again once it can.
+func TestPingProvesTheDatabaseCommits(t *testing.T) {
+	ctx := context.Background()
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "test.db")
+		st, err := sqlstore.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		conn, err := other.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			t.Fatal(err)
+		}
+		if err := pingWithin(st, time.Second); err == nil {
+			t.Error("Ping with the write lock held elsewhere: nil error, want one")
+		}
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		if err := pingWithin(st, 15*time.Second); err != nil {
+			t.Errorf("Ping once the lock is released: %v", err)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pg.Database(t)
+		st, err := sqlstore.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := pingWithin(st, 5*time.Second); err != nil {
+			t.Fatalf("Ping: %v", err)
+		}
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		readOnly := func(on bool) {
+			t.Helper()
+			q := "ALTER DATABASE " + pgDatabaseName(t, dsn) + " RESET default_transaction_read_only"
+			if on {
+				q = "ALTER DATABASE " + pgDatabaseName(t, dsn) + " SET default_transaction_read_only = on"
+			}
+			if _, err := admin.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		readOnly(true)
+		defer readOnly(false)
+		// A session keeps the settings it began with: a store opened now
+		// has only read-only sessions, as after a failover to a standby.
+		ro, err := sqlstore.OpenExisting(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if err := pingWithin(ro, 5*time.Second); err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("Ping on a read-only database: %v, want a read-only error", err)
+		}
+		readOnly(false)
+		again, err := sqlstore.OpenExisting(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.Close()
+		if err := pingWithin(again, 5*time.Second); err != nil {
+			t.Errorf("Ping once the database takes writes again: %v", err)
+		}
+	})
+}
+
+// pingWithin is st.Ping bounded by d.
+func pingWithin(st *sqlstore.Store, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return st.Ping(ctx)
+}
+
+// pgDatabaseName is the quoted name of the database of a PostgreSQL DSN.
+func pgDatabaseName(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `"` + strings.TrimPrefix(u.Path, "/") + `"`
 }
