@@ -69,6 +69,7 @@ const (
 	AuditRefund              = "refund.create"
 	AuditLinkCreate          = "payment_link.create"
 	AuditLinkCancel          = "payment_link.cancel"
+	AuditCardInvalidate      = "card.invalidate" // a card token invalidated, by the card's fingerprint
 	AuditSettingsUpdate      = "merchant.settings.update"
 	AuditWhitelistUpdate     = "merchant.whitelist.update"
 	AuditWebhookResend       = "webhook_delivery.resend"
@@ -84,6 +85,7 @@ const (
 	ObjectTransaction   = "transaction"
 	ObjectRefund        = "refund"
 	ObjectPaymentLink   = "payment_link"
+	ObjectCard          = "card" // by its fingerprint, never its token or number
 	ObjectWebhook       = "webhook_delivery"
 	ObjectMasterKey     = "master_key" // by its key id, never the key
 )

@@ -149,6 +149,16 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			_, _, err := svc.CancelLink(ctx, f.m, linkID)
 			return []wantRow{{paylink.AuditLinkCancel, paylink.ObjectPaymentLink, linkID, paylink.OutcomeSuccess, ""}}, err
 		})
+		add("card token invalidated", func(ctx context.Context) ([]wantRow, error) {
+			c, err := svc.TokenizeCard(ctx, f.m, paylink.TokenizeRequest{CompanyToken: f.creds.CompanyToken, MultiUse: true,
+				Card: &paylink.CardDetails{Number: testPAN, ExpiryMonth: 12, ExpiryYear: f.env.Clock.Now().Year() + 3,
+					CVC: testCVC, HolderName: "Jo Citizen"}})
+			if err != nil {
+				return nil, err
+			}
+			_, err = svc.InvalidateCardToken(ctx, f.m, f.creds.CompanyToken, c.Token)
+			return []wantRow{{paylink.AuditCardInvalidate, paylink.ObjectCard, c.Info.Fingerprint, paylink.OutcomeSuccess, ""}}, err
+		})
 		var captured *paylink.Transaction
 		add("capture", func(ctx context.Context) ([]wantRow, error) {
 			hold := f.purchase(t, ctx, true)

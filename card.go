@@ -137,11 +137,47 @@ func ContainsCardNumber(s string) bool {
 }
 
 // ContainsCardNumberAnywhere is ContainsCardNumber without the rule for
-// digits a letter touches ("order4111111111111111" holds one), for a
-// value where a false match costs little and a card number kept would be
-// logged: a request id, which is then replaced by one of paylink's own.
+// digits a letter touches ("order4111111111111111" holds one), that also
+// finds a card number inside a longer run of digits ("41111111111111110",
+// "4111-1111-1111-11110"): for a value where a false match costs little
+// and a card number kept would be logged, a request id (then replaced by
+// one of paylink's own) or an operator's note.
 func ContainsCardNumberAnywhere(s string) bool {
-	return len(cardNumberSpans(s)) > 0 || len(groupedCardSpans(s)) > 0
+	return len(cardNumberSpans(s)) > 0 || len(groupedCardSpans(s)) > 0 || cardInsideDigits(s)
+}
+
+// cardInsideDigits reports whether some 13 to 19 consecutive digits of a
+// run of digits (single joinChars between digits do not end a run) are a
+// card number.
+func cardInsideDigits(s string) bool {
+	digits := make([]byte, 0, 32)
+	for i := 0; i <= len(s); i++ {
+		switch {
+		case i < len(s) && isDigit(s[i]):
+			digits = append(digits, s[i])
+			continue
+		case i+1 < len(s) && len(digits) > 0 && isJoin(s[i]) && isDigit(s[i+1]):
+			continue
+		}
+		if holdsCardNumber(digits) {
+			return true
+		}
+		digits = digits[:0]
+	}
+	return false
+}
+
+// holdsCardNumber reports whether 13 to 19 consecutive digits of digits
+// are a card number.
+func holdsCardNumber(digits []byte) bool {
+	for start := 0; start+13 <= len(digits); start++ {
+		for end := start + 13; end <= len(digits) && end-start <= 19; end++ {
+			if isCardNumber(string(digits[start:end])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // standsAlone reports whether one of the spans of s is not part of a

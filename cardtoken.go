@@ -88,7 +88,11 @@ func (s *Service) InvalidateCardToken(ctx context.Context, m *Merchant, companyT
 		if errors.Is(err, ErrConflict) {
 			return errCardInvalidated
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditCardInvalidate, ObjectType: ObjectCard,
+			ObjectID: c.Info.Fingerprint, Outcome: OutcomeSuccess})
 	})
 	if err != nil {
 		return nil, asServiceError("invalidate card", err)

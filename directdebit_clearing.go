@@ -66,7 +66,7 @@ func (s *Service) clearDebit(ctx context.Context, t *Transaction) (bool, error) 
 	}
 	applyClearing(t, res, s.now())
 	err = s.store.Update(ctx, func(tx Tx) error {
-		return s.saveOutcome(tx, t, StatusPending)
+		return s.saveOutcome(tx, t, StatusPending, "")
 	})
 	if errors.Is(err, ErrConflict) {
 		return false, nil

@@ -439,7 +439,7 @@ func (s *Service) recordOutcome(ctx context.Context, t *Transaction, op string) 
 		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil {
 			return err
 		}
-		return s.outcome(tx, t, m)
+		return s.outcome(tx, t, m, outcomeStep(op, StatusProcessing, t.Status))
 	})
 	if errors.Is(err, ErrConflict) {
 		return s.lateTransaction(ctx, t, op)

@@ -56,7 +56,7 @@ func (s *Service) purchaseInOne(ctx context.Context, m *Merchant, req PurchaseRe
 		if err := s.postTransaction(tx, t, StatusProcessing, om); err != nil {
 			return err
 		}
-		return s.outcome(tx, t, om)
+		return s.outcome(tx, t, om, outcomeStep("", StatusProcessing, t.Status))
 	})
 	if err != nil {
 		return nil, asServiceError("purchase", err)

@@ -277,7 +277,7 @@ func (s *Service) recordAnswer(ctx context.Context, t *Transaction, res InquiryR
 		s.applyAuth(t, res.Auth, t.PreAuth)
 	}
 	err := s.store.Update(ctx, func(tx Tx) error {
-		if err := s.saveOutcome(tx, t, from); err != nil {
+		if err := s.saveOutcome(tx, t, from, op); err != nil {
 			return err
 		}
 		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil { // a hold's capture, cancel or expiry, as the call would have
@@ -312,7 +312,7 @@ func (s *Service) recordNeverHappened(tx Tx, t *Transaction, from Status) error 
 	}
 	t.Status, t.ProcessedAt, t.UpdatedAt = StatusFailed, s.now(), s.now()
 	t.Details.Message = "The payment was interrupted before the processor received it; no money was taken. Please try again."
-	return s.saveOutcome(tx, t, from)
+	return s.saveOutcome(tx, t, from, "")
 }
 
 // writeAlso runs also in tx when there is one.

@@ -99,8 +99,10 @@ type Deps struct {
 // once, and must not block.
 type Observer interface {
 	// PaymentOutcome reports a transaction's new status, with its payment
-	// type (CreditCard, BankAccount, ApplePay, ...).
-	PaymentOutcome(paymentType string, status Status)
+	// type (CreditCard, BankAccount, ApplePay, ...) and the step of the
+	// payment it answers: a payment held then captured reports twice,
+	// StepAuthorisation then StepCapture.
+	PaymentOutcome(paymentType string, step Step, status Status)
 	// RefundOutcome reports a refund's new status (APPROVED, FAILED,
 	// UNKNOWN), with its payment's type.
 	RefundOutcome(paymentType string, status Status)
@@ -109,7 +111,7 @@ type Observer interface {
 // nopObserver observes nothing.
 type nopObserver struct{}
 
-func (nopObserver) PaymentOutcome(string, Status) {}
+func (nopObserver) PaymentOutcome(string, Step, Status) {}
 
 func (nopObserver) RefundOutcome(string, Status) {}
 
@@ -261,13 +263,14 @@ func (s *Service) save(tx Tx, t *Transaction, from Status) error {
 }
 
 // saveOutcome saves t (as save) and records its outcome (as outcome),
-// reading t's merchant once for both.
-func (s *Service) saveOutcome(tx Tx, t *Transaction, from Status) error {
+// reading t's merchant once for both; op is the hold operation it ends
+// (opCapture, opCancel, opExpire), "" for none.
+func (s *Service) saveOutcome(tx Tx, t *Transaction, from Status, op string) error {
 	m := newOutcomeMerchant(tx, t)
 	if err := s.write(tx, t, from, m); err != nil {
 		return err
 	}
-	return s.outcome(tx, t, m)
+	return s.outcome(tx, t, m, outcomeStep(op, from, t.Status))
 }
 
 // outcomeMerchant reads the merchant of one transaction at most once
@@ -331,8 +334,8 @@ func (s *Service) recordEvent(tx Tx, merchantID, ref, typ string, data any) erro
 
 // outcome records a transaction's new state: its history event and its
 // webhook outbox rows, in the same tx. m is the merchant as read by the
-// write of that state.
-func (s *Service) outcome(tx Tx, t *Transaction, m *outcomeMerchant) error {
+// write of that state; step is the step of the payment it answers.
+func (s *Service) outcome(tx Tx, t *Transaction, m *outcomeMerchant, step Step) error {
 	if err := s.linkOutcome(tx, t); err != nil {
 		return err
 	}
@@ -342,7 +345,7 @@ func (s *Service) outcome(tx Tx, t *Transaction, m *outcomeMerchant) error {
 	if err != nil {
 		return err
 	}
-	s.observeOutcome(tx, t.PaymentType, t.Status)
+	s.observeOutcome(tx, t.PaymentType, step, t.Status)
 	return s.enqueueWebhooks(tx, t, m)
 }
 
@@ -357,8 +360,52 @@ type outcomeEvent struct {
 
 // observeOutcome tells the observer of a new status once tx commits (an
 // outcome that rolls back was never decided).
-func (s *Service) observeOutcome(tx Tx, paymentType string, status Status) {
-	onCommit(tx, func() { s.observer.PaymentOutcome(paymentType, status) })
+func (s *Service) observeOutcome(tx Tx, paymentType string, step Step, status Status) {
+	onCommit(tx, func() { s.observer.PaymentOutcome(paymentType, step, status) })
+}
+
+// Step names the step of a payment that a new status answers, so that a
+// payment's answers are told apart from what happens to it afterwards: a
+// rate of failed payments divides the failed authorisations by the
+// authorisations, not by every status every payment reached.
+type Step string
+
+// The steps of a payment.
+const (
+	// StepAuthorisation: the answer to a payment attempt (a card's
+	// authorisation or hold, a 3-D Secure attempt's completion or
+	// failure, a wallet's or Zip's payment, a direct debit's submission):
+	// once per payment, but for one answered UNKNOWN and resolved later.
+	StepAuthorisation Step = "authorisation"
+	// StepAuthentication: the issuer asked for a 3-D Secure challenge.
+	StepAuthentication Step = "authentication"
+	// StepCapture: a hold captured.
+	StepCapture Step = "capture"
+	// StepRelease: a hold cancelled or expired.
+	StepRelease Step = "release"
+	// StepClearing: a direct debit cleared or dishonoured by the bank.
+	StepClearing Step = "clearing"
+	// StepResolution: the answer to an operation left UNKNOWN, learnt by
+	// an inquiry or from an operator.
+	StepResolution Step = "resolution"
+)
+
+// outcomeStep is the step of a move from from to to that ends op, the
+// hold operation it carries out ("" for none).
+func outcomeStep(op string, from, to Status) Step {
+	switch {
+	case to == StatusRequiresAuthentication:
+		return StepAuthentication
+	case from == StatusUnknown:
+		return StepResolution
+	case from == StatusPending:
+		return StepClearing
+	case op == opCapture:
+		return StepCapture
+	case op == opCancel || op == opExpire:
+		return StepRelease
+	}
+	return StepAuthorisation
 }
 
 // onCommit runs fn once tx commits, or at once for a store whose

@@ -382,7 +382,7 @@ func (s *Service) failAttempt(tx Tx, t *Transaction, why *Error) error {
 	} else if err != nil {
 		return err
 	}
-	return s.outcome(tx, t, m)
+	return s.outcome(tx, t, m, StepAuthorisation)
 }
 
 // sentenceCase capitalises the first letter of an error message.
@@ -433,7 +433,7 @@ func (s *Service) declineAuthentication(tx Tx, t *Transaction) error {
 	} else if err != nil {
 		return err
 	}
-	return s.outcome(tx, t, m)
+	return s.outcome(tx, t, m, StepAuthorisation)
 }
 
 // ExpireChallenges ends 3-D Secure attempts that can no longer complete,

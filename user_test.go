@@ -483,8 +483,14 @@ func TestTwoFactor(t *testing.T) {
 		if err := env.Service.VerifySecondFactor(ctx, rss, strings.ToUpper(strings.ReplaceAll(codes[0], "-", ""))); err != nil {
 			t.Errorf("recovery code %q typed without its dash: %v", codes[0], err)
 		}
-		if err := env.Service.SetTOTPRequired(ctx, again.User, true); err != nil {
-			t.Fatal(err)
+		for range 2 { // the second time changes nothing, and is not audited
+			if err := env.Service.SetTOTPRequired(ctx, again.User, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{MerchantID: again.User.MerchantID, Action: paylink.AuditTOTPRequirement, Limit: 10})
+		if err != nil || len(rows) != 1 {
+			t.Errorf("requiring two-factor twice: %d audit rows (%v), want 1", len(rows), err)
 		}
 		again, _ = env.Service.StaffSession(ctx, pending.Token, time.Hour)
 		if err := env.Service.DisableTOTP(ctx, again, staffPassword); code(err) != paylink.CodeTOTPRequired {

@@ -282,7 +282,8 @@ func (s *Service) spendSecondFactor(u *User, code string) (string, error) {
 }
 
 // SetTOTPRequired makes two-factor sign-in mandatory (or optional) for
-// every staff user of actor's merchant.
+// every staff user of actor's merchant. Setting it to what it already is
+// changes and audits nothing.
 func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool) error {
 	if err := permit(actor, PermTeam); err != nil {
 		return err
@@ -295,6 +296,9 @@ func (s *Service) SetTOTPRequired(ctx context.Context, actor *User, require bool
 		m, err := tx.Merchant(actor.MerchantID)
 		if err != nil {
 			return err
+		}
+		if m.Settings.Dashboard.RequireTOTP == require {
+			return nil // nothing changes: nothing to audit
 		}
 		if err := canRequireTOTP(tx, actor, require); err != nil {
 			return err

@@ -847,6 +847,24 @@ func TestInviteMailed(t *testing.T) {
 	}
 }
 
+// TestTheTwoFactorRequirementIsACheckbox: the requirement's form takes
+// its checkbox's "on" or nothing; another value is refused with 400 and
+// changes nothing, where it was read as "optional".
+func TestTheTwoFactorRequirementIsACheckbox(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := signedIn(t, env, "admin@example.com")
+	p := b.post("/dashboard/team/security", url.Values{"csrf": {b.token()}, "require": {"1"}})
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "is a checkbox") {
+		t.Errorf("require=1: got %d, want 400 saying it is a checkbox", p.status)
+	}
+	rows, err := env.Service.AuditLog(context.Background(), paylink.AuditFilter{MerchantID: m.ID, Action: paylink.AuditTOTPRequirement, Limit: 10})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("after a refused value: %d audit rows (%v), want none", len(rows), err)
+	}
+}
+
 // TestTeamChangesAreConfirmed: a role change, a removal and the sign-in
 // settings each land on the team page with a notice saying what was done.
 func TestTeamChangesAreConfirmed(t *testing.T) {

@@ -161,9 +161,16 @@ func (h *Handler) removeUser(rq *request) error {
 	return rq.redirect("/dashboard/team?done=removed")
 }
 
-// setTOTPRequired turns the merchant-wide two-factor requirement on or off.
+// setTOTPRequired turns the merchant-wide two-factor requirement on or
+// off: the form's checkbox sends require=on, or nothing when unticked;
+// any other value is refused rather than read as off.
 func (h *Handler) setTOTPRequired(rq *request) error {
-	if err := h.svc.SetTOTPRequired(rq.r.Context(), rq.ss.User, rq.r.PostFormValue("require") == "on"); err != nil {
+	require := rq.r.PostFormValue("require")
+	if require != "" && require != "on" {
+		return h.renderTeam(rq, http.StatusBadRequest, view{Error: "The two-factor requirement is a checkbox: tick it to require " +
+			"two-factor sign-in, or leave it unticked to make it optional."}, teamData{})
+	}
+	if err := h.svc.SetTOTPRequired(rq.r.Context(), rq.ss.User, require == "on"); err != nil {
 		return h.teamError(rq, err)
 	}
 	return rq.redirect("/dashboard/team?done=security")

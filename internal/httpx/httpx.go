@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -184,12 +185,30 @@ func sharedHeaders(h http.Header, id string) {
 // Route is the matched route pattern, never the raw path, so that
 // references and page tokens in paths stay out of logs and metric labels.
 // The mux sets it on the request it was given, which is the one the
-// middleware holds.
+// middleware holds. A path that is not in its clean form ("//", "." or
+// ".." in it) is "redirect": the mux answers it with a redirect to the
+// clean path, setting the pattern of a route that did not run.
 func Route(r *http.Request) string {
-	if r.Pattern != "" {
+	switch {
+	case !pathIsClean(r.URL.Path):
+		return "redirect"
+	case r.Pattern != "":
 		return r.Pattern
 	}
 	return "unmatched"
+}
+
+// pathIsClean reports whether p is in the form ServeMux routes without
+// redirecting: path.Clean's, with a trailing slash kept.
+func pathIsClean(p string) bool {
+	if p == "" {
+		return true
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 // maxRequestID bounds an inbound request id that is kept: room for a

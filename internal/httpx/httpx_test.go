@@ -67,6 +67,11 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 		{"a card number before letters", "4111111111111111x", false},
 		{"a grouped card number after letters", "order4111-1111-1111-1111", false},
 		{"letters around a long number that is not a card's", "order1234567890123456x", true},
+		{"a card number with a digit after it", "41111111111111110", false},
+		{"a card number with a digit before it", "04111111111111111", false},
+		{"a card number inside letters and digits", "ref41111111111111110", false},
+		{"a Mastercard number with a digit after it", "55555555555544447", false},
+		{"a grouped card number with a digit after it", "4111-1111-1111-11110", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +99,22 @@ func TestRequestIDIsKeptOrMade(t *testing.T) {
 				t.Errorf("access log: got %v, want one line with request_id %q and the route pattern, not the path", lines, got)
 			}
 		})
+	}
+}
+
+// TestARedirectedPathIsNotLoggedAsARoute: a path the mux redirects to its
+// clean form ("//", "..") is logged as route "redirect", not as the
+// route of the clean path, which did not run.
+func TestARedirectedPathIsNotLoggedAsARoute(t *testing.T) {
+	for _, p := range []string{"/things//x", "/other/../things/x", "/things/./x"} {
+		rec, lines := serve(t, func(http.ResponseWriter, *http.Request) { t.Errorf("%s: the handler ran", p) },
+			httptest.NewRequest(http.MethodPost, p, nil))
+		if rec.Code < 300 || rec.Code > 399 || len(lines) != 1 || lines[0]["route"] != "redirect" {
+			t.Errorf("%s: got %d and log %v, want a redirect logged as route \"redirect\"", p, rec.Code, lines)
+		}
+	}
+	if _, lines := serve(t, func(http.ResponseWriter, *http.Request) {}, httptest.NewRequest(http.MethodPost, "/things/x", nil)); len(lines) != 1 || lines[0]["route"] != "POST /things/{id}" {
+		t.Errorf("a clean path: log %v, want its route pattern", lines)
 	}
 }
 

@@ -28,15 +28,16 @@ type Payments struct {
 func NewPayments(reg prometheus.Registerer) *Payments {
 	p := &Payments{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paylink_payments_total",
-		Help: "Payment outcomes by payment type (CreditCard, BankAccount, ApplePay, GooglePay, Zip) and status (APPROVED, DECLINED, FAILED, ...).",
-	}, []string{"method", "status"}),
+		Help: "Payment outcomes by payment type (CreditCard, BankAccount, ApplePay, GooglePay, Zip), step " +
+			"(authorisation, authentication, capture, release, clearing, resolution) and status (APPROVED, DECLINED, FAILED, ...).",
+	}, []string{"method", "step", "status"}),
 		refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paylink_refunds_total",
 			Help: "Refund outcomes by the payment's type (CreditCard, BankAccount, ...) and status (APPROVED, FAILED, UNKNOWN).",
 		}, []string{"method", "status"})}
 	reg.MustRegister(p.outcomes, p.refunds)
 	for _, st := range []paylink.Status{paylink.StatusApproved, paylink.StatusDeclined, paylink.StatusFailed} {
-		p.outcomes.WithLabelValues(paylink.PaymentTypeCard, string(st)) // zeros for the error-rate alert
+		p.outcomes.WithLabelValues(paylink.PaymentTypeCard, string(paylink.StepAuthorisation), string(st)) // zeros for the error-rate alert
 	}
 	for _, st := range []paylink.Status{paylink.StatusApproved, paylink.StatusFailed} {
 		p.refunds.WithLabelValues(paylink.PaymentTypeCard, string(st))
@@ -50,8 +51,8 @@ func (p *Payments) RefundOutcome(paymentType string, status paylink.Status) {
 }
 
 // PaymentOutcome counts one committed outcome.
-func (p *Payments) PaymentOutcome(paymentType string, status paylink.Status) {
-	p.outcomes.WithLabelValues(paymentType, string(status)).Inc()
+func (p *Payments) PaymentOutcome(paymentType string, step paylink.Step, status paylink.Status) {
+	p.outcomes.WithLabelValues(paymentType, string(step), string(status)).Inc()
 }
 
 // scrapeTimeout bounds the outbox query of one scrape, so that a slow

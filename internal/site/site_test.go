@@ -172,6 +172,61 @@ func TestPaymentAndWebhookMetrics(t *testing.T) {
 	}
 }
 
+// TestPaymentOutcomesAreCountedByStep: each status a payment reaches is
+// counted under the step it answers, so that the payments' answers
+// (step authorisation) count each payment once: a hold captured or
+// cancelled adds a capture or a release, not a second answer, and a
+// 3-D Secure challenge is an authentication step.
+func TestPaymentOutcomesAreCountedByStep(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	env := apitest.Start(t, apitest.Options{Registry: reg})
+	m := env.Onboard()
+	post := func(path string, body map[string]any, want string) string {
+		t.Helper()
+		r := env.Post(path, m, body)
+		if r.Status != http.StatusOK || r.Str("purchase.status") != want {
+			t.Fatalf("%s: got %d %s, want %s", path, r.Status, r.Raw, want)
+		}
+		return r.Str("purchase.purchase_reference")
+	}
+	holdBody := func() map[string]any {
+		return env.CardPurchase(m, "4111111111111111", "20.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		})
+	}
+	token := func() map[string]any {
+		return map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)}
+	}
+	post("/v5/purchase", env.CardPurchase(m, "4111111111111111", "10.00"), "APPROVED")
+	captured := post("/v5/purchase", holdBody(), "PRE_AUTHORISED")
+	post("/v5/purchase/"+captured+"/capture", map[string]any{"token": token(),
+		"capture": map[string]any{"amount": "20.00", "currency": "AUD"}}, "APPROVED")
+	released := post("/v5/purchase", holdBody(), "PRE_AUTHORISED")
+	if r := env.Post("/v5/purchase/"+released+"/cancel", m, map[string]any{"token": token()}); r.Status != http.StatusOK {
+		t.Fatalf("cancel: got %d %s", r.Status, r.Raw)
+	}
+	post("/v5/purchase", env.CardPurchase(m, "4000000000003220", "10.00", func(b map[string]any) {
+		apitest.Set(b, "customer.should_service_apply_authentication", true)
+		apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example.com/3ds/return")
+	}), "REQUIRES_AUTHENTICATION")
+	for _, tt := range []struct {
+		step, status string
+		want         float64
+	}{
+		{"authorisation", "APPROVED", 1},
+		{"authorisation", "PRE_AUTHORISED", 2},
+		{"capture", "APPROVED", 1},
+		{"release", "PRE_AUTHORISED_REVERSED", 1},
+		{"authentication", "REQUIRES_AUTHENTICATION", 1},
+		{"authorisation", "FAILED", 0},
+	} {
+		labels := map[string]string{"method": paylink.PaymentTypeCard, "step": tt.step, "status": tt.status}
+		if got := value(t, reg, "paylink_payments_total", labels); got != tt.want {
+			t.Errorf("paylink_payments_total%v: got %v, want %v", labels, got, tt.want)
+		}
+	}
+}
+
 // value gathers reg and returns the sample of name whose labels include
 // labels (counters and gauges); it fails the test when there is none.
 func value(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
