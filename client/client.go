@@ -20,6 +20,11 @@
 // (look-ups drop it, so that they always read the current state),
 // RequestID (an X-Request-Id of the caller's own, echoed in the answer's
 // RequestID and in paylink's logs) on any.
+//
+// Statuses and response codes are constants (StatusApproved,
+// CodeNotFound) to compare the responses' string fields with; the
+// fields stay strings, so a status or code paylink adds later still
+// decodes.
 package client
 
 import (
@@ -305,7 +310,7 @@ func decodeError(status int, h http.Header, data []byte) error {
 		ErrorMessage string            `json:"error_message"`
 		Fields       map[string]string `json:"fields"`
 	}
-	e := &Error{HTTPStatus: status, Code: "http_error", Message: http.StatusText(status),
+	e := &Error{HTTPStatus: status, Code: CodeHTTPError, Message: http.StatusText(status),
 		RetryAfter: retryAfter(h.Get("Retry-After"), time.Now()), RequestID: h.Get("X-Request-Id"), Replayed: replayed(h)}
 	if json.Unmarshal(data, &body) == nil && body.ErrorCode != "" {
 		e.Code, e.Message, e.Fields = body.ErrorCode, body.ErrorMessage, body.Fields
