@@ -25,6 +25,10 @@
 // CodeNotFound) to compare the responses' string fields with; the
 // fields stay strings, so a status or code paylink adds later still
 // decodes.
+//
+// A webhook receiver checks paylink's signatures with a WebhookVerifier
+// (several secrets during a rotation, a timestamp tolerance, errors to
+// test with errors.Is) and reads the payload as a Webhook.
 package client
 
 import (
@@ -222,7 +226,7 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 		return nil, nil, err
 	}
 	defer res.Body.Close()
-	data, err := readAtMost(res.Body, maxAnswer)
+	data, err := readAtMost(res.Body, maxAnswer, "response")
 	if err != nil {
 		return nil, nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
 	}
@@ -260,14 +264,15 @@ func (c *Client) open(ctx context.Context, method, path string, body io.Reader, 
 	return res, nil
 }
 
-// readAtMost reads r whole, or fails when it holds more than limit bytes.
-func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+// readAtMost reads r whole, or fails when it holds more than limit
+// bytes; what names r in the error ("response").
+func readAtMost(r io.Reader, limit int64, what string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read response: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("response larger than %d bytes", limit)
+		return nil, fmt.Errorf("%s larger than %d bytes", what, limit)
 	}
 	return data, nil
 }

@@ -130,7 +130,7 @@ func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallO
 		return nil, err
 	}
 	defer res.Body.Close()
-	data, err := readAtMost(res.Body, maxReport)
+	data, err := readAtMost(res.Body, maxReport, "response")
 	if err != nil {
 		return nil, fmt.Errorf("paylink: GET %s: %w (WriteSettlementReport streams a report of any size)", path, err)
 	}
