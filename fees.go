@@ -1,9 +1,13 @@
 package paylink
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // Fee codes of a webhook's fee_detail lines (spec 2.3).
@@ -52,6 +56,67 @@ func PricingOf(m *Merchant) Pricing {
 	return *m.Settings.Pricing
 }
 
+// FixedFees are a pricing's fixed amounts for payments in one currency,
+// in fee micro-units of that currency (millionths of its major unit:
+// 30000000 is 30 yen). ServiceTrans is the SERVICE_TRANS_FEE line, absent
+// when zero.
+type FixedFees struct {
+	Blended      int64 `json:"blended"`
+	Amex         int64 `json:"amex"`
+	ICPlus       int64 `json:"ic_plus"`
+	ServiceTrans int64 `json:"service_trans"`
+}
+
+// FixedFor returns the fixed amounts of a payment in cur: the currency's
+// own (Pricing.FixedIn) when the pricing has them, else the default fixed
+// amounts, counted in cur's unit whatever it is. It is the one rule every
+// fee computation goes through: the webhook's fee detail, the ledger's
+// postings and the dashboard's fee estimate (all by FeeLines).
+func (p Pricing) FixedFor(cur Currency) FixedFees {
+	if f, ok := p.FixedIn[cur.Code]; ok {
+		return f
+	}
+	return FixedFees{Blended: p.BlendedFixed, Amex: p.AmexFixed, ICPlus: p.ICPlusFixed, ServiceTrans: p.ServiceTransFee}
+}
+
+// MaxFixedFee is the largest fixed amount of a pricing in fee micro-units
+// (one million major units), what the fee flags of merchant create parse
+// to at most. With MaxAmount it keeps every fee line inside int64.
+const MaxFixedFee = MaxAmount
+
+// Validate checks the per-currency fixed amounts: each under a known ISO
+// 4217 code written in capitals, and none negative or above MaxFixedFee.
+// (The rest of a pricing is checked by the flags that set it.)
+func (p Pricing) Validate() error {
+	var problems []string
+	for _, code := range slices.Sorted(maps.Keys(p.FixedIn)) {
+		if cur, ok := LookupCurrency(code); !ok || cur.Code != code {
+			problems = append(problems, fmt.Sprintf("fixed amounts in %q: not an ISO 4217 currency code paylink accepts, in capitals", code))
+			continue
+		}
+		if err := p.FixedIn[code].validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("fixed amounts in %s: %v", code, err))
+		}
+	}
+	if problems != nil {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// validate refuses a negative fixed amount or one above MaxFixedFee.
+func (f FixedFees) validate() error {
+	for _, part := range []struct {
+		name   string
+		micros int64
+	}{{"blended", f.Blended}, {"amex", f.Amex}, {"ic_plus", f.ICPlus}, {"service_trans", f.ServiceTrans}} {
+		if part.micros < 0 || part.micros > MaxFixedFee {
+			return fmt.Errorf("%s must be between 0 and %s", part.name, FormatMicros(MaxFixedFee))
+		}
+	}
+	return nil
+}
+
 // FeeLine is one fee of a transaction in micro-units (millionths of a
 // major unit) of its currency.
 type FeeLine struct {
@@ -65,7 +130,8 @@ type FeeLine struct {
 // FeeLines computes a transaction's fees under p. Declined, failed and
 // unfinished transactions carry no fee. Holds (PRE_AUTHORISED) are priced
 // on the held amount and marked ESTIMATED, as the fee is final only at
-// capture; interchange-plus lines are always ESTIMATED.
+// capture; interchange-plus lines are always ESTIMATED. The fixed parts
+// are those of the transaction's currency (FixedFor).
 func (p Pricing) FeeLines(t *Transaction) []FeeLine {
 	switch t.Status {
 	case StatusApproved, StatusPreAuthorised, StatusPending:
@@ -84,27 +150,28 @@ func (p Pricing) FeeLines(t *Transaction) []FeeLine {
 		mode = CalcEstimated
 	}
 	base := t.Amount + t.Surcharge
+	fixed := p.FixedFor(cur)
 	var lines []FeeLine
 	switch {
 	case t.Details.Card != nil && t.Details.Card.Brand == BrandAmex:
-		fee := percentMicros(base, p.AmexPercent, cur) + p.AmexFixed
+		fee := percentMicros(base, p.AmexPercent, cur) + fixed.Amex
 		lines = append(lines, p.line(FeeAmex, fee, t.Currency, mode))
 		if p.AmexTaxPercent > 0 {
 			tax := mulDivRoundHalfUp(fee, int64(p.AmexTaxPercent), 100*int64(PercentUnit))
 			lines = append(lines, p.line(FeeAmexTax, tax, t.Currency, mode))
 		}
 	case p.Model == PricingICPlus:
-		fee := percentMicros(base, p.ICPlusPercent, cur) + p.ICPlusFixed
+		fee := percentMicros(base, p.ICPlusPercent, cur) + fixed.ICPlus
 		lines = append(lines, p.line(FeeICPlus, fee, t.Currency, CalcEstimated))
 	default:
-		fee := percentMicros(base, p.BlendedPercent, cur) + p.BlendedFixed
+		fee := percentMicros(base, p.BlendedPercent, cur) + fixed.Blended
 		lines = append(lines, p.line(FeeServiceBlended, fee, t.Currency, mode))
 	}
 	if p.ServiceProtectPercent > 0 {
 		lines = append(lines, p.line(FeeServiceProtect, percentMicros(base, p.ServiceProtectPercent, cur), t.Currency, mode))
 	}
-	if p.ServiceTransFee > 0 {
-		lines = append(lines, p.line(FeeServiceTrans, p.ServiceTransFee, t.Currency, mode))
+	if fixed.ServiceTrans > 0 {
+		lines = append(lines, p.line(FeeServiceTrans, fixed.ServiceTrans, t.Currency, mode))
 	}
 	return lines
 }

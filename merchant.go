@@ -93,7 +93,10 @@ func (r SurchargeRates) RateFor(card CardInfo, regionClass string) Percent {
 // Pricing is the merchant's processing-fee configuration, the source of
 // a webhook's fee_detail (fees.go computes the lines). Fixed amounts are
 // fee micro-units (millionths of the transaction currency's major unit:
-// 300000 is 0.30). A nil Settings.Pricing means DefaultPricing.
+// 300000 is 0.30). The default fixed amounts (BlendedFixed, AmexFixed,
+// ICPlusFixed, ServiceTransFee) have no currency of their own: they count
+// in the unit of any payment's currency that FixedIn does not name
+// (FixedFor). A nil Settings.Pricing means DefaultPricing.
 type Pricing struct {
 	// Model is "blended" (default) or "ic_plus" (interchange plus: an
 	// ESTIMATED IC_PLUS line replaces the blended fee).
@@ -114,6 +117,10 @@ type Pricing struct {
 	// Billable lists the fee codes invoiced separately (BILLABLE); every
 	// other line is DEDUCTED from the payment before settlement.
 	Billable []string `json:"billable,omitempty"`
+	// FixedIn holds the fixed amounts of payments in a currency (keyed by
+	// its ISO 4217 code), in place of the default ones above; absent in
+	// the pricing of a merchant onboarded before it existed.
+	FixedIn map[string]FixedFees `json:"fixed_in,omitempty"`
 }
 
 // DirectDebitFeeConfig is the merchant's direct debit fee: percent plus
@@ -141,7 +148,8 @@ type NewMerchant struct {
 }
 
 // Validate checks onboarding input: the names, the country, the webhook
-// whitelist and the direct debit fee, every problem named at once.
+// whitelist, the pricing's per-currency fixed amounts and the direct
+// debit fee, every problem named at once.
 func (n NewMerchant) Validate() error {
 	f := FieldErrors{}
 	if strings.TrimSpace(n.Name) == "" {
@@ -156,6 +164,11 @@ func (n NewMerchant) Validate() error {
 		f.Add("country", "must be an ISO 3166-1 alpha-2 code such as AU")
 	}
 	collectWhitelist(f, n.Settings.Webhook.URL, n.Settings.Webhook.Domains)
+	if p := n.Settings.Pricing; p != nil {
+		if err := p.Validate(); err != nil {
+			f.Add("pricing", err.Error())
+		}
+	}
 	if dd := n.Settings.DirectDebit; dd != nil {
 		if err := dd.Validate(); err != nil {
 			f.Add("direct_debit_fee", err.Error())

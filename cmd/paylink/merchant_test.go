@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/paylink/paylink"
 )
 
 // TestMerchantCreateWhitelist: the CLI's whitelist goes through the
@@ -41,14 +38,7 @@ func TestMerchantCreateWhitelist(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var creds paylink.Credentials
-			if err := json.Unmarshal([]byte(out), &creds); err != nil {
-				t.Fatal(err)
-			}
-			if got := loadMerchant(t, db, creds.MID).Settings.Webhook.Domains; !slices.Equal(got, tt.wantDomains) {
+			if got := createdMerchant(t, db, out, err).Settings.Webhook.Domains; !slices.Equal(got, tt.wantDomains) {
 				t.Errorf("got whitelist %q, want %q", got, tt.wantDomains)
 			}
 		})

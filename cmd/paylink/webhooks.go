@@ -116,12 +116,14 @@ func runRotateWebhookSecret(ctx context.Context, env environment, args []string)
 type pricingOptions struct {
 	p        paylink.Pricing
 	fixed    map[string]*string
+	fixedIn  multiFlag
 	billable multiFlag
 	fs       *flag.FlagSet
 }
 
 // pricingFlags registers the fee flags; fixed amounts are decimals of
-// the transaction currency with up to 6 places.
+// the transaction currency with up to 6 places, the defaults' of any
+// currency that --fee-fixed-in does not name.
 func pricingFlags(fs *flag.FlagSet) *pricingOptions {
 	o := &pricingOptions{p: paylink.DefaultPricing(), fixed: map[string]*string{}, fs: fs}
 	p := &o.p
@@ -132,13 +134,15 @@ func pricingFlags(fs *flag.FlagSet) *pricingOptions {
 	fs.Var(percentFlag{&p.ICPlusPercent}, "fee-ic-plus-percent", "IC_PLUS estimate percent")
 	fs.Var(percentFlag{&p.ServiceProtectPercent}, "fee-service-protect-percent", "SERVICE_PROTECT_FEE percent, 0 for none")
 	for name, help := range map[string]string{
-		"fee-blended-fixed": "SERVICE_BLENDED_FEE fixed part (default 0.30)",
-		"fee-amex-fixed":    "AMEX_FEE fixed part (default 0.30)",
-		"fee-ic-plus-fixed": "IC_PLUS estimate fixed part (default 0.10)",
-		"fee-service-trans": "SERVICE_TRANS_FEE per transaction (default none)",
+		"fee-blended-fixed": "SERVICE_BLENDED_FEE fixed part, in the unit of a currency --fee-fixed-in does not name (default 0.30)",
+		"fee-amex-fixed":    "AMEX_FEE fixed part, in the unit of a currency --fee-fixed-in does not name (default 0.30)",
+		"fee-ic-plus-fixed": "IC_PLUS estimate fixed part, in the unit of a currency --fee-fixed-in does not name (default 0.10)",
+		"fee-service-trans": "SERVICE_TRANS_FEE per transaction, in the unit of a currency --fee-fixed-in does not name (default none)",
 	} {
 		o.fixed[name] = fs.String(name, "", help)
 	}
+	fs.Var(&o.fixedIn, "fee-fixed-in", "fixed amounts of payments in one currency, e.g. JPY:blended=30,amex=30 "+
+		"(parts blended, amex, ic_plus, service_trans; every part the pricing charges; repeatable, once per currency)")
 	fs.Var(&o.billable, "fee-billable", "fee code invoiced separately (BILLABLE) rather than DEDUCTED (repeatable)")
 	return o
 }
@@ -168,11 +172,24 @@ func (o *pricingOptions) pricing() (*paylink.Pricing, error) {
 		if *v == "" {
 			continue
 		}
-		micros, err := paylink.ParseAmount(*v, paylink.Currency{Code: "fee", Exponent: 6})
-		if err != nil || micros < 0 {
-			return nil, fmt.Errorf("--%s: want a non-negative amount with up to 6 decimals", name)
+		micros, err := parseFixedFee(*v)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", name, err)
 		}
 		*targets[name] = micros
+	}
+	for _, v := range o.fixedIn {
+		code, fixed, err := parseFixedIn(v, p)
+		if err != nil {
+			return nil, fmt.Errorf("--fee-fixed-in %q: %w", v, err)
+		}
+		if _, dup := p.FixedIn[code]; dup {
+			return nil, fmt.Errorf("--fee-fixed-in %q: %s is given twice", v, code)
+		}
+		if p.FixedIn == nil {
+			p.FixedIn = map[string]paylink.FixedFees{}
+		}
+		p.FixedIn[code] = fixed
 	}
 	codes := []string{paylink.FeeServiceBlended, paylink.FeeServiceProtect, paylink.FeeAmex, paylink.FeeAmexTax,
 		paylink.FeeICPlus, paylink.FeeServiceTrans, paylink.FeeDirectDebit}
@@ -183,4 +200,70 @@ func (o *pricingOptions) pricing() (*paylink.Pricing, error) {
 		p.Billable = append(p.Billable, strings.ToUpper(c))
 	}
 	return &p, nil
+}
+
+// parseFixedFee parses a fixed fee amount: a non-negative decimal with
+// up to 6 places (fee micro-units), at most paylink.MaxFixedFee.
+func parseFixedFee(v string) (int64, error) {
+	micros, err := paylink.ParseAmount(v, paylink.Currency{Code: "fee", Exponent: 6})
+	if err != nil || micros < 0 || micros > paylink.MaxFixedFee {
+		return 0, fmt.Errorf("want a non-negative amount with up to 6 decimals, at most %s", paylink.FormatMicros(paylink.MaxFixedFee))
+	}
+	return micros, nil
+}
+
+// parseFixedIn parses one --fee-fixed-in value, CUR:part=amount,...,
+// into the currency's code and its fixed amounts. Every part that p
+// charges must be given (amex always; blended or ic_plus by the model;
+// service_trans when p has a transaction fee): a part left out would be
+// zero, not the default's amount in another currency's unit.
+func parseFixedIn(v string, p paylink.Pricing) (string, paylink.FixedFees, error) {
+	var fixed paylink.FixedFees
+	code, list, ok := strings.Cut(v, ":")
+	cur, known := paylink.LookupCurrency(code)
+	switch {
+	case !ok || strings.TrimSpace(list) == "":
+		return "", fixed, errors.New("want CUR:part=amount,..., e.g. JPY:blended=30,amex=30")
+	case !known:
+		return "", fixed, fmt.Errorf("%q is not an ISO 4217 currency code paylink accepts", code)
+	}
+	parts := map[string]*int64{"blended": &fixed.Blended, "amex": &fixed.Amex, "ic_plus": &fixed.ICPlus, "service_trans": &fixed.ServiceTrans}
+	given := map[string]bool{}
+	for item := range strings.SplitSeq(list, ",") {
+		name, amount, _ := strings.Cut(item, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		target, ok := parts[name]
+		switch {
+		case !ok:
+			return "", fixed, fmt.Errorf("unknown part %q: want blended, amex, ic_plus or service_trans", name)
+		case given[name]:
+			return "", fixed, fmt.Errorf("%s is given twice", name)
+		}
+		micros, err := parseFixedFee(amount)
+		if err != nil {
+			return "", fixed, fmt.Errorf("%s: %w", name, err)
+		}
+		*target, given[name] = micros, true
+	}
+	for _, name := range chargedFixedParts(p) {
+		if !given[name] {
+			return "", fixed, fmt.Errorf("%s is missing: give every fixed part the pricing charges (%s)",
+				name, strings.Join(chargedFixedParts(p), ", "))
+		}
+	}
+	return cur.Code, fixed, nil
+}
+
+// chargedFixedParts names the fixed parts that p charges on some payment.
+func chargedFixedParts(p paylink.Pricing) []string {
+	parts := []string{"amex"}
+	if p.Model == paylink.PricingICPlus {
+		parts = append(parts, "ic_plus")
+	} else {
+		parts = append(parts, "blended")
+	}
+	if p.ServiceTransFee > 0 {
+		parts = append(parts, "service_trans")
+	}
+	return parts
 }

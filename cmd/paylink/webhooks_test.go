@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -38,6 +39,20 @@ func loadMerchant(t *testing.T, db, mid string) *paylink.Merchant {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// createdMerchant reads back the merchant that merchant create --json
+// printed as out (err being the command's error).
+func createdMerchant(t *testing.T, db, out string, err error) *paylink.Merchant {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var creds paylink.Credentials
+	if err := json.Unmarshal([]byte(out), &creds); err != nil {
+		t.Fatal(err)
+	}
+	return loadMerchant(t, db, creds.MID)
 }
 
 func TestMerchantCreateWebhookAndPricingFlags(t *testing.T) {
@@ -114,5 +129,60 @@ func TestRotateWebhookSecretCommand(t *testing.T) {
 	}
 	if _, err := runCLI(t, "webhooks", "resend", "--db", db, "msg_missing"); err == nil {
 		t.Error("resend unknown delivery: got nil, want an error")
+	}
+}
+
+func TestMerchantCreateFixedAmountsPerCurrency(t *testing.T) {
+	withFixed := func(model string, trans int64, in map[string]paylink.FixedFees) *paylink.Pricing {
+		p := paylink.DefaultPricing()
+		p.Model, p.ServiceTransFee, p.FixedIn = model, trans, in
+		return &p
+	}
+	tests := []struct {
+		name    string
+		flags   []string
+		want    *paylink.Pricing
+		wantErr string
+	}{
+		{name: "JPY and KWD", flags: []string{"--fee-fixed-in", "JPY:blended=30,amex=30", "--fee-fixed-in", "kwd: amex=0.1 , blended=0.1005"},
+			want: withFixed(paylink.PricingBlended, 0, map[string]paylink.FixedFees{
+				"JPY": {Blended: 30_000_000, Amex: 30_000_000}, "KWD": {Blended: 100_500, Amex: 100_000}})},
+		{name: "interchange plus with a transaction fee", flags: []string{"--pricing-model", "ic_plus", "--fee-service-trans", "0.10",
+			"--fee-fixed-in", "JPY:ic_plus=10,amex=30,service_trans=10"},
+			want: withFixed(paylink.PricingICPlus, 100_000, map[string]paylink.FixedFees{
+				"JPY": {ICPlus: 10_000_000, Amex: 30_000_000, ServiceTrans: 10_000_000}})},
+		{name: "unknown currency", flags: []string{"--fee-fixed-in", "XYZ:blended=1,amex=1"}, wantErr: `"XYZ" is not an ISO 4217`},
+		{name: "no amounts", flags: []string{"--fee-fixed-in", "JPY"}, wantErr: "want CUR:part=amount"},
+		{name: "negative", flags: []string{"--fee-fixed-in", "JPY:blended=-1,amex=1"}, wantErr: "blended: want a non-negative amount"},
+		{name: "finer than a micro-unit", flags: []string{"--fee-fixed-in", "KWD:blended=0.1234567,amex=1"}, wantErr: "up to 6 decimals"},
+		{name: "no amount", flags: []string{"--fee-fixed-in", "JPY:blended,amex=1"}, wantErr: "blended: want a non-negative amount"},
+		{name: "unknown part", flags: []string{"--fee-fixed-in", "JPY:blended=1,amex=1,visa=1"}, wantErr: `unknown part "visa"`},
+		{name: "part twice", flags: []string{"--fee-fixed-in", "JPY:blended=1,amex=1,blended=2"}, wantErr: "blended is given twice"},
+		{name: "currency twice", flags: []string{"--fee-fixed-in", "JPY:blended=1,amex=1", "--fee-fixed-in", "jpy:blended=2,amex=2"},
+			wantErr: "JPY is given twice"},
+		{name: "amex left out", flags: []string{"--fee-fixed-in", "JPY:blended=30"}, wantErr: "amex is missing"},
+		{name: "interchange plus part left out", flags: []string{"--pricing-model", "ic_plus", "--fee-fixed-in", "JPY:blended=30,amex=30"},
+			wantErr: "ic_plus is missing"},
+		{name: "transaction fee left out", flags: []string{"--fee-service-trans", "0.10", "--fee-fixed-in", "JPY:blended=30,amex=30"},
+			wantErr: "service_trans is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "p.db")
+			args := append([]string{"merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme", "--json"}, tt.flags...)
+			out, err := runCLI(t, args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "--fee-fixed-in") {
+					t.Fatalf("got %v, want an error about --fee-fixed-in: %s", err, tt.wantErr)
+				}
+				if _, err := os.Stat(db); !os.IsNotExist(err) {
+					t.Errorf("a refused merchant created the database (%v)", err)
+				}
+				return
+			}
+			if got := createdMerchant(t, db, out, err).Settings.Pricing; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got pricing %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
