@@ -385,8 +385,9 @@ type Tx interface {
 	// turned out not to fail).
 	DeleteSignInFailure(id int64) error
 	// CountSignInFailures counts the failures at or after since recorded
-	// under any of emailKeys (one email's key under each master key).
-	CountSignInFailures(emailKeys []string, since time.Time) (int, error)
+	// under any of emailKeys (one email's key under each master key): all
+	// of them, and those from the source address ip.
+	CountSignInFailures(emailKeys []string, ip string, since time.Time) (all, fromIP int, err error)
 	// CountSignInFailuresFromIP counts the failures from the source
 	// address ip, whatever their email, at or after since.
 	CountSignInFailuresFromIP(ip string, since time.Time) (int, error)

@@ -143,10 +143,20 @@ const (
 	SessionIdleDefault = 15 * time.Minute
 	// SessionMaxAge ends every session this long after sign-in.
 	SessionMaxAge = 12 * time.Hour
-	// SignInFailureLimit failures for one email within SignInFailureWindow
-	// refuse further attempts until the window passes.
+	// SignInFailureLimit failures for one email from one source address
+	// (an IPv6 one by its /64: throttleAddress; every failure when the
+	// address is unknown) within SignInFailureWindow refuse further
+	// attempts for it from there until the window passes. Counted per
+	// address, so that anyone who knows a staff member's email cannot
+	// lock them out from wherever they are.
 	SignInFailureLimit  = 10
 	SignInFailureWindow = 15 * time.Minute
+	// SignInEmailFailureLimit failures for one email from all addresses
+	// within SignInFailureWindow refuse every attempt for it: a guesser
+	// spread over many addresses gets this many guesses, and locking the
+	// account out takes SignInEmailFailureLimit/SignInFailureLimit
+	// networks.
+	SignInEmailFailureLimit = 100
 	// SignInIPFailureLimit failures from one source address (an IPv6
 	// one by its /64: throttleAddress) within SignInFailureWindow,
 	// whatever the emails, refuse further attempts from it until the

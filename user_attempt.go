@@ -121,24 +121,30 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 
 // throttled is the refusal of an attempt for email whose reserved
 // failure makes more than SignInFailureLimit within SignInFailureWindow
-// for the email, or more than SignInIPFailureLimit for the request's
-// source address; nil when it may go on. Failures count for unknown
-// emails too, so neither answer tells whether an email has an account.
+// for the email from the request's source address (from anywhere when
+// the address is unknown), more than SignInEmailFailureLimit for the
+// email from all addresses, or more than SignInIPFailureLimit for the
+// address whatever the email; nil when it may go on. Failures count for
+// unknown emails too, so no answer tells whether an email has an account.
 func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, err error) {
 	since := s.now().Add(-SignInFailureWindow)
-	n, err := tx.CountSignInFailures(s.failureKeys(email), since)
+	ip := throttleAddress(ActorFrom(ctx).IP)
+	all, fromIP, err := tx.CountSignInFailures(s.failureKeys(email), ip, since)
 	if err != nil {
 		return nil, err
 	}
-	if n > SignInFailureLimit {
+	if ip == "" {
+		fromIP = all
+	}
+	if fromIP > SignInFailureLimit || all > SignInEmailFailureLimit {
 		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
 			int(SignInFailureWindow/time.Minute)), nil
 	}
-	ip := throttleAddress(ActorFrom(ctx).IP)
 	if ip == "" {
 		return nil, nil
 	}
-	if n, err = tx.CountSignInFailuresFromIP(ip, since); err != nil {
+	n, err := tx.CountSignInFailuresFromIP(ip, since)
+	if err != nil {
 		return nil, err
 	}
 	if n > SignInIPFailureLimit {

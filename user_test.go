@@ -209,6 +209,42 @@ func TestSignInThrottlePerEmail(t *testing.T) {
 	})
 }
 
+// from is a context whose staff actor comes from the address ip.
+func from(ip string) context.Context {
+	return paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, IP: ip})
+}
+
+// TestALockoutHoldsWhereTheFailuresCameFrom: failures for an email from
+// one address lock that email out from there only, so that whoever knows
+// a staff member's email cannot lock them out from their own network;
+// failures from many addresses lock the email out everywhere once they
+// pass SignInEmailFailureLimit.
+func TestALockoutHoldsWhereTheFailuresCameFrom(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
+		for range paylink.SignInFailureLimit {
+			env.Service.SignIn(from("198.51.100.66"), "staff@example.com", "wrong password!!")
+		}
+		if _, err := env.Service.SignIn(from("198.51.100.66"), "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+			t.Errorf("right password from the failing address: got %v, want %s", err, paylink.CodeSignInThrottled)
+		}
+		if _, err := env.Service.SignIn(from("203.0.113.7"), "staff@example.com", staffPassword); err != nil {
+			t.Errorf("right password from the staff member's own address: got %v, want a session", err)
+		}
+		networks := paylink.SignInEmailFailureLimit/paylink.SignInFailureLimit - 1 // with the first, the limit
+		for n := range networks {
+			for range paylink.SignInFailureLimit {
+				env.Service.SignIn(from(fmt.Sprintf("192.0.2.%d", n+1)), "staff@example.com", "wrong password!!")
+			}
+		}
+		if _, err := env.Service.SignIn(from("203.0.113.7"), "staff@example.com", staffPassword); code(err) != paylink.CodeSignInThrottled {
+			t.Errorf("right password after %d failures from %d networks: got %v, want %s",
+				paylink.SignInEmailFailureLimit, networks+1, err, paylink.CodeSignInThrottled)
+		}
+	})
+}
+
 // TestSignInFailuresKeepNoTypedEmail: a failed sign-in is recorded under
 // a hash of the email typed, so a password typed into the email box is
 // not written to the database, and the throttle counts an address
@@ -246,9 +282,6 @@ func TestSignInFailuresKeepNoTypedEmail(t *testing.T) {
 // addresses are not affected.
 func TestSignInThrottlePerAddress(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
-		from := func(ip string) context.Context {
-			return paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, IP: ip})
-		}
 		attacker, office := from("203.0.113.7"), from("198.51.100.20")
 		m := env.Onboard()
 		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
@@ -287,9 +320,6 @@ func TestSignInThrottlePerAddress(t *testing.T) {
 // address as the IPv4 address it maps.
 func TestSignInThrottlePerIPv6Prefix(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
-		from := func(ip string) context.Context {
-			return paylink.WithActor(context.Background(), paylink.Actor{Kind: paylink.ActorStaff, IP: ip})
-		}
 		m := env.Onboard()
 		newStaff(t, env, m, "staff@example.com", paylink.RoleStaff)
 		tests := []struct {

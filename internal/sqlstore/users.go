@@ -282,25 +282,25 @@ func (t *tx) DeleteSignInFailure(id int64) error {
 }
 
 // CountSignInFailures counts the failures since a time recorded under
-// any of an email's keys (one per master key).
-func (t *tx) CountSignInFailures(emails []string, since time.Time) (int, error) {
+// any of an email's keys (one per master key): all, and those from ip.
+func (t *tx) CountSignInFailures(emails []string, ip string, since time.Time) (all, fromIP int, err error) {
 	if len(emails) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	var q strings.Builder
-	q.WriteString(`SELECT COUNT(*) FROM signin_failures WHERE email IN `)
+	fmt.Fprintf(&q, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN ip = $%d THEN 1 ELSE 0 END), 0) FROM signin_failures WHERE email IN `,
+		len(emails)+2)
 	writeRows(&q, 1, len(emails), nil)
 	fmt.Fprintf(&q, ` AND at >= $%d`, len(emails)+1)
-	args := make([]any, 0, len(emails)+1)
+	args := make([]any, 0, len(emails)+2)
 	for _, e := range emails {
 		args = append(args, e)
 	}
-	var n int
-	err := t.q.QueryRowContext(t.ctx, q.String(), append(args, since.UnixMicro())...).Scan(&n)
+	err = t.q.QueryRowContext(t.ctx, q.String(), append(args, since.UnixMicro(), ip)...).Scan(&all, &fromIP)
 	if err != nil {
-		return 0, fmt.Errorf("count sign-in failures: %w", err)
+		return 0, 0, fmt.Errorf("count sign-in failures: %w", err)
 	}
-	return n, nil
+	return all, fromIP, nil
 }
 
 // CountSignInFailuresFromIP counts an address's failures since a time.
