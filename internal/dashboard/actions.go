@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -45,7 +46,7 @@ func (h *Handler) act(rq *request, done string, fn func(action) error) error {
 	}
 	err = fn(action{rq: rq, h: h, ctx: ctx, t: t, done: done})
 	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindInvalid || e.Kind == paylink.KindConflict) {
-		return h.renderPayment(rq, "/dashboard/payments", httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields})
+		return h.renderPayment(rq, paymentsBase, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields})
 	}
 	return err
 }
@@ -71,7 +72,11 @@ func (a action) run(op func() (string, error), amount int64) error {
 		failed(finish, err)
 		return err
 	}
-	target := pageOf(a.t) + "?done=" + done
+	after := url.Values{"done": {done}}
+	if back := backParam(rq.r, listOf(a.t)); back != "" {
+		after.Set("back", back)
+	}
+	target := pageOf(a.t) + "?" + after.Encode()
 	finish(http.StatusSeeOther, []byte(target))
 	return rq.redirect(target)
 }
@@ -126,12 +131,17 @@ func awaitingAnswer(tl *paylink.Timeline) bool {
 	return false
 }
 
+// listOf is the dashboard list of a payment: direct debits or payments.
+func listOf(t *paylink.Transaction) string {
+	if t.PaymentType == paylink.PaymentTypeBankAccount {
+		return debitsBase
+	}
+	return paymentsBase
+}
+
 // pageOf is the dashboard page of a payment.
 func pageOf(t *paylink.Transaction) string {
-	if t.PaymentType == paylink.PaymentTypeBankAccount {
-		return debitsBase + "/" + t.Reference
-	}
-	return "/dashboard/payments/" + t.Reference
+	return listOf(t) + "/" + t.Reference
 }
 
 // actionNotice is the notice after a payment action; awaiting tells

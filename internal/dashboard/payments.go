@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,11 +17,17 @@ import (
 // card, customer, 3-D Secure result, timeline and the actions the role
 // allows. Direct debits (directdebits.go) share the list and the page.
 
+// paymentsBase is the path of the payments list.
+const paymentsBase = "/dashboard/payments"
+
 // listData is a payments or direct debits list.
 type listData struct {
-	Base     string // the list's path
-	Debits   bool   // the direct debits list: no method filter, no export
-	Query    url.Values
+	Base   string // the list's path
+	Debits bool   // the direct debits list: no method filter, no export
+	Query  url.Values
+	// Here is this list with its filter and page, "" for the whole list's
+	// first page: each payment link carries it as back.
+	Here     string
 	Payments []*paylink.Transaction
 	Pages    pageLinks
 	CSVURL   string
@@ -31,7 +38,7 @@ type listData struct {
 // payments lists the merchant's payments, or exports them as CSV with
 // format=csv.
 func (h *Handler) payments(rq *request) error {
-	return h.list(rq, listData{Base: "/dashboard/payments"}, "Payments")
+	return h.list(rq, listData{Base: paymentsBase}, "Payments")
 }
 
 // list renders a list of d.Base with the request's filter.
@@ -55,6 +62,9 @@ func (h *Handler) list(rq *request, d listData, title string) error {
 	}
 	d.Payments = pg.Payments
 	d.Pages = pagesOf(q, d.Base, pg.Next)
+	if set := nonEmpty(q); len(set) > 0 {
+		d.Here = linkWith(set, d.Base, nil)
+	}
 	d.CSVURL = linkWith(q, d.Base, url.Values{"format": {"csv"}, "cursor": nil, "prev": nil})
 	rq.render(http.StatusOK, "payments", v)
 	return nil
@@ -99,8 +109,11 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 
 // paymentData is the payment page.
 type paymentData struct {
-	Base     string
-	Back     string // the list it was opened from, with its filter
+	Base string
+	Back string // the list it was opened from, with its filter
+	// Return is Back as the back parameter of the page's forms, "" when
+	// Back is the whole list.
+	Return   string
 	T        *paylink.Transaction
 	Timeline *paylink.Timeline
 	Fees     []paylink.FeeLine
@@ -126,7 +139,7 @@ type paymentData struct {
 // payment shows one payment of the merchant; another merchant's
 // reference is not found.
 func (h *Handler) payment(rq *request) error {
-	return h.renderPayment(rq, "/dashboard/payments", http.StatusOK, view{})
+	return h.renderPayment(rq, paymentsBase, http.StatusOK, view{})
 }
 
 // renderPayment renders the payment of the path's ref under base. A
@@ -149,7 +162,8 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		return err
 	}
 	role := rq.ss.User.Role
-	d := paymentData{Base: base, Back: backTo(rq.r, base), T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
+	ret := backParam(rq.r, base)
+	d := paymentData{Base: base, Back: cmp.Or(ret, base), Return: ret, T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
 		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
 		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
@@ -231,13 +245,39 @@ func postedFees(tl *paylink.Timeline) (fee, billed, net int64, posted bool) {
 	return fee, billed, net, posted
 }
 
-// backTo is the list page a payment page goes back to: the list it was
-// opened from, filter and page kept (its Referer on this site), or base.
-func backTo(r *http.Request, base string) string {
-	if ref := refererOnSite(r); ref != nil && ref.Path == base {
-		return ref.RequestURI()
+// backParam is the list a payment page goes back to, from the request's
+// back parameter (the list's links and the page's forms carry it): base
+// with the filter and page it was opened from, re-encoded. Anything else
+// (another path, another site, a scheme, a fragment, a bad query) is "",
+// so the page never links or redirects off the list.
+func backParam(r *http.Request, base string) string {
+	raw := r.URL.Query().Get("back")
+	if raw == "" {
+		return ""
 	}
-	return base
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "" || u.Opaque != "" || u.User != nil || u.Host != "" || u.Fragment != "" || u.Path != base {
+		return ""
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if q = nonEmpty(q); err != nil || len(q) == 0 {
+		return ""
+	}
+	return linkWith(q, base, nil)
+}
+
+// nonEmpty is q without the empty values of a filter form's blank fields
+// (an empty prev stays: it is the first page's cursor, see pagesOf).
+func nonEmpty(q url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range q {
+		for _, v := range vs {
+			if v != "" || k == "prev" {
+				out[k] = append(out[k], v)
+			}
+		}
+	}
+	return out
 }
 
 // errNoPayment is the 404 of a reference that is not the merchant's.

@@ -40,14 +40,14 @@ func TestBrowserPayments(t *testing.T) {
 	if text := browsertest.Text(t, ctx); strings.Contains(text, toCapture) {
 		t.Errorf("search for %s still lists %s", ref, toCapture)
 	}
-	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`a[href="/dashboard/payments/`+ref+`"]`))); err != nil {
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`a[href^="/dashboard/payments/`+ref+`?back="]`))); err != nil {
 		t.Fatalf("open the payment: %v", err)
 	}
 	browsertest.WantText(t, ctx, "payment page", "Payment "+ref, "INV-1001", "visa", "1111", "Timeline", "Fee lines")
-	// Chromium sends the list's address as the Referer, so "Back to the
+	// The list links it with its search as back, so "Back to the
 	// list" returns to the search it came from.
 	back, err := chromedp.Run(ctx, chromedp.Attributes(chromedp.ID("back")))
-	if err != nil || !strings.HasPrefix(back["href"], "/dashboard/payments?q="+ref+"&") {
+	if err != nil || back["href"] != "/dashboard/payments?q="+ref {
 		t.Errorf("back link: got %q (%v), want the search it came from", back["href"], err)
 	}
 	auditPage(t, ctx, "payment page")
@@ -57,6 +57,9 @@ func TestBrowserPayments(t *testing.T) {
 	browsertest.WantText(t, ctx, "refunded", "The refund was made.", "AUD 18.40")
 	if got := stored(t, env, m, ref).Refunded; got != 1840 {
 		t.Errorf("refunded: got %d, want 1840", got)
+	}
+	if after, err := chromedp.Run(ctx, chromedp.Attributes(chromedp.ID("back"))); err != nil || after["href"] != back["href"] {
+		t.Errorf("back link after the refund: got %q (%v), want %q, the search it came from", after["href"], err, back["href"])
 	}
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+toCapture)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -75,7 +76,7 @@ func stored(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string) *pa
 // actionForm is the hidden fields of a payment page's form for action.
 func actionForm(t *testing.T, p page, action string) url.Values {
 	t.Helper()
-	re := regexp.MustCompile(`(?s)action="[^"]*/` + action + `">\s*<input type="hidden" name="csrf" value="([^"]+)"><input type="hidden" name="idempotency_key" value="([^"]+)">`)
+	re := regexp.MustCompile(`(?s)action="[^"]*/` + action + `(?:\?back=[^"]*)?">\s*<input type="hidden" name="csrf" value="([^"]+)"><input type="hidden" name="idempotency_key" value="([^"]+)">`)
 	m := re.FindStringSubmatch(p.body)
 	if m == nil {
 		t.Fatalf("no %s form on the page (%d): %s", action, p.status, p.body)
@@ -86,7 +87,7 @@ func actionForm(t *testing.T, p page, action string) url.Values {
 // refs are the payment references a list page links to, in order.
 func refs(body string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`<th scope="row"><a href="/dashboard/[a-z-]+/([a-z]+_[A-Za-z0-9]+)">`).FindAllStringSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`<th scope="row"><a href="/dashboard/[a-z-]+/([a-z]+_[A-Za-z0-9]+)(?:\?back=[^"]*)?">`).FindAllStringSubmatch(body, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -676,20 +677,63 @@ func withValue(v url.Values, k, val string) url.Values {
 }
 
 // TestBackToTheFilteredList: a payment opened from a filtered list goes
-// back to that list, filter kept; opened otherwise, to the whole list.
+// back to that list, filter kept, and still does after a refund, a
+// refused refund and a capture on its page; opened otherwise, or with a
+// back value that is not the list (another site, another page), to the
+// whole list.
 func TestBackToTheFilteredList(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	addUser(t, env, m, "clerk@example.com", paylink.RoleStaff)
 	ref := purchase(t, env, m, "25.00", false)
-	b := signedIn(t, env, "viewer@example.com")
-	req, _ := http.NewRequest(http.MethodGet, b.base+"/dashboard/payments/"+ref, nil)
-	req.Header.Set("Referer", b.base+"/dashboard/payments?status=APPROVED&q=jo%40example.com")
-	if p := b.do(req); !strings.Contains(p.body, `<a href="/dashboard/payments?status=APPROVED&amp;q=jo%40example.com" id="back">`) {
-		t.Errorf("opened from a filtered list: the back link lost the filter:\n%s", p.body)
+	hold := purchase(t, env, m, "30.00", true)
+	b := signedIn(t, env, "clerk@example.com")
+	const list = "/dashboard/payments?q=jo%40example.com&status=APPROVED"
+	const backLink = `<a href="/dashboard/payments?q=jo%40example.com&amp;status=APPROVED" id="back">`
+	opened := regexp.MustCompile(`<a href="(/dashboard/payments/` + ref + `\?back=[^"]+)">`).FindStringSubmatch(b.get(list).body)
+	if opened == nil {
+		t.Fatalf("the filtered list's link to %s carries no back", ref)
 	}
-	if p := b.get("/dashboard/payments/" + ref); !strings.Contains(p.body, `<a href="/dashboard/payments" id="back">`) {
-		t.Errorf("opened directly: the back link is not the whole list")
+	link := html.UnescapeString(opened[1])
+	p := b.get(link)
+	if !strings.Contains(p.body, backLink) {
+		t.Fatalf("opened from a filtered list: the back link lost the filter:\n%s", p.body)
+	}
+	action := regexp.MustCompile(`action="(/dashboard/payments/` + ref + `/refund\?back=[^"]+)"`).FindStringSubmatch(p.body)
+	if action == nil {
+		t.Fatalf("the refund form does not carry back:\n%s", p.body)
+	}
+	refund := html.UnescapeString(action[1])
+	form := actionForm(t, p, "refund")
+	if res := b.post(refund, withValue(form, "amount", "99.00")); res.status != http.StatusBadRequest || !strings.Contains(res.body, backLink) {
+		t.Errorf("a refused refund: got %d, the back link lost the filter:\n%s", res.status, res.body)
+	}
+	res := b.post(refund, withValue(form, "amount", "5.00"))
+	after := res.header.Get("Location")
+	if res.status != http.StatusSeeOther || !strings.HasPrefix(after, "/dashboard/payments/"+ref+"?") {
+		t.Fatalf("refund: got %d to %q", res.status, after)
+	}
+	if p := b.get(after); !strings.Contains(p.body, "The refund was made.") || !strings.Contains(p.body, backLink) {
+		t.Errorf("after the refund (%s): the back link lost the filter:\n%s", after, p.body)
+	}
+
+	held := "/dashboard/payments/" + hold + "?back=" + url.QueryEscape(list)
+	form = actionForm(t, b.get(held), "capture")
+	res = b.post("/dashboard/payments/"+hold+"/capture?back="+url.QueryEscape(list), withValue(form, "amount", "30.00"))
+	if p := b.get(res.header.Get("Location")); res.status != http.StatusSeeOther || !strings.Contains(p.body, "The hold was captured.") || !strings.Contains(p.body, backLink) {
+		t.Errorf("after a capture (%d to %q): the back link lost the filter", res.status, res.header.Get("Location"))
+	}
+
+	for _, back := range []string{"", "https://evil.example/dashboard/payments?q=x", "//evil.example/dashboard/payments?q=x",
+		"/dashboard/team?q=x", "/dashboard/payments/../team?q=x", "javascript:alert(1)", "/dashboard/payments?q=x#frag", "/dashboard/payments"} {
+		if p := b.get("/dashboard/payments/" + ref + "?back=" + url.QueryEscape(back)); !strings.Contains(p.body, `<a href="/dashboard/payments" id="back">`) {
+			t.Errorf("back %q: the back link is not the whole list", back)
+		}
+	}
+	form = actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
+	res = b.post("/dashboard/payments/"+ref+"/refund?back="+url.QueryEscape("//evil.example/dashboard/payments?q=x"), withValue(form, "amount", "1.00"))
+	if loc := res.header.Get("Location"); res.status != http.StatusSeeOther || loc != "/dashboard/payments/"+ref+"?done=refunded" {
+		t.Errorf("a refund with another site as back: got %d to %q, want the payment page alone", res.status, loc)
 	}
 }
 
