@@ -40,8 +40,42 @@ type AuditEvent struct {
 	ObjectID   string // the object's id or reference, "" when it has none
 	Outcome    AuditOutcome
 	// Detail is a short machine-readable reason (an error code, the names
-	// of changed settings); never a value of a secret or card field.
+	// of changed settings); never a value of a secret or card field. A
+	// money action's row (a capture, cancel or expiry of a hold, a refund,
+	// a payment link created) ends it with the amount and its currency
+	// (auditMoney; Money reads them).
 	Detail string
+}
+
+// auditMoney is the detail of a money action's row: what (its status or
+// error code, "" for none) then the amount it moved in the currency's
+// decimals and the currency, "APPROVED amount=12.34 currency=AUD".
+func auditMoney(what string, minor int64, currency string) string {
+	cur, _ := LookupCurrency(currency)
+	return strings.TrimSpace(fmt.Sprintf("%s amount=%s currency=%s", what, FormatAmount(minor, cur), currency))
+}
+
+// Money is the amount and currency a money action's row names in its
+// Detail, as "AUD 12.34"; "" for a row of any other action, or one
+// written before money actions' rows named their amount.
+func (e *AuditEvent) Money() string {
+	switch e.Action {
+	case AuditCapture, AuditCancel, AuditExpire, AuditRefund, AuditLinkCreate:
+	default:
+		return ""
+	}
+	var amount, currency string
+	for _, f := range strings.Fields(e.Detail) {
+		if v, ok := strings.CutPrefix(f, "amount="); ok {
+			amount = v
+		} else if v, ok := strings.CutPrefix(f, "currency="); ok {
+			currency = v
+		}
+	}
+	if amount == "" || currency == "" {
+		return ""
+	}
+	return currency + " " + amount
 }
 
 // AuditOutcome says whether the audited action took effect.

@@ -143,7 +143,7 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 				return nil, err
 			}
 			linkID = l.ID
-			return []wantRow{{paylink.AuditLinkCreate, paylink.ObjectPaymentLink, l.ID, paylink.OutcomeSuccess, ""}}, nil
+			return []wantRow{{paylink.AuditLinkCreate, paylink.ObjectPaymentLink, l.ID, paylink.OutcomeSuccess, "amount=25.00 currency=AUD"}}, nil
 		})
 		add("payment link cancelled", func(ctx context.Context) ([]wantRow, error) {
 			_, _, err := svc.CancelLink(ctx, f.m, linkID)
@@ -165,13 +165,13 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			var err error
 			captured, err = svc.Capture(ctx, f.m, hold.Reference, paylink.CaptureRequest{CompanyToken: f.creds.CompanyToken,
 				TransactionToken: f.token(t, ctx), Amount: 1000, Currency: "AUD"})
-			return []wantRow{{paylink.AuditCapture, paylink.ObjectTransaction, hold.Reference, paylink.OutcomeSuccess, "APPROVED"}}, err
+			return []wantRow{{paylink.AuditCapture, paylink.ObjectTransaction, hold.Reference, paylink.OutcomeSuccess, "APPROVED amount=10.00 currency=AUD"}}, err
 		})
 		add("cancel", func(ctx context.Context) ([]wantRow, error) {
 			hold := f.purchase(t, ctx, true)
 			_, err := svc.Cancel(ctx, f.m, hold.Reference, paylink.CancelRequest{CompanyToken: f.creds.CompanyToken,
 				TransactionToken: f.token(t, ctx)})
-			return []wantRow{{paylink.AuditCancel, paylink.ObjectTransaction, hold.Reference, paylink.OutcomeSuccess, "PRE_AUTHORISED_REVERSED"}}, err
+			return []wantRow{{paylink.AuditCancel, paylink.ObjectTransaction, hold.Reference, paylink.OutcomeSuccess, "PRE_AUTHORISED_REVERSED amount=10.00 currency=AUD"}}, err
 		})
 		add("refund", func(ctx context.Context) ([]wantRow, error) {
 			r, _, err := svc.Refund(ctx, f.m, captured.Reference, paylink.RefundRequest{CompanyToken: f.creds.CompanyToken,
@@ -179,7 +179,7 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return []wantRow{{paylink.AuditRefund, paylink.ObjectRefund, r.Reference, paylink.OutcomeSuccess, "APPROVED"}}, nil
+			return []wantRow{{paylink.AuditRefund, paylink.ObjectRefund, r.Reference, paylink.OutcomeSuccess, "APPROVED amount=4.00 currency=AUD"}}, nil
 		})
 		var expiring *paylink.Transaction
 		add("hold for the expiry job", func(ctx context.Context) ([]wantRow, error) {
@@ -193,7 +193,7 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 				if n != 1 {
 					return nil, errors.Join(err, errors.New("expired no hold"))
 				}
-				return []wantRow{{paylink.AuditExpire, paylink.ObjectTransaction, expiring.Reference, paylink.OutcomeSuccess, "PRE_AUTHORISED_REVERSED"}}, nil
+				return []wantRow{{paylink.AuditExpire, paylink.ObjectTransaction, expiring.Reference, paylink.OutcomeSuccess, "PRE_AUTHORISED_REVERSED amount=10.00 currency=AUD"}}, nil
 			}})
 		cases = append(cases, auditCase{name: "webhook secret rotated", actor: paylink.Actor{Kind: paylink.ActorCLI, ID: "merchant rotate-webhook-secret"},
 			do: func(ctx context.Context) ([]wantRow, error) {
@@ -237,7 +237,7 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return []wantRow{{paylink.AuditRefund, paylink.ObjectRefund, r.Reference, paylink.OutcomeFailure, "FAILED"}}, nil
+			return []wantRow{{paylink.AuditRefund, paylink.ObjectRefund, r.Reference, paylink.OutcomeFailure, "FAILED amount=3.00 currency=AUD"}}, nil
 		})
 
 		var last int64
@@ -289,6 +289,9 @@ func checkRows(t *testing.T, got []*paylink.AuditEvent, want []wantRow, actor pa
 		if gotRow != w {
 			t.Errorf("row %d: got %+v, want %+v", i, gotRow, w)
 		}
+		if money, want := e.Money(), wantMoney(w.detail); money != want {
+			t.Errorf("row %d (%s): Money %q, want %q", i, e.Action, money, want)
+		}
 		gotActor := paylink.Actor{Kind: e.ActorKind, ID: e.ActorID, IP: e.SourceIP, RequestID: e.RequestID}
 		if gotActor != actor {
 			t.Errorf("row %d actor: got %+v, want %+v", i, gotActor, actor)
@@ -300,6 +303,17 @@ func checkRows(t *testing.T, got []*paylink.AuditEvent, want []wantRow, actor pa
 			t.Errorf("row %d time: got %v, want %v in UTC", i, e.At, now)
 		}
 	}
+}
+
+// wantMoney is what AuditEvent.Money should read from a detail: the
+// amount and currency it ends with, "" for none.
+func wantMoney(detail string) string {
+	_, money, ok := strings.Cut(" "+detail, " amount=")
+	if !ok {
+		return ""
+	}
+	amount, currency, _ := strings.Cut(money, " currency=")
+	return currency + " " + amount
 }
 
 // checkNoSecrets fails when any field of any row contains a secret, the
@@ -504,6 +518,26 @@ func TestSourceIP(t *testing.T) {
 	} {
 		if got := paylink.SourceIP(c.remote); got != c.want {
 			t.Errorf("SourceIP(%q) = %q, want %q", c.remote, got, c.want)
+		}
+	}
+}
+
+// TestAuditEventMoney reads the amount a money action's row names, and
+// nothing from a row written before rows named it or of another action.
+func TestAuditEventMoney(t *testing.T) {
+	for _, tt := range []struct {
+		action, detail, want string
+	}{
+		{paylink.AuditRefund, "APPROVED amount=12.34 currency=AUD", "AUD 12.34"},
+		{paylink.AuditCapture, "processor_unavailable amount=1200 currency=JPY", "JPY 1200"},
+		{paylink.AuditLinkCreate, "amount=42.000 currency=KWD", "KWD 42.000"},
+		{paylink.AuditRefund, "APPROVED", ""},                  // written before rows named the amount
+		{paylink.AuditCancel, "amount=10.00", ""},              // no currency
+		{paylink.AuditUserRemove, "amount=1 currency=AUD", ""}, // not a money action
+	} {
+		e := paylink.AuditEvent{Action: tt.action, Detail: tt.detail}
+		if got := e.Money(); got != tt.want {
+			t.Errorf("%s %q: got %q, want %q", tt.action, tt.detail, got, tt.want)
 		}
 	}
 }

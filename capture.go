@@ -285,6 +285,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, token string) 
 		return s.recordOutcome(ctx, t, op)
 	}
 	s.log.ErrorContext(ctx, "processor error", "op", op, "reference", t.Reference, "err", perr)
+	asked := holdOpAmount(t, op)
 	restoreHold(t)
 	err := s.store.Update(ctx, func(tx Tx) error {
 		if err := s.save(tx, t, StatusProcessing); err != nil {
@@ -293,7 +294,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, token string) 
 		if err := s.releaseToken(tx, t.MerchantID, token, t.Reference); err != nil {
 			return err
 		}
-		if err := s.auditHoldOp(ctx, tx, t, op, perr); err != nil {
+		if err := s.auditHoldOp(ctx, tx, t, op, asked, perr); err != nil {
 			return err
 		}
 		return s.recordEvent(tx, t.MerchantID, t.Reference, "transaction."+op+".failed", map[string]any{"version": t.Version})
@@ -370,10 +371,11 @@ func withEntry(m map[string]string, k, v string) map[string]string {
 }
 
 // auditHoldOp writes the audit row of a capture, cancel or expiry of a
-// hold ("transaction."+op) with its outcome, inside the transaction that
-// records it: a failure when the processor refused it (perr), else the
-// status it left the hold in. Other operations write none.
-func (s *Service) auditHoldOp(ctx context.Context, tx Tx, t *Transaction, op string, perr error) error {
+// hold ("transaction."+op) with its outcome and the amount it moved
+// (holdOpAmount), inside the transaction that records it: a failure when
+// the processor refused it (perr), else the status it left the hold in.
+// Other operations write none.
+func (s *Service) auditHoldOp(ctx context.Context, tx Tx, t *Transaction, op string, amount int64, perr error) error {
 	var action string
 	switch op {
 	case opCapture:
@@ -386,9 +388,22 @@ func (s *Service) auditHoldOp(ctx context.Context, tx Tx, t *Transaction, op str
 		return nil
 	}
 	e := AuditEvent{MerchantID: t.MerchantID, Action: action, ObjectType: ObjectTransaction,
-		ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: string(t.Status)}
+		ObjectID: t.Reference, Outcome: OutcomeSuccess, Detail: auditMoney(string(t.Status), amount, t.Currency)}
 	if perr != nil {
-		e.Outcome, e.Detail = OutcomeFailure, CodeProcessorUnavailable
+		e.Outcome, e.Detail = OutcomeFailure, auditMoney(CodeProcessorUnavailable, amount, t.Currency)
 	}
 	return s.audit(ctx, tx, e)
+}
+
+// holdOpAmount is the money a hold operation op moves: a capture's
+// total, surcharge included (asked while the capture is pending, as
+// captured once applied); the hold's amount for a cancel or expiry.
+func holdOpAmount(t *Transaction, op string) int64 {
+	if op != opCapture {
+		return t.PreAuthAmount
+	}
+	if p := t.Details.Pending; p != nil {
+		return p.Amount + p.Surcharge
+	}
+	return t.Total
 }

@@ -185,7 +185,7 @@ func (s *Service) CreateLink(ctx context.Context, m *Merchant, n NewLink) (*Paym
 			return err
 		}
 		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditLinkCreate, ObjectType: ObjectPaymentLink,
-			ObjectID: l.ID, Outcome: OutcomeSuccess})
+			ObjectID: l.ID, Outcome: OutcomeSuccess, Detail: auditMoney("", l.Amount, l.Currency)})
 	})
 	if err != nil {
 		return nil, LinkURLs{}, Internal("create payment link", err)

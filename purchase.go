@@ -436,7 +436,7 @@ func (s *Service) recordOutcome(ctx context.Context, t *Transaction, op string) 
 		if err := s.write(tx, t, StatusProcessing, m); err != nil {
 			return err
 		}
-		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil {
+		if err := s.auditHoldOp(ctx, tx, t, op, holdOpAmount(t, op), nil); err != nil {
 			return err
 		}
 		return s.outcome(tx, t, m, outcomeStep(op, StatusProcessing, t.Status))

@@ -280,7 +280,7 @@ func (s *Service) recordAnswer(ctx context.Context, t *Transaction, res InquiryR
 		if err := s.saveOutcome(tx, t, from, op); err != nil {
 			return err
 		}
-		if err := s.auditHoldOp(ctx, tx, t, op, nil); err != nil { // a hold's capture, cancel or expiry, as the call would have
+		if err := s.auditHoldOp(ctx, tx, t, op, holdOpAmount(t, op), nil); err != nil { // a hold's capture, cancel or expiry, as the call would have
 			return err
 		}
 		return writeAlso(tx, also)

@@ -186,10 +186,10 @@ func (s *Service) refundOutcome(tx Tx, t *Transaction, r *Refund) error {
 }
 
 // auditRefund records a settled refund (card or direct debit) in the
-// audit log: success when APPROVED, failure otherwise.
+// audit log, with its amount: success when APPROVED, failure otherwise.
 func (s *Service) auditRefund(ctx context.Context, tx Tx, r *Refund) error {
 	e := AuditEvent{MerchantID: r.MerchantID, Action: AuditRefund, ObjectType: ObjectRefund, ObjectID: r.Reference,
-		Outcome: OutcomeSuccess, Detail: string(r.Status)}
+		Outcome: OutcomeSuccess, Detail: auditMoney(string(r.Status), r.Amount, r.Currency)}
 	if r.Status != StatusApproved {
 		e.Outcome = OutcomeFailure
 	}

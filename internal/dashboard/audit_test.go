@@ -167,3 +167,72 @@ func probeObjects(prefix string, n int, keep func(int) bool) []string {
 	}
 	return out
 }
+
+// TestAuditLogNamesTheMoney: the audit page shows the amount and currency
+// of each money action (a refund, a capture, a cancelled hold, a direct
+// debit refund, a payment link created), "-" for a row written before
+// rows named it and for an action that moves no money; never a card
+// number.
+func TestAuditLogNamesTheMoney(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	admin := addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	debit := clearedDebit(t, env, m, "80.00")
+	paid, toCapture, toCancel := purchase(t, env, m, "25.00", false), purchase(t, env, m, "30.00", true), purchase(t, env, m, "45.00", true)
+	b := signedIn(t, env, "admin@example.com")
+	act := func(page, action, amount string) {
+		t.Helper()
+		form := withValue(actionForm(t, b.get(page), action), "amount", amount)
+		if res := b.post(page+"/"+action, form); res.status != http.StatusSeeOther || !strings.Contains(res.header.Get("Location"), "done=") {
+			t.Fatalf("%s %s: got %d to %q: %s", action, page, res.status, res.header.Get("Location"), res.body)
+		}
+	}
+	act("/dashboard/payments/"+paid, "refund", "5.00")
+	act("/dashboard/payments/"+toCapture, "capture", "20.00")
+	act("/dashboard/payments/"+toCancel, "cancel", "")
+	act("/dashboard/direct-debits/"+debit, "refund", "7.50")
+	link, _, err := env.Service.CreateLink(context.Background(), m.Merchant, paylink.NewLink{Amount: 4200, Currency: "AUD", MerchantReference: "INV-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = env.Store.Update(context.Background(), func(tx paylink.Tx) error { // a refund's row as written before rows named the amount
+		return tx.AddAuditEvent(&paylink.AuditEvent{At: env.Clock.Now(), MerchantID: m.ID, ActorKind: paylink.ActorCLI, ActorID: "old",
+			Action: paylink.AuditRefund, ObjectType: paylink.ObjectRefund, ObjectID: "rf_old", Outcome: paylink.OutcomeSuccess, Detail: "APPROVED"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := b.get("/dashboard/audit")
+	got := map[string]string{}
+	for _, row := range auditMoneyRow.FindAllStringSubmatch(p.body, -1) {
+		got[row[1]+" "+strings.TrimSpace(row[2])] = row[3]
+	}
+	refundOf := func(ref string) string {
+		t.Helper()
+		tl, err := env.Service.PaymentTimeline(context.Background(), m.Merchant, ref)
+		if err != nil || len(tl.Refunds) != 1 {
+			t.Fatalf("the refund of %s: %v %+v", ref, err, tl)
+		}
+		return tl.Refunds[0].Reference
+	}
+	for key, want := range map[string]string{
+		"refund.create refund " + refundOf(paid):       "AUD 5.00",
+		"transaction.capture transaction " + toCapture: "AUD 20.00",
+		"transaction.cancel transaction " + toCancel:   "AUD 45.00",
+		"refund.create refund " + refundOf(debit):      "AUD 7.50",
+		"payment_link.create payment_link " + link.ID:  "AUD 42.00",
+		"refund.create refund rf_old":                  "-",
+		"user.sign_in user " + admin.ID:                "-",
+	} {
+		if got[key] != want {
+			t.Errorf("%s: the amount shown is %q, want %q", key, got[key], want)
+		}
+	}
+	if strings.Contains(p.body, visa) || strings.Contains(p.body, visa[6:]) {
+		t.Errorf("the audit page holds the card number")
+	}
+}
+
+// auditMoneyRow is an audit page row's action, object and amount.
+var auditMoneyRow = regexp.MustCompile(`<tr>\s*<td>[^<]*</td>\s*<td>[^\n]*</td>\s*<td><a [^>]*>([^<]*)</a></td>\s*<td>([^<]*)</td>\s*<td class="num">([^<]*)</td>`)

@@ -153,24 +153,25 @@ func TestRecoveredHoldOperationIsAudited(t *testing.T) {
 	tests := []struct {
 		name, action string
 		want         paylink.Status
+		money        string // the amount the row names
 		// run makes a hold and sends its operation to a slow acquirer.
 		run func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (ref string, err error)
 	}{
-		{"capture", paylink.AuditCapture, paylink.StatusApproved, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+		{"capture", paylink.AuditCapture, paylink.StatusApproved, "amount=8.00 currency=AUD", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
 			ref := approved(t, env, m, 1000, true)
 			req := capture(t, env, m, 800)
 			env.Sandbox.SetDelay(time.Hour)
 			_, err := env.Service.Capture(ctx, m.Merchant, ref, req)
 			return ref, err
 		}},
-		{"cancel", paylink.AuditCancel, paylink.StatusPreAuthorisedReversed, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+		{"cancel", paylink.AuditCancel, paylink.StatusPreAuthorisedReversed, "amount=10.00 currency=AUD", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
 			ref := approved(t, env, m, 1000, true)
 			req := paylink.CancelRequest{CompanyToken: m.Creds.CompanyToken, TransactionToken: token(t, env, m)}
 			env.Sandbox.SetDelay(time.Hour)
 			_, err := env.Service.Cancel(ctx, m.Merchant, ref, req)
 			return ref, err
 		}},
-		{"expiry", paylink.AuditExpire, paylink.StatusPreAuthorisedReversed, func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
+		{"expiry", paylink.AuditExpire, paylink.StatusPreAuthorisedReversed, "amount=10.00 currency=AUD", func(t *testing.T, env *apitest.Env, m *apitest.Merchant) (string, error) {
 			ref := approved(t, env, m, 1000, true)
 			env.Clock.Advance(env.Service.Config().PreAuthExpiry + time.Minute)
 			env.Sandbox.SetDelay(time.Hour)
@@ -203,9 +204,9 @@ func TestRecoveredHoldOperationIsAudited(t *testing.T) {
 				if len(rows) != 1 {
 					t.Fatalf("%s audit rows after recovery: got %d, want 1", tt.action, len(rows))
 				}
-				if e := rows[0]; e.Outcome != paylink.OutcomeSuccess || e.Detail != string(tt.want) || e.MerchantID != m.ID ||
+				if e := rows[0]; e.Outcome != paylink.OutcomeSuccess || e.Detail != string(tt.want)+" "+tt.money || e.MerchantID != m.ID ||
 					e.ActorKind != job.Kind || e.ActorID != job.ID {
-					t.Errorf("audit row: got %+v, want success, detail %s, merchant %s, actor %s %s", e, tt.want, m.ID, job.Kind, job.ID)
+					t.Errorf("audit row: got %+v, want success, detail %s %s, merchant %s, actor %s %s", e, tt.want, tt.money, m.ID, job.Kind, job.ID)
 				}
 			})
 		})
