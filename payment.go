@@ -221,7 +221,19 @@ type BankAccountInfo struct {
 // charged.
 func (t *Transaction) PayerSurcharge() int64 { return t.Surcharge + t.Fee }
 
-// Refundable is what can still be refunded of a transaction.
+// Taken is the money t took: its total once APPROVED (a sale approved,
+// a hold captured, a direct debit cleared), refunds not deducted; 0 for
+// any other status (declined, failed, pending, held and not captured, a
+// hold released, unknown).
+func (t *Transaction) Taken() int64 {
+	if t.Status != StatusApproved {
+		return 0
+	}
+	return t.Total
+}
+
+// Refundable is what can still be refunded of a transaction: what it
+// took less its refunds (the taken_net_of_refunds of the payments CSV).
 func (t *Transaction) Refundable() int64 {
 	if t.Status != StatusApproved {
 		return 0

@@ -330,9 +330,14 @@ func (s *Service) paymentPage(ctx context.Context, q PaymentQuery) (*PaymentPage
 	return page, nil
 }
 
-// paymentsCSVHeader is the header row of the payments export.
+// paymentsCSVHeader is the header row of the payments export. total is
+// what the payment was for, whatever its status; taken is the money it
+// took (see Transaction.Taken) and taken_net_of_refunds what is left of
+// it after refunds, so that the sums of the last two columns are money
+// taken, never a decline or a hold.
 var paymentsCSVHeader = []string{"reference", "created_utc", "status", "method", "channel", "currency",
-	"amount", "surcharge", "total", "refunded", "invoice_number", "customer_email", "card_brand", "card_last4"}
+	"amount", "surcharge", "total", "refunded", "invoice_number", "customer_email", "card_brand", "card_last4",
+	"taken", "taken_net_of_refunds"}
 
 // WritePaymentsCSV writes every payment of m matching f (its Cursor and
 // Limit are ignored) as CSV, newest first, reading and flushing a page
@@ -380,7 +385,8 @@ func paymentRecord(t *Transaction) []string {
 	}
 	return []string{t.Reference, t.CreatedAt.Format(time.RFC3339), string(t.Status.Public()), t.PaymentType, t.Channel, t.Currency,
 		FormatAmount(t.Amount, cur), FormatAmount(t.PayerSurcharge(), cur), FormatAmount(t.Total, cur), FormatAmount(t.Refunded, cur),
-		csvText(t.InvoiceNumber), csvText(t.Details.Customer.Email), brand, t.CardLast4()}
+		csvText(t.InvoiceNumber), csvText(t.Details.Customer.Email), brand, t.CardLast4(),
+		FormatAmount(t.Taken(), cur), FormatAmount(t.Refundable(), cur)}
 }
 
 // csvText defuses a cell a spreadsheet would read as a formula (OWASP's

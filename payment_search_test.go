@@ -247,6 +247,91 @@ func TestWritePaymentsCSV(t *testing.T) {
 	})
 }
 
+// TestPaymentsCSVTotalsMoneyTaken: the export's taken column is the
+// total of an APPROVED payment (a sale, a captured hold, a cleared
+// debit) and 0.00 for a decline, a failure, a hold held or released and
+// a payment in progress; taken_net_of_refunds deducts refunds; so their
+// sums are money taken, while total stays what each payment was for.
+func TestPaymentsCSVTotalsMoneyTaken(t *testing.T) {
+	onEngines(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		base := env.Clock.Now().UTC().Truncate(time.Second)
+		payments := []struct {
+			status          paylink.Status
+			method          string
+			total, refunded int64
+		}{
+			{paylink.StatusApproved, paylink.PaymentTypeCard, 1000, 250}, // a sale, partly refunded
+			{paylink.StatusApproved, paylink.PaymentTypeCard, 3000, 0},   // a captured hold
+			{paylink.StatusApproved, paylink.PaymentTypeBankAccount, 700, 0},
+			{paylink.StatusDeclined, paylink.PaymentTypeCard, 2000, 0},
+			{paylink.StatusFailed, paylink.PaymentTypeCard, 500, 0},
+			{paylink.StatusPreAuthorised, paylink.PaymentTypeCard, 4000, 0},
+			{paylink.StatusPreAuthorisedReversed, paylink.PaymentTypeCard, 4500, 0},
+			{paylink.StatusProcessing, paylink.PaymentTypeCard, 600, 0},
+			{paylink.StatusPending, paylink.PaymentTypeBankAccount, 800, 0},
+		}
+		var trs []*paylink.Transaction
+		for i, p := range payments {
+			trs = append(trs, &paylink.Transaction{Reference: fmt.Sprintf("T%s%02d", m.ID, i), MerchantID: m.ID, PaymentType: p.method,
+				Channel: paylink.ChannelAPI, Status: p.status, Currency: "AUD", Amount: p.total, Total: p.total, Refunded: p.refunded,
+				CreatedAt: base.Add(time.Duration(i) * time.Second), UpdatedAt: base})
+		}
+		if err := env.Store.Update(ctx, func(tx paylink.Tx) error { return createAll(tx, trs) }); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := env.Service.WritePaymentsCSV(ctx, &buf, m.Merchant, paylink.PaymentFilter{}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&buf).ReadAll()
+		if err != nil || len(rows) != len(payments)+1 {
+			t.Fatalf("export: got %d rows (%v), want a header and %d payments", len(rows), err, len(payments))
+		}
+		col := map[string]int{}
+		for i, name := range rows[0] {
+			col[name] = i
+		}
+		for _, name := range []string{"total", "taken", "taken_net_of_refunds"} {
+			if _, ok := col[name]; !ok {
+				t.Fatalf("header %v has no %s column", rows[0], name)
+			}
+		}
+		aud, _ := paylink.LookupCurrency("AUD")
+		sum := func(name string) string {
+			var n int64
+			for _, row := range rows[1:] {
+				v, err := paylink.ParseAmount(row[col[name]], aud)
+				if err != nil {
+					t.Fatalf("%s %q: %v", name, row[col[name]], err)
+				}
+				n += v
+			}
+			return paylink.FormatAmount(n, aud)
+		}
+		if got := sum("taken"); got != "47.00" {
+			t.Errorf("the sum of taken: got %s, want 47.00 (the three approved payments only)", got)
+		}
+		if got := sum("taken_net_of_refunds"); got != "44.50" {
+			t.Errorf("the sum of taken_net_of_refunds: got %s, want 44.50", got)
+		}
+		if got := sum("total"); got != "171.00" {
+			t.Errorf("the sum of total: got %s, want 171.00 (every payment's total, as before)", got)
+		}
+	})
+}
+
+// createAll stores the transactions.
+func createAll(tx paylink.Tx, trs []*paylink.Transaction) error {
+	for _, tr := range trs {
+		if err := tx.CreateTransaction(tr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestParsePaymentFilter reads the dashboard's query string.
 func TestParsePaymentFilter(t *testing.T) {
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
