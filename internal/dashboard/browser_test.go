@@ -15,8 +15,8 @@ import (
 	"github.com/paylink/paylink/internal/browsertest"
 )
 
-// The dashboard in a real browser, with scripts on (there are none to
-// run): sign in, home, invite, accept the invite, sign out; axe-core on
+// The dashboard in a real browser, with scripts on (the one there is
+// acts only on Back): sign in, home, invite, accept the invite, sign out; axe-core on
 // every page. With PAYLINK_SCREENSHOTS=1 it writes the screenshots of
 // docs/dashboard.md into docs/img.
 

@@ -1,8 +1,11 @@
 // Package dashboard serves the merchant dashboard at /dashboard/: pages
 // for a merchant's staff, server-rendered with html/template from
-// embedded templates and one embedded style sheet. It needs no
-// JavaScript and sends none, so its Content-Security-Policy allows no
-// script at all. Every state-changing request is a POST carrying the
+// embedded templates, one embedded style sheet and one small embedded
+// script. Every page works without JavaScript; the script (static/app.js)
+// only reloads a page the browser restores from its back/forward cache,
+// so that Back never shows a payment as it was before an action. The
+// Content-Security-Policy allows scripts of the dashboard's own origin
+// and nothing inline. Every state-changing request is a POST carrying the
 // session's CSRF token and passing an Origin check; every page needs a
 // signed-in user whose role allows it.
 //
@@ -40,6 +43,7 @@ type Handler struct {
 	origin string // scheme://host of the base URL, for the Origin check
 	pages  map[string]*template.Template
 	css    []byte
+	js     []byte
 	icon   []byte
 	mail   Mailer // nil: invites are only shown to the admin
 }
@@ -83,6 +87,9 @@ func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
 		return nil, fmt.Errorf("dashboard style: %w", err)
 	}
 	h.css = css
+	if h.js, err = assets.ReadFile("static/app.js"); err != nil {
+		return nil, fmt.Errorf("dashboard script: %w", err)
+	}
 	if h.icon, err = assets.ReadFile("static/favicon.svg"); err != nil {
 		return nil, fmt.Errorf("dashboard icon: %w", err)
 	}
@@ -118,6 +125,7 @@ func originOf(base string) string {
 // permission it needs (paylink.Role.Can is the table).
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/static/app.css", asset("text/css; charset=utf-8", h.css))
+	mux.Handle("GET /dashboard/static/app.js", asset("text/javascript; charset=utf-8", h.js))
 	mux.Handle("GET /dashboard/static/favicon.svg", asset("image/svg+xml", h.icon))
 	// Browsers ask every site for /favicon.ico (a page's <link rel=icon>
 	// aside); the answer is the dashboard's icon rather than a 404.
@@ -175,14 +183,15 @@ func asset(contentType string, body []byte) http.Handler {
 	})
 }
 
-// securityHeaders are sent with every page: no script may run, nothing
-// may frame the page, nothing is cached, and no other site sees a
-// referrer (invite links carry their token). same-origin rather than
+// securityHeaders are sent with every page: only the dashboard's own
+// script files may run (static/app.js; no inline script, no other
+// site's), nothing may frame the page, nothing is cached, and no other
+// site sees a referrer (invite links carry their token). same-origin rather than
 // no-referrer: with no-referrer browsers send "Origin: null" on form
 // posts, which the Origin check must refuse.
 func securityHeaders(w http.ResponseWriter) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
+	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "+
 		"frame-ancestors 'none'; base-uri 'none'")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "same-origin")

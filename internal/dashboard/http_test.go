@@ -63,13 +63,16 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	for name, p := range pages {
 		t.Run(name, func(t *testing.T) {
 			csp := p.header.Get("Content-Security-Policy")
-			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "form-action 'self'"} {
+			for _, want := range []string{"default-src 'none'", "script-src 'self';", "frame-ancestors 'none'", "form-action 'self'"} {
 				if !strings.Contains(csp, want) {
 					t.Errorf("CSP %q lacks %q", csp, want)
 				}
 			}
-			if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
-				t.Errorf("CSP %q allows scripts, want none", csp)
+			if strings.Contains(csp, "unsafe-") || strings.Count(csp, "script-src") != 1 {
+				t.Errorf("CSP %q allows scripts beyond the dashboard's own files", csp)
+			}
+			if !strings.Contains(p.body, `<script src="/dashboard/static/app.js" defer></script>`) || strings.Contains(p.body, "<script>") {
+				t.Errorf("the page does not load the dashboard's script, or has an inline one")
 			}
 			if got := p.header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control: got %q, want no-store", got)
@@ -100,6 +103,18 @@ func TestIcon(t *testing.T) {
 				t.Errorf("got %d %q %.40q, want 200 image/svg+xml <svg...", p.status, p.header.Get("Content-Type"), p.body)
 			}
 		})
+	}
+}
+
+// TestScript: the dashboard's one script is served, public, as
+// JavaScript, and reloads a page restored from the back/forward cache
+// (TestBrowserBackAfterAnActionShowsNow runs it).
+func TestScript(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	p := newBrowser(t, env).get("/dashboard/static/app.js")
+	if p.status != http.StatusOK || p.header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		p.header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(p.body, `addEventListener("pageshow"`) {
+		t.Errorf("got %d %q %q, want 200 text/javascript, nosniff, the pageshow handler", p.status, p.header.Get("Content-Type"), p.body)
 	}
 }
 

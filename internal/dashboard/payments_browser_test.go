@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,18 +17,25 @@ import (
 // another; axe-core on the list, the payment page and the direct debits
 // page. With PAYLINK_SCREENSHOTS=1 it writes the payments screenshots.
 
+// clerkTab is a Chromium tab signed in as a new staff member of m, and
+// the service's base URL.
+func clerkTab(t *testing.T, env *apitest.Env, m *apitest.Merchant) (context.Context, string) {
+	t.Helper()
+	addUser(t, env, m, "clerk@example.com", paylink.RoleStaff)
+	ctx := chromium.Tab(t)
+	signInBrowser(t, ctx, env.Server.URL, "clerk@example.com")
+	return ctx, env.Server.URL
+}
+
 func TestBrowserPayments(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	addUser(t, env, m, "clerk@example.com", paylink.RoleStaff)
 	ref := purchase(t, env, m, "118.40", false, func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV-1001") })
 	purchase(t, env, m, "25.00", false)
 	toCapture := purchase(t, env, m, "60.00", true)
 	toCancel := purchase(t, env, m, "45.00", true)
 	debit := clearedDebit(t, env, m, "80.00")
-	base := env.Server.URL
-	ctx := chromium.Tab(t)
-	signInBrowser(t, ctx, base, "clerk@example.com")
+	ctx, base := clerkTab(t, env, m)
 
 	browsertest.Navigate(t, ctx, base+"/dashboard/payments")
 	browsertest.WantText(t, ctx, "payments list", "Payments", ref, toCapture, "AUD 118.40", "Export these payments as CSV")
@@ -98,4 +106,39 @@ func TestBrowserPayments(t *testing.T) {
 	if got := stored(t, env, m, ref).Refunded; got != 1840 {
 		t.Errorf("refunded after the session ended: got %d, want still 1840", got)
 	}
+}
+
+// TestBrowserBackAfterAnActionShowsNow: Back after a refund shows the
+// payment as it is now. Chromium keeps the payment page in its
+// back/forward cache despite Cache-Control: no-store and, without the
+// dashboard's script, Back restored it as it was before the refund
+// (refunded AUD 0.00, the same document, its pageshow persisted); the
+// script reloads such a page.
+func TestBrowserBackAfterAnActionShowsNow(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := purchase(t, env, m, "25.00", false)
+	ctx, base := clerkTab(t, env, m)
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+ref)
+	browsertest.Run(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.leftBeforeTheRefund = true; undefined`))
+	browsertest.Run(t, ctx, "refund amount", chromedp.SetValue(chromedp.ID("refund-amount"), "5.00"))
+	browsertest.Submit(t, ctx, "refund")
+	browsertest.WantText(t, ctx, "refunded", "The refund was made.")
+
+	browsertest.Run(t, ctx, "back", chromedp.Evaluate[chromedp.Void](`history.back(); undefined`))
+	const shown = `({url: location.pathname + location.search, old: window.leftBeforeTheRefund === true,
+		refunded: (document.getElementById("refunded") || {}).textContent})`
+	var state map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](shown))
+		if err != nil { // the document is being replaced: read the new one
+			continue
+		}
+		if state = s; state["url"] == "/dashboard/payments/"+ref && state["old"] == false && state["refunded"] == "AUD 5.00" {
+			return
+		}
+	}
+	t.Errorf("after Back: got %v, want the payment page loaded again (not the document left before the refund) showing AUD 5.00 refunded", state)
 }
