@@ -218,3 +218,31 @@ func TestMaskCardNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestContainsCardNumberWithin: a card number inside a longer run of
+// digits is found for request ids (ContainsCardNumberWithin), and not for
+// what an operator types (ContainsCardNumberAnywhere), where a long
+// acquirer id would often hold one by chance.
+func TestContainsCardNumberWithin(t *testing.T) {
+	tests := []struct {
+		s              string
+		anywhere, with bool
+	}{
+		{"4111111111111111", true, true},
+		{"order4111111111111111", true, true},
+		{"41111111111111110", false, true},
+		{"04111111111111111", false, true},
+		{"4111-1111-1111-11110", false, true},
+		{"8774444250291156194", false, true}, // an acquirer id holding one by chance
+		{"1234567890123456", false, false},
+		{"0f8fad5b-d9cb-469f-a165-70867728950e", false, false},
+	}
+	for _, tt := range tests {
+		if got := ContainsCardNumberAnywhere(tt.s); got != tt.anywhere {
+			t.Errorf("ContainsCardNumberAnywhere(%q) = %v, want %v", tt.s, got, tt.anywhere)
+		}
+		if got := ContainsCardNumberWithin(tt.s); got != tt.with {
+			t.Errorf("ContainsCardNumberWithin(%q) = %v, want %v", tt.s, got, tt.with)
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,9 +55,10 @@ func Wrap(next http.Handler, o Options) http.Handler {
 					writeInternalError(rec, id)
 				}
 			}
-			o.Logger.InfoContext(r.Context(), "request", "method", r.Method, "route", Route(r), "status", rec.status,
+			route := answeredRoute(r, rec.status)
+			o.Logger.InfoContext(r.Context(), "request", "method", r.Method, "route", route, "status", rec.status,
 				"duration_ms", time.Since(start).Milliseconds())
-			o.Metrics.observe(Route(r), rec.status, time.Since(start))
+			o.Metrics.observe(route, rec.status, time.Since(start))
 		}()
 		if !addressIsText(r) {
 			writeNotText(rec, r)
@@ -185,30 +185,26 @@ func sharedHeaders(h http.Header, id string) {
 // Route is the matched route pattern, never the raw path, so that
 // references and page tokens in paths stay out of logs and metric labels.
 // The mux sets it on the request it was given, which is the one the
-// middleware holds. A path that is not in its clean form ("//", "." or
-// ".." in it) is "redirect": the mux answers it with a redirect to the
-// clean path, setting the pattern of a route that did not run.
+// middleware holds.
 func Route(r *http.Request) string {
-	switch {
-	case !pathIsClean(r.URL.Path):
-		return "redirect"
-	case r.Pattern != "":
+	if r.Pattern != "" {
 		return r.Pattern
 	}
 	return "unmatched"
 }
 
-// pathIsClean reports whether p is in the form ServeMux routes without
-// redirecting: path.Clean's, with a trailing slash kept.
-func pathIsClean(p string) bool {
-	if p == "" {
-		return true
+// answeredRoute is the route a request's access line and metrics name,
+// given the status it was answered with: Route, or "redirect" for the
+// mux's own redirects (a path with "//", "." or ".." to its clean form, a
+// subtree's path to the same with a slash), for which the mux sets the
+// pattern of a route that did not run. They are the only 301, 307 and
+// 308 answers: paylink's handlers redirect with 303 See Other.
+func answeredRoute(r *http.Request, status int) string {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return "redirect"
 	}
-	clean := path.Clean(p)
-	if strings.HasSuffix(p, "/") && clean != "/" {
-		clean += "/"
-	}
-	return clean == p
+	return Route(r)
 }
 
 // maxRequestID bounds an inbound request id that is kept: room for a
@@ -237,7 +233,7 @@ func RequestID(inbound string) string {
 // paylink's prefixed secrets.
 func saneID(s string) bool {
 	if s == "" || len(s) > maxRequestID || paylink.LooksLikeSecret(s) ||
-		paylink.ContainsCardNumberAnywhere(strings.Map(dashForSeparator, s)) {
+		paylink.ContainsCardNumberWithin(strings.Map(dashForSeparator, s)) {
 		return false
 	}
 	for _, c := range []byte(s) {

@@ -266,7 +266,8 @@ func (s *Store) takeRunLock(ctx context.Context, conn *sql.Conn) error {
 // attributes: its process id, application name, client address, when it
 // connected and what it is doing (PostgreSQL shows the last three only to
 // the same role or a monitoring one). A bigint advisory lock is listed
-// with its low 32 bits as objid and objsubid 1.
+// with its low 32 bits as objid and objsubid 1, in its own database:
+// another database on the server may hold one of its own.
 func runLockHolder(ctx context.Context, conn *sql.Conn) []any {
 	var pid int
 	var app, client, state string
@@ -274,7 +275,8 @@ func runLockHolder(ctx context.Context, conn *sql.Conn) []any {
 	err := conn.QueryRowContext(ctx, `SELECT a.pid, COALESCE(a.application_name, ''), COALESCE(host(a.client_addr), 'local'),
 		COALESCE(a.backend_start, now()), COALESCE(a.state, '')
 		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1`,
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
 		migrationRunLock).Scan(&pid, &app, &client, &since, &state)
 	if err != nil {
 		return []any{"holder", "unknown: " + err.Error()}

@@ -552,30 +552,20 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 		pgtest.Skip(t, err)
 	}
 	defer srv.Stop()
+	// Another database on the server holds its own lock of that number
+	// first: its holder is not this database's.
+	otherDSN, err := srv.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := holdRunLock(t, otherDSN, "other-database")
+	defer other.Close()
 	dsn, err := srv.NewDatabase(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	holder, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder, pid := holdRunLock(t, dsn, "hung-migrate")
 	defer holder.Close()
-	if _, err := holder.ExecContext(ctx, `SET application_name = 'hung-migrate'`); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	if err := holder.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
-		t.Fatal(err)
-	}
 
 	lines := make(chan string, 16)
 	log := slog.New(slog.NewJSONHandler(lineWriter(lines), nil))
@@ -614,6 +604,33 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 	if took := nextLine(t, lines); !strings.Contains(took, "took the migrations lock") {
 		t.Errorf("after the wait the start logged %s", took)
 	}
+}
+
+// holdRunLock takes migrationRunLock on a session of its own to the
+// database of dsn, named app, and returns it with its process id.
+func holdRunLock(t *testing.T, dsn, app string) (*sql.Conn, int) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT set_config('application_name', $1, false)`, app); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := conn.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
+		t.Fatal(err)
+	}
+	return conn, pid
 }
 
 // lineWriter sends each write (a log record) to lines.

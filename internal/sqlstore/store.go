@@ -338,17 +338,21 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	probed := make(chan error, 1)
 	go func() {
-		probed <- s.Update(ctx, func(ptx paylink.Tx) error {
+		probed <- s.update(ctx, func(ptx paylink.Tx) error {
 			return ptx.(*tx).execLater("readiness probe", `INSERT INTO readiness_probe (id, probed_at) VALUES (1, $1)
 				ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at`, time.Now().UnixMicro())
 		})
 	}()
+	var err error
 	select {
-	case err := <-probed:
-		return err
+	case err = <-probed:
 	case <-ctx.Done():
-		return s.classify(fmt.Errorf("readiness probe: %w", ctx.Err()))
+		err = fmt.Errorf("readiness probe: %w", ctx.Err())
 	}
+	if err == nil {
+		s.lastCommit.Store(time.Now().UnixNano())
+	}
+	return s.classify(err) // once: a probe's failure is one unavailable error
 }
 
 // writeProofAge is how recent a committed write must be for Ping to take

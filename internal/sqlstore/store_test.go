@@ -245,6 +245,7 @@ func TestPingProvesTheDatabaseCommits(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 			t.Fatal(err)
 		}
+		before := st.UnavailableErrors()
 		if err := pingWithin(st, time.Second); err == nil {
 			t.Error("Ping with the write lock held elsewhere: nil error, want one")
 		}
@@ -253,6 +254,9 @@ func TestPingProvesTheDatabaseCommits(t *testing.T) {
 		}
 		if err := pingWithin(st, 15*time.Second); err != nil {
 			t.Errorf("Ping once the lock is released: %v", err)
+		}
+		if n := st.UnavailableErrors() - before; n != 1 {
+			t.Errorf("one failed Ping counted %d unavailable errors, want 1", n)
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
