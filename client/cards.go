@@ -131,7 +131,7 @@ func (c *Client) Surcharge(ctx context.Context, req SurchargeRequest, opts ...Ca
 		SurchargeRequest
 	}{SurchargeRequest: req}
 	body.Token.Company = c.companyToken
-	return call[SurchargeResult](ctx, c, "/v5/surcharge", body, opts...)
+	return request[SurchargeResult](ctx, c, reads, "/v5/surcharge", body, opts...)
 }
 
 // Status is a transaction status look-up.

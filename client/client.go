@@ -21,6 +21,40 @@
 // RequestID (an X-Request-Id of the caller's own, echoed in the answer's
 // RequestID and in paylink's logs) on any.
 //
+// Retries are off by default: a caller with a retry loop of its own
+// would multiply its attempts, and a call without an IdempotencyKey would
+// now carry a generated one. WithRetries(n) retries a call up to n times,
+// after a backoff with jitter (WithRetryWaits) or the answer's
+// Retry-After (up to a minute), until its ctx ends, and only where a
+// retry cannot do the call twice:
+//
+//   - a call that changes nothing (a GET, a look-up, a surcharge or fee
+//     preview, a transaction token), after no answer (a connection
+//     refused, reset or closed, a timeout before the answer), a 429, or a
+//     502, 503 or 504;
+//   - a call that changes something (a purchase, capture, cancel, refund,
+//     direct debit, payment link, card token, 3-D Secure completion), after
+//     the same, and after a 409 saying its Idempotency-Key's first request
+//     is still in progress; always under one Idempotency-Key with the same
+//     body, its transaction token included, so paylink runs it at most once
+//     and replays its answer to the retries. A call sent without an
+//     IdempotencyKey gets a generated one ("paylink-go-" and 26 letters),
+//     the same for all its attempts and named in the error when they all
+//     fail; pass a key of your own to be able to retry later yourself.
+//
+// Never retried: any other 4xx (paylink's answer to the request); a 500 (a
+// bug, which a retry would only meet again); a 409 saying an earlier
+// request under the key never finished and may have completed (look the
+// payment up first); operation_in_progress (another operation on the
+// payment: retrying would run this one after it, a second refund, say);
+// and a 2xx whose body could not be read (the call did what it was
+// asked: the caller must know). No retry fetches a new transaction token:
+// under a key whose first attempt charged and whose answer was lost, a
+// new token could charge again. (Go's net/http resends a request that
+// carries an Idempotency-Key once by itself when a reused connection
+// closes before any answer, retries on or off: the same request, which
+// paylink replays.)
+//
 // Statuses and response codes are constants (StatusApproved,
 // CodeNotFound) to compare the responses' string fields with; the
 // fields stay strings, so a status or code paylink adds later still
@@ -53,6 +87,9 @@ type Client struct {
 	companyToken string
 	http         *http.Client
 	keyed        keyedTokens // transaction tokens by idempotency key
+	retries      int         // retries after a call's first attempt (WithRetries)
+	firstWait    time.Duration
+	longestWait  time.Duration
 }
 
 // Option configures a Client.
@@ -71,7 +108,7 @@ func WithHTTPClient(h *http.Client) Option {
 // New returns a client for baseURL (e.g. "https://pay.example.com").
 func New(baseURL, apiKey, companyToken string, opts ...Option) *Client {
 	c := &Client{baseURL: strings.TrimRight(baseURL, "/"), apiKey: apiKey, companyToken: companyToken,
-		http: &http.Client{Timeout: 60 * time.Second}}
+		http: &http.Client{Timeout: 60 * time.Second}, firstWait: defaultFirstWait, longestWait: defaultLongestWait}
 	for _, o := range opts {
 		o(c)
 	}
@@ -189,13 +226,15 @@ type headed interface{ fromHeaders(http.Header) }
 // replayed reports whether h marks an idempotent replay.
 func replayed(h http.Header) bool { return h.Get("Idempotent-Replayed") == "true" }
 
-// post sends body as JSON to path and decodes the answer into out.
-func (c *Client) post(ctx context.Context, path string, body, out any, opts ...CallOption) error {
+// post sends body as JSON to path and decodes the answer into out; e
+// says what the call changes (when it may be retried). The body is
+// encoded once: every attempt sends the same bytes.
+func (c *Client) post(ctx context.Context, e effect, path string, body, out any, opts ...CallOption) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("paylink: encode request: %w", err)
 	}
-	data, h, err := c.send(ctx, http.MethodPost, path, bytes.NewReader(raw), opts)
+	data, h, err := c.send(ctx, e, http.MethodPost, path, raw, opts)
 	if err != nil {
 		return err
 	}
@@ -218,10 +257,12 @@ func decodeAnswer(data []byte, h http.Header, out any) error {
 // or result paylink sends, and an error when exceeded, never a cut body.
 const maxAnswer = 4 << 20
 
-// send makes one request and returns the body (at most maxAnswer bytes)
-// and headers of a 2xx answer, or the answer's *Error.
-func (c *Client) send(ctx context.Context, method, path string, body io.Reader, opts []CallOption) ([]byte, http.Header, error) {
-	res, err := c.open(ctx, method, path, body, opts)
+// send makes a request (retried as openRetrying says) and returns the
+// body (at most maxAnswer bytes) and headers of a 2xx answer, or the
+// answer's *Error. A 2xx answer whose body cannot be read is an error,
+// never retried: the call may have done what it was asked.
+func (c *Client) send(ctx context.Context, e effect, method, path string, body []byte, opts []CallOption) ([]byte, http.Header, error) {
+	res, err := c.openRetrying(ctx, e, method, path, body, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,9 +275,14 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 }
 
 // open makes one request and returns a 2xx answer, its body unread (the
-// caller closes it), or the answer's *Error.
-func (c *Client) open(ctx context.Context, method, path string, body io.Reader, opts []CallOption) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, body)
+// caller closes it), the answer's *Error, or a *noAnswer when the
+// request got none for a reason that may pass.
+func (c *Client) open(ctx context.Context, method, path string, body []byte, opts []CallOption) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, r)
 	if err != nil {
 		return nil, fmt.Errorf("paylink: %w", err)
 	}
@@ -253,7 +299,11 @@ func (c *Client) open(ctx context.Context, method, path string, body io.Reader, 
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("paylink: %s %s: %w", method, path, err)
+		err = fmt.Errorf("paylink: %s %s: %w", method, path, err)
+		if ctx.Err() == nil && transient(err) {
+			err = &noAnswer{err: err}
+		}
+		return nil, err
 	}
 	if res.StatusCode/100 != 2 {
 		defer res.Body.Close()
@@ -291,16 +341,23 @@ func decodeInto(data []byte, out any) error {
 // Idempotency-Key, whatever opts carry: under one, paylink would replay
 // the first answer for a day instead of reading the state again.
 func lookUp[T any](ctx context.Context, c *Client, path string, body any, opts []CallOption) (*T, error) {
-	return call[T](ctx, c, path, body, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
+	return request[T](ctx, c, reads, path, body, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
 }
 
 // withoutIdempotencyKey removes the Idempotency-Key the options before it set.
 func withoutIdempotencyKey(r *http.Request) { r.Header.Del("Idempotency-Key") }
 
-// call posts body to path and returns the decoded answer.
+// call posts body to path, a call that changes something, and returns
+// the decoded answer.
 func call[T any](ctx context.Context, c *Client, path string, body any, opts ...CallOption) (*T, error) {
+	return request[T](ctx, c, writes, path, body, opts...)
+}
+
+// request posts body to path, a call with effect e, and returns the
+// decoded answer.
+func request[T any](ctx context.Context, c *Client, e effect, path string, body any, opts ...CallOption) (*T, error) {
 	var out T
-	if err := c.post(ctx, path, body, &out, opts...); err != nil {
+	if err := c.post(ctx, e, path, body, &out, opts...); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -349,7 +406,7 @@ func (c *Client) TransactionToken(ctx context.Context, opts ...CallOption) (stri
 		Result
 		TransactionToken string `json:"transaction_token"`
 	}
-	if err := c.post(ctx, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out, opts...); err != nil {
+	if err := c.post(ctx, reads, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out, opts...); err != nil {
 		return "", err
 	}
 	return out.TransactionToken, nil

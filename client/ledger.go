@@ -125,7 +125,7 @@ const maxReport = 256 << 20
 // WriteSettlementReport streams a report of any size).
 func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallOption) ([]byte, error) {
 	path := reportPath(day)
-	res, err := c.open(ctx, http.MethodGet, path, nil, opts)
+	res, err := c.openRetrying(ctx, reads, http.MethodGet, path, nil, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (c *Client) SettlementReport(ctx context.Context, day string, opts ...CallO
 // in w.
 func (c *Client) WriteSettlementReport(ctx context.Context, day string, w io.Writer, opts ...CallOption) (*Result, error) {
 	path := reportPath(day)
-	res, err := c.open(ctx, http.MethodGet, path, nil, opts)
+	res, err := c.openRetrying(ctx, reads, http.MethodGet, path, nil, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func reportPath(day string) string { return "/v5/reports/settlement?date=" + url
 
 // get sends a GET to path and decodes the JSON answer into out.
 func (c *Client) get(ctx context.Context, path string, out any, opts []CallOption) error {
-	data, h, err := c.send(ctx, http.MethodGet, path, nil, opts)
+	data, h, err := c.send(ctx, reads, http.MethodGet, path, nil, opts)
 	if err != nil {
 		return err
 	}
