@@ -186,6 +186,12 @@ var ErrUnavailable = errors.New("database unavailable")
 // ErrConflict is the store's error for a failed compare-and-set.
 var ErrConflict = errors.New("conflict")
 
+// ErrKeyInProgress marks the refusal of a request whose Idempotency-Key
+// belongs to a request still being answered: of the refusals under a
+// key, the one a retry after a short wait passes (the API answers it
+// with Retry-After).
+var ErrKeyInProgress = errors.New("idempotency key in progress")
+
 // ErrTokenSpent is the store's error for a transaction token spent
 // already (Tx.SpendTransactionToken); it is an ErrConflict.
 var ErrTokenSpent = fmt.Errorf("transaction token spent: %w", ErrConflict)

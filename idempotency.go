@@ -116,7 +116,8 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 			"look the payment up (by invoice number, or by the reference a transaction_token_used answer names) before trying again; "+
 			"only the same request with the same transaction token takes the key over")
 	case found.Status == 0:
-		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "a request with this Idempotency-Key is still in progress; retry later")
+		return nil, &Error{Kind: KindConflict, Code: CodeIdempotencyConflict, Err: ErrKeyInProgress,
+			Message: "a request with this Idempotency-Key is still in progress; retry later"}
 	}
 	if found.Sealed.KeyID != "" {
 		if found.Response, err = s.vault.Open(found.Sealed); err != nil {

@@ -127,12 +127,13 @@ func retryable(e effect, err error) bool {
 }
 
 // stillInProgress reports whether pe is paylink's 409 for a key whose
-// first request is running (it shares its code with "a different
-// request" and "never finished", which are not retried): its words are
-// paylink's (idempotency.go), which TestARetryWaitsForAKeyStillInProgress
-// meets on a real server.
+// first request is running. It shares its code with "a different
+// request" and "never finished", which are not retried, and is the one
+// of them paylink sends with Retry-After; a paylink from before that
+// header is recognised by its words (TestARetryWaitsForAKeyStillInProgress
+// meets it on a real server).
 func stillInProgress(pe *Error) bool {
-	return pe.Code == CodeIdempotencyConflict && strings.Contains(pe.Message, "is still in progress")
+	return pe.Code == CodeIdempotencyConflict && (pe.RetryAfter > 0 || strings.Contains(pe.Message, "is still in progress"))
 }
 
 // transient reports whether err, from sending a request, means the

@@ -205,10 +205,19 @@ func TestAnUnfinishedKeyIsNotTakenOverByAnotherToken(t *testing.T) {
 		}
 		json.Unmarshal([]byte(raw), &charged)
 
+		// Within the claim's lock a retry is told to come back shortly
+		// (Retry-After, the one 409 under a key worth retrying as it is).
+		if res, raw := postKey(t, env, m, "order-crash", body); res.StatusCode != http.StatusConflict ||
+			!strings.Contains(raw, "still in progress") || res.Header.Get("Retry-After") != "1" {
+			t.Errorf("a retry within the lock: got %d %s (Retry-After %q), want 409 still in progress with Retry-After 1",
+				res.StatusCode, raw, res.Header.Get("Retry-After"))
+		}
 		env.Clock.Advance(paylink.IdempotencyLock + time.Second)
 		other, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
-		if res, raw := postKey(t, env, m, "order-crash", other); res.StatusCode != http.StatusConflict || !strings.Contains(raw, "never finished") {
-			t.Errorf("a new token after the lock: got %d %s, want 409 saying the first never finished", res.StatusCode, raw)
+		if res, raw := postKey(t, env, m, "order-crash", other); res.StatusCode != http.StatusConflict ||
+			!strings.Contains(raw, "never finished") || res.Header.Get("Retry-After") != "" {
+			t.Errorf("a new token after the lock: got %d %s (Retry-After %q), want 409 saying the first never finished, no Retry-After",
+				res.StatusCode, raw, res.Header.Get("Retry-After"))
 		}
 		env.Clock.Advance(paylink.DefaultTransactionTokenTTL)
 		res, raw = postKey(t, env, m, "order-crash", body)

@@ -4,6 +4,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -240,8 +241,11 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	case paylink.KindUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
 	}
-	if e.Kind == paylink.KindUnavailable {
+	switch {
+	case e.Kind == paylink.KindUnavailable:
 		w.Header().Set("Retry-After", retryAfterSeconds)
+	case errors.Is(err, paylink.ErrKeyInProgress):
+		w.Header().Set("Retry-After", "1") // the one 409 under a key that a retry passes
 	}
 	msg, fields := paylink.MaskCardNumbers(e.Message), maskedFields(e.Fields)
 	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: msg,
