@@ -47,7 +47,8 @@ func WriteSettlementFile(w io.Writer, records []AcquirerRecord) error {
 
 // ParseSettlementFile reads an acquirer settlement file: CSV with a
 // header row naming at least date, reference, currency and amount (type
-// optional), in any order. An error names the line at fault.
+// optional), in any order, and every line with as many fields as the
+// header. An error names the line at fault.
 func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -83,6 +84,9 @@ func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 		if err != nil {
 			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line %d: %v", line, err)
 		}
+		if len(rec) != len(head) {
+			return nil, Errorf(KindInvalid, CodeInvalidRequest, "settlement file line %d has %d fields, the header names %d", line, len(rec), len(head))
+		}
 		r, err := parseRecord(rec, col, line)
 		if err != nil {
 			return nil, err
@@ -93,7 +97,7 @@ func ParseSettlementFile(r io.Reader) ([]AcquirerRecord, error) {
 
 func parseRecord(rec []string, col map[string]int, line int) (AcquirerRecord, error) {
 	field := func(name string) string {
-		if i, ok := col[name]; ok && i < len(rec) {
+		if i, ok := col[name]; ok {
 			return strings.TrimSpace(rec[i])
 		}
 		return ""

@@ -33,6 +33,23 @@ func TestParseSettlementFile(t *testing.T) {
 	}
 }
 
+// TestParseSettlementFileFieldCount: a line with fewer or more fields
+// than the header is refused as such, not read with its missing columns
+// empty ("unknown currency \"\"") or its extra ones dropped (an amount
+// written 1,234.00 without quotes would be read as 1).
+func TestParseSettlementFileFieldCount(t *testing.T) {
+	const head = "date,reference,type,currency,amount\n"
+	for _, tt := range []struct{ line, want string }{
+		{"2026-11-27,pr_1\n", "settlement file line 2 has 2 fields, the header names 5"},
+		{"2026-11-27,pr_1,capture,AUD,1,234.00\n", "settlement file line 2 has 6 fields, the header names 5"},
+	} {
+		_, err := ParseSettlementFile(strings.NewReader(head + tt.line))
+		if err == nil || AsError(err).Kind != KindInvalid || AsError(err).Message != tt.want {
+			t.Errorf("%q: got %v, want %q", tt.line, err, tt.want)
+		}
+	}
+}
+
 // TestMatchNamesEachVariance: a reference the file names twice is a
 // duplicate (not missing from the ledger), one settled in another
 // currency is told apart from an amount that differs, and a refund
