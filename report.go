@@ -18,7 +18,11 @@ type SettlementReport struct {
 	Day        string
 	Rows       []ReportRow
 	FeeCodes   []string // the deducted fee codes, sorted, a column each; GST has its own
-	Payouts    []*Payout
+	// Payouts has a row per payout that paid out the day's batches: its
+	// own balance transaction (ID, the payout posting's bt_ id as GET
+	// /v5/balance_transactions lists it) with the payout id as Reference
+	// and the amount paid out as Gross and Net.
+	Payouts []ReportRow
 }
 
 // ReportRow is one balance transaction of a settlement report, in minor
@@ -136,13 +140,34 @@ func (rep *SettlementReport) addPayouts(tx Tx, merchantID string, ids []string) 
 		if err != nil {
 			return err
 		}
-		rep.Payouts = append(rep.Payouts, p)
+		bt, err := payoutPosting(tx, p)
+		if err != nil {
+			return err
+		}
+		rep.Payouts = append(rep.Payouts, ReportRow{Type: PostingPayout, ID: bt, Reference: p.ID, Currency: p.Currency,
+			Gross: p.Amount, Net: p.Amount, Fees: map[string]int64{}})
 	}
 	return nil
 }
 
+// payoutPosting finds the id of payout p's own posting, the balance
+// transaction that takes it from the available balance.
+func payoutPosting(tx Tx, p *Payout) (string, error) {
+	ps, err := tx.PostingsOf(p.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, posting := range ps {
+		if posting.Kind == PostingPayout && posting.MerchantID == p.MerchantID {
+			return posting.ID, nil
+		}
+	}
+	return "", fmt.Errorf("payout %s has no payout posting", p.ID)
+}
+
 // WriteCSV writes the report for a spreadsheet: a header, a row per
-// balance transaction, a total row per currency, and a row per payout.
+// balance transaction, a total row per currency, and a row per payout
+// (its own balance transaction, the payout id as its reference).
 // Amounts are decimals in major units of the row's currency.
 func (rep *SettlementReport) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
@@ -167,8 +192,7 @@ func (rep *SettlementReport) WriteCSV(w io.Writer) error {
 		cw.Write(rep.record(*totals[c]))
 	}
 	for _, p := range rep.Payouts {
-		cw.Write(rep.record(ReportRow{Type: PostingPayout, ID: p.ID, Reference: p.ID, Currency: p.Currency,
-			Gross: p.Amount, Net: p.Amount, Fees: map[string]int64{}}))
+		cw.Write(rep.record(p))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -79,6 +79,8 @@ func TestLedgerAPI(t *testing.T) {
 	if err != nil || len(rows) != 1+3+1+1 {
 		t.Errorf("settlement report: got %d rows, %v\n%s", len(rows), err, rep.Raw)
 	}
+	payoutID, _ := p.Get("data").([]any)[0].(map[string]any)["id"].(string)
+	reportMatchesBalanceTransactions(t, rows, all, payoutID)
 
 	for _, bad := range []string{"/v5/balance_transactions?limit=0", "/v5/balance_transactions?limit=101", "/v5/payouts?limit=x",
 		"/v5/reports/settlement?date=2026-13-01", "/v5/reports/settlement"} {
@@ -149,4 +151,43 @@ func TestPagesAtTheLargestLimit(t *testing.T) {
 			t.Errorf("settlement report of %s: got %d without payout %s:\n%s", day, rep.Status, old.ID, rep.Raw)
 		}
 	})
+}
+
+// reportMatchesBalanceTransactions: every row of a settlement report but
+// the totals names, in its balance_transaction column, a balance
+// transaction that GET /v5/balance_transactions lists with the same id
+// and type; the payout's row names the payout's own posting there and
+// the payout id as its reference (it named the po_ id, which the API
+// lists under no balance transaction).
+func reportMatchesBalanceTransactions(t *testing.T, rows [][]string, list apitest.Response, payoutID string) {
+	t.Helper()
+	types := map[string]string{}
+	data, _ := list.Get("data").([]any)
+	for _, d := range data {
+		bt := d.(map[string]any)
+		types[bt["id"].(string)] = bt["type"].(string)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	payouts := 0
+	for _, r := range rows[1:] {
+		id, typ := r[col["balance_transaction"]], r[col["type"]]
+		if typ == "total" {
+			continue
+		}
+		if types[id] != typ {
+			t.Errorf("report row %v: balance transaction %q is listed as %q, want a %s", r, id, types[id], typ)
+		}
+		if typ == string(paylink.PostingPayout) {
+			payouts++
+			if r[col["reference"]] != payoutID {
+				t.Errorf("payout row %v: want the reference %s", r, payoutID)
+			}
+		}
+	}
+	if payouts != 1 {
+		t.Errorf("got %d payout rows, want 1", payouts)
+	}
 }
