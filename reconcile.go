@@ -130,18 +130,23 @@ const (
 	VarianceMissingInLedger = "missing_in_ledger" // the acquirer settled it, the ledger has no such posting
 	VarianceMissingInFile   = "missing_in_file"   // posted in the ledger, absent from the file
 	VarianceAmount          = "amount_differs"    // both have it, for different amounts
-	VarianceCurrency        = "currency_differs"  // both have it, in different currencies (Currency is the file's)
+	VarianceCurrency        = "currency_differs"  // both have it, in different currencies
 	VarianceDuplicate       = "duplicate_in_file" // the file names a reference a line before it already did
 )
 
 // Variance is one disagreement between a settlement file and the ledger.
+// Each side's amount is in that side's own currency; a side without the
+// operation has no currency and no amount: the file for
+// missing_in_file, the ledger for missing_in_ledger and
+// duplicate_in_file (whose first line the posting already answered).
 type Variance struct {
-	Kind         string
-	Reference    string
-	Currency     string
-	FileAmount   int64
-	LedgerAmount int64
-	Line         int // the file line, 0 for missing_in_file
+	Kind           string
+	Reference      string
+	FileCurrency   string
+	FileAmount     int64
+	LedgerCurrency string
+	LedgerAmount   int64
+	Line           int // the file line, 0 for missing_in_file
 }
 
 // Reconciliation is the result of matching one file against the ledger.
@@ -274,7 +279,7 @@ func fileAmount(r AcquirerRecord, p *Posting) int64 {
 func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting) {
 	seen := map[string]bool{}
 	for _, r := range records {
-		v := Variance{Reference: r.Reference, Currency: r.Currency, FileAmount: r.Amount, Line: r.Line}
+		v := Variance{Reference: r.Reference, FileCurrency: r.Currency, FileAmount: r.Amount, Line: r.Line}
 		p, ok := ledger[r.Reference]
 		switch {
 		case seen[r.Reference]:
@@ -282,9 +287,9 @@ func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Po
 		case !ok:
 			v.Kind = VarianceMissingInLedger
 		case p.Currency != r.Currency:
-			v.Kind, v.LedgerAmount = VarianceCurrency, abs(p.Amount)
+			v.Kind, v.LedgerCurrency, v.LedgerAmount = VarianceCurrency, p.Currency, abs(p.Amount)
 		case abs(p.Amount) != fileAmount(r, p):
-			v.Kind, v.LedgerAmount = VarianceAmount, abs(p.Amount)
+			v.Kind, v.LedgerCurrency, v.LedgerAmount = VarianceAmount, p.Currency, abs(p.Amount)
 		default:
 			rec.Matched++
 		}
@@ -296,7 +301,7 @@ func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Po
 	}
 	var missing []Variance
 	for ref, p := range ledger {
-		missing = append(missing, Variance{Kind: VarianceMissingInFile, Reference: ref, Currency: p.Currency, LedgerAmount: abs(p.Amount)})
+		missing = append(missing, Variance{Kind: VarianceMissingInFile, Reference: ref, LedgerCurrency: p.Currency, LedgerAmount: abs(p.Amount)})
 	}
 	slices.SortFunc(missing, func(a, b Variance) int { return strings.Compare(a.Reference, b.Reference) })
 	rec.Variances = append(rec.Variances, missing...)

@@ -157,6 +157,28 @@ func runAcquirerSettlementFile(ctx context.Context, env environment, args []stri
 	})
 }
 
+// varianceLine is a variance as reconcile prints it, tab-separated:
+// kind, reference, then what each side has, each amount in its own
+// currency. A side without the operation is left out: missing_in_file
+// has no file line and no file amount, missing_in_ledger and
+// duplicate_in_file no ledger amount.
+func varianceLine(v paylink.Variance) string {
+	fields := []string{"variance", v.Kind, v.Reference}
+	if v.FileCurrency != "" {
+		fields = append(fields, fmt.Sprintf("line %d", v.Line), "file "+money(v.FileAmount, v.FileCurrency))
+	}
+	if v.LedgerCurrency != "" {
+		fields = append(fields, "ledger "+money(v.LedgerAmount, v.LedgerCurrency))
+	}
+	return strings.Join(fields, "\t")
+}
+
+// money formats minor units of currency as "10.00 AUD".
+func money(minor int64, currency string) string {
+	cur, _ := paylink.LookupCurrency(currency)
+	return paylink.FormatAmount(minor, cur) + " " + currency
+}
+
 // runReconcile matches a settlement file against the ledger and prints
 // every variance; it fails when there is any.
 func runReconcile(ctx context.Context, env environment, args []string) error {
@@ -184,13 +206,7 @@ func runReconcile(ctx context.Context, env environment, args []string) error {
 			return err
 		}
 		for _, v := range rec.Variances {
-			cur, _ := paylink.LookupCurrency(v.Currency)
-			ledger := paylink.FormatAmount(v.LedgerAmount, cur) + " " + v.Currency
-			if v.Kind == paylink.VarianceCurrency {
-				ledger = "in another currency"
-			}
-			fmt.Fprintf(env.stdout, "variance\t%s\t%s\tline %d\tfile %s %s\tledger %s\n", v.Kind, v.Reference, v.Line,
-				paylink.FormatAmount(v.FileAmount, cur), v.Currency, ledger)
+			fmt.Fprintln(env.stdout, varianceLine(v))
 		}
 		fmt.Fprintf(env.stdout, "reconciliation %s: %d matched, %d variances (%s)\n", rec.ID, rec.Matched, len(rec.Variances),
 			strings.Join(rec.Days, ", "))

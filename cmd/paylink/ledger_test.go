@@ -101,6 +101,24 @@ func TestSettleReportReconcile(t *testing.T) {
 		!strings.Contains(out, "file 20.01 AUD\tledger 20.00 AUD") {
 		t.Errorf("altered file: got %v\n%s\nwant exactly the 20.00 -> 20.01 variance", err, out)
 	}
+	// Each side in its own currency, and no amount for a side that has
+	// none: the ledger's was "in another currency", and missing_in_file
+	// printed "line 0  file 0.00 AUD".
+	sides := "date,reference,currency,amount\n" + day + "," + refs[0] + ",NZD,10.50\n" + day + ",pr_nobody,AUD,1.00\n"
+	os.WriteFile(path, []byte(sides), 0o600)
+	out, _ = paylinkCmd(t, "reconcile", "--db", db, "--file", path)
+	for _, want := range []string{
+		"variance\tcurrency_differs\t" + refs[0] + "\tline 2\tfile 10.50 NZD\tledger 10.50 AUD\n",
+		"variance\tmissing_in_ledger\tpr_nobody\tline 3\tfile 1.00 AUD\n",
+		"variance\tmissing_in_file\t" + refs[1] + "\tledger 20.00 AUD\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sides: want %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "line 0") || strings.Contains(out, "another currency") {
+		t.Errorf("sides: a missing side has an amount:\n%s", out)
+	}
 	os.WriteFile(path, []byte("date,reference,currency,amount\n"+day+",x,AUD,1.001\n"), 0o600)
 	if _, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("malformed file: got %v, want an error naming line 2", err)

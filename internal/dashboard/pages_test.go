@@ -519,6 +519,50 @@ func TestBalancesPage(t *testing.T) {
 	})
 }
 
+// TestBalancesVarianceAmountsInTheirOwnCurrencies: each side of a
+// variance is shown in its own currency, and a side without the
+// operation shows no amount. The ledger's amount of currency_differs was
+// shown in the file's currency (KWD 1.234 for a JPY 1234 payment), and
+// missing_in_file showed a file amount of 0 that no file line has.
+func TestBalancesVarianceAmountsInTheirOwnCurrencies(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		inJPY := func(b map[string]any) { apitest.Set(b, "purchase.currency", "JPY") }
+		yen := purchase(t, env, m, "1234", false, inJPY)
+		aud := purchase(t, env, m, "10.00", false)
+		unfiled := purchase(t, env, m, "12.00", false)
+		day := env.Clock.Now().UTC().Format(time.DateOnly)
+		_, err := env.Service.Reconcile(context.Background(), "cur.csv", []paylink.AcquirerRecord{
+			{Line: 2, Date: day, Reference: yen, Type: paylink.RecordCapture, Currency: "KWD", Amount: 1234},
+			{Line: 3, Date: day, Reference: aud, Type: paylink.RecordCapture, Currency: "JPY", Amount: 10},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := signedIn(t, env, "viewer@example.com").get("/dashboard/balances")
+		none := `<span class="sr-only">none</span>`
+		for ref, want := range map[string][2]string{
+			yen:     {"KWD 1.234", "JPY 1234"},
+			aud:     {"JPY 10", "AUD 10.00"},
+			unfiled: {none, "AUD 12.00"},
+		} {
+			row := `<th scope="row">` + ref + `</th>`
+			i := strings.Index(p.body, row)
+			if i < 0 {
+				t.Errorf("no variance row of %s", ref)
+				continue
+			}
+			rest := p.body[i:]
+			cells := `<td class="num">` + want[0] + `</td>` + "\n" + `<td class="num">` + want[1] + `</td>`
+			if end := strings.Index(rest, "</tr>"); !strings.Contains(rest[:end], cells) {
+				t.Errorf("variance of %s: got %s, want in the file %s and in the ledger %s", ref, rest[:end], want[0], want[1])
+			}
+		}
+	})
+}
+
 // TestBalancesVarianceByReferenceOnly: a variance is the merchant's only
 // when its reference is a purchase reference of the merchant. A merchant
 // whose own payment has another merchant's reference as its invoice

@@ -173,7 +173,7 @@ func (t *tx) Reconciliations(limit int) ([]*paylink.Reconciliation, error) {
 
 // variances lists a run's variances in the order they were found.
 func (t *tx) variances(id string) ([]paylink.Variance, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT kind, reference, currency, file_amount, ledger_amount, file_line
+	rows, err := t.q.QueryContext(t.ctx, `SELECT kind, reference, currency, ledger_currency, file_amount, ledger_amount, file_line
 		FROM reconciliation_variances WHERE reconciliation_id = $1 ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("variances of %s: %w", id, err)
@@ -182,12 +182,27 @@ func (t *tx) variances(id string) ([]paylink.Variance, error) {
 	var out []paylink.Variance
 	for rows.Next() {
 		var v paylink.Variance
-		if err := rows.Scan(&v.Kind, &v.Reference, &v.Currency, &v.FileAmount, &v.LedgerAmount, &v.Line); err != nil {
+		if err := rows.Scan(&v.Kind, &v.Reference, &v.FileCurrency, &v.LedgerCurrency, &v.FileAmount, &v.LedgerAmount, &v.Line); err != nil {
 			return nil, fmt.Errorf("variances of %s: %w", id, err)
 		}
-		out = append(out, v)
+		out = append(out, sidesOf(v))
 	}
 	return out, rows.Err()
+}
+
+// sidesOf puts a stored variance's currencies on their sides: the
+// currency column is the ledger's for missing_in_file, which has no file
+// line, and is both sides' for amount_differs; a row an older build
+// stored has no ledger_currency (0037), so this also gives it its
+// ledger's currency wherever the currency column tells it.
+func sidesOf(v paylink.Variance) paylink.Variance {
+	switch v.Kind {
+	case paylink.VarianceMissingInFile:
+		v.FileCurrency, v.LedgerCurrency = "", v.FileCurrency
+	case paylink.VarianceAmount:
+		v.LedgerCurrency = v.FileCurrency
+	}
+	return v
 }
 
 // DailyVolume sums a merchant's transactions by UTC day and currency.

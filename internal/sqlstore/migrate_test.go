@@ -171,6 +171,66 @@ func testLedgerUpgrade(t *testing.T, s *Store, db *sql.DB) {
 	}
 }
 
+// TestVarianceSidesFromAnOlderSchema upgrades a database holding the
+// variances of a run stored before 37 (one currency column) to the
+// latest schema, on both engines: currency_differs gets its ledger
+// currency from the payment it names, and every kind reads back with each
+// side in its own currency and no currency for a side it does not have.
+func TestVarianceSidesFromAnOlderSchema(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, s *Store, db *sql.DB) {
+		ctx := context.Background()
+		ms, err := loadMigrations(s.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := slices.IndexFunc(ms, func(m migration) bool { return m.version >= 37 })
+		if err := s.migrateOn(ctx, db, ms[:before]); err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			`INSERT INTO merchants (id, name, trading_name, country, api_key_hash, company_token_hash, settings, created_at)
+				VALUES ('MOLD', 'Old', 'Old', 'AU', 'k', 'c', '{}', 1)`,
+			`INSERT INTO transactions (reference, merchant_id, payment_type, channel, status, version, currency,
+				amount, surcharge, fee, total, pre_auth, pre_auth_amount, refunded, created_at, updated_at, details)
+				VALUES ('pr_yen', 'MOLD', 'CreditCard', 'API', 'APPROVED', 1, 'JPY', 1234, 0, 0, 1234, FALSE, 0, 0, 1, 1, '{}')`,
+			`INSERT INTO reconciliations (id, file_name, days, matched, variances, created_at) VALUES ('rc_old', 'old.csv', '2026-11-28', 0, 5, 1)`,
+			`INSERT INTO reconciliation_variances (reconciliation_id, seq, kind, reference, currency, file_amount, ledger_amount, file_line) VALUES
+				('rc_old', 0, 'currency_differs', 'pr_yen', 'KWD', 1234, 1234, 2),
+				('rc_old', 1, 'amount_differs', 'pr_aud', 'AUD', 999, 1000, 3),
+				('rc_old', 2, 'missing_in_ledger', 'pr_none', 'NZD', 500, 0, 4),
+				('rc_old', 3, 'duplicate_in_file', 'pr_aud', 'AUD', 999, 0, 5),
+				('rc_old', 4, 'missing_in_file', 'pr_late', 'AUD', 0, 700, 0)`,
+		} {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.migrateOn(ctx, db, ms); err != nil {
+			t.Fatal(err)
+		}
+		want := []paylink.Variance{
+			{Kind: paylink.VarianceCurrency, Reference: "pr_yen", FileCurrency: "KWD", FileAmount: 1234, LedgerCurrency: "JPY", LedgerAmount: 1234, Line: 2},
+			{Kind: paylink.VarianceAmount, Reference: "pr_aud", FileCurrency: "AUD", FileAmount: 999, LedgerCurrency: "AUD", LedgerAmount: 1000, Line: 3},
+			{Kind: paylink.VarianceMissingInLedger, Reference: "pr_none", FileCurrency: "NZD", FileAmount: 500, Line: 4},
+			{Kind: paylink.VarianceDuplicate, Reference: "pr_aud", FileCurrency: "AUD", FileAmount: 999, Line: 5},
+			{Kind: paylink.VarianceMissingInFile, Reference: "pr_late", LedgerCurrency: "AUD", LedgerAmount: 700},
+		}
+		err = s.View(ctx, func(tx paylink.Tx) error {
+			runs, err := tx.Reconciliations(1)
+			if err != nil {
+				return err
+			}
+			if len(runs) != 1 || !slices.Equal(runs[0].Variances, want) {
+				t.Errorf("got %+v, want rc_old with %+v", runs, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestLinkReturnMigrationDropsPageTokens upgrades a database holding a
 // hosted page attempt whose 3-D Secure return address has the link's
 // page token in it, and an API purchase's own return address, from the

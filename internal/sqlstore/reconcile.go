@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -68,7 +69,10 @@ func (t *tx) AcquirerPostingOf(ref string) (*paylink.Posting, error) {
 	return ps[0], nil
 }
 
-// CreateReconciliation stores a run and its variances.
+// CreateReconciliation stores a run and its variances. The currency
+// column keeps what older builds read there: the file's currency, or the
+// ledger's for missing_in_file, which has no file line; ledger_currency
+// is the ledger's.
 func (t *tx) CreateReconciliation(r *paylink.Reconciliation) error {
 	_, err := t.exec(`INSERT INTO reconciliations (id, file_name, days, matched, variances, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, r.ID, r.FileName, strings.Join(r.Days, ","), r.Matched, len(r.Variances), r.CreatedAt.UnixMicro())
@@ -77,8 +81,8 @@ func (t *tx) CreateReconciliation(r *paylink.Reconciliation) error {
 	}
 	for i, v := range r.Variances {
 		_, err := t.exec(`INSERT INTO reconciliation_variances (reconciliation_id, seq, kind, reference, currency,
-			file_amount, ledger_amount, file_line) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			r.ID, i, v.Kind, v.Reference, v.Currency, v.FileAmount, v.LedgerAmount, v.Line)
+			ledger_currency, file_amount, ledger_amount, file_line) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			r.ID, i, v.Kind, v.Reference, cmp.Or(v.FileCurrency, v.LedgerCurrency), v.LedgerCurrency, v.FileAmount, v.LedgerAmount, v.Line)
 		if err != nil {
 			return fmt.Errorf("insert variance: %w", err)
 		}
