@@ -140,8 +140,11 @@ const (
 // missing_in_file, the ledger for missing_in_ledger and
 // duplicate_in_file (whose first line the posting already answered).
 type Variance struct {
-	Kind           string
-	Reference      string
+	Kind      string
+	Reference string
+	// MerchantID is the merchant of the payment or refund Reference
+	// names, "" when it names none (a line of an unknown reference).
+	MerchantID     string
 	FileCurrency   string
 	FileAmount     int64
 	LedgerCurrency string
@@ -203,6 +206,7 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 	}
 	slices.Sort(rec.Days)
 	ledger := map[string]*Posting{}
+	var owners map[string]string
 	err := s.store.Snapshot(ctx, func(tx Tx) error { // every day's postings as of one moment
 		for _, day := range rec.Days {
 			start, err := dayStart(day)
@@ -217,12 +221,17 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 				ledger[acquirerReference(p)] = p
 			}
 		}
-		return postedOnOtherDays(tx, records, ledger)
+		if err := postedOnOtherDays(tx, records, ledger); err != nil {
+			return err
+		}
+		var err error
+		owners, err = merchantsOf(tx, records, ledger)
+		return err
 	})
 	if err != nil {
 		return nil, asServiceError("reconcile", err)
 	}
-	rec.match(records, ledger)
+	rec.match(records, ledger, owners)
 	id, err := s.reference("rc_")
 	if err != nil {
 		return nil, Internal("reconciliation id", err)
@@ -257,6 +266,29 @@ func postedOnOtherDays(tx Tx, records []AcquirerRecord, ledger map[string]*Posti
 	return nil
 }
 
+// merchantsOf finds the merchant of each reference the file names: its
+// posting's, or, for a reference with no posting, the merchant of the
+// payment or refund it names ("" for none), so that a variance shows on
+// its merchant's dashboard and nowhere else.
+func merchantsOf(tx Tx, records []AcquirerRecord, ledger map[string]*Posting) (map[string]string, error) {
+	owners := map[string]string{}
+	for _, r := range records {
+		if _, ok := owners[r.Reference]; ok {
+			continue
+		}
+		if p, ok := ledger[r.Reference]; ok {
+			owners[r.Reference] = p.MerchantID
+			continue
+		}
+		m, err := tx.MerchantOfReference(r.Reference)
+		if err != nil {
+			return nil, err
+		}
+		owners[r.Reference] = m
+	}
+	return owners, nil
+}
+
 // acquirerReference is how the acquirer names a posting's operation.
 func acquirerReference(p *Posting) string {
 	if p.RefundReference != "" {
@@ -275,11 +307,12 @@ func fileAmount(r AcquirerRecord, p *Posting) int64 {
 	return r.Amount
 }
 
-// match pairs file records with ledger postings by reference.
-func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting) {
+// match pairs file records with ledger postings by reference; owners
+// names the merchant of each record's reference.
+func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Posting, owners map[string]string) {
 	seen := map[string]bool{}
 	for _, r := range records {
-		v := Variance{Reference: r.Reference, FileCurrency: r.Currency, FileAmount: r.Amount, Line: r.Line}
+		v := Variance{Reference: r.Reference, MerchantID: owners[r.Reference], FileCurrency: r.Currency, FileAmount: r.Amount, Line: r.Line}
 		p, ok := ledger[r.Reference]
 		switch {
 		case seen[r.Reference]:
@@ -301,7 +334,8 @@ func (rec *Reconciliation) match(records []AcquirerRecord, ledger map[string]*Po
 	}
 	var missing []Variance
 	for ref, p := range ledger {
-		missing = append(missing, Variance{Kind: VarianceMissingInFile, Reference: ref, LedgerCurrency: p.Currency, LedgerAmount: abs(p.Amount)})
+		missing = append(missing, Variance{Kind: VarianceMissingInFile, Reference: ref, MerchantID: p.MerchantID,
+			LedgerCurrency: p.Currency, LedgerAmount: abs(p.Amount)})
 	}
 	slices.SortFunc(missing, func(a, b Variance) int { return strings.Compare(a.Reference, b.Reference) })
 	rec.Variances = append(rec.Variances, missing...)
@@ -329,6 +363,42 @@ func (s *Service) Reconciliations(ctx context.Context, limit int) ([]*Reconcilia
 	})
 	if err != nil {
 		return nil, Internal("list reconciliations", err)
+	}
+	return out, nil
+}
+
+// RunVariance is a variance with the run that found it.
+type RunVariance struct {
+	Variance
+	Run, File string
+	At        time.Time
+}
+
+// Page sizes of a merchant's variances.
+const (
+	DefaultMerchantVariances = 100
+	MaxMerchantVariances     = 500
+)
+
+// MerchantVariances lists the newest variances of m's payments and
+// refunds, newest run first, each run's in the order found. limit is 1
+// to MaxMerchantVariances, 0 for DefaultMerchantVariances.
+// Runs are platform-level, one acquirer file covering every merchant: a
+// variance is m's when the payment or refund its reference names is m's,
+// and one whose reference is no merchant's is never listed.
+func (s *Service) MerchantVariances(ctx context.Context, m *Merchant, limit int) ([]RunVariance, error) {
+	fe := FieldErrors{}
+	if limit = pageSize(limit, DefaultMerchantVariances, MaxMerchantVariances, fe); fe.Err() != nil {
+		return nil, fe.Err()
+	}
+	var out []RunVariance
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.MerchantVariances(m.ID, limit)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("merchant variances", err)
 	}
 	return out, nil
 }

@@ -72,7 +72,7 @@ func TestMatchNamesEachVariance(t *testing.T) {
 		{Line: 6, Reference: "pr_4", Currency: "AUD", Amount: -4000}, // a charge's sign counts
 		{Line: 7, Reference: "rf_1", Currency: "AUD", Amount: 500},
 		{Line: 8, Reference: "rf_2", Currency: "AUD", Amount: -700}, // a refund may be negative
-	}, ledger)
+	}, ledger, nil)
 	var kinds []string
 	for _, v := range rec.Variances {
 		kinds = append(kinds, v.Kind)

@@ -314,6 +314,10 @@ type Tx interface {
 	// the refund posting of a refund reference, whatever its day;
 	// ErrNotFound when there is none.
 	AcquirerPostingOf(ref string) (*Posting, error)
+	// MerchantOfReference is the merchant of the payment whose purchase
+	// reference, or the refund whose refund reference, is ref; "" when
+	// there is none.
+	MerchantOfReference(ref string) (string, error)
 	// CreateReconciliation stores a reconciliation run and its variances.
 	CreateReconciliation(r *Reconciliation) error
 	// WebhookBacklog counts pending rows, due or not, and finds the
@@ -322,6 +326,9 @@ type Tx interface {
 	// Reconciliations lists up to limit runs, newest first, with their
 	// variances.
 	Reconciliations(limit int) ([]*Reconciliation, error)
+	// MerchantVariances lists up to limit of a merchant's variances,
+	// newest run first, each run's in the order they were found.
+	MerchantVariances(merchantID string, limit int) ([]RunVariance, error)
 	// Payment links (link.go).
 	CreatePaymentLink(l *PaymentLink) error
 	// PaymentLink loads a link of the merchant by id.

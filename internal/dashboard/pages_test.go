@@ -563,6 +563,53 @@ func TestBalancesVarianceAmountsInTheirOwnCurrencies(t *testing.T) {
 	})
 }
 
+// TestBalancesVariancesBounded: the page reads the merchant's newest
+// variances, a bounded number, newest run first, and says when there are
+// older ones; a refund's variance is the merchant's too. It read every
+// variance of the latest 20 runs (all 150 here) with a status look-up
+// per reference, and showed no refund's.
+func TestBalancesVariancesBounded(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+		ref := purchase(t, env, m, "10.00", false)
+		rf := env.Post("/v5/purchase/"+ref+"/refund", m, map[string]any{
+			"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+			"customer": map[string]any{"ip_address": "203.0.113.9", "timezone": "UTC"},
+			"refund":   map[string]any{"amount": "4.00", "currency": "AUD"}})
+		refund := rf.Str("refund.refund_reference")
+		if refund == "" {
+			t.Fatalf("refund: %d %s", rf.Status, rf.Raw)
+		}
+		day := env.Clock.Now().UTC().Format(time.DateOnly)
+		var lines []paylink.AcquirerRecord
+		for i := range 150 { // one amount_differs, then 149 duplicate_in_file
+			lines = append(lines, paylink.AcquirerRecord{Line: i + 2, Date: day, Reference: ref, Currency: "AUD", Amount: 999})
+		}
+		ctx := context.Background()
+		if _, err := env.Service.Reconcile(ctx, "big.csv", lines); err != nil {
+			t.Fatal(err)
+		}
+		env.Clock.Advance(time.Minute)
+		_, err := env.Service.Reconcile(ctx, "refund.csv", []paylink.AcquirerRecord{
+			{Line: 2, Date: day, Reference: refund, Currency: "AUD", Amount: 300}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := signedIn(t, env, "viewer@example.com").get("/dashboard/balances")
+		refunds, purchases := strings.Count(p.body, `<th scope="row">`+refund+`</th>`), strings.Count(p.body, `<th scope="row">`+ref+`</th>`)
+		if refunds != 1 || purchases != paylink.DefaultMerchantVariances-1 || strings.Index(p.body, refund) > strings.Index(p.body, ref+"</th>") ||
+			!strings.Contains(p.body, "The newest 100 variances are shown.") {
+			t.Errorf("got %d rows of the refund and %d of the purchase, want the refund's first and %d of the purchase, "+
+				"with the note that older ones exist", refunds, purchases, paylink.DefaultMerchantVariances-1)
+		}
+		if _, err := env.Service.MerchantVariances(ctx, m.Merchant, paylink.MaxMerchantVariances+1); paylink.AsError(err).Kind != paylink.KindInvalid {
+			t.Errorf("a limit above the largest: got %v, want it refused", err)
+		}
+	})
+}
+
 // TestBalancesVarianceByReferenceOnly: a variance is the merchant's only
 // when its reference is a purchase reference of the merchant. A merchant
 // whose own payment has another merchant's reference as its invoice

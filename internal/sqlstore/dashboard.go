@@ -173,8 +173,8 @@ func (t *tx) Reconciliations(limit int) ([]*paylink.Reconciliation, error) {
 
 // variances lists a run's variances in the order they were found.
 func (t *tx) variances(id string) ([]paylink.Variance, error) {
-	rows, err := t.q.QueryContext(t.ctx, `SELECT kind, reference, currency, ledger_currency, file_amount, ledger_amount, file_line
-		FROM reconciliation_variances WHERE reconciliation_id = $1 ORDER BY seq`, id)
+	rows, err := t.q.QueryContext(t.ctx, `SELECT `+varianceColumns+`
+		FROM reconciliation_variances v WHERE v.reconciliation_id = $1 ORDER BY v.seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("variances of %s: %w", id, err)
 	}
@@ -182,12 +182,22 @@ func (t *tx) variances(id string) ([]paylink.Variance, error) {
 	var out []paylink.Variance
 	for rows.Next() {
 		var v paylink.Variance
-		if err := rows.Scan(&v.Kind, &v.Reference, &v.FileCurrency, &v.LedgerCurrency, &v.FileAmount, &v.LedgerAmount, &v.Line); err != nil {
+		if err := rows.Scan(varianceFields(&v)...); err != nil {
 			return nil, fmt.Errorf("variances of %s: %w", id, err)
 		}
 		out = append(out, sidesOf(v))
 	}
 	return out, rows.Err()
+}
+
+// varianceColumns are a variance's columns (table alias v), read by
+// varianceFields.
+const varianceColumns = `v.kind, v.reference, v.merchant_id, v.currency, v.ledger_currency, v.file_amount, v.ledger_amount, v.file_line`
+
+// varianceFields are where varianceColumns are scanned to; sidesOf then
+// puts the currencies on their sides.
+func varianceFields(v *paylink.Variance) []any {
+	return []any{&v.Kind, &v.Reference, &v.MerchantID, &v.FileCurrency, &v.LedgerCurrency, &v.FileAmount, &v.LedgerAmount, &v.Line}
 }
 
 // sidesOf puts a stored variance's currencies on their sides: the

@@ -64,6 +64,10 @@ const (
 	DecidingLinkPaymentQuery = decidingLinkPaymentQuery
 )
 
+// MerchantVariancesQuery is the dashboard's read of a merchant's
+// variances, for its plan.
+const MerchantVariancesQuery = merchantVariancesQuery
+
 // WALSizeLimit is the size SQLite truncates its write-ahead log to.
 const WALSizeLimit = walSizeLimit
 

@@ -172,10 +172,12 @@ func testLedgerUpgrade(t *testing.T, s *Store, db *sql.DB) {
 }
 
 // TestVarianceSidesFromAnOlderSchema upgrades a database holding the
-// variances of a run stored before 37 (one currency column) to the
-// latest schema, on both engines: currency_differs gets its ledger
-// currency from the payment it names, and every kind reads back with each
-// side in its own currency and no currency for a side it does not have.
+// variances of a run stored before 37 (one currency column, no merchant)
+// to the latest schema, on both engines: currency_differs gets its
+// ledger currency from the payment it names, every kind reads back with
+// each side in its own currency and no currency for a side it does not
+// have, and the variance of a merchant's payment is that merchant's
+// (38), the others no merchant's.
 func TestVarianceSidesFromAnOlderSchema(t *testing.T) {
 	onBothEngines(t, func(t *testing.T, s *Store, db *sql.DB) {
 		ctx := context.Background()
@@ -209,7 +211,7 @@ func TestVarianceSidesFromAnOlderSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []paylink.Variance{
-			{Kind: paylink.VarianceCurrency, Reference: "pr_yen", FileCurrency: "KWD", FileAmount: 1234, LedgerCurrency: "JPY", LedgerAmount: 1234, Line: 2},
+			{Kind: paylink.VarianceCurrency, Reference: "pr_yen", MerchantID: "MOLD", FileCurrency: "KWD", FileAmount: 1234, LedgerCurrency: "JPY", LedgerAmount: 1234, Line: 2},
 			{Kind: paylink.VarianceAmount, Reference: "pr_aud", FileCurrency: "AUD", FileAmount: 999, LedgerCurrency: "AUD", LedgerAmount: 1000, Line: 3},
 			{Kind: paylink.VarianceMissingInLedger, Reference: "pr_none", FileCurrency: "NZD", FileAmount: 500, Line: 4},
 			{Kind: paylink.VarianceDuplicate, Reference: "pr_aud", FileCurrency: "AUD", FileAmount: 999, Line: 5},
@@ -222,6 +224,13 @@ func TestVarianceSidesFromAnOlderSchema(t *testing.T) {
 			}
 			if len(runs) != 1 || !slices.Equal(runs[0].Variances, want) {
 				t.Errorf("got %+v, want rc_old with %+v", runs, want)
+			}
+			mine, err := tx.MerchantVariances("MOLD", 10)
+			if err != nil {
+				return err
+			}
+			if len(mine) != 1 || mine[0].Variance != want[0] || mine[0].Run != "rc_old" || mine[0].File != "old.csv" {
+				t.Errorf("MOLD's variances: got %+v, want %+v of rc_old alone", mine, want[0])
 			}
 			return nil
 		})

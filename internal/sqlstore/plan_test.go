@@ -43,6 +43,7 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 		{"release held webhooks", sqlstore.ReleaseHeldQuery, []any{int64(1), 500, "a.example"}, []string{"webhook_deliveries_held"}},
 		{"probe a held webhook", sqlstore.ProbeHeldQuery, []any{int64(1), 1, "a.example"}, []string{"webhook_deliveries_held"}},
 		{"receivers held for", sqlstore.HeldReceiversQuery, nil, []string{"webhook_deliveries_held"}},
+		{"a merchant's variances", sqlstore.MerchantVariancesQuery, []any{"M1", 101}, []string{"reconciliation_variances_merchant"}},
 	}
 	ctx := context.Background()
 	check := func(t *testing.T, q querier, explainPrefix string, postgres bool) {

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"cmp"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -69,6 +71,49 @@ func (t *tx) AcquirerPostingOf(ref string) (*paylink.Posting, error) {
 	return ps[0], nil
 }
 
+// MerchantOfReference finds the merchant of the payment or refund whose
+// reference is ref, by each table's primary key.
+func (t *tx) MerchantOfReference(ref string) (string, error) {
+	var m string
+	err := t.q.QueryRowContext(t.ctx, `SELECT merchant_id FROM transactions WHERE reference = $1
+		UNION ALL SELECT merchant_id FROM refunds WHERE reference = $2`, ref, ref).Scan(&m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("merchant of %s: %w", ref, err)
+	}
+	return m, nil
+}
+
+// merchantVariancesQuery reads a merchant's newest variances through
+// reconciliation_variances_merchant (0038), in its order: at most $2
+// rows, whatever other merchants' runs hold.
+const merchantVariancesQuery = `SELECT ` + varianceColumns + `, r.id, r.file_name, r.created_at
+	FROM reconciliation_variances v JOIN reconciliations r ON r.id = v.reconciliation_id
+	WHERE v.merchant_id = $1 ORDER BY v.merchant_id, v.reconciliation_id DESC, v.seq LIMIT $2`
+
+// MerchantVariances lists a merchant's newest variances with their runs
+// (run ids are time-ordered, so the newest run's id sorts last).
+func (t *tx) MerchantVariances(merchantID string, limit int) ([]paylink.RunVariance, error) {
+	rows, err := t.q.QueryContext(t.ctx, merchantVariancesQuery, merchantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("variances of %s: %w", merchantID, err)
+	}
+	defer rows.Close()
+	var out []paylink.RunVariance
+	for rows.Next() {
+		var rv paylink.RunVariance
+		var created int64
+		if err := rows.Scan(append(varianceFields(&rv.Variance), &rv.Run, &rv.File, &created)...); err != nil {
+			return nil, fmt.Errorf("variances of %s: %w", merchantID, err)
+		}
+		rv.Variance, rv.At = sidesOf(rv.Variance), time.UnixMicro(created).UTC()
+		out = append(out, rv)
+	}
+	return out, rows.Err()
+}
+
 // CreateReconciliation stores a run and its variances. The currency
 // column keeps what older builds read there: the file's currency, or the
 // ledger's for missing_in_file, which has no file line; ledger_currency
@@ -80,9 +125,10 @@ func (t *tx) CreateReconciliation(r *paylink.Reconciliation) error {
 		return fmt.Errorf("insert reconciliation: %w", err)
 	}
 	for i, v := range r.Variances {
-		_, err := t.exec(`INSERT INTO reconciliation_variances (reconciliation_id, seq, kind, reference, currency,
-			ledger_currency, file_amount, ledger_amount, file_line) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			r.ID, i, v.Kind, v.Reference, cmp.Or(v.FileCurrency, v.LedgerCurrency), v.LedgerCurrency, v.FileAmount, v.LedgerAmount, v.Line)
+		_, err := t.exec(`INSERT INTO reconciliation_variances (reconciliation_id, seq, kind, reference, merchant_id, currency,
+			ledger_currency, file_amount, ledger_amount, file_line) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			r.ID, i, v.Kind, v.Reference, v.MerchantID, cmp.Or(v.FileCurrency, v.LedgerCurrency), v.LedgerCurrency,
+			v.FileAmount, v.LedgerAmount, v.Line)
 		if err != nil {
 			return fmt.Errorf("insert variance: %w", err)
 		}
