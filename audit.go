@@ -264,7 +264,7 @@ func (l *authFailureLimiter) allow(ip string, now time.Time) limitVerdict {
 	if l.total > AuthFailuresTotal { // checked first, so byIP stays small
 		return verdict(l.total - AuthFailuresTotal)
 	}
-	key := throttleAddress(ip) // an IPv6 client by its /64, as the sign-in throttle counts it
+	key := throttleAddress(ip) // an IPv6 client by its /48, as the sign-in throttle counts it
 	l.byIP[key]++
 	return verdict(l.byIP[key] - AuthFailuresPerIP)
 }

@@ -241,6 +241,9 @@ func ParsePaymentFilter(v url.Values) (PaymentFilter, error) {
 		*dst = n
 	}
 	f.Q, f.Cursor = v.Get("q"), v.Get("cursor")
+	if ContainsCardNumber(f.Q) {
+		fe.Add("q", "search by the card's last 4 digits: a whole card number is never searched for or kept")
+	}
 	if raw := strings.TrimSpace(v.Get("limit")); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 {
@@ -389,12 +392,22 @@ func paymentRecord(t *Transaction) []string {
 		FormatAmount(t.Taken(), cur), FormatAmount(t.Refundable(), cur)}
 }
 
-// csvText defuses a cell a spreadsheet would read as a formula (OWASP's
-// CSV injection advice): a leading =, +, -, @, tab or carriage return
-// gets a quote in front.
+// csvText defuses text a spreadsheet would read as a formula (OWASP's
+// CSV injection advice): a quote goes before a formula character (=, +,
+// -, @, tab, carriage return) wherever a cell may begin, at the start and
+// after a ';' or ',' (spaces between skipped), since a spreadsheet in a
+// locale that splits on ';' starts a cell there: ";=1+1" is written
+// ";'=1+1", not "';=1+1", whose second cell would still be a formula.
 func csvText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
+	var b strings.Builder
+	cellStart := true
+	for i := range len(s) {
+		c := s[i]
+		if cellStart && strings.IndexByte("=+-@\t\r", c) >= 0 {
+			b.WriteByte('\'')
+		}
+		b.WriteByte(c)
+		cellStart = c == ';' || c == ',' || cellStart && c == ' '
 	}
-	return s
+	return b.String()
 }

@@ -384,7 +384,7 @@ type Tx interface {
 	// AddSignInFailure records a failed sign-in for emailKey (the
 	// Service's key of the email typed, never the email itself) from the
 	// source address ip (as the throttle counts it, an IPv6 address by
-	// its /64 prefix; "" when unknown) at, and deletes that key's and
+	// its /48 prefix; "" when unknown) at, and deletes that key's and
 	// that address's failures from before pruneBefore. It returns the
 	// failure's id.
 	AddSignInFailure(emailKey, ip string, at, pruneBefore time.Time) (int64, error)

@@ -144,7 +144,7 @@ const (
 	// SessionMaxAge ends every session this long after sign-in.
 	SessionMaxAge = 12 * time.Hour
 	// SignInFailureLimit failures for one email from one source address
-	// (an IPv6 one by its /64: throttleAddress; every failure when the
+	// (an IPv6 one by its /48: throttleAddress; every failure when the
 	// address is unknown) within SignInFailureWindow refuse further
 	// attempts for it from there until the window passes. Counted per
 	// address, so that anyone who knows a staff member's email cannot
@@ -158,7 +158,7 @@ const (
 	// networks.
 	SignInEmailFailureLimit = 100
 	// SignInIPFailureLimit failures from one source address (an IPv6
-	// one by its /64: throttleAddress) within SignInFailureWindow,
+	// one by its /48: throttleAddress) within SignInFailureWindow,
 	// whatever the emails, refuse further attempts from it until the
 	// window passes: a client trying many emails
 	// (credential stuffing) stays under the per-email limit. Well above

@@ -154,12 +154,14 @@ func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, 
 	return nil, nil
 }
 
-// throttleAddress is the source address as the per-address throttle
-// counts it: an IPv4 address (an IPv4-mapped IPv6 one too) as itself,
-// an IPv6 address by its /64 prefix ("2001:db8:1:2::/64"). One client
-// is usually given a whole /64 and can pick any address in it, so
-// counting each IPv6 address apart would give it 2^64 budgets. Text
-// that is no address is kept as it is.
+// throttleAddress is the source address as the sign-in throttle counts
+// it, the network of one client: an IPv4 address (an IPv4-mapped IPv6
+// one too) as itself, an IPv6 address by its /48 prefix
+// ("2001:db8:1::/48"). One client is given a whole /64 at least, a home a
+// /56 and a free tunnel a /48, and can pick any address or subnet in it:
+// counting by anything narrower would give one client thousands of
+// budgets, enough to lock any staff email out or to try thousands of
+// emails. Text that is no address is kept as it is.
 func throttleAddress(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {
@@ -168,12 +170,16 @@ func throttleAddress(ip string) string {
 	if a = a.Unmap(); a.Is4() {
 		return a.String()
 	}
-	p, err := a.WithZone("").Prefix(64)
+	p, err := a.WithZone("").Prefix(throttlePrefix)
 	if err != nil {
 		return ip
 	}
 	return p.String()
 }
+
+// throttlePrefix is the IPv6 prefix length the throttle counts a client
+// by (throttleAddress).
+const throttlePrefix = 48
 
 // auditFailure writes the audit row of a failed attempt: by the user
 // when the email has one, by an anonymous staff actor otherwise.

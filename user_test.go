@@ -218,7 +218,8 @@ func from(ip string) context.Context {
 // one address lock that email out from there only, so that whoever knows
 // a staff member's email cannot lock them out from their own network;
 // failures from many addresses lock the email out everywhere once they
-// pass SignInEmailFailureLimit.
+// pass SignInEmailFailureLimit. Ten /64s of one IPv6 /56 are one
+// network: they do not make up the ten networks a lock-out takes.
 func TestALockoutHoldsWhereTheFailuresCameFrom(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		m := env.Onboard()
@@ -231,6 +232,14 @@ func TestALockoutHoldsWhereTheFailuresCameFrom(t *testing.T) {
 		}
 		if _, err := env.Service.SignIn(from("203.0.113.7"), "staff@example.com", staffPassword); err != nil {
 			t.Errorf("right password from the staff member's own address: got %v, want a session", err)
+		}
+		for n := range 10 { // ten /64s of one home's /56: its own limit only
+			for range paylink.SignInFailureLimit {
+				env.Service.SignIn(from(fmt.Sprintf("2001:db8:0:ab0%x::1", n)), "staff@example.com", "wrong password!!")
+			}
+		}
+		if _, err := env.Service.SignIn(from("203.0.113.7"), "staff@example.com", staffPassword); err != nil {
+			t.Errorf("right password after failures from ten /64s of one /56: got %v, want a session", err)
 		}
 		networks := paylink.SignInEmailFailureLimit/paylink.SignInFailureLimit - 1 // with the first, the limit
 		for n := range networks {
@@ -315,9 +324,10 @@ func TestSignInThrottlePerAddress(t *testing.T) {
 }
 
 // TestSignInThrottlePerIPv6Prefix: the per-address limit counts an IPv6
-// address by its /64 (a client picks any address of its /64, so each
-// address apart would give it 2^64 budgets), and an IPv4-mapped IPv6
-// address as the IPv4 address it maps.
+// address by its /48 (a client picks any address and subnet of its
+// delegation, up to a /48, so each /64 apart would give it 65,536
+// budgets: a sweep spread 250 emails over five /64s of one /56 unrefused),
+// and an IPv4-mapped IPv6 address as the IPv4 address it maps.
 func TestSignInThrottlePerIPv6Prefix(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		m := env.Onboard()
@@ -327,7 +337,7 @@ func TestSignInThrottlePerIPv6Prefix(t *testing.T) {
 			failing       func(i int) string // the address of the i-th failure
 			blocked, free string
 		}{
-			{"IPv6 by its /64", func(i int) string { return fmt.Sprintf("2001:db8:1:2::%x", i+1) }, "2001:db8:1:2:ffff::1", "2001:db8:1:3::1"},
+			{"IPv6 by its /48", func(i int) string { return fmt.Sprintf("2001:db8:1:%x::%x", i, i+1) }, "2001:db8:1:ffff::1", "2001:db8:2::1"},
 			{"IPv4-mapped as IPv4", func(i int) string { return [2]string{"203.0.113.7", "::ffff:203.0.113.7"}[i%2] }, "203.0.113.7", "203.0.113.8"},
 		}
 		for _, tt := range tests {

@@ -56,14 +56,20 @@ func postWith(t *testing.T, env *apitest.Env, path string, body []byte, headers 
 // onboardWithWebhooks onboards a merchant whose company webhook is a
 // real receiver, and returns a count of the payment webhooks it got once
 // every due delivery was attempted: what a merchant sees of how many
-// payments were made.
+// payments were made. Deliveries are counted by webhook-id, as a
+// receiver de-duplicates them: one attempted again (at least once, as
+// when a test clock jumps past its lease) is one webhook.
 func onboardWithWebhooks(t *testing.T, env *apitest.Env) (*apitest.Merchant, func() int) {
 	t.Helper()
 	var mu sync.Mutex
-	n := 0
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	deliveries := map[string]bool{} // by webhook-id: a delivery attempted twice (at least once) is one
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("webhook-id")
+		if id == "" {
+			t.Error("a webhook without its webhook-id")
+		}
 		mu.Lock()
-		n++
+		deliveries[id] = true
 		mu.Unlock()
 	}))
 	t.Cleanup(rc.Close)
@@ -72,7 +78,7 @@ func onboardWithWebhooks(t *testing.T, env *apitest.Env) (*apitest.Merchant, fun
 		env.WaitWebhooks()
 		mu.Lock()
 		defer mu.Unlock()
-		return n
+		return len(deliveries)
 	}
 }
 

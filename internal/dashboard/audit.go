@@ -29,7 +29,10 @@ type auditData struct {
 // of the page before, and the next page lists the rows below it.
 func (h *Handler) audit(rq *request) error {
 	q := rq.r.URL.Query()
-	d := &auditData{Actor: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action"))}
+	// A card number typed into a filter matches no row (none is ever
+	// recorded) and is shown masked, in the boxes and the page links.
+	d := &auditData{Actor: paylink.MaskCardNumbers(strings.TrimSpace(q.Get("actor"))),
+		Action: paylink.MaskCardNumbers(strings.TrimSpace(q.Get("action")))}
 	v := view{Title: "Audit log", Data: d}
 	before, err := auditCursor(q.Get("cursor"))
 	if err != nil {

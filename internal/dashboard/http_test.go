@@ -862,6 +862,36 @@ func TestInviteMailed(t *testing.T) {
 	}
 }
 
+// TestCardNumbersTypedIntoFormsAreNotShownBack: a card number pasted into
+// the payments search (a 400: the search takes the last 4 digits), a
+// refused payment link form or the audit filter comes back masked, in
+// the boxes and in every link of the page, never whole.
+func TestCardNumbersTypedIntoFormsAreNotShownBack(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	b := signedIn(t, env, "admin@example.com")
+	const pan, grouped = "4111111111111111", "5555 5555 5555 4444"
+	shown := func(name string, p page, wantStatus int) {
+		t.Helper()
+		if p.status != wantStatus {
+			t.Errorf("%s: got %d, want %d", name, p.status, wantStatus)
+		}
+		for _, c := range []string{pan, grouped, "5555555555554444", url.QueryEscape(grouped)} {
+			if strings.Contains(p.body, c) {
+				t.Errorf("%s: the page shows the card number %q", name, c)
+			}
+		}
+		if !strings.Contains(p.body, "411111******1111") && !strings.Contains(p.body, "555555******4444") {
+			t.Errorf("%s: no masked card number on the page", name)
+		}
+	}
+	shown("payments search", b.get("/dashboard/payments?q="+pan), http.StatusBadRequest)
+	shown("links form", b.post("/dashboard/links", url.Values{"csrf": {b.token()}, "amount": {"ten"}, "currency": {"AUD"},
+		"merchantReference": {pan}, "customer.first_name": {grouped}}), http.StatusBadRequest)
+	shown("audit filter", b.get("/dashboard/audit?actor="+pan+"&action="+url.QueryEscape(grouped)), http.StatusOK)
+}
+
 // TestTheTwoFactorRequirementIsACheckbox: the requirement's form takes
 // its checkbox's "on" or nothing; another value is refused with 400 and
 // changes nothing, where it was read as "optional".

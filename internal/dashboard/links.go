@@ -139,7 +139,17 @@ func (h *Handler) linkFormError(rq *request, f linkForm, err error) error {
 	if e.Kind != paylink.KindInvalid && e.Kind != paylink.KindConflict {
 		return err
 	}
-	return h.renderLinks(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, f)
+	return h.renderLinks(rq, httpx.Status(e.Kind), view{Error: errorText(e), Fields: e.Fields}, f.masked())
+}
+
+// masked is the form as a refusal shows it again: any card number typed
+// into a field masked, so that the page never carries one.
+func (f linkForm) masked() linkForm {
+	for _, s := range []*string{&f.Amount, &f.Currency, &f.MerchantReference, &f.FirstName, &f.LastName, &f.Email,
+		&f.Phone, &f.CustomerReference, &f.ExpiresInDays} {
+		*s = paylink.MaskCardNumbers(*s)
+	}
+	return f
 }
 
 // link shows one link with its addresses.

@@ -43,10 +43,11 @@ func (h *Handler) payments(rq *request) error {
 
 // list renders a list of d.Base with the request's filter.
 func (h *Handler) list(rq *request, d listData, title string) error {
-	q := rq.r.URL.Query()
+	raw := rq.r.URL.Query()
+	q := maskedValues(raw) // the page, its links and the export's never carry a card number
 	d.Query, d.Statuses, d.Methods = q, paylink.FilterStatuses(d.Debits), paylink.PaymentTypes()
 	v := view{Title: title, Data: &d}
-	f, err := paylink.ParsePaymentFilter(q)
+	f, err := paylink.ParsePaymentFilter(raw)
 	if err != nil {
 		return rq.formError("payments", v, err)
 	}
@@ -264,6 +265,19 @@ func backParam(r *http.Request, base string) string {
 		return ""
 	}
 	return linkWith(q, base, nil)
+}
+
+// maskedValues is q with every card number in its values masked, as
+// MaskPAN masks one: a search box or filter given one (a staff member
+// pasting a caller's card) shows it masked, and no link carries it.
+func maskedValues(q url.Values) url.Values {
+	out := make(url.Values, len(q))
+	for k, vs := range q {
+		for _, v := range vs {
+			out[k] = append(out[k], paylink.MaskCardNumbers(v))
+		}
+	}
+	return out
 }
 
 // nonEmpty is q without the empty values of a filter form's blank fields
