@@ -26,7 +26,7 @@ const (
 type balancesData struct {
 	Balances  []paylink.Balance
 	Payouts   []*paylink.Payout
-	Variances []paylink.RunVariance
+	Variances []varianceRow
 	// MoreVariances says that the merchant has older variances than the
 	// newest varianceRows shown.
 	MoreVariances bool
@@ -48,10 +48,36 @@ func (h *Handler) balances(rq *request) error {
 	if err != nil {
 		return err
 	}
-	d := balancesData{Balances: bal, Payouts: payouts, Variances: variances[:min(len(variances), varianceRows)],
+	d := balancesData{Balances: bal, Payouts: payouts, Variances: collapse(variances[:min(len(variances), varianceRows)]),
 		MoreVariances: len(variances) > varianceRows, VarianceRows: varianceRows}
 	rq.render(http.StatusOK, "balances", view{Title: "Balances", Data: d})
 	return nil
+}
+
+// varianceRow is a variance as the page lists it: its newest report, and
+// how many of the runs read reported it.
+type varianceRow struct {
+	paylink.RunVariance
+	Runs int
+}
+
+// collapse lists each variance of vs (newest first) once, from its newest
+// run, with the number of runs that reported it: the same file, or the
+// same day's, reconciled again reports each variance again, and the page
+// listed every copy. A variance is the same when its kind, reference,
+// file line and both sides are.
+func collapse(vs []paylink.RunVariance) []varianceRow {
+	rows := make([]varianceRow, 0, len(vs))
+	seen := make(map[paylink.Variance]int, len(vs))
+	for _, v := range vs {
+		if i, ok := seen[v.Variance]; ok {
+			rows[i].Runs++
+			continue
+		}
+		seen[v.Variance] = len(rows)
+		rows = append(rows, varianceRow{RunVariance: v, Runs: 1})
+	}
+	return rows
 }
 
 // settlementCSV serves the merchant's settlement report of a day as CSV,

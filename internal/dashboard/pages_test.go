@@ -610,6 +610,28 @@ func TestBalancesVariancesBounded(t *testing.T) {
 	})
 }
 
+// TestAVarianceReportedAgainIsListedOnce: a file reconciled twice
+// reports its variance twice; the balances page lists it once, from the
+// newer run, saying how many runs reported it, where it listed each copy.
+func TestAVarianceReportedAgainIsListedOnce(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	ref := purchase(t, env, m, "10.00", false)
+	day := env.Clock.Now().UTC().Format(time.DateOnly)
+	for range 2 {
+		if _, err := env.Service.Reconcile(context.Background(), "acquirer.csv",
+			[]paylink.AcquirerRecord{{Line: 2, Date: day, Reference: ref, Currency: "AUD", Amount: 999}}); err != nil {
+			t.Fatal(err)
+		}
+		env.Clock.Advance(time.Minute)
+	}
+	p := signedIn(t, env, "viewer@example.com").get("/dashboard/balances")
+	if rows := strings.Count(p.body, `<th scope="row">`+ref+`</th>`); rows != 1 || !strings.Contains(p.body, "reported by 2 runs") {
+		t.Errorf("a variance reported by two runs: %d rows, want one saying it was reported by 2 runs", rows)
+	}
+}
+
 // TestBalancesVarianceByReferenceOnly: a variance is the merchant's only
 // when its reference is a purchase reference of the merchant. A merchant
 // whose own payment has another merchant's reference as its invoice
