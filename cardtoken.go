@@ -34,7 +34,9 @@ func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateCard(c) }); err != nil {
+	err = s.updateCreating(ctx, func(tx Tx) error { return tx.CreateCard(c) },
+		func(tx Tx) (bool, error) { return found(tx.Card(m.ID, c.Token)) })
+	if err != nil {
 		return nil, Internal("tokenize card", err)
 	}
 	return c, nil

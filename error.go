@@ -135,6 +135,12 @@ func AsError(err error) *Error {
 	if !errors.As(err, &e) {
 		e = Internal("", err)
 	}
+	if e.Kind == KindInternal && errors.Is(err, ErrCommitInDoubt) {
+		return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable, Op: e.Op, Err: err,
+			Message: "the database's answer was lost and whether this request took effect cannot be told yet: " +
+				"do not send it again under a new Idempotency-Key; look for what it would have made first " +
+				"(a retry under the same key is answered 409 until its lock ends)"}
+	}
 	if e.Kind == KindInternal && errors.Is(err, ErrUnavailable) {
 		return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable, Op: e.Op, Err: err,
 			Message: "the service is briefly unavailable (its database cannot be reached); retry with the same Idempotency-Key"}
@@ -191,6 +197,14 @@ var ErrConflict = errors.New("conflict")
 // key, the one a retry after a short wait passes (the API answers it
 // with Retry-After).
 var ErrKeyInProgress = errors.New("idempotency key in progress")
+
+// ErrCommitInDoubt marks a write, one that spends no transaction token,
+// whose COMMIT's answer was lost and whose outcome could not be read back
+// (Service.updateCreating): it may have taken effect. The API keeps the
+// request's Idempotency-Key claimed, so that no retry under the key runs
+// it a second time; the claim's lock ends in "never finished, and it may
+// have completed".
+var ErrCommitInDoubt = errors.New("the database's answer to the commit was lost: it may have committed")
 
 // ErrTokenSpent is the store's error for a transaction token spent
 // already (Tx.SpendTransactionToken); it is an ErrConflict.

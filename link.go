@@ -180,13 +180,13 @@ func (s *Service) CreateLink(ctx context.Context, m *Merchant, n NewLink) (*Paym
 	if err != nil {
 		return nil, LinkURLs{}, Internal("create payment link", err)
 	}
-	err = s.store.Update(ctx, func(tx Tx) error {
+	err = s.updateCreating(ctx, func(tx Tx) error {
 		if err := tx.CreatePaymentLink(l); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, AuditEvent{MerchantID: m.ID, Action: AuditLinkCreate, ObjectType: ObjectPaymentLink,
 			ObjectID: l.ID, Outcome: OutcomeSuccess, Detail: auditMoney("", l.Amount, l.Currency)})
-	})
+	}, func(tx Tx) (bool, error) { return found(tx.PaymentLink(m.ID, l.ID)) })
 	if err != nil {
 		return nil, LinkURLs{}, Internal("create payment link", err)
 	}

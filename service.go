@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -406,6 +407,45 @@ func outcomeStep(op string, from, to Status) Step {
 		return StepRelease
 	}
 	return StepAuthorisation
+}
+
+// updateCreating is store.Update for fn, a write that spends no
+// transaction token and creates what exists reports on (a payment link, a
+// card token). A database whose answer to the COMMIT was lost (a cut
+// connection) may have committed it, and a retry under the request's
+// Idempotency-Key, released by the 503 of an unreachable database, would
+// create a second one: a money call's spent token stops that retry, and
+// nothing stops this one. So an unreachable database's error is checked
+// by reading again, in a new transaction: what was made is there, and the
+// write succeeded; it is not, and the 503 stands (nothing happened). When
+// it cannot be read, the error is ErrCommitInDoubt, which keeps the key.
+func (s *Service) updateCreating(ctx context.Context, fn func(Tx) error, exists func(Tx) (bool, error)) error {
+	err := s.store.Update(ctx, fn)
+	if !errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	var found bool
+	if rerr := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		found, err = exists(tx)
+		return err
+	}); rerr != nil {
+		return fmt.Errorf("%w: %w", ErrCommitInDoubt, err)
+	}
+	if found {
+		s.log.WarnContext(ctx, "the database's answer to a commit was lost, and the transaction had committed", "err", err)
+		return nil
+	}
+	return err
+}
+
+// found turns a store read into whether its row exists: ErrNotFound is
+// false, any other error is returned.
+func found[T any](_ T, err error) (bool, error) {
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // onCommit runs fn once tx commits, or at once for a store whose

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -21,7 +22,8 @@ var errReservedKey = &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.Cod
 // Idempotent-Replayed: true), a different body or a concurrent retry gets
 // 409. An answer that describes a passing state (paylink.Retryable: 5xx,
 // the client gone, another operation on the payment under way) releases
-// the key so the request can be retried.
+// the key so the request can be retried; one that may have taken effect
+// unseen (paylink.ErrCommitInDoubt) keeps it claimed until its lock ends.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, key string, raw []byte, h merchantHandler) (int, []byte) {
 	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
 		return s.errorResponse(w, r, errReservedKey)
@@ -36,6 +38,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		return replay.Status, replay.Response
 	}
 	status, body, err := s.outcome(w, r, m, b, perr, h)
+	if errors.Is(err, paylink.ErrCommitInDoubt) {
+		return status, body // the claim stays: a retry under the key must not run it a second time
+	}
 	keep := status
 	if err != nil && paylink.Retryable(err) {
 		keep = 0

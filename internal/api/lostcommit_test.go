@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -235,5 +236,43 @@ func TestAChallengeThatCannotBeRecorded(t *testing.T) {
 	waitCut(t, cut)
 	if r.Status != http.StatusOK || r.Str("purchase.status") != "PENDING" || r.Str("customer.authentication_redirect_url") != "" {
 		t.Errorf("a challenge whose recording failed: got %d %s, want 200 PENDING without a challenge address", r.Status, r.Raw)
+	}
+}
+
+// TestLostCommitAnswerOfACreation: a payment link or card token whose
+// COMMIT reached PostgreSQL but whose answer was lost is found made, and
+// the client gets it, 200, not a 503 that released its Idempotency-Key:
+// a retry under the key (the Go client's WithRetries makes one) created
+// a second link, or stored the card twice, as nothing is spent to stop
+// it. The retry now replays the first answer, and one is stored.
+func TestLostCommitAnswerOfACreation(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{})
+	m := env.Onboard()
+	for _, tc := range []struct{ path, marker, count string }{
+		{"/v5/payment-links", "LOSTLINK-1", `SELECT COUNT(*) FROM payment_links WHERE merchant_id = $1`},
+		{"/v5/tokenize_card", "LOSTCARD-1", `SELECT COUNT(*) FROM cards WHERE merchant_id = $1`},
+	} {
+		body := map[string]any{"amount": "10.00", "currency": "AUD", "merchantReference": tc.marker}
+		if tc.path == "/v5/tokenize_card" {
+			body = map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken},
+				"card":     map[string]any{"number": "4111111111111111", "expiry_month": "12", "expiry_year": "2030", "holder_name": "Jo Citizen"},
+				"customer": map[string]any{"id": tc.marker, "store_card_permisison": true}}
+		}
+		raw, _ := json.Marshal(body)
+		cut := proxy.Arm(pgtest.Cut{Marker: tc.marker, Forward: true, Delay: 300 * time.Millisecond})
+		first, firstBody := postKeyTo(t, env, m, tc.path, "key-of-"+tc.path, raw)
+		waitCut(t, cut)
+		if first.StatusCode != http.StatusOK {
+			t.Errorf("%s whose COMMIT answer was lost: got %d %s, want 200 (it committed)", tc.path, first.StatusCode, firstBody)
+		}
+		again, againBody := postKeyTo(t, env, m, tc.path, "key-of-"+tc.path, raw)
+		if again.StatusCode != http.StatusOK || again.Header.Get("Idempotent-Replayed") != "true" || againBody != firstBody {
+			t.Errorf("%s retried under its key: got %d (replayed %q) %s, want the first answer replayed",
+				tc.path, again.StatusCode, again.Header.Get("Idempotent-Replayed"), againBody)
+		}
+		var n int
+		if err := env.Store.DB().QueryRow(tc.count, m.ID).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d stored (%v), want 1", tc.path, n, err)
+		}
 	}
 }
