@@ -27,13 +27,15 @@ const (
 // fail within SignInFailureWindow (each attempt that passed the count saw
 // every other that passed before it). A check that succeeds, or ends in
 // an error, takes its failure back; a wrong one keeps it and is audited
-// with factor as its detail.
+// with factor as its detail. Second-factor codes (factorTOTP) are counted
+// apart from passwords (failureBucket), from every address together.
 func (s *Service) attempt(ctx context.Context, email string, u *User, factor string, check func() (bool, error)) (bool, error) {
-	id, err := s.reserveFailure(ctx, email)
+	b := bucketOf(factor)
+	id, err := s.reserveFailure(ctx, b, email)
 	if err != nil {
 		return false, err
 	}
-	ok, err := s.checkReserved(ctx, email, check)
+	ok, err := s.checkReserved(ctx, b, email, check)
 	if ok || err != nil {
 		if taken := s.takeBackFailure(ctx, id); taken != nil && err == nil {
 			err = taken
@@ -45,11 +47,11 @@ func (s *Service) attempt(ctx context.Context, email string, u *User, factor str
 
 // checkReserved runs check unless the email or the source address is
 // past its limit, counting the failure just reserved.
-func (s *Service) checkReserved(ctx context.Context, email string, check func() (bool, error)) (bool, error) {
+func (s *Service) checkReserved(ctx context.Context, b failureBucket, email string, check func() (bool, error)) (bool, error) {
 	var throttled error
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
-		throttled, err = s.throttled(ctx, tx, email)
+		throttled, err = s.throttled(ctx, tx, b, email)
 		return err
 	})
 	if err != nil {
@@ -69,14 +71,14 @@ func (s *Service) checkReserved(ctx context.Context, email string, check func() 
 	return ok, nil
 }
 
-// reserveFailure records a failure for email from the request's source
-// address and returns its id.
-func (s *Service) reserveFailure(ctx context.Context, email string) (int64, error) {
+// reserveFailure records a failure for email in bucket b from the
+// request's source address and returns its id.
+func (s *Service) reserveFailure(ctx context.Context, b failureBucket, email string) (int64, error) {
 	var id int64
 	now := s.now()
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		id, err = tx.AddSignInFailure(s.failureKey(email), throttleAddress(ActorFrom(ctx).IP), now, now.Add(-SignInFailureWindow))
+		id, err = tx.AddSignInFailure(s.failureKey(b, email), throttleAddress(ActorFrom(ctx).IP), now, now.Add(-SignInFailureWindow))
 		return err
 	})
 	if err != nil {
@@ -89,16 +91,16 @@ func (s *Service) reserveFailure(ctx context.Context, email string) (int64, erro
 // it in lower case under the vault's master key, so that the failures
 // table never holds what was typed into the email box (now and then a
 // password), not even as a plain hash one could test guesses against.
-func (s *Service) failureKey(email string) string {
-	return hexString(s.vault.MAC(failureKeyInput(email)))
+func (s *Service) failureKey(b failureBucket, email string) string {
+	return hexString(s.vault.MAC(b.keyInput(email)))
 }
 
 // failureKeys are email's failure keys under every master key the vault
 // holds: during a master key rotation, instances on the old and the new
 // active key record an email's failures under different keys, and each
 // counts both, so the limit holds across them.
-func (s *Service) failureKeys(email string) []string {
-	macs := s.vault.MACs(failureKeyInput(email))
+func (s *Service) failureKeys(b failureBucket, email string) []string {
+	macs := s.vault.MACs(b.keyInput(email))
 	keys := make([]string, len(macs))
 	for i, mac := range macs {
 		keys[i] = hexString(mac)
@@ -106,9 +108,36 @@ func (s *Service) failureKeys(email string) []string {
 	return keys
 }
 
-// failureKeyInput is what an email's failure key authenticates.
-func failureKeyInput(email string) []byte {
-	return []byte("sign-in failure\x00" + strings.ToLower(strings.TrimSpace(email)))
+// failureBucket is what a failure is counted with: a password's, or a
+// second factor's.
+type failureBucket struct {
+	label string // what the failure key authenticates before the email
+	// anywhere counts the email's failures from every address against
+	// SignInFailureLimit: a second factor is reached only with the right
+	// password, so a stranger cannot lock its owner out by failing it, and
+	// its guesses are not multiplied by the guesser's networks.
+	anywhere bool
+}
+
+// The failure buckets: passwords (the key's label from before second
+// factors were counted apart, so that failures recorded then still
+// count), and second-factor codes.
+var (
+	passwordFailures     = failureBucket{label: "sign-in failure"}
+	secondFactorFailures = failureBucket{label: "second-factor failure", anywhere: true}
+)
+
+// bucketOf is the bucket of a check of factor.
+func bucketOf(factor string) failureBucket {
+	if factor == factorTOTP {
+		return secondFactorFailures
+	}
+	return passwordFailures
+}
+
+// keyInput is what an email's failure key in b authenticates.
+func (b failureBucket) keyInput(email string) []byte {
+	return []byte(b.label + "\x00" + strings.ToLower(strings.TrimSpace(email)))
 }
 
 // takeBackFailure deletes a reserved failure that did not happen.
@@ -121,19 +150,20 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 
 // throttled is the refusal of an attempt for email whose reserved
 // failure makes more than SignInFailureLimit within SignInFailureWindow
-// for the email from the request's source address (from anywhere when
-// the address is unknown), more than SignInEmailFailureLimit for the
+// for the email in bucket b from the request's source address (from
+// anywhere when the address is unknown, or b counts from anywhere), more
+// than SignInEmailFailureLimit for the
 // email from all addresses, or more than SignInIPFailureLimit for the
 // address whatever the email; nil when it may go on. Failures count for
 // unknown emails too, so no answer tells whether an email has an account.
-func (s *Service) throttled(ctx context.Context, tx Tx, email string) (refusal, err error) {
+func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email string) (refusal, err error) {
 	since := s.now().Add(-SignInFailureWindow)
 	ip := throttleAddress(ActorFrom(ctx).IP)
-	all, fromIP, err := tx.CountSignInFailures(s.failureKeys(email), ip, since)
+	all, fromIP, err := tx.CountSignInFailures(s.failureKeys(b, email), ip, since)
 	if err != nil {
 		return nil, err
 	}
-	if ip == "" {
+	if ip == "" || b.anywhere {
 		fromIP = all
 	}
 	if fromIP > SignInFailureLimit || all > SignInEmailFailureLimit {

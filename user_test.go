@@ -254,6 +254,59 @@ func TestALockoutHoldsWhereTheFailuresCameFrom(t *testing.T) {
 	})
 }
 
+// TestSecondFactorGuessesAreCountedApart: wrong passwords from a
+// stranger's network do not hold up the owner's second factor, and wrong
+// second-factor codes are limited to SignInFailureLimit for the email
+// from every network together: one who has the password gets no more
+// code guesses from more networks (a verification sweep found them
+// multiplied tenfold by the per-network limit).
+func TestSecondFactorGuessesAreCountedApart(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		m := env.Onboard()
+		newStaff(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		owner := from("203.0.113.7")
+		in, _ := env.Service.SignIn(owner, "admin@example.com", staffPassword)
+		ss, err := env.Service.StaffSession(owner, in.Token, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := env.Service.BeginTOTP(owner, ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.ConfirmTOTP(owner, ss, paylink.TOTPCode(secret, env.Clock.Now()), staffPassword); err != nil {
+			t.Fatal(err)
+		}
+		pending := func() *paylink.StaffSession {
+			t.Helper()
+			in, err := env.Service.SignIn(owner, "admin@example.com", staffPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss, err := env.Service.StaffSession(owner, in.Token, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ss
+		}
+		for range paylink.SignInFailureLimit {
+			env.Service.SignIn(from("198.51.100.66"), "admin@example.com", "wrong password!!")
+		}
+		env.Clock.Advance(31 * time.Second) // a new code
+		if err := env.Service.VerifySecondFactor(owner, pending(), paylink.TOTPCode(secret, env.Clock.Now())); err != nil {
+			t.Errorf("the owner's code after a stranger's wrong passwords: got %v, want a session", err)
+		}
+		ss = pending()
+		for n := range paylink.SignInFailureLimit { // one wrong code from each of ten networks
+			env.Service.VerifySecondFactor(from(fmt.Sprintf("192.0.2.%d", n+1)), ss, "000000")
+		}
+		env.Clock.Advance(31 * time.Second)
+		if err := env.Service.VerifySecondFactor(from("192.0.2.99"), ss, paylink.TOTPCode(secret, env.Clock.Now())); code(err) != paylink.CodeSignInThrottled {
+			t.Errorf("a code after %d wrong ones from %d networks: got %v, want %s", paylink.SignInFailureLimit, paylink.SignInFailureLimit, err, paylink.CodeSignInThrottled)
+		}
+	})
+}
+
 // TestSignInFailuresKeepNoTypedEmail: a failed sign-in is recorded under
 // a hash of the email typed, so a password typed into the email box is
 // not written to the database, and the throttle counts an address

@@ -610,6 +610,39 @@ func TestBalancesVariancesBounded(t *testing.T) {
 	})
 }
 
+// TestTheNewestRunsVariancesComeFirst: of two runs a microsecond apart
+// whose time-ordered ids differ in 'Z' and 'a', the newer one's variance
+// is the newest, on both engines: on PostgreSQL with a linguistic
+// collation (the tests' clusters are en-US) the older came first, until
+// migration 0039 made the run ids compare byte-wise.
+func TestTheNewestRunsVariancesComeFirst(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		ref := purchase(t, env, m, "10.00", false)
+		day := env.Clock.Now().UTC().Format(time.DateOnly)
+		us := env.Clock.Now().UnixMicro()                                     // the id's last time digit is the microsecond's base62 digit
+		env.Clock.Advance(time.Duration((35-us%62+62)%62) * time.Microsecond) // 'Z', then 'a'
+		ctx := context.Background()
+		var newer string
+		for _, amount := range []int64{111, 222} {
+			r, err := env.Service.Reconcile(ctx, "acquirer.csv", []paylink.AcquirerRecord{{Line: 2, Date: day, Reference: ref, Currency: "AUD", Amount: amount}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			newer = r.ID
+			env.Clock.Advance(time.Microsecond)
+		}
+		vs, err := env.Service.MerchantVariances(ctx, m.Merchant, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 1 || vs[0].Run != newer {
+			t.Errorf("the newest variance: got %v, want the newer run %s's", vs, newer)
+		}
+	})
+}
+
 // TestAVarianceReportedAgainIsListedOnce: a file reconciled twice
 // reports its variance twice; the balances page lists it once, from the
 // newer run, saying how many runs reported it, where it listed each copy.

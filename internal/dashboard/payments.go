@@ -264,7 +264,7 @@ func backParam(r *http.Request, base string) string {
 	if q = nonEmpty(q); err != nil || len(q) == 0 {
 		return ""
 	}
-	return linkWith(q, base, nil)
+	return linkWith(maskedValues(q), base, nil)
 }
 
 // maskedValues is q with every card number in its values masked, as
