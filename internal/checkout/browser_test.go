@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/browsertest"
 	"github.com/paylink/paylink/internal/pgtest"
 )
@@ -92,4 +93,19 @@ func fitsPhone(t *testing.T, ctx context.Context) {
 		t.Errorf("page width at a 320 px viewport: got %d (%v), want at most 320", width, err)
 	}
 	browsertest.Run(t, ctx, "reset viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// eachJSMode opens a new AUD 10.50 link of m on its hosted page in a
+// fresh tab, with JavaScript and without, and runs test there.
+func eachJSMode(t *testing.T, env *apitest.Env, m *apitest.Merchant, test func(t *testing.T, ctx context.Context, r apitest.Response, js bool)) {
+	t.Helper()
+	chromium.Need(t)
+	for _, mode := range jsModes {
+		t.Run(mode.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, mode.js)
+			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
+			test(t, ctx, r, mode.js)
+		})
+	}
 }

@@ -1,12 +1,15 @@
 package checkout_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/browsertest"
 )
 
@@ -71,9 +74,9 @@ func TestBrowserWalletsAndZip(t *testing.T) {
 		name, button, paid string
 		js                 bool
 	}{
-		{"Apple Pay", `button[formaction$="/wallet/applepay"]`, "AUD 10.63 paid with Apple Pay", true},
-		{"Google Pay", `button[formaction$="/wallet/googlepay"]`, "AUD 10.63 paid with Google Pay", false},
-		{"Zip", `button[formaction$="/zip"]`, "AUD 10.50 paid with Zip", true},
+		{"Apple Pay", `form[action$="/wallet/applepay"] button`, "AUD 10.63 paid with Apple Pay", true},
+		{"Google Pay", `form[action$="/wallet/googlepay"] button`, "AUD 10.63 paid with Google Pay", false},
+		{"Zip", `form[action$="/zip"] button`, "AUD 10.50 paid with Zip", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +93,21 @@ func TestBrowserWalletsAndZip(t *testing.T) {
 			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid", tt.paid)
 		})
 	}
+}
+
+// TestBrowserEnterPaysWithTheCard: pressing Enter in a card field pays
+// with the card typed, not with the first wallet's button (the form's
+// default button, before each wallet had a form of its own), with and
+// without JavaScript.
+func TestBrowserEnterPaysWithTheCard(t *testing.T) {
+	env := start(t)
+	eachJSMode(t, env, env.Onboard(), func(t *testing.T, ctx context.Context, _ apitest.Response, _ bool) {
+		fillCard(t, ctx, cardOK)
+		if _, err := chromedp.RunResponse(ctx, chromedp.SendKeys(chromedp.ID("card_cvc"), kb.Enter)); err != nil {
+			t.Fatalf("press Enter in the security code: %v", err)
+		}
+		browsertest.WantText(t, ctx, "after Enter", "Thank you, this link has been paid", "paid with Visa ending 1111")
+	})
 }
 
 // browserZone is the time zone the browser is given, so that the zone the

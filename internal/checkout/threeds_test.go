@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/browsertest"
@@ -161,27 +159,21 @@ func TestThreeDSFailureLetsTheCustomerRetry(t *testing.T) {
 // TestBrowserThreeDSChallenge pays with the challenge card in Chromium,
 // audits the challenge page, authenticates and sees success.
 func TestBrowserThreeDSChallenge(t *testing.T) {
-	chromium.Need(t)
 	env := start(t)
 	m := env.Onboard()
-	for _, mode := range jsModes {
-		t.Run(mode.name, func(t *testing.T) {
-			r := link(t, env, m, "10.50", nil)
-			ctx := tab(t, mode.js)
-			browsertest.Run(t, ctx, "open link", chromedp.Navigate(r.Str("url")))
-			fillCard(t, ctx, card3DS)
-			browsertest.Submit(t, ctx, "pay")
-			browsertest.WantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment", "Acme Coffee")
-			if mode.js {
-				audit(t, ctx, "the 3-D Secure challenge page")
-			}
-			browsertest.SubmitCSS(t, ctx, `button[value="success"]`)
-			browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid")
-			if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" {
-				t.Errorf("got link %s, want paid", st.Raw)
-			}
-		})
-	}
+	eachJSMode(t, env, m, func(t *testing.T, ctx context.Context, r apitest.Response, js bool) {
+		fillCard(t, ctx, card3DS)
+		browsertest.Submit(t, ctx, "pay")
+		browsertest.WantText(t, ctx, "challenge", "Your bank asks you to confirm this card payment", "Acme Coffee")
+		if js {
+			audit(t, ctx, "the 3-D Secure challenge page")
+		}
+		browsertest.SubmitCSS(t, ctx, `button[value="success"]`)
+		browsertest.WantText(t, ctx, "success", "Thank you, this link has been paid")
+		if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" {
+			t.Errorf("got link %s, want paid", st.Raw)
+		}
+	})
 }
 
 // TestAbandonedChallengeSaysSo: a challenge the customer never answered,

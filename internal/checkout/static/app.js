@@ -93,9 +93,19 @@
     var tz = document.getElementById("timezone");
     try { tz.value = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { tz.value = ""; }
   }
-  form.addEventListener("submit", function (ev) {
+  // A wallet's or Zip's form carries the details typed in the card form
+  // (its hidden fields hold the page's), and the time zone.
+  function carryDetails(wf) {
+    for (var i = 0; i < wf.elements.length; i++) {
+      var el = wf.elements[i], from = form.elements[el.name];
+      if (el.type === "hidden" && el.name !== "csrf" && from) { el.value = from.value; }
+    }
+  }
+  document.addEventListener("submit", function (ev) {
     setTimezone();
-    if (ev.submitter && ev.submitter.hasAttribute("formaction")) { return; }
+    if (ev.target !== form) { carryDetails(ev.target); }
+  });
+  form.addEventListener("submit", function (ev) {
     var holder = document.getElementById("card_holder");
     setError(holder, holder.value.trim() ? "" : "Enter the name on the card.");
     var ok = [checkNumber(true), checkExpiry(), checkCvc(), !!holder.value.trim()];
