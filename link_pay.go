@@ -112,8 +112,9 @@ func (s *Service) PayLink(ctx context.Context, ls *LinkSession, p LinkPayment) (
 // link is held by a 3-D Secure attempt this same browser started and has
 // not finished (the customer pressed Back, or clicked Pay twice), that
 // attempt is cancelled first: it has taken no money, and its customer has
-// chosen to pay again. Another browser's attempt, or one whose
-// authorisation has started, keeps the link (errLinkBusy). On PostgreSQL
+// chosen to pay again. Another browser's attempt, or one the acquirer is
+// still answering (PROCESSING: it may yet be approved, or ask for its
+// challenge), keeps the link (errLinkBusy). On PostgreSQL
 // two such payments at once may each find the other's attempt holding
 // the link once it commits: each cancels what it finds, a few times at
 // most (linkChangeTries).
@@ -141,25 +142,36 @@ func startedBy(t *Transaction, linkID, browser string) bool {
 	return t.PaymentLinkID == linkID && d != nil && browser != "" && SecretMatches(browser, d.BrowserHash)
 }
 
+// OwnLinkAttempt is the attempt holding the session's link when browser
+// started it (a hosted-page card attempt, which keeps its browser's hash:
+// startedBy), nil when the link is free or another browser's attempt
+// holds it. The page reads it when a second payment from the same
+// browser (a double click, a reload of the form's POST) finds the link
+// busy, to wait for the first attempt's outcome and show it.
+func (s *Service) OwnLinkAttempt(ctx context.Context, ls *LinkSession, browser string) (*Transaction, error) {
+	var held *Transaction
+	err := s.store.View(ctx, func(tx Tx) error {
+		l, err := tx.PaymentLink(ls.Link.MerchantID, ls.Link.ID)
+		if err != nil {
+			return err
+		}
+		held, err = claimant(tx, l)
+		return err
+	})
+	if err != nil {
+		return nil, Internal("own link attempt", err)
+	}
+	if held == nil || !startedBy(held, ls.Link.ID, browser) {
+		return nil, nil
+	}
+	return held, nil
+}
+
 // openAttemptOf reports whether t is a 3-D Secure attempt on link linkID,
 // still waiting for its challenge, that browser started.
 func openAttemptOf(t *Transaction, linkID, browser string) bool {
 	return t.Status == StatusRequiresAuthentication && startedBy(t, linkID, browser)
 }
-
-// startingAttemptOf reports whether t is a 3-D Secure attempt on link
-// linkID that browser started and the acquirer is still being asked about
-// (PROCESSING, with --record-processing-first): it cannot be cancelled,
-// but in a moment it has its challenge, or its outcome.
-func startingAttemptOf(t *Transaction, linkID, browser string) bool {
-	return t.Status == StatusProcessing && startedBy(t, linkID, browser) && !t.Details.ThreeDS.ChallengeDone
-}
-
-// errOwnAttemptStarting answers a second payment from the browser whose
-// first is still starting (a double click): the customer waits a moment
-// and pays again, which then cancels the first if it awaits its challenge.
-var errOwnAttemptStarting = Errorf(KindConflict, CodeLinkInProgress,
-	"the payment you started a moment ago is still being set up: wait a few seconds, then press Pay again, which cancels it if it is still waiting for your bank's check")
 
 // cancelOwnAttempt cancels the 3-D Secure attempt holding link l when
 // browser started it and its challenge is still open, and reports whether
@@ -179,10 +191,8 @@ func (s *Service) cancelOwnAttempt(tx Tx, l *PaymentLink, browser string) (bool,
 	case openAttemptOf(held, l.ID, browser):
 	case held.Status != StatusProcessing && held.Status != StatusRequiresAuthentication && held.Status != StatusUnknown:
 		return true, nil // it ended after the link was read: read the link again
-	case startingAttemptOf(held, l.ID, browser):
-		return false, errOwnAttemptStarting
 	default:
-		return false, nil // another browser's attempt, or one being authorised
+		return false, nil // another browser's attempt, or one being authorised (the page waits for its own: OwnLinkAttempt)
 	}
 	held.Details.ThreeDS.fail(ThreeDSCanceled)
 	if err := s.declineAuthentication(tx, held); err != nil && !errors.Is(err, errInProgress) {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
@@ -127,4 +128,40 @@ func TestBrowserLateThreeDSReturn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBrowserDoubleClickOnASlowAcquirer: Pay clicked twice, 300 ms apart,
+// while the acquirer takes 2 seconds to answer. With JavaScript the
+// button is disabled after the first click; without, the second request
+// waits for the first attempt's outcome. Either way the page ends on the
+// payment received, one attempt made.
+func TestBrowserDoubleClickOnASlowAcquirer(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	env.Sandbox.SetDelay(2 * time.Second)
+	eachJSMode(t, env, m, func(t *testing.T, ctx context.Context, r apitest.Response, js bool) {
+		fillCard(t, ctx, cardOK)
+		// Both clicks at the button's place: a query for the button would
+		// wait for the page the first click is loading.
+		browsertest.Run(t, ctx, "show Pay", chromedp.ScrollIntoView(chromedp.ID("pay")))
+		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(r => [r.x + r.width / 2, r.y + r.height / 2])(document.getElementById("pay").getBoundingClientRect())`))
+		if err != nil || len(at) != 2 {
+			t.Fatalf("where Pay is: got %v (%v)", at, err)
+		}
+		click := chromedp.MouseClickXY(at[0], at[1])
+		if js { // clicked from the page, to read the button before the next page can replace it
+			if off, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(b => { b.click(); return b.disabled; })(document.getElementById("pay"))`)); err != nil || !off {
+				t.Errorf("Pay after the first click: got disabled %v (%v), want disabled", off, err)
+			}
+		} else {
+			browsertest.Run(t, ctx, "first click", click)
+		}
+		time.Sleep(300 * time.Millisecond)
+		browsertest.Run(t, ctx, "second click", click)
+		browsertest.Run(t, ctx, "wait for the next page", chromedp.WaitVisible(chromedp.CSS("#paid, #alert, #errsum")))
+		browsertest.WantText(t, ctx, "after two clicks", "Thank you, this link has been paid", "paid with Visa ending 1111")
+		if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("attempts") != "1" {
+			t.Errorf("got link %s, want paid after 1 attempt", st.Raw)
+		}
+	})
 }

@@ -534,6 +534,8 @@ func TestAttemptInProgress(t *testing.T) {
 	m := env.Onboard()
 	r := link(t, env, m, "10.50", nil)
 	hpp, _ := pageURLs(r)
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t) // the page opened before the claim: it shows no form meanwhile
 	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
 		l, err := tx.PaymentLink(m.ID, r.Str("id"))
 		if err != nil {
@@ -545,8 +547,9 @@ func TestAttemptInProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
+	if p := b.get(hpp); !strings.Contains(p.body, "A payment on this link is in progress") || strings.Contains(p.body, `id="payform"`) {
+		t.Errorf("the page while claimed: got %d, want it to say a payment is in progress, without the form:\n%s", p.status, p.body)
+	}
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {
 		t.Fatalf("while claimed: got %d, want 409 in progress", p.status)
 	}

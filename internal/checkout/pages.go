@@ -14,10 +14,14 @@ import (
 )
 
 // show renders the page: the form while the link is payable, else its
-// state (paid with the transaction reference, cancelled, expired).
+// state (paid with the transaction reference, cancelled, expired, or a
+// payment in progress).
 func (h *Handler) show(rq *request) error {
 	v := h.newView(rq)
 	if err := h.fillPaid(rq, v); err != nil {
+		return err
+	}
+	if err := h.fillInProgress(rq, v); err != nil {
 		return err
 	}
 	h.writePage(rq.w, rq.r, http.StatusOK, v, h.cachedPage)
@@ -42,6 +46,25 @@ func (h *Handler) fillPaid(rq *request, v *view) error {
 	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, cur), Surcharge: "None", Method: methodName(t)}
 	if t.Surcharge > 0 {
 		v.Paid.Surcharge = money(t.Surcharge, cur)
+	}
+	return nil
+}
+
+// fillInProgress marks the view of an unpaid link held by an attempt this
+// browser cannot replace (another browser's, or its own the processor is
+// still answering): the page says a payment is in progress rather than
+// offer a form that would be refused. Only a claimed link costs a read.
+func (h *Handler) fillInProgress(rq *request, v *view) error {
+	if v.State != paylink.LinkUnpaid || v.Paid != nil || rq.ls.Link.ClaimedAt.IsZero() {
+		return nil
+	}
+	err := h.svc.CheckLinkPayable(rq.r.Context(), rq.ls, browserOf(rq.r))
+	switch e := paylink.AsError(err); {
+	case err == nil:
+	case e.Code == paylink.CodeLinkInProgress:
+		v.InProgress = true
+	case e.Kind != paylink.KindConflict: // a conflict is the link paid, cancelled or expired since it was read
+		return err
 	}
 	return nil
 }
@@ -81,7 +104,39 @@ func (h *Handler) payCard(rq *request) error {
 		p.Browser = browserOf(rq.r)
 	}
 	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
+	if err != nil && paylink.AsError(err).Code == paylink.CodeLinkInProgress {
+		t, err = h.afterOwnAttempt(rq, p, err)
+	}
 	return h.result(rq, v, t, err)
+}
+
+// afterOwnAttempt answers payment p, refused with busy because an attempt
+// holds the link. When that attempt is this browser's own (a double click
+// or a reload of the form's POST while the processor answers), it waits
+// for its outcome, as a 3-D Secure return does (awaitOutcome), and shows
+// it: paid, declined, or still not confirmed. An own attempt that now
+// waits for its challenge, whose address went to the earlier request, is
+// replaced by p (PayLink cancels it; it has taken no money). With no
+// attempt of its own, p is tried once more, in case the holder has just
+// ended; another browser's attempt leaves it busy.
+func (h *Handler) afterOwnAttempt(rq *request, p paylink.LinkPayment, busy error) (*paylink.Transaction, error) {
+	ctx := rq.r.Context()
+	first, err := h.svc.OwnLinkAttempt(ctx, rq.ls, p.Browser)
+	switch {
+	case err != nil:
+		return nil, err
+	case first == nil:
+		return h.svc.PayLink(ctx, rq.ls, p)
+	}
+	ref := first.Reference
+	first, err = awaitOutcome(ctx, first, func() (*paylink.Transaction, error) { return h.svc.LinkTransaction(ctx, rq.ls, ref) })
+	switch {
+	case err != nil:
+		return nil, err
+	case first.Status == paylink.StatusRequiresAuthentication:
+		return h.svc.PayLink(ctx, rq.ls, p)
+	}
+	return first, nil
 }
 
 // result shows the outcome of an attempt: success and 3-D Secure redirect
@@ -105,6 +160,7 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		// The processor's answer was lost: it may have taken the money.
 		v.Alert = "Payment not confirmed yet: the payment processor has not answered. Do not pay again; " +
 			"the merchant will see the outcome as soon as the processor confirms it."
+		v.InProgress = true // the attempt keeps the link until its outcome is known
 		return h.render(rq, http.StatusOK, v)
 	}
 	v.Alert = notCompleted(t)
@@ -166,6 +222,9 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 	fresh := h.newView(rq)
 	fresh.Form, fresh.Alert = v.Form, sentence(e.Message)
 	if err := h.fillPaid(rq, fresh); err != nil {
+		return err
+	}
+	if err := h.fillInProgress(rq, fresh); err != nil {
 		return err
 	}
 	if e.Kind == paylink.KindRateLimited {

@@ -40,8 +40,8 @@ func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
 	r := link(t, env, m, "10.50", nil)
 	hpp, _ := pageURLs(r)
 	id := r.Str("id")
-	first := newBrowser(t, env)
-	csrf := first.get(hpp).csrf(t)
+	first, second := newBrowser(t, env), newBrowser(t, env)
+	csrf, secondCSRF := first.get(hpp).csrf(t), second.get(hpp).csrf(t) // pages opened before the attempt
 	env.Sandbox.SetSilent(true)
 	if p := first.post(hpp, cardForm(csrf, cardOK)); !strings.Contains(p.body, "Payment not confirmed yet") {
 		t.Fatalf("the first attempt: got %d, want its answer lost\n%s", p.status, p.body)
@@ -53,8 +53,7 @@ func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
 	env.Clock.Advance(env.Service.Config().AuthenticationTimeout)
 	env.Sandbox.SetSilent(false) // answering again; recovery has not asked since
 
-	second := newBrowser(t, env)
-	if p := second.post(hpp, cardForm(second.get(hpp).csrf(t), cardOK)); p.status == http.StatusSeeOther {
+	if p := second.post(hpp, cardForm(secondCSRF, cardOK)); p.status == http.StatusSeeOther {
 		t.Errorf("another customer's payment: got %d to %s, want it refused", p.status, p.header.Get("Location"))
 	}
 	if c := env.Post("/v5/payment-links/"+id+"/cancel", m, map[string]any{}); c.Status != http.StatusConflict || c.Str("response_code") != "payment_link_in_progress" {

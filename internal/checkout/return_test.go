@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
@@ -94,11 +95,12 @@ func TestPayingAgainCancelsTheBrowsersOwnAttempt(t *testing.T) {
 func payAgainFromTheSameBrowser(t *testing.T, env *apitest.Env) {
 	m := env.Onboard()
 	r, hpp, b, csrf := openPage(t, env, m)
+	other := newBrowser(t, env) // its page opened before the attempt: it shows no form meanwhile
+	otherCSRF := other.get(hpp).csrf(t)
 	firstPay := b.post(hpp, cardForm(csrf, card3DS))
 	first := challengeRef(t, firstPay)
 
-	other := newBrowser(t, env)
-	if p := other.post(hpp, cardForm(other.get(hpp).csrf(t), cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "in progress") {
+	if p := other.post(hpp, cardForm(otherCSRF, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "in progress") {
 		t.Errorf("another browser during the attempt: got %d, want 409 in progress", p.status)
 	}
 	if tr := transaction(t, env, m, first); tr.Status != paylink.StatusRequiresAuthentication {
@@ -184,33 +186,94 @@ func (p *gatedProcessor) Authorize(ctx context.Context, req paylink.AuthRequest)
 	return p.Sandbox.Authorize(ctx, req)
 }
 
-// TestSecondClickWhileTheFirstStartsSaysToWait: with the attempt recorded
-// PROCESSING before the acquirer is asked (--record-processing-first), a
-// second click that arrives while the first is being set up cannot cancel
-// it (the acquirer has it); it is told to wait and press Pay again, and
-// that later payment cancels the first, which by then awaits its
-// challenge.
-func TestSecondClickWhileTheFirstStartsSaysToWait(t *testing.T) {
+// gatedPage opens a link's page on a site whose acquirer holds the first
+// authorisation until gate is closed, with every attempt recorded
+// PROCESSING first (--record-processing-first): a slow acquirer. first
+// pays with number from the page's browser; it returns when the attempt
+// holds the link and the acquirer has it.
+func gatedPage(t *testing.T, number string) (env *apitest.Env, m *apitest.Merchant, r apitest.Response, hpp string, b *browser, csrf string, gate chan struct{}, first <-chan page) {
+	t.Helper()
 	proc := &gatedProcessor{asked: make(chan struct{}), gate: make(chan struct{})}
-	env := apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}})
-	m := env.Onboard()
-	r, hpp, b, csrf := openPage(t, env, m)
+	env = apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}})
+	m = env.Onboard()
+	r, hpp, b, csrf = openPage(t, env, m)
 	firstClick := make(chan page, 1)
-	go func() { firstClick <- b.post(hpp, cardForm(csrf, card3DS)) }()
+	go func() { firstClick <- b.post(hpp, cardForm(csrf, number)) }()
 	<-proc.asked
+	return env, m, r, hpp, b, csrf, proc.gate, firstClick
+}
+
+// TestSecondClickWhileTheFirstIsSlowSaysInProgress: a second click (or a
+// reload) while the acquirer has not answered the first within the
+// page's wait cannot cancel the first (the acquirer has it) and is no
+// second attempt: it says the payment is not confirmed yet and that one
+// is in progress, without a form, as the page does to every browser
+// meanwhile. Once the first waits for its challenge, its own browser may
+// pay again, which cancels it.
+func TestSecondClickWhileTheFirstIsSlowSaysInProgress(t *testing.T) {
+	env, m, r, hpp, b, csrf, gate, firstClick := gatedPage(t, card3DS)
 	second := b.post(hpp, cardForm(csrf, card3DS))
-	close(proc.gate)
-	if second.status != http.StatusConflict || !strings.Contains(second.body, "still being set up") {
-		t.Errorf("second click: got %d, want 409 telling the customer to wait and pay again", second.status)
+	inProgress := func(who string, p page) {
+		t.Helper()
+		if p.status != http.StatusOK || !strings.Contains(p.body, "A payment on this link is in progress") || strings.Contains(p.body, `id="payform"`) {
+			t.Errorf("%s: got %d, want 200 saying a payment is in progress, without the form:\n%s", who, p.status, p.body)
+		}
 	}
+	inProgress("second click", second)
+	if !strings.Contains(second.body, "not confirmed yet") {
+		t.Errorf("second click: want it to say the payment is not confirmed yet:\n%s", second.body)
+	}
+	inProgress("the page in the same browser", b.get(hpp))
+	inProgress("the page in another browser", newBrowser(t, env).get(hpp))
+	close(gate)
 	first := challengeRef(t, <-firstClick)
+	if p := b.get(hpp); !strings.Contains(p.body, `id="payform"`) {
+		t.Errorf("the page while its own challenge is open: got %d, want the form (paying again cancels the challenge):\n%s", p.status, p.body)
+	}
 	if paid := b.post(hpp, cardForm(csrf, cardOK)); paid.status != http.StatusSeeOther {
 		t.Fatalf("paying again: got %d, want 303", paid.status)
 	}
 	if tr := transaction(t, env, m, first); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSCanceled {
 		t.Errorf("the first attempt: got %s (%+v), want DECLINED, canceled", tr.Status, tr.Details.ThreeDS)
 	}
-	if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("transaction_reference") == first {
-		t.Errorf("got link %s, want paid by the later payment", st.Raw)
+	if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("transaction_reference") == first || st.Str("attempts") != "2" {
+		t.Errorf("got link %s, want paid by the later payment, after 2 attempts", st.Raw)
 	}
+}
+
+// TestSecondClickShowsTheFirstsOutcome: a second click while the acquirer
+// answers the first (a double click on a slow acquirer) waits for the
+// first's outcome: a card approved shows the paid page, no second attempt
+// made; a first that asks for its challenge is replaced by the second
+// click's payment, which leads to its own challenge.
+func TestSecondClickShowsTheFirstsOutcome(t *testing.T) {
+	t.Run("approved", func(t *testing.T) {
+		env, m, r, hpp, b, csrf, gate, firstClick := gatedPage(t, cardOK)
+		time.AfterFunc(300*time.Millisecond, func() { close(gate) })
+		second := b.post(hpp, cardForm(csrf, cardOK))
+		if second.status != http.StatusSeeOther || second.header.Get("Location") != strings.TrimPrefix(hpp, env.Server.URL) {
+			t.Errorf("second click: got %d to %q, want 303 to the paid page:\n%s", second.status, second.header.Get("Location"), second.body)
+		}
+		if p := <-firstClick; p.status != http.StatusSeeOther {
+			t.Errorf("first click: got %d, want 303", p.status)
+		}
+		if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "paid" || st.Str("attempts") != "1" {
+			t.Errorf("got link %s, want paid after 1 attempt", st.Raw)
+		}
+	})
+	t.Run("challenge", func(t *testing.T) {
+		env, m, r, hpp, b, csrf, gate, firstClick := gatedPage(t, card3DS)
+		time.AfterFunc(300*time.Millisecond, func() { close(gate) })
+		second := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
+		first := challengeRef(t, <-firstClick)
+		if tr := transaction(t, env, m, first); tr.Status != paylink.StatusDeclined || tr.Details.ThreeDS.Reason != paylink.ThreeDSCanceled {
+			t.Errorf("the first attempt: got %s (%+v), want DECLINED, canceled", tr.Status, tr.Details.ThreeDS)
+		}
+		if tr := transaction(t, env, m, second); tr.Status != paylink.StatusRequiresAuthentication {
+			t.Errorf("the second attempt: got %s, want REQUIRES_AUTHENTICATION", tr.Status)
+		}
+		if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "unpaid" || st.Str("attempts") != "2" {
+			t.Errorf("got link %s, want unpaid after 2 attempts", st.Raw)
+		}
+	})
 }

@@ -32,6 +32,7 @@ type view struct {
 	Errors      map[string]string
 	Alert       string // a decline, a conflict or a rate limit, announced
 	Paid        *paidView
+	InProgress  bool // an attempt this browser cannot replace holds the link: no form
 	Wallets     []walletView
 	Zip         bool
 	Sheet       *sheetView // the simulated wallet sheet or Zip approval

@@ -12,6 +12,7 @@
   var totalEl = document.getElementById("total");
   var payTotal = document.getElementById("pay-total");
   var hint = document.getElementById("pay-hint");
+  var pay = document.getElementById("pay");
   var lastQuoted = "";
 
   function digits(s) { return s.replace(/[\s-]/g, ""); }
@@ -110,7 +111,10 @@
     setError(holder, holder.value.trim() ? "" : "Enter the name on the card.");
     var ok = [checkNumber(true), checkExpiry(), checkCvc(), !!holder.value.trim()];
     var first = [num, exp, cvc, holder].filter(function (el, i) { return !ok[i]; })[0];
-    if (first) { ev.preventDefault(); first.focus(); }
+    if (first) { ev.preventDefault(); first.focus(); return; }
+    pay.disabled = true; // a second click would only wait for this payment
   });
+  // A page restored from the back-forward cache can be sent again.
+  window.addEventListener("pageshow", function () { pay.disabled = false; });
   if (num.value) { checkNumber(false); }
 }());
