@@ -187,3 +187,39 @@ func TestBrowserLiveValidation(t *testing.T) {
 		t.Errorf("got %s attempts, want 0: the form must not be sent", st.Str("attempts"))
 	}
 }
+
+// TestBrowserLongReferenceFitsAPhone: a merchant reference of 108
+// characters without a space wraps in the order summary instead of making
+// each page scroll sideways on a phone: the hosted page, its decline, the
+// wallet sheet, Zip's page and the virtual terminal.
+func TestBrowserLongReferenceFitsAPhone(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", map[string]any{"merchantReference": "ORDER-" + strings.Repeat("0123456789", 10) + "AB"})
+	pages := []struct {
+		name string
+		open func(t *testing.T, ctx context.Context)
+	}{
+		{"hosted page", func(*testing.T, context.Context) {}},
+		{"decline", func(t *testing.T, ctx context.Context) {
+			fillCard(t, ctx, cardDecline)
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "decline", "Payment not completed")
+		}},
+		{"wallet sheet", func(t *testing.T, ctx context.Context) {
+			browsertest.SubmitCSS(t, ctx, `form[action$="/wallet/applepay"] button`)
+		}},
+		{"Zip", func(t *testing.T, ctx context.Context) { browsertest.SubmitCSS(t, ctx, `form[action$="/zip"] button`) }},
+		{"virtual terminal", func(t *testing.T, ctx context.Context) { browsertest.Navigate(t, ctx, r.Str("virtual_terminal_url")) }},
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			ctx := tab(t, true)
+			browsertest.Navigate(t, ctx, r.Str("url"))
+			p.open(t, ctx)
+			browsertest.WantText(t, ctx, "the page", "0123456789AB")
+			fitsPhone(t, ctx)
+		})
+	}
+}
