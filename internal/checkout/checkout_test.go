@@ -42,6 +42,41 @@ func transaction(t *testing.T, env *apitest.Env, m *apitest.Merchant, ref string
 	return tr
 }
 
+// TestTerminalTurnsAutocompleteOff: the virtual terminal's card and
+// customer fields carry autocomplete="off" (the browser is the agent's:
+// its saved cards are not the customer's, and it would offer to save each
+// customer's card); the hosted page keeps the tokens that fill in the
+// customer's own details.
+func TestTerminalTurnsAutocompleteOff(t *testing.T) {
+	env := start(t)
+	hpp, vt := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b := newBrowser(t, env)
+	inputs, idOf, tokenOf := regexp.MustCompile(`<input [^>]*>`), regexp.MustCompile(` id="([^"]+)"`), regexp.MustCompile(` autocomplete="([^"]*)"`)
+	for _, tt := range []struct {
+		url  string
+		want map[string]string // autocomplete by field id
+	}{
+		{hpp, map[string]string{"card_number": "cc-number", "card_expiry": "cc-exp", "card_cvc": "cc-csc", "card_holder": "cc-name",
+			"first_name": "given-name", "email": "email", "postcode": "postal-code"}},
+		{vt, map[string]string{"card_number": "off", "card_expiry": "off", "card_cvc": "off", "card_holder": "off",
+			"first_name": "off", "last_name": "off", "email": "off", "phone": "off", "address": "off", "address2": "off",
+			"city": "off", "state": "off", "postcode": "off", "country_code": "off", "customer_reference": "off", "invoice_number": "off"}},
+	} {
+		got := map[string]string{}
+		for _, in := range inputs.FindAllString(b.get(tt.url).body, -1) {
+			id, token := idOf.FindStringSubmatch(in), tokenOf.FindStringSubmatch(in)
+			if id != nil && token != nil {
+				got[id[1]] = token[1]
+			}
+		}
+		for id, want := range tt.want {
+			if got[id] != want {
+				t.Errorf("%s: #%s autocomplete got %q, want %q", tt.url, id, got[id], want)
+			}
+		}
+	}
+}
+
 func TestPagesRenderSafely(t *testing.T) {
 	env := start(t)
 	m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = `Bob's <b>Bikes</b> & "Co"` })

@@ -112,6 +112,18 @@ func money(minor int64, cur paylink.Currency) string {
 	return cur.Code + " " + paylink.FormatAmount(minor, cur)
 }
 
+// autocomplete is a card or customer field's autocomplete token: the
+// customer's browser fills in their own details, but in the virtual
+// terminal the browser is the agent's, whose saved cards and addresses
+// are not the customer's, and which would offer to save each customer's
+// card: "off" there.
+func autocomplete(vt bool, token string) string {
+	if vt {
+		return "off"
+	}
+	return token
+}
+
 // errFor returns the error of a form field, "" when none.
 func errFor(errs map[string]string, field string) string { return errs[field] }
 
