@@ -223,3 +223,24 @@ func TestBrowserLongReferenceFitsAPhone(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserStaleSurchargeIsCleared: an Amex number quotes its surcharge;
+// edited into an incomplete Visa number, the brand reads Visa and the
+// summary and the Pay button drop the Amex quote.
+func TestBrowserStaleSurchargeIsCleared(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.00", nil)
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	browsertest.Run(t, ctx, "type an Amex number", chromedp.SendKeys(chromedp.ID("card_number"), "378282246310005"))
+	waitTotal(t, ctx, "AUD 10.25")
+	browsertest.Run(t, ctx, "edit it into a Visa number", chromedp.Evaluate[chromedp.Void](`document.getElementById("card_number").value = ""`),
+		chromedp.SendKeys(chromedp.ID("card_number"), "41111111"))
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["brand", "surcharge", "total", "pay-total"].map(id => document.getElementById(id).textContent)`))
+	want := []string{"Visa", "Shown when you enter your card", "AUD 10.00", "AUD 10.00 + card surcharge"}
+	if err != nil || strings.Join(page, "|") != strings.Join(want, "|") {
+		t.Errorf("after the edit: got brand, surcharge, total and Pay %q (%v), want %q", page, err, want)
+	}
+}

@@ -14,6 +14,7 @@
   var hint = document.getElementById("pay-hint");
   var pay = document.getElementById("pay");
   var lastQuoted = "";
+  var unquoted = [surchargeEl.textContent, totalEl.textContent, payTotal.textContent, hint ? hint.textContent : ""];
 
   function digits(s) { return s.replace(/[\s-]/g, ""); }
   function luhn(s) {
@@ -47,6 +48,7 @@
     brandEl.textContent = s.length >= 2 ? brand(s) : "";
     if (!/^\d*$/.test(s)) { setError(num, "Use digits only."); return false; }
     if (luhn(s) && brand(s)) { setError(num, ""); quote(s); return true; }
+    unquote();
     if (final || s.length >= 16) { setError(num, s ? "This card number is not valid." : "Enter the card number."); }
     return false;
   }
@@ -64,6 +66,14 @@
     setError(cvc, ok ? "" : "Enter the 3 or 4 digit security code.");
     return ok;
   }
+  // unquote puts back the summary the page came with: no card, no surcharge.
+  function unquote() {
+    lastQuoted = "";
+    surchargeEl.textContent = unquoted[0];
+    totalEl.textContent = unquoted[1];
+    payTotal.textContent = unquoted[2];
+    if (hint) { hint.textContent = unquoted[3]; }
+  }
   function quote(s) {
     if (s === lastQuoted || !window.fetch) { return; }
     lastQuoted = s;
@@ -72,12 +82,13 @@
       headers: { "Content-Type": "application/json", "X-CSRF-Token": form.getAttribute("data-csrf") },
       body: JSON.stringify({ card_number: s })
     }).then(function (r) { return r.ok ? r.json() : null; }).then(function (q) {
-      if (!q || s !== lastQuoted) { return; }
+      if (s !== lastQuoted) { return; }
+      if (!q) { unquote(); return; }
       surchargeEl.textContent = q.surcharge + (q.percent !== "0" ? " (" + q.percent + "%, " + q.brand_name + ")" : "");
       totalEl.textContent = q.total;
       payTotal.textContent = q.total;
       if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
-    }).catch(function () { lastQuoted = ""; });
+    }).catch(function () { if (s === lastQuoted) { unquote(); } });
   }
   num.addEventListener("input", function () { checkNumber(false); });
   num.addEventListener("blur", function () { checkNumber(true); });
