@@ -189,6 +189,13 @@ var ErrNotFound = errors.New("not found")
 // retried.
 var ErrUnavailable = errors.New("database unavailable")
 
+// ErrCommitUnanswered marks a store error for a transaction whose COMMIT
+// was sent and whose answer was lost (a connection cut, or ended by the
+// server, on the way): it may have committed. An unreachable database
+// before the COMMIT, or one that answered it with an error, is not it:
+// nothing was committed. It comes with ErrUnavailable.
+var ErrCommitUnanswered = errors.New("the commit's answer was lost")
+
 // ErrConflict is the store's error for a failed compare-and-set.
 var ErrConflict = errors.New("conflict")
 

@@ -101,7 +101,7 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 	var found *IdempotencyKey
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
-		found, err = tx.ClaimIdempotencyKey(claim, now, now.Add(-IdempotencyRetention))
+		found, err = tx.ClaimIdempotencyKey(claim, takeOverBefore(requestHash, now), now.Add(-IdempotencyRetention))
 		return err
 	})
 	switch {
@@ -113,8 +113,8 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "this Idempotency-Key was already used with a different request")
 	case found.Status == 0 && !now.Before(found.LockedUntil):
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "an earlier request with this Idempotency-Key never finished, and it may have completed: "+
-			"look the payment up (by invoice number, or by the reference a transaction_token_used answer names) before trying again; "+
-			"only the same request with the same transaction token takes the key over")
+			"look it up (a payment by its invoice number, or by the reference a transaction_token_used answer names; a payment link by its merchantReference) "+
+			"before trying again under a new key; only the same payment request with the same transaction token takes the key over")
 	case found.Status == 0:
 		return nil, &Error{Kind: KindConflict, Code: CodeIdempotencyConflict, Err: ErrKeyInProgress,
 			Message: "a request with this Idempotency-Key is still in progress; retry later"}
@@ -125,6 +125,22 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 		}
 	}
 	return found, nil
+}
+
+// takeOverBefore is when an unfinished claim of the same request must
+// have ended its lock for requestHash's request to take the key over:
+// now for a request that spends a transaction token (the two halves of
+// its fingerprint differ: the second leaves the token out), which then
+// meets that token spent, or not, by the attempt that never finished;
+// never (the zero time) for one that spends none, a payment link or card
+// token created, which would be made a second time if the first had
+// committed unseen (ErrCommitInDoubt). Its retry gets "never finished".
+func takeOverBefore(requestHash []byte, now time.Time) time.Time {
+	const half = sha256.Size
+	if len(requestHash) == 2*half && !bytes.Equal(requestHash[:half], requestHash[half:]) {
+		return now
+	}
+	return time.Time{}
 }
 
 // sameRequest reports whether a key's stored fingerprint is hash, one of

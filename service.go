@@ -412,16 +412,18 @@ func outcomeStep(op string, from, to Status) Step {
 // updateCreating is store.Update for fn, a write that spends no
 // transaction token and creates what exists reports on (a payment link, a
 // card token). A database whose answer to the COMMIT was lost (a cut
-// connection) may have committed it, and a retry under the request's
-// Idempotency-Key, released by the 503 of an unreachable database, would
-// create a second one: a money call's spent token stops that retry, and
-// nothing stops this one. So an unreachable database's error is checked
-// by reading again, in a new transaction: what was made is there, and the
-// write succeeded; it is not, and the 503 stands (nothing happened). When
-// it cannot be read, the error is ErrCommitInDoubt, which keeps the key.
+// connection, ErrCommitUnanswered) may have committed it, and a retry
+// under the request's Idempotency-Key, released by the 503 of an
+// unreachable database, would create a second one: a money call's spent
+// token stops that retry, and nothing stops this one. So that error is
+// checked by reading again, in a new transaction: what was made is
+// there, and the write succeeded; it is not, and the 503 stands (nothing
+// happened). When it cannot be read, the error is ErrCommitInDoubt, which
+// keeps the key. Any other error, an outage before the COMMIT included,
+// says that nothing happened.
 func (s *Service) updateCreating(ctx context.Context, fn func(Tx) error, exists func(Tx) (bool, error)) error {
 	err := s.store.Update(ctx, fn)
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, ErrCommitUnanswered) {
 		return err
 	}
 	var found bool

@@ -186,11 +186,12 @@ type Tx interface {
 	AuditEventsAbout(merchantID string, objectIDs []string) ([]*AuditEvent, error)
 
 	// Idempotency keys.
-	// ClaimIdempotencyKey inserts k, or takes over an unfinished key whose
-	// lock expired before now, or a key created before expiredBefore
-	// (past its retention, not yet deleted); otherwise it returns the
-	// stored key with ErrConflict.
-	ClaimIdempotencyKey(k *IdempotencyKey, now, expiredBefore time.Time) (*IdempotencyKey, error)
+	// ClaimIdempotencyKey inserts k, or takes over an unfinished key of
+	// the same request whose lock expired before takeOverBefore (the zero
+	// time: never), or a key created before expiredBefore (past its
+	// retention, not yet deleted); otherwise it returns the stored key
+	// with ErrConflict.
+	ClaimIdempotencyKey(k *IdempotencyKey, takeOverBefore, expiredBefore time.Time) (*IdempotencyKey, error)
 	// FinishIdempotencyKey stores the sealed response of the claim of key
 	// made at claimedAt (its created_at); ErrConflict when that claim is
 	// not there unfinished (a retry took the key over).

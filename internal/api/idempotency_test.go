@@ -175,9 +175,44 @@ func TestARetryWithANewTransactionTokenReplays(t *testing.T) {
 // fingerprint is the API's fingerprint of a purchase body whose token is
 // tok: the body's, then the body's without the token.
 func fingerprint(body []byte, tok string) []byte {
-	full := sha256.Sum256([]byte("POST /v5/purchase?\n" + string(body)))
-	blind := sha256.Sum256([]byte("POST /v5/purchase?\n" + string(bytes.ReplaceAll(body, []byte(`"`+tok+`"`), []byte(`""`)))))
+	return fingerprintOf("/v5/purchase", body, tok)
+}
+
+// fingerprintOf is the fingerprint of a POST to path of body whose
+// transaction token is tok ("" for none).
+func fingerprintOf(path string, body []byte, tok string) []byte {
+	full := sha256.Sum256([]byte("POST " + path + "?\n" + string(body)))
+	blind := full
+	if tok != "" {
+		blind = sha256.Sum256([]byte("POST " + path + "?\n" + string(bytes.ReplaceAll(body, []byte(`"`+tok+`"`), []byte(`""`)))))
+	}
 	return append(full[:], blind[:]...)
+}
+
+// TestAnUnfinishedCreationIsNeverTakenOver: a payment link created under
+// a key whose first attempt never finished (its commit in doubt, or its
+// instance gone) is not created again by the same request after the
+// key's lock: a request that spends no transaction token has nothing to
+// stop a second link, so its retry is 409 "never finished" (a
+// verification sweep made two links this way), on both engines. A money
+// call's retry still takes its key over (TestAnUnfinishedKeyIsNotTakenOverByAnotherToken).
+func TestAnUnfinishedCreationIsNeverTakenOver(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		body, _ := json.Marshal(map[string]any{"amount": "10.00", "currency": "AUD", "merchantReference": "INV-DOUBT"})
+		if _, claim, err := env.Service.BeginIdempotent(context.Background(), m.Merchant, "link-doubt",
+			fingerprintOf("/v5/payment-links", body, "")); err != nil || claim == nil {
+			t.Fatalf("claim: %v, %v", claim, err)
+		}
+		env.Clock.Advance(paylink.IdempotencyLock + time.Second)
+		if res, raw := postKeyTo(t, env, m, "/v5/payment-links", "link-doubt", body); res.StatusCode != http.StatusConflict || !strings.Contains(raw, "never finished") {
+			t.Errorf("the same link request after the lock: got %d %s, want 409 saying the first never finished", res.StatusCode, raw)
+		}
+		if links, err := env.Service.ListLinks(context.Background(), m.Merchant, 10); err != nil || len(links) != 0 {
+			t.Errorf("links made: %d (%v), want none", len(links), err)
+		}
+	})
 }
 
 // TestAnUnfinishedKeyIsNotTakenOverByAnotherToken: an instance claimed a

@@ -582,7 +582,8 @@ func TestAttemptInProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := b.get(hpp); !strings.Contains(p.body, "A payment on this link is in progress") || strings.Contains(p.body, `id="payform"`) {
+	if p := b.get(hpp); !strings.Contains(p.body, "A payment on this link is in progress") || strings.Contains(p.body, `id="payform"`) ||
+		!strings.Contains(p.body, fmt.Sprintf("at most %d minutes", int(paylink.DefaultAuthenticationTimeout.Minutes()))) {
 		t.Errorf("the page while claimed: got %d, want it to say a payment is in progress, without the form:\n%s", p.status, p.body)
 	}
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {

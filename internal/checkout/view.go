@@ -33,6 +33,9 @@ type view struct {
 	Alert       string // a decline, a conflict or a rate limit, announced
 	Paid        *paidView
 	InProgress  bool // an attempt this browser cannot replace holds the link: no form
+	// HoldMinutes is the longest a 3-D Secure attempt left open holds
+	// the link (the service's AuthenticationTimeout), for the notice.
+	HoldMinutes int
 	Wallets     []walletView
 	Zip         bool
 	Sheet       *sheetView // the simulated wallet sheet or Zip approval
@@ -76,6 +79,7 @@ func (h *Handler) newView(rq *request) *view {
 		Trading: m.TradingName, Ref: l.MerchantReference, Subtotal: money(l.Amount, cur),
 		Total: money(l.Amount, cur), NoSurcharge: !l.ApplySurcharge, State: l.State(h.svc.Now()),
 		Form: customerForm(l.Customer), Errors: map[string]string{},
+		HoldMinutes: int(h.svc.Config().AuthenticationTimeout.Minutes()),
 	}
 	v.Title = "Pay " + m.TradingName
 	if v.VT {

@@ -44,12 +44,15 @@ func (h *Handler) balances(rq *request) error {
 	if err != nil {
 		return err
 	}
-	variances, err := h.svc.MerchantVariances(ctx, m, varianceRows+1) // one more: are there older ones?
+	// The most a read may take, collapsed, then cut to the page's rows: a
+	// variance reported by many runs takes one row, not one per run.
+	variances, err := h.svc.MerchantVariances(ctx, m, paylink.MaxMerchantVariances)
 	if err != nil {
 		return err
 	}
-	d := balancesData{Balances: bal, Payouts: payouts, Variances: collapse(variances[:min(len(variances), varianceRows)]),
-		MoreVariances: len(variances) > varianceRows, VarianceRows: varianceRows}
+	rows := collapse(variances)
+	d := balancesData{Balances: bal, Payouts: payouts, Variances: rows[:min(len(rows), varianceRows)],
+		MoreVariances: len(rows) > varianceRows || len(variances) == paylink.MaxMerchantVariances, VarianceRows: varianceRows}
 	rq.render(http.StatusOK, "balances", view{Title: "Balances", Data: d})
 	return nil
 }

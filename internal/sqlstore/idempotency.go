@@ -9,7 +9,7 @@ import (
 
 // ClaimIdempotencyKey inserts a key or takes over an abandoned or
 // expired one.
-func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now, expiredBefore time.Time) (*paylink.IdempotencyKey, error) {
+func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, takeOverBefore, expiredBefore time.Time) (*paylink.IdempotencyKey, error) {
 	res, err := t.exec(`INSERT INTO idempotency_keys (merchant_id, key, request_hash, status, created_at, locked_until)
 		VALUES ($1, $2, $3, 0, $4, $5) ON CONFLICT (merchant_id, key) DO NOTHING`,
 		k.MerchantID, k.Key, k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro())
@@ -25,7 +25,7 @@ func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, now, expiredBefore t
 		SET request_hash = $1, status = 0, response = NULL, response_key_id = '', created_at = $2, locked_until = $3
 		WHERE merchant_id = $4 AND key = $5
 		  AND ((request_hash = $1 AND status = 0 AND locked_until < $6) OR created_at < $7)`,
-		k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, now.UnixMicro(), expiredBefore.UnixMicro())
+		k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, takeOverBefore.UnixMicro(), expiredBefore.UnixMicro())
 	if err == nil {
 		return nil, nil
 	}

@@ -77,10 +77,13 @@ func (s *Store) updatePipelined(ctx context.Context, fn func(paylink.Tx) error) 
 		return err
 	}
 	err = p.commit(ctx)
-	if err != nil && p.pid != 0 && unavailable(err) && !refusedByServer(err) {
+	if err == nil || !unavailable(err) || refusedByServer(err) {
+		return err
+	}
+	if p.pid != 0 {
 		s.awaitServerProcess(ctx, p.pid, p.started)
 	}
-	return err
+	return fmt.Errorf("%w: %w", paylink.ErrCommitUnanswered, err)
 }
 
 // refusedByServer reports whether err is the server's own answer that a
