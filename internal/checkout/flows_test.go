@@ -163,7 +163,8 @@ func TestBrowserVirtualTerminal(t *testing.T) {
 }
 
 // TestBrowserLiveValidation shows errors as the customer types, announced
-// through the fields' live regions, and keeps focus on the first problem.
+// through the fields' live regions, and keeps focus on the first problem
+// in reading order.
 func TestBrowserLiveValidation(t *testing.T) {
 	chromium.Need(t)
 	env := start(t)
@@ -171,6 +172,7 @@ func TestBrowserLiveValidation(t *testing.T) {
 	r := link(t, env, m, "10.50", nil)
 	ctx := tab(t, true)
 	browsertest.Run(t, ctx, "open", chromedp.Navigate(r.Str("url")),
+		chromedp.SendKeys(chromedp.ID("card_holder"), "Jo Citizen"),
 		chromedp.SendKeys(chromedp.ID("card_number"), "4111111111111112"),
 		chromedp.SendKeys(chromedp.ID("card_expiry"), "1"))
 	browsertest.Run(t, ctx, "submit", chromedp.Click(chromedp.ID("pay")))
@@ -182,6 +184,24 @@ func TestBrowserLiveValidation(t *testing.T) {
 	focused, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.id`))
 	if brand != "Visa" || focused != "card_number" {
 		t.Errorf("got brand %q and focus on %q, want Visa and card_number", brand, focused)
+	}
+	// An empty name on card is announced like the other card fields (a
+	// message in its live region, tied to the input by aria-describedby),
+	// and focus goes to the first problem in reading order: the name,
+	// before a bad card number.
+	holder := `(() => { const h = document.getElementById("card_holder");
+		return [document.activeElement.id, h.getAttribute("aria-invalid"), h.getAttribute("aria-describedby"),
+			(document.getElementById(h.getAttribute("aria-describedby")) || {}).textContent].join("|"); })()`
+	for _, number := range []string{cardOK, "4111111111111112"} {
+		browsertest.Run(t, ctx, "no name", chromedp.Navigate(r.Str("url")),
+			chromedp.SendKeys(chromedp.ID("card_number"), number),
+			chromedp.SendKeys(chromedp.ID("card_expiry"), "1239"),
+			chromedp.SendKeys(chromedp.ID("card_cvc"), "123"),
+			chromedp.Click(chromedp.ID("pay")))
+		want := "card_holder|true|card_holder-err|Enter the name on the card."
+		if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](holder)); err != nil || got != want {
+			t.Errorf("card %s, no name: got focus|aria-invalid|aria-describedby|message %q (%v), want %q", number, got, err, want)
+		}
 	}
 	if st := linkState(t, env, m, r.Str("id")); st.Str("attempts") != "0" {
 		t.Errorf("got %s attempts, want 0: the form must not be sent", st.Str("attempts"))

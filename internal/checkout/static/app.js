@@ -4,6 +4,7 @@
   "use strict";
   var form = document.getElementById("payform");
   if (!form) { return; }
+  var holder = document.getElementById("card_holder");
   var num = document.getElementById("card_number");
   var exp = document.getElementById("card_expiry");
   var cvc = document.getElementById("card_cvc");
@@ -42,6 +43,11 @@
     var el = document.getElementById(input.id + "-err");
     if (msg) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
     if (el) { el.textContent = msg; }
+  }
+  function checkHolder() {
+    var ok = holder.value.trim() !== "";
+    setError(holder, ok ? "" : "Enter the name on the card.");
+    return ok;
   }
   function checkNumber(final) {
     var s = digits(num.value);
@@ -118,10 +124,11 @@
     if (ev.target !== form) { carryDetails(ev.target); }
   });
   form.addEventListener("submit", function (ev) {
-    var holder = document.getElementById("card_holder");
-    setError(holder, holder.value.trim() ? "" : "Enter the name on the card.");
-    var ok = [checkNumber(true), checkExpiry(), checkCvc(), !!holder.value.trim()];
-    var first = [num, exp, cvc, holder].filter(function (el, i) { return !ok[i]; })[0];
+    // Every field is checked, and focus goes to the first problem in the
+    // page's reading order.
+    var fields = [holder, num, exp, cvc];
+    var ok = [checkHolder(), checkNumber(true), checkExpiry(), checkCvc()];
+    var first = fields.filter(function (el, i) { return !ok[i]; })[0];
     if (first) { ev.preventDefault(); first.focus(); return; }
     pay.disabled = true; // a second click would only wait for this payment
   });
