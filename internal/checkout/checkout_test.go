@@ -235,7 +235,25 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 	if strings.Contains(p.body, "4111111111111112") {
 		t.Errorf("the card number was rendered back into the page")
 	}
+	// The summary lists the problems in the page's reading order (not by
+	// field name), each naming its field.
+	var got []string
+	for _, m := range summaryItemRE.FindAllStringSubmatch(p.body, -1) {
+		got = append(got, m[1])
+	}
+	want := []string{`href="#email">Email: `, `href="#card_number">Card number: `, `href="#card_expiry">Expiry: `}
+	if len(got) != len(want) {
+		t.Fatalf("error summary: got %q, want %d items starting %q", got, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("error summary item %d: got %q, want it to start %q", i, got[i], want[i])
+		}
+	}
 }
+
+// summaryItemRE matches an item of the error summary.
+var summaryItemRE = regexp.MustCompile(`<li><a (href="#[a-z_0-9]+">[^<]*)</a></li>`)
 
 // A card number typed into another field is refused before the payment
 // and never written back into the page.

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"html/template"
+	"slices"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -95,6 +96,48 @@ func (h *Handler) newView(rq *request) *view {
 		v.Zip = true
 	}
 	return v
+}
+
+// formFields are the form's fields in the page's reading order, with
+// their labels: the order and the names of the error summary.
+var formFields = []formField{
+	{"customer_reference", "Customer reference"}, {"invoice_number", "Invoice number"},
+	{"first_name", "First name"}, {"last_name", "Last name"}, {"email", "Email"}, {"phone", "Phone"},
+	{"card_holder", "Name on card"}, {"card_number", "Card number"}, {"card_expiry", "Expiry"},
+	{"card_cvc", "Security code"}, {"address", "Address"}, {"address2", "Address line 2"},
+	{"city", "City or suburb"}, {"state", "State"}, {"postcode", "Postcode"}, {"country_code", "Country code"},
+}
+
+// formField is a field of the form: its input's name and id, and label.
+type formField struct{ name, label string }
+
+// summaryItem is one line of the error summary: the field's label and
+// problem, linked to its input; a problem with no field of the form has
+// neither ID nor label.
+type summaryItem struct {
+	ID, Label, Message string
+}
+
+// ErrorSummary lists the view's form errors in the page's reading order,
+// each naming its field; any problem with no field of the form comes last.
+func (v *view) ErrorSummary() []summaryItem {
+	var out []summaryItem
+	for _, f := range formFields {
+		if msg, ok := v.Errors[f.name]; ok {
+			out = append(out, summaryItem{ID: f.name, Label: f.label, Message: msg})
+		}
+	}
+	var other []string
+	for name, msg := range v.Errors {
+		if !slices.ContainsFunc(formFields, func(f formField) bool { return f.name == name }) {
+			other = append(other, msg)
+		}
+	}
+	slices.Sort(other) // one order on every rendering
+	for _, msg := range other {
+		out = append(out, summaryItem{Message: msg})
+	}
+	return out
 }
 
 // rates lists the merchant's non-zero surcharge rates.
