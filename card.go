@@ -1,6 +1,7 @@
 package paylink
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -475,6 +476,9 @@ func MaskPAN(pan string) string {
 // four alone.
 const minBINMaskedLength = 15
 
+// ErrCardExpired is CheckExpiry's answer to an expiry date in the past.
+var ErrCardExpired = errors.New("card has expired")
+
 // CheckExpiry validates a month and a two- or four-digit year, returning
 // the four-digit year. A card is valid through the last day of its month.
 func CheckExpiry(month, year int, now time.Time) (int, error) {
@@ -489,7 +493,7 @@ func CheckExpiry(month, year int, now time.Time) (int, error) {
 	}
 	now = now.UTC()
 	if year < now.Year() || (year == now.Year() && month < int(now.Month())) {
-		return 0, fmt.Errorf("card has expired")
+		return 0, ErrCardExpired
 	}
 	if year > now.Year()+50 {
 		return 0, fmt.Errorf("expiry year is too far in the future")

@@ -241,7 +241,8 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 	for _, m := range summaryItemRE.FindAllStringSubmatch(p.body, -1) {
 		got = append(got, m[1])
 	}
-	want := []string{`href="#email">Email: `, `href="#card_number">Card number: `, `href="#card_expiry">Expiry: `}
+	want := []string{`href="#email">Email: `, `href="#card_number">Card number: This card number is not valid.`,
+		`href="#card_expiry">Expiry: Enter the expiry date as MM/YY.`}
 	if len(got) != len(want) {
 		t.Fatalf("error summary: got %q, want %d items starting %q", got, len(want), want)
 	}
@@ -249,6 +250,21 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("error summary item %d: got %q, want it to start %q", i, got[i], want[i])
 		}
+	}
+	// The card fields' problems are in the page's words (the script's),
+	// not the API's ("card number is not valid (Luhn check failed)").
+	f = cardForm(p.csrf(t), cardOK)
+	f.Set("card_expiry", "01/20")
+	f.Set("card_cvc", "12a")
+	p = b.post(hpp, f)
+	for _, w := range []string{`id="card_expiry-err" aria-live="polite">This card has expired.<`,
+		`id="card_cvc-err" aria-live="polite">Enter the 3 or 4 digit security code.<`} {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("expired card, bad security code: got %d, page lacks %q", p.status, w)
+		}
+	}
+	if strings.Contains(p.body, "Luhn") || strings.Contains(p.body, "Must be 3 or 4 digits") {
+		t.Errorf("the page shows the API's words for a card field")
 	}
 }
 

@@ -171,10 +171,29 @@ func formErrors(e *paylink.Error, errs map[string]string, f *formValues) {
 			name = "form"
 		}
 		if _, has := errs[name]; !has {
-			errs[name] = sentence(problem)
+			errs[name] = pageProblem(name, problem)
 		}
 		f.clear(name)
 	}
+}
+
+// pageProblem is the page's words for the Service's problem with form
+// field name. The Service's words are the API's, written for developers
+// ("card number is not valid (Luhn check failed)"); the card fields get
+// the script's, so that the page says the same with JavaScript or without.
+func pageProblem(name, problem string) string {
+	switch name {
+	case "card_number":
+		return "This card number is not valid."
+	case "card_expiry":
+		if problem == paylink.ErrCardExpired.Error() {
+			return "This card has expired."
+		}
+		return "Enter the expiry date as MM/YY."
+	case "card_cvc":
+		return "Enter the 3 or 4 digit security code."
+	}
+	return sentence(problem)
 }
 
 // clear empties the form field name, if it is one of formValues'.
