@@ -228,7 +228,9 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 		return err
 	}
 	if e.Kind == paylink.KindRateLimited {
-		rq.w.Header().Set("Retry-After", strconv.Itoa(attemptsAgainIn(ls.Link, h.svc.Now())))
+		wait := attemptsAgainIn(ls.Link, h.svc.Now())
+		rq.w.Header().Set("Retry-After", strconv.Itoa(wait))
+		fresh.Alert = "Too many payment attempts on this link: wait " + minutes(wait) + " before trying again."
 	}
 	return h.render(rq, httpx.Status(e.Kind), fresh)
 }
@@ -238,6 +240,16 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 func attemptsAgainIn(l *paylink.PaymentLink, now time.Time) int {
 	wait := l.WindowStart.Add(paylink.LinkAttemptWindow).Sub(now)
 	return max(1, int(math.Ceil(wait.Seconds())))
+}
+
+// minutes says a wait of seconds in whole minutes, rounded up: "1
+// minute", "14 minutes".
+func minutes(seconds int) string {
+	n := (seconds + 59) / 60
+	if n == 1 {
+		return "1 minute"
+	}
+	return strconv.Itoa(n) + " minutes"
 }
 
 // surcharge answers the script's live surcharge quote for a card number.
