@@ -14,6 +14,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 const (
@@ -160,6 +161,15 @@ func TestCardPaymentDeclineThenApprove(t *testing.T) {
 	}
 	if got := linkState(t, env, m, r.Str("id")); got.Str("status") != "unpaid" || got.Str("attempts") != "1" {
 		t.Errorf("after decline: got %s, want unpaid with 1 attempt", got.Raw)
+	}
+	// A processing error says so once, in the page's words, with one piece
+	// of advice: not the processor's "Try again later." followed by "Check
+	// the details and try again".
+	failed := b.post(hpp, cardForm(csrf, processor.CardProcessingError))
+	wantFailed := "Payment not completed: the payment processor could not process it. No money was taken. " +
+		"Try again in a few minutes, or use another card or payment method.</div>"
+	if failed.status != 200 || !strings.Contains(failed.body, wantFailed) || strings.Contains(failed.body, "Try again later") {
+		t.Errorf("processing error: got %d, want 200 with %q alone:\n%s", failed.status, wantFailed, failed.body)
 	}
 
 	ok := b.post(hpp, cardForm(csrf, cardOK))

@@ -165,7 +165,7 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 	}
 	v.Alert = notCompleted(t)
 	if v.State == paylink.LinkUnpaid {
-		v.Alert += " Check the details and try again, or use another card or payment method."
+		v.Alert += " " + tryAgain(t)
 	}
 	// A late 3-D Secure return may find its link paid by another attempt
 	// since: show that payment, not the form.
@@ -185,15 +185,37 @@ func notCompleted(t *paylink.Transaction) string {
 	return msg
 }
 
+// tryAgain is what the customer of a link can do after payment t did not
+// go through: after a processing error, try again a little later; else
+// check the details.
+func tryAgain(t *paylink.Transaction) string {
+	if processingError(t) {
+		return "Try again in a few minutes, or use another card or payment method."
+	}
+	return "Check the details and try again, or use another card or payment method."
+}
+
+// processingError reports whether payment t failed at its processor,
+// which answered with a code of its own ("96", system malfunction), as
+// opposed to one paylink ended (3-D Secure not completed in time), whose
+// message is written for the customer.
+func processingError(t *paylink.Transaction) bool {
+	return t.Status == paylink.StatusFailed && t.Details.Decline != nil && t.Details.Decline.ProcessorCode != ""
+}
+
 // insufficientFunds is the card networks' response code for a decline for
 // insufficient funds (ISO 8583 "51").
 const insufficientFunds = "51"
 
 // customerReason is why payment t did not go through, for its payer: a
-// card issuer's decline in plain words (the processor's message speaks to
-// the merchant: "ask the customer to use another card"), anything else
-// (3-D Secure, a processing error) as recorded.
+// card issuer's decline or a processor's failure in plain words (the
+// processor's message speaks to the merchant: "ask the customer to use
+// another card", "try again later"), anything else (3-D Secure, an
+// attempt paylink ended) as recorded.
 func customerReason(t *paylink.Transaction) string {
+	if processingError(t) {
+		return "the payment processor could not process it"
+	}
 	if t.Status != paylink.StatusDeclined || t.Details.Decline == nil || t.Details.Decline.ProcessorCode == "" {
 		return t.Details.Message
 	}
