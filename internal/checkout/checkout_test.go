@@ -504,6 +504,15 @@ func TestVirtualTerminal(t *testing.T) {
 	if p := b.get(vt); !strings.Contains(p.body, fmt.Sprintf(`name="invoice_number" value="" maxlength="%d"`, paylink.MaxInvoiceLength)) {
 		t.Errorf("the invoice number's maxlength is not MaxInvoiceLength:\n%s", p.body)
 	}
+	// Every other text field takes the API's 128 characters (a postcode
+	// had 16).
+	page := b.get(vt).body
+	for _, name := range []string{"customer_reference", "first_name", "last_name", "email", "phone", "address", "address2", "city", "state", "postcode"} {
+		m := regexp.MustCompile(`name="` + name + `"[^>]* maxlength="(\d+)"`).FindStringSubmatch(page)
+		if m == nil || m[1] != strconv.Itoa(paylink.MaxFieldLength) {
+			t.Errorf("%s's maxlength: got %q, want %d", name, m, paylink.MaxFieldLength)
+		}
+	}
 	// An invoice number follows the API's rule: ".." could never be
 	// looked up by invoice.
 	dots := cardForm(csrf, cardOK)
