@@ -613,6 +613,19 @@ func TestCancelledAndExpiredLinks(t *testing.T) {
 	if p := b.get(cancelled.Str("url")); !strings.Contains(p.body, "has been cancelled") || strings.Contains(p.body, `id="payform"`) {
 		t.Errorf("cancelled link page: want the cancelled notice and no form")
 	}
+	// A link that takes no payment shows what was asked, not what would
+	// be due: no surcharge, its rates or total due.
+	for name, u := range map[string]string{"cancelled": cancelled.Str("url"), "expired": expiring.Str("url")} {
+		p := b.get(u)
+		for _, gone := range []string{"Card surcharge", "Total due", `id="total"`} {
+			if strings.Contains(p.body, gone) {
+				t.Errorf("%s link page shows %q", name, gone)
+			}
+		}
+		if !strings.Contains(p.body, "<dt>Subtotal</dt><dd>AUD 10.50</dd>") {
+			t.Errorf("%s link page lacks the order's amount", name)
+		}
+	}
 	if p := b.post(expiring.Str("url"), cardForm(expCSRF, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "has expired") {
 		t.Errorf("paying an expired link: got %d, want 409 saying it expired", p.status)
 	}
