@@ -2,6 +2,7 @@ package paylink_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"testing"
 	"time"
@@ -10,17 +11,22 @@ import (
 	"github.com/paylink/paylink/internal/apitest"
 )
 
-// TestAnUnfinishedDashboardFormIsNeverTakenOver: an API request's key
-// whose request never finished (its end lost in an outage) is taken over
-// by a retry once its lock has run out, the retry then meeting its spent
-// transaction token; a dashboard form's key is not, since a dashboard
-// action spends no token and the form's key is all that stops a second
-// refund when it is sent again after an outage longer than the lock.
+// TestAnUnfinishedDashboardFormIsNeverTakenOver: an API money request's
+// key whose request never finished (its end lost in an outage) is taken
+// over by a retry once its lock has run out, the retry then meeting its
+// spent transaction token; a dashboard form's key is not, since a
+// dashboard action spends no token and the form's key is all that stops a
+// second refund when it is sent again after an outage longer than the
+// lock. (An API request that spends no token is not taken over either:
+// TestAnUnfinishedCreationIsNeverTakenOver.)
 func TestAnUnfinishedDashboardFormIsNeverTakenOver(t *testing.T) {
 	onEngines(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()
 		m := env.Onboard()
-		hash := []byte("the same request")
+		// A money request's fingerprint: the request's, then the request's
+		// without its transaction token (internal/api's requestHash).
+		whole, blind := sha256.Sum256([]byte("the same request")), sha256.Sum256([]byte("the same request, no token"))
+		hash := append(whole[:], blind[:]...)
 		for _, key := range []string{"order-1", paylink.DashboardKeyPrefix + "form-1"} {
 			if _, claim, err := env.Service.BeginIdempotent(ctx, m.Merchant, key, hash); err != nil || claim == nil {
 				t.Fatalf("%s: first claim: %v, %v", key, claim, err)
