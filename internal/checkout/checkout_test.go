@@ -658,6 +658,14 @@ func TestAttemptInProgress(t *testing.T) {
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {
 		t.Fatalf("while claimed: got %d, want 409 in progress", p.status)
 	}
+	// A wallet or Zip button pressed meanwhile gets the link's page with
+	// the notice and its reload link too, not a bare error page.
+	for _, method := range []string{"/wallet/applepay", "/wallet/googlepay/confirm", "/zip", "/zip/confirm"} {
+		p := b.post(hpp+method, url.Values{"csrf": {csrf}})
+		if p.status != http.StatusConflict || !strings.Contains(p.body, "A payment on this link is in progress") || !strings.Contains(p.body, "Reload this page") {
+			t.Errorf("%s while claimed: got %d, want 409 with the link's in-progress notice:\n%s", method, p.status, p.body)
+		}
+	}
 	if got := env.Post("/v5/payment-links/"+r.Str("id")+"/cancel", m, nil); got.Status != http.StatusConflict ||
 		got.Str("response_code") != paylink.CodeLinkInProgress {
 		t.Errorf("cancel while claimed: got %d %s, want 409 %s", got.Status, got.Raw, paylink.CodeLinkInProgress)

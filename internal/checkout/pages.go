@@ -300,8 +300,8 @@ func (h *Handler) surcharge(rq *request) error {
 
 // walletSheet shows the simulated wallet sheet for the customer to approve.
 func (h *Handler) walletSheet(rq *request) error {
-	w, err := h.wallet(rq)
-	if err != nil {
+	w, answered, err := h.wallet(rq)
+	if answered || err != nil {
 		return err
 	}
 	card := w.Offer(h.svc.Now())
@@ -321,8 +321,8 @@ func (h *Handler) walletSheet(rq *request) error {
 
 // walletPay charges the card the customer approved in the wallet sheet.
 func (h *Handler) walletPay(rq *request) error {
-	w, err := h.wallet(rq)
-	if err != nil {
+	w, answered, err := h.wallet(rq)
+	if answered || err != nil {
 		return err
 	}
 	card, err := w.Approve(rq.r, h.svc.Now())
@@ -337,32 +337,43 @@ func (h *Handler) walletPay(rq *request) error {
 }
 
 // wallet checks the CSRF token and that the link can take a payment, and
-// returns the wallet of the URL.
-func (h *Handler) wallet(rq *request) (Wallet, error) {
-	if err := h.startAlternative(rq); err != nil {
-		return nil, err
+// returns the wallet of the URL; answered when the link's page was
+// written instead (startAlternative).
+func (h *Handler) wallet(rq *request) (w Wallet, answered bool, err error) {
+	if answered, err := h.startAlternative(rq); answered || err != nil {
+		return nil, answered, err
 	}
 	w, ok := h.wallets[rq.r.PathValue("method")]
 	if !ok {
-		return nil, errUnknownMethod
+		return nil, false, errUnknownMethod
 	}
-	return w, nil
+	return w, false, nil
 }
 
-// startAlternative guards the wallet and Zip pages.
-func (h *Handler) startAlternative(rq *request) error {
+// startAlternative guards the wallet and Zip pages. A link that can take
+// no payment now (paid, held by an attempt in progress, past its attempts)
+// is answered with its page, as a card payment refused so is
+// (attemptError: the paid panel, or the in-progress notice with its
+// reload link), and reported as answered; it was a bare error page.
+func (h *Handler) startAlternative(rq *request) (answered bool, err error) {
 	if err := rq.checkCSRF(); err != nil {
-		return err
+		return false, err
 	}
 	if rq.ls.Mode != paylink.ChannelHPP {
-		return errUnknownMethod
+		return false, errUnknownMethod
 	}
-	return h.svc.CheckLinkPayable(rq.r.Context(), rq.ls, browserOf(rq.r))
+	err = h.svc.CheckLinkPayable(rq.r.Context(), rq.ls, browserOf(rq.r))
+	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindConflict || e.Kind == paylink.KindRateLimited) {
+		v := h.newView(rq)
+		v.Form = readForm(rq.r, v.Errors)
+		return true, h.attemptError(rq, v, e)
+	}
+	return false, err
 }
 
 // zipPage shows the simulated Zip approval page.
 func (h *Handler) zipPage(rq *request) error {
-	if err := h.startAlternative(rq); err != nil {
+	if answered, err := h.startAlternative(rq); answered || err != nil {
 		return err
 	}
 	v := h.newView(rq)
@@ -375,7 +386,7 @@ func (h *Handler) zipPage(rq *request) error {
 
 // zipPay charges the purchase the customer approved at Zip.
 func (h *Handler) zipPay(rq *request) error {
-	if err := h.startAlternative(rq); err != nil {
+	if answered, err := h.startAlternative(rq); answered || err != nil {
 		return err
 	}
 	v := h.newView(rq)
