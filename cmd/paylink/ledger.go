@@ -184,12 +184,18 @@ func money(minor int64, currency string) string {
 func runReconcile(ctx context.Context, env environment, args []string) error {
 	f := newFlags("reconcile", env)
 	dsn := f.str("db", defaultDB, "database DSN")
-	file := f.String("file", "", "the acquirer's settlement file, CSV (required)")
+	file := f.String("file", "", "the acquirer's settlement file, CSV")
+	runs := f.Int("runs", 0, "instead of reconciling a file, list the latest N runs and their variances, 1 to 200")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	if *file == "" {
-		return errors.New("reconcile: --file is required")
+	switch {
+	case *runs != 0 && *file != "":
+		return errors.New("reconcile: --file reconciles a file and --runs lists past runs: give one")
+	case *runs != 0:
+		return withService(ctx, env, *dsn, func(svc *paylink.Service) error { return listRuns(ctx, env, svc, *runs) })
+	case *file == "":
+		return errors.New("reconcile: --file is required (or --runs N to list past runs)")
 	}
 	fh, err := os.Open(*file)
 	if err != nil {
@@ -205,14 +211,33 @@ func runReconcile(ctx context.Context, env environment, args []string) error {
 		if err != nil {
 			return err
 		}
-		for _, v := range rec.Variances {
-			fmt.Fprintln(env.stdout, varianceLine(v))
-		}
-		fmt.Fprintf(env.stdout, "reconciliation %s: %d matched, %d variances (%s)\n", rec.ID, rec.Matched, len(rec.Variances),
-			strings.Join(rec.Days, ", "))
+		printRun(env, rec)
 		if len(rec.Variances) > 0 {
 			return fmt.Errorf("reconcile: %d variances", len(rec.Variances))
 		}
 		return nil
 	})
+}
+
+// printRun prints a run's variances, then its summary line.
+func printRun(env environment, rec *paylink.Reconciliation) {
+	for _, v := range rec.Variances {
+		fmt.Fprintln(env.stdout, varianceLine(v))
+	}
+	fmt.Fprintf(env.stdout, "reconciliation %s: %d matched, %d variances (%s)\n", rec.ID, rec.Matched, len(rec.Variances),
+		strings.Join(rec.Days, ", "))
+}
+
+// listRuns prints the latest n reconciliation runs, newest first, as
+// reconcile printed each (Service.Reconciliations, the operator's view).
+func listRuns(ctx context.Context, env environment, svc *paylink.Service, n int) error {
+	recs, err := svc.Reconciliations(ctx, n)
+	if err != nil {
+		return fmt.Errorf("reconcile --runs: %w", err)
+	}
+	for _, rec := range recs {
+		fmt.Fprintf(env.stdout, "%s, %s\n", rec.FileName, rec.CreatedAt.Format(time.RFC3339))
+		printRun(env, rec)
+	}
+	return nil
 }

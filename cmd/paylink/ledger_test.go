@@ -119,6 +119,16 @@ func TestSettleReportReconcile(t *testing.T) {
 	if strings.Contains(out, "line 0") || strings.Contains(out, "another currency") {
 		t.Errorf("sides: a missing side has an amount:\n%s", out)
 	}
+	// The operator's view of past runs: the latest, as reconcile printed it.
+	runs, err := paylinkCmd(t, "reconcile", "--db", db, "--runs", "1")
+	if err != nil || !strings.HasPrefix(runs, filepath.Base(path)+", ") || !strings.Contains(runs, out) {
+		t.Errorf("reconcile --runs 1: got %v\n%s\nwant the latest run, as reconcile printed it:\n%s", err, runs, out)
+	}
+	for _, bad := range [][]string{{"--runs", "1", "--file", path}, {"--runs", "201"}} {
+		if _, err := paylinkCmd(t, append([]string{"reconcile", "--db", db}, bad...)...); err == nil {
+			t.Errorf("reconcile %v: no error", bad)
+		}
+	}
 	os.WriteFile(path, []byte("date,reference,currency,amount\n"+day+",x,AUD,1.001\n"), 0o600)
 	if _, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("malformed file: got %v, want an error naming line 2", err)
