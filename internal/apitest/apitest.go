@@ -7,6 +7,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -228,6 +229,24 @@ func (e *Env) LogText() string {
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
 	return e.Logs.String()
+}
+
+// WriterDB returns a handle on which a test writes by hand, as an
+// operator would: on PostgreSQL the store's own pool; on SQLite a
+// connection of its own (the store's pool there only reads), which waits
+// for the running service's writes rather than failing at once with
+// SQLITE_BUSY. It is closed when the test ends.
+func (e *Env) WriterDB(t testing.TB) *sql.DB {
+	t.Helper()
+	if e.DBPath == "" {
+		return e.Store.DB()
+	}
+	db, err := sql.Open("sqlite", "file:"+e.DBPath+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatalf("open %s: %v", e.DBPath, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // Merchant is an onboarded merchant with its credentials.

@@ -2,7 +2,6 @@ package checkout_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,12 +105,7 @@ func TestThreeDSReturnNamesNoPageToken(t *testing.T) {
 	}
 	// An attempt stored before attempts had their own end (an upgrade
 	// from then) ends with its challenge, as attemptDeadline reads it.
-	raw, err := sql.Open("sqlite", env.DBPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.Exec(`UPDATE transactions SET details = json_remove(details, '$.threeds.attempt_expires_at') WHERE reference = ?`, ref); err != nil {
+	if _, err := env.WriterDB(t).Exec(`UPDATE transactions SET details = json_remove(details, '$.threeds.attempt_expires_at') WHERE reference = ?`, ref); err != nil {
 		t.Fatal(err)
 	}
 	if d := transaction(t, env, m, ref).Details.ThreeDS; d.AttemptExpiresAt != 0 || d.ChallengeExpiresAt == 0 {

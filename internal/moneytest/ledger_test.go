@@ -2,7 +2,6 @@ package moneytest
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -310,13 +309,7 @@ func TestVerifyFindsTotalsThatDisagree(t *testing.T) {
 			t.Fatalf("a sound ledger: got %+v, want nothing", d)
 		}
 		batch, payout := res.Batches[0].ID, res.Payouts[0].ID
-		db := f.e.Store.DB()
-		if f.e.Store.Engine() == sqlstore.SQLite { // the store's pool reads; a hand-written statement writes
-			if db, err = sql.Open("sqlite", "file:"+f.e.DBPath); err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-		}
+		db := f.e.WriterDB(t)
 		for q, arg := range map[string]string{
 			`UPDATE transactions SET refunded = refunded + 1 WHERE reference = $1`: sold.Reference,
 			`UPDATE settlement_batches SET net = net + 1 WHERE id = $1`:            batch,
@@ -356,12 +349,8 @@ func TestVerifyFindsAReplacedLine(t *testing.T) {
 	if d := f.verify(); len(d) != 0 {
 		t.Fatalf("a sound ledger: got %+v, want nothing", d)
 	}
-	raw, err := sql.Open("sqlite", "file:"+f.e.DBPath) // a hand-written statement, as an operator's would be
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	_, err = raw.Exec(`INSERT OR REPLACE INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
+	raw := f.e.WriterDB(t) // a hand-written statement, as an operator's would be
+	_, err := raw.Exec(`INSERT OR REPLACE INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
 		SELECT posting_id, line_no, merchant_id, account, currency, amount + 100, fee_code FROM ledger_lines
 		WHERE posting_id = (SELECT id FROM ledger_postings WHERE reference = $1) AND line_no = 0`, sold.Reference)
 	if err != nil {

@@ -2,7 +2,6 @@ package moneytest
 
 import (
 	"context"
-	"database/sql"
 	"github.com/paylink/paylink/internal/sqlstore"
 	"slices"
 	"strings"
@@ -212,17 +211,12 @@ func refusePayoutLines(t *testing.T, e *apitest.Env, mid string) {
 		IF NEW.account = 'merchant_paid_out' AND NEW.merchant_id = '` + mid + `' THEN RAISE EXCEPTION 'bank file rejected'; END IF;
 		RETURN NEW; END $$`,
 		`CREATE TRIGGER refuse_payout BEFORE INSERT ON ledger_lines FOR EACH ROW EXECUTE FUNCTION refuse_payout()`}
-	db := e.Store.DB()
 	if e.Store.Engine() == sqlstore.SQLite {
 		stmts = []string{`CREATE TRIGGER refuse_payout BEFORE INSERT ON ledger_lines
 			WHEN NEW.account = 'merchant_paid_out' AND NEW.merchant_id = '` + mid + `'
 			BEGIN SELECT RAISE(ABORT, 'bank file rejected'); END`}
-		var err error
-		if db, err = sql.Open("sqlite", "file:"+e.DBPath); err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
 	}
+	db := e.WriterDB(t)
 	for _, q := range stmts {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
