@@ -59,10 +59,12 @@ type LinkPayment struct {
 	// ReturnURL is where a 3-D Secure challenge returns to (hosted page
 	// card payments); empty for no 3-D Secure.
 	ReturnURL string
-	// Browser is the page's cookie identifying the customer's browser: a
-	// 3-D Secure attempt keeps its hash, so that the browser alone is led
-	// back to the page after the challenge (LinkReturn), and its own
-	// attempt gives way when it pays again (Back, a second click).
+	// Browser is the page's cookie identifying the customer's (or the
+	// agent's) browser: the attempt keeps its hash, so that the browser
+	// alone is led back to the page after a 3-D Secure challenge
+	// (LinkReturn), a second payment from it waits for the attempt's
+	// outcome (OwnLinkAttempt), and its own open challenge gives way when
+	// it pays again (Back, a second click).
 	Browser string
 }
 
@@ -135,11 +137,15 @@ func (s *Service) claimLinkFrom(tx Tx, l *PaymentLink, ref, browser string) erro
 	return errLinkBusy
 }
 
-// startedBy reports whether t is a 3-D Secure attempt on link linkID that
-// browser started (ThreeDS.BrowserHash).
+// startedBy reports whether t is an attempt on link linkID that browser
+// started (TxDetails.BrowserHash, or ThreeDS.BrowserHash for an attempt
+// stored before the first).
 func startedBy(t *Transaction, linkID, browser string) bool {
-	d := t.Details.ThreeDS
-	return t.PaymentLinkID == linkID && d != nil && browser != "" && SecretMatches(browser, d.BrowserHash)
+	hash := t.Details.BrowserHash
+	if hash == nil && t.Details.ThreeDS != nil {
+		hash = t.Details.ThreeDS.BrowserHash
+	}
+	return t.PaymentLinkID == linkID && browser != "" && hash != nil && SecretMatches(browser, hash)
 }
 
 // OwnLinkAttempt is the attempt holding the session's link when browser
@@ -230,7 +236,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 		return nil, err
 	}
 	c.Timezone = orDefault(c.Timezone, "UTC")
-	t, err := s.newAltTransaction(ls, paymentType, linkCustomer(ls.Link, c, ls.Mode))
+	t, err := s.newAltTransaction(ls, paymentType, linkCustomer(ls.Link, c, ls.Mode), browser)
 	if err != nil {
 		return nil, Internal("alternative payment", err)
 	}
@@ -258,19 +264,23 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 }
 
 // newAltTransaction builds the PROCESSING transaction of a non-card
-// payment of a link: no card, no surcharge.
-func (s *Service) newAltTransaction(ls *LinkSession, paymentType string, c Customer) (*Transaction, error) {
+// payment of a link from browser: no card, no surcharge.
+func (s *Service) newAltTransaction(ls *LinkSession, paymentType string, c Customer, browser string) (*Transaction, error) {
 	ref, err := s.reference("pr_")
 	if err != nil {
 		return nil, err
 	}
 	l, now := ls.Link, s.now()
-	return &Transaction{
+	t := &Transaction{
 		Reference: ref, MerchantID: l.MerchantID, InvoiceNumber: l.MerchantReference,
 		PaymentType: paymentType, Channel: ls.Mode, Status: StatusProcessing, Currency: l.Currency,
 		Amount: l.Amount, Total: l.Amount, PaymentLinkID: l.ID, CreatedAt: now, UpdatedAt: now,
 		Details: TxDetails{Customer: c, WebhookURL: l.WebhookURL, RegionClass: RegionDomestic},
-	}, nil
+	}
+	if browser != "" {
+		t.Details.BrowserHash = HashSecret(browser)
+	}
+	return t, nil
 }
 
 // LinkSurcharge quotes the surcharge a card would attract on a link, for

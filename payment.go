@@ -139,6 +139,15 @@ type TxDetails struct {
 	// transaction paid, delivered in addition to the company webhook.
 	WebhookURL string            `json:"webhook_url,omitempty"`
 	Extra      map[string]string `json:"extra,omitempty"`
+	// BrowserHash is the hash of the page cookie of the browser that
+	// started a payment link attempt (LinkPayment.Browser: the hosted
+	// page or the virtual terminal, any payment method): a second payment
+	// from that browser while this one is answered (a double click, a
+	// reload of the form's POST) waits for its outcome, and only that
+	// browser's open 3-D Secure attempt gives way to a new one. Attempts
+	// stored before it have their hash in ThreeDS.BrowserHash alone
+	// (startedBy).
+	BrowserHash []byte `json:"browser_hash,omitempty"`
 	// Pending is the follow-up operation (capture or release of a hold)
 	// whose processor call is in flight, stored with the claim so that
 	// recovery can ask about it and record it exactly as the caller would.
@@ -192,10 +201,9 @@ type ThreeDS struct {
 	ECI                string `json:"eci,omitempty"`
 	DSTransID          string `json:"ds_trans_id,omitempty"`
 	ChallengeIndicator string `json:"challenge_indicator,omitempty"`
-	// BrowserHash is the hash of the page cookie of the browser that
-	// started a hosted page's attempt (LinkPayment.Browser): only that
-	// browser is led back to the link's page, and only its own attempt
-	// gives way to a new one.
+	// BrowserHash is TxDetails.BrowserHash of a hosted page's attempt,
+	// kept here too for builds that read it only here (a rolling
+	// upgrade); newer builds read TxDetails.BrowserHash first.
 	BrowserHash []byte `json:"browser_hash,omitempty"`
 }
 

@@ -31,7 +31,7 @@ type PurchaseRequest struct {
 	PaymentType   string
 	PaymentLinkID string
 	WebhookURL    string // the link's dynamic webhook, delivered besides the company one
-	Browser       string // the hosted page's browser cookie (ThreeDS.BrowserHash)
+	Browser       string // the link page's browser cookie (TxDetails.BrowserHash)
 }
 
 // MaxInvoiceLength is the longest accepted invoice number (spec: 255).
@@ -346,11 +346,11 @@ func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Ca
 	if card.MultiUse && d.Customer.ID == "" {
 		d.Customer.ID = card.CustomerID
 	}
+	if req.Browser != "" {
+		d.BrowserHash = HashSecret(req.Browser)
+	}
 	if req.ThreeDS {
-		d.ThreeDS = &ThreeDS{Requested: true, RedirectURL: req.RedirectURL}
-		if req.Browser != "" {
-			d.ThreeDS.BrowserHash = HashSecret(req.Browser)
-		}
+		d.ThreeDS = &ThreeDS{Requested: true, RedirectURL: req.RedirectURL, BrowserHash: d.BrowserHash}
 	}
 	var surcharge int64
 	if req.ApplySurcharge {

@@ -34,8 +34,8 @@ func (h *Handler) csrfToken(w http.ResponseWriter, r *http.Request, ls *paylink.
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
-// browserOf is the request's browser cookie, "" if it has none: a hosted
-// page's 3-D Secure attempt keeps its hash (paylink.LinkPayment.Browser).
+// browserOf is the request's browser cookie, "" if it has none: a link
+// page's attempt keeps its hash (paylink.LinkPayment.Browser).
 func browserOf(r *http.Request) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
 		return c.Value

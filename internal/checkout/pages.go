@@ -96,37 +96,38 @@ func (h *Handler) payCard(rq *request) error {
 	if len(v.Errors) > 0 {
 		return h.render(rq, http.StatusBadRequest, v)
 	}
-	p := paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard, Customer: v.Form.customer(rq.r), Card: card}
+	p := paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard, Customer: v.Form.customer(rq.r), Card: card, Browser: browserOf(rq.r)}
 	if v.VT {
 		p.InvoiceNumber = v.Form.InvoiceNumber
 	} else {
 		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + paylink.LinkReturnPath + rq.ls.Link.ID
-		p.Browser = browserOf(rq.r)
 	}
-	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
-	if err != nil && paylink.AsError(err).Code == paylink.CodeLinkInProgress {
-		t, err = h.afterOwnAttempt(rq, p, err)
-	}
+	t, err := h.pay(rq, func() (*paylink.Transaction, error) { return h.svc.PayLink(rq.r.Context(), rq.ls, p) })
 	return h.result(rq, v, t, err)
 }
 
-// afterOwnAttempt answers payment p, refused with busy because an attempt
-// holds the link. When that attempt is this browser's own (a double click
-// or a reload of the form's POST while the processor answers), it waits
-// for its outcome, as a 3-D Secure return does (awaitOutcome), and shows
-// it: paid, declined, or still not confirmed. An own attempt that now
-// waits for its challenge, whose address went to the earlier request, is
-// replaced by p (PayLink cancels it; it has taken no money). With no
-// attempt of its own, p is tried once more, in case the holder has just
-// ended; another browser's attempt leaves it busy.
-func (h *Handler) afterOwnAttempt(rq *request, p paylink.LinkPayment, busy error) (*paylink.Transaction, error) {
+// pay makes a payment of the link with attempt (card, wallet or Zip).
+// When an attempt holds the link and it is this browser's own (a double
+// click or a reload of the form's POST while the processor answers), it
+// waits for that attempt's outcome, as a 3-D Secure return does
+// (awaitOutcome), and shows it: paid, declined, or still not confirmed.
+// An own attempt that now waits for its challenge, whose address went to
+// the earlier request, is replaced by a new attempt (PayLink cancels it;
+// it has taken no money). With no attempt of its own, the payment is
+// tried once more, in case the holder has just ended; another browser's
+// attempt leaves it refused as busy.
+func (h *Handler) pay(rq *request, attempt func() (*paylink.Transaction, error)) (*paylink.Transaction, error) {
+	t, err := attempt()
+	if err == nil || paylink.AsError(err).Code != paylink.CodeLinkInProgress {
+		return t, err
+	}
 	ctx := rq.r.Context()
-	first, err := h.svc.OwnLinkAttempt(ctx, rq.ls, p.Browser)
+	first, err := h.svc.OwnLinkAttempt(ctx, rq.ls, browserOf(rq.r))
 	switch {
 	case err != nil:
 		return nil, err
 	case first == nil:
-		return h.svc.PayLink(ctx, rq.ls, p)
+		return attempt()
 	}
 	ref := first.Reference
 	first, err = awaitOutcome(ctx, first, func() (*paylink.Transaction, error) { return h.svc.LinkTransaction(ctx, rq.ls, ref) })
@@ -134,7 +135,7 @@ func (h *Handler) afterOwnAttempt(rq *request, p paylink.LinkPayment, busy error
 	case err != nil:
 		return nil, err
 	case first.Status == paylink.StatusRequiresAuthentication:
-		return h.svc.PayLink(ctx, rq.ls, p)
+		return attempt()
 	}
 	return first, nil
 }
@@ -300,7 +301,7 @@ func (h *Handler) surcharge(rq *request) error {
 
 // walletSheet shows the simulated wallet sheet for the customer to approve.
 func (h *Handler) walletSheet(rq *request) error {
-	w, answered, err := h.wallet(rq)
+	w, answered, err := h.wallet(rq, false)
 	if answered || err != nil {
 		return err
 	}
@@ -321,7 +322,7 @@ func (h *Handler) walletSheet(rq *request) error {
 
 // walletPay charges the card the customer approved in the wallet sheet.
 func (h *Handler) walletPay(rq *request) error {
-	w, answered, err := h.wallet(rq)
+	w, answered, err := h.wallet(rq, true)
 	if answered || err != nil {
 		return err
 	}
@@ -332,15 +333,15 @@ func (h *Handler) walletPay(rq *request) error {
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
 	p := paylink.LinkPayment{PaymentType: w.PaymentType(), Customer: v.Form.customer(rq.r), Card: card, Browser: browserOf(rq.r)}
-	t, err := h.svc.PayLink(rq.r.Context(), rq.ls, p)
+	t, err := h.pay(rq, func() (*paylink.Transaction, error) { return h.svc.PayLink(rq.r.Context(), rq.ls, p) })
 	return h.result(rq, v, t, err)
 }
 
 // wallet checks the CSRF token and that the link can take a payment, and
 // returns the wallet of the URL; answered when the link's page was
-// written instead (startAlternative).
-func (h *Handler) wallet(rq *request) (w Wallet, answered bool, err error) {
-	if answered, err := h.startAlternative(rq); answered || err != nil {
+// written instead (startAlternative, confirm for the sheet's approval).
+func (h *Handler) wallet(rq *request, confirm bool) (w Wallet, answered bool, err error) {
+	if answered, err := h.startAlternative(rq, confirm); answered || err != nil {
 		return nil, answered, err
 	}
 	w, ok := h.wallets[rq.r.PathValue("method")]
@@ -354,8 +355,11 @@ func (h *Handler) wallet(rq *request) (w Wallet, answered bool, err error) {
 // no payment now (paid, held by an attempt in progress, past its attempts)
 // is answered with its page, as a card payment refused so is
 // (attemptError: the paid panel, or the in-progress notice with its
-// reload link), and reported as answered; it was a bare error page.
-func (h *Handler) startAlternative(rq *request) (answered bool, err error) {
+// reload link), and reported as answered; it was a bare error page. A
+// confirm (the approval posted from a wallet's sheet or Zip's page)
+// leaves an attempt in progress to the payment itself, which waits for
+// it when it is this browser's own (pay): a double click on the sheet.
+func (h *Handler) startAlternative(rq *request, confirm bool) (answered bool, err error) {
 	if err := rq.checkCSRF(); err != nil {
 		return false, err
 	}
@@ -363,6 +367,9 @@ func (h *Handler) startAlternative(rq *request) (answered bool, err error) {
 		return false, errUnknownMethod
 	}
 	err = h.svc.CheckLinkPayable(rq.r.Context(), rq.ls, browserOf(rq.r))
+	if e := paylink.AsError(err); err != nil && confirm && e.Code == paylink.CodeLinkInProgress {
+		return false, nil
+	}
 	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindConflict || e.Kind == paylink.KindRateLimited) {
 		v := h.newView(rq)
 		v.Form = readForm(rq.r, v.Errors)
@@ -373,7 +380,7 @@ func (h *Handler) startAlternative(rq *request) (answered bool, err error) {
 
 // zipPage shows the simulated Zip approval page.
 func (h *Handler) zipPage(rq *request) error {
-	if answered, err := h.startAlternative(rq); answered || err != nil {
+	if answered, err := h.startAlternative(rq, false); answered || err != nil {
 		return err
 	}
 	v := h.newView(rq)
@@ -386,12 +393,14 @@ func (h *Handler) zipPage(rq *request) error {
 
 // zipPay charges the purchase the customer approved at Zip.
 func (h *Handler) zipPay(rq *request) error {
-	if answered, err := h.startAlternative(rq); answered || err != nil {
+	if answered, err := h.startAlternative(rq, true); answered || err != nil {
 		return err
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
-	t, err := h.svc.PayLinkAlternative(rq.r.Context(), rq.ls, h.zip.PaymentType(), v.Form.customer(rq.r), browserOf(rq.r), h.zip.Charge(rq.r))
+	t, err := h.pay(rq, func() (*paylink.Transaction, error) {
+		return h.svc.PayLinkAlternative(rq.r.Context(), rq.ls, h.zip.PaymentType(), v.Form.customer(rq.r), browserOf(rq.r), h.zip.Charge(rq.r))
+	})
 	return h.result(rq, v, t, err)
 }
 

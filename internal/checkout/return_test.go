@@ -193,14 +193,22 @@ func (p *gatedProcessor) Authorize(ctx context.Context, req paylink.AuthRequest)
 // holds the link and the acquirer has it.
 func gatedPage(t *testing.T, number string) (env *apitest.Env, m *apitest.Merchant, r apitest.Response, hpp string, b *browser, csrf string, gate chan struct{}, first <-chan page) {
 	t.Helper()
-	proc := &gatedProcessor{asked: make(chan struct{}), gate: make(chan struct{})}
-	env = apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}})
+	env, proc := gatedSite(t)
 	m = env.Onboard()
 	r, hpp, b, csrf = openPage(t, env, m)
 	firstClick := make(chan page, 1)
 	go func() { firstClick <- b.post(hpp, cardForm(csrf, number)) }()
 	<-proc.asked
 	return env, m, r, hpp, b, csrf, proc.gate, firstClick
+}
+
+// gatedSite starts a site whose acquirer holds the first authorisation
+// until its gate is closed, with every attempt recorded PROCESSING first
+// (--record-processing-first): a slow acquirer.
+func gatedSite(t *testing.T) (*apitest.Env, *gatedProcessor) {
+	t.Helper()
+	proc := &gatedProcessor{asked: make(chan struct{}), gate: make(chan struct{})}
+	return apitest.Start(t, apitest.Options{Processor: proc, Config: paylink.Config{RecordProcessingFirst: true}}), proc
 }
 
 // TestSecondClickWhileTheFirstIsSlowSaysInProgress: a second click (or a
@@ -276,4 +284,61 @@ func TestSecondClickShowsTheFirstsOutcome(t *testing.T) {
 			t.Errorf("got link %s, want unpaid after 2 attempts", st.Raw)
 		}
 	})
+}
+
+// TestEveryMethodsSecondClickShowsTheFirstsOutcome: as a card's on the
+// hosted page, a second press of a wallet sheet's or Zip's confirm, or of
+// the virtual terminal's Pay, while the acquirer answers the same
+// browser's first payment waits for that payment's outcome and shows the
+// paid page: no second attempt, no "in progress" page. Another browser
+// pressing meanwhile is still refused as in progress.
+func TestEveryMethodsSecondClickShowsTheFirstsOutcome(t *testing.T) {
+	for _, tt := range []struct {
+		name, first, second string
+		vt                  bool
+	}{
+		{name: "wallet sheet twice", first: "/wallet/applepay/confirm", second: "/wallet/applepay/confirm"},
+		{name: "Zip after a wallet", first: "/wallet/googlepay/confirm", second: "/zip/confirm"},
+		{name: "virtual terminal", vt: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			form := func(csrf string) url.Values {
+				if tt.vt {
+					return cardForm(csrf, cardOK)
+				}
+				return url.Values{"csrf": {csrf}, "first_name": {"Sam"}, "email": {"sam@example.com"}}
+			}
+			env, proc := gatedSite(t)
+			m := env.Onboard()
+			r := link(t, env, m, "10.50", nil)
+			u, vt := pageURLs(r)
+			if tt.vt {
+				u = vt
+			}
+			b, other := newBrowser(t, env), newBrowser(t, env)
+			csrf, otherCSRF := b.get(u).csrf(t), other.get(u).csrf(t)
+			first := make(chan page, 1)
+			go func() { first <- b.post(u+tt.first, form(csrf)) }()
+			<-proc.asked
+			release := time.AfterFunc(time.Minute, func() { close(proc.gate) }) // a failing check never leaves the first press hanging
+			if p := other.post(u+tt.second, form(otherCSRF)); p.status != http.StatusConflict || !strings.Contains(p.body, "in progress") {
+				t.Errorf("another browser meanwhile: got %d, want 409 in progress:\n%s", p.status, p.body)
+			}
+			release.Reset(300 * time.Millisecond)
+			second := b.post(u+tt.second, form(csrf))
+			if second.status != http.StatusSeeOther || second.header.Get("Location") != strings.TrimPrefix(u, env.Server.URL) {
+				t.Errorf("second press: got %d to %q, want 303 to the paid page:\n%s", second.status, second.header.Get("Location"), second.body)
+			}
+			if p := <-first; p.status != http.StatusSeeOther {
+				t.Errorf("first press: got %d, want 303:\n%s", p.status, p.body)
+			}
+			st := linkState(t, env, m, r.Str("id"))
+			if st.Str("status") != "paid" || st.Str("attempts") != "1" {
+				t.Errorf("got link %s, want paid after 1 attempt", st.Raw)
+			}
+			if tr := transaction(t, env, m, st.Str("transaction_reference")); tr.Details.BrowserHash == nil {
+				t.Errorf("the payment keeps no browser hash")
+			}
+		})
+	}
 }
