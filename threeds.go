@@ -403,7 +403,9 @@ func (s *Service) checkThreeDSDone(t *Transaction) error {
 	case t.Status == StatusProcessing || t.Status == StatusUnknown:
 		return errInProgress // an earlier call's processor answer is awaited
 	case t.Status != StatusRequiresAuthentication && d.ChallengeDone:
-		return errChallengeUsed
+		// Completed by an earlier call, or ended by the expiry job: say
+		// where the purchase stands rather than only that it is over.
+		return Errorf(KindConflict, CodeAuthenticationComplete, "this authentication has already ended; the purchase is %s", t.Status.Public())
 	case t.Status != StatusRequiresAuthentication:
 		return Errorf(KindConflict, CodeInvalidState, "this transaction does not require authentication; it is %s", t.Status.Public())
 	case !d.ChallengeDone && !s.unanswered(d):

@@ -8,7 +8,9 @@
 //	})
 //
 // Amounts are decimal strings in requests ("10.50") and json.Number in
-// responses, so no amount ever passes through a float. Operations that
+// most responses (Amount where paylink sends a decimal string, and
+// strings in the ledger's types), so no amount ever passes through a
+// float. Operations that
 // need a transaction token fetch one automatically. A declined or failed
 // payment is a result (check Purchase.Status), not an error; request-level
 // failures are *Error, which carries the answer's Retry-After (429, 503)

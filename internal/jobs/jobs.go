@@ -1,8 +1,10 @@
-// Package jobs runs paylink's periodic background work: pre-authorisation
-// expiry, transaction-token clean-up, direct-debit clearing and webhook
-// delivery sweeps. Each task is idempotent and claims its rows with
-// compare-and-set updates, so several instances on one PostgreSQL can run
-// the same tasks and every row is still processed exactly once.
+// Package jobs runs paylink's periodic background tasks, which cmd/paylink
+// serve defines (expiries, clearing, recovery, settlement, clean-ups and
+// checks; docs/design.md lists them): one goroutine per task, a first run
+// at start-up, each run bounded in time, and paylink_job_* metrics. Each
+// task is idempotent and claims its rows with compare-and-set updates, so
+// several instances on one PostgreSQL can run the same tasks and every row
+// is still processed exactly once.
 package jobs
 
 import (

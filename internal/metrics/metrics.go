@@ -1,7 +1,8 @@
 // Package metrics exports what the Service decides and what the store
-// holds as Prometheus series: payments by method and outcome (the
-// Service's Observer), the webhook outbox's depth and age, the database
-// pool, and database outages. The HTTP, webhook and job series live with
+// holds as Prometheus series: payments by method, step and outcome and
+// refunds by outcome (the Service's Observer), the items needing review,
+// the webhook outbox's depth and age, the database pool, and database
+// outages. The HTTP, webhook and job series live with
 // the code they measure (internal/httpx, internal/webhook, internal/jobs).
 package metrics
 

@@ -1,7 +1,7 @@
 // Package site composes paylink's one HTTP surface: a single mux on which
-// the API (internal/api), the payment pages (internal/checkout) and the
-// 3-D Secure challenge page (internal/acs) each register their own
-// routes, wrapped once in the shared middleware (internal/httpx). It is
+// the API (internal/api), the payment pages (internal/checkout), the 3-D
+// Secure challenge page (internal/acs) and the merchant dashboard
+// (internal/dashboard) each register their own routes, wrapped once in the shared middleware (internal/httpx). It is
 // the one composition cmd/paylink serves and internal/apitest tests, so
 // tests run what production runs.
 package site
