@@ -278,6 +278,37 @@ func TestFormErrorsKeepDetails(t *testing.T) {
 	}
 }
 
+// TestEveryDetailsFieldShowsItsOwnError: a problem with any of the
+// customer's fields (hosted page and virtual terminal) is shown next to
+// the field, which is marked invalid and described by it, as well as in
+// the summary: without JavaScript that is the only way a screen reader
+// user on the field hears what is wrong with it.
+func TestEveryDetailsFieldShowsItsOwnError(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	hpp, vt := pageURLs(link(t, env, m, "10.50", nil))
+	fields := map[string][]string{
+		hpp: {"first_name", "last_name", "email", "phone", "address", "address2", "city", "state", "postcode", "country_code"},
+		vt:  {"customer_reference", "invoice_number", "first_name", "postcode"},
+	}
+	for u, names := range fields {
+		b := newBrowser(t, env)
+		for _, name := range names {
+			f := cardForm(b.get(u).csrf(t), cardOK)
+			f.Set(name, "4000 0000 0000 0002")
+			p := b.post(u, f)
+			if p.status != http.StatusBadRequest {
+				t.Fatalf("%s: got %d, want 400", name, p.status)
+			}
+			for _, w := range []string{`aria-invalid="true" aria-describedby="` + name + `-err"`, `<span class="err" id="` + name + `-err">This looks like a card number`} {
+				if !strings.Contains(p.body, w) {
+					t.Errorf("%s: the page lacks %q", name, w)
+				}
+			}
+		}
+	}
+}
+
 // summaryItemRE matches an item of the error summary.
 var summaryItemRE = regexp.MustCompile(`<li><a (href="#[a-z_0-9]+">[^<]*)</a></li>`)
 
