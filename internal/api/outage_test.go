@@ -263,13 +263,17 @@ func TestARetryAfterAnOutageRunsWithItsKey(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{DSN: dsn})
 	m := env.Onboard()
 	body, _ := json.Marshal(env.CardPurchase(m, visa, "10.00"))
-	env.Sandbox.SetDelay(time.Second) // the purchase is under way when the database stops
+	// The purchase is under way when the database stops: the acquirer
+	// has its request and answers after the delay, which outlasts the
+	// halt even on a slow machine.
+	env.Sandbox.SetDelay(3 * time.Second)
+	asked := env.Sandbox.Received(paylink.OpAuthorize)
 	first := make(chan string)
 	go func() {
 		_, raw := postKey(t, env, m, "order-after-outage", body)
 		first <- raw
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, "the purchase to reach the acquirer", func() bool { return env.Sandbox.Received(paylink.OpAuthorize) > asked })
 	if err := srv.Halt(); err != nil {
 		t.Fatal(err)
 	}
