@@ -30,10 +30,18 @@ func TestARefundFormSentAgainAfterALongOutage(t *testing.T) {
 	form := actionForm(t, b.get("/dashboard/payments/"+ref), "refund")
 	form.Set("amount", "10.00")
 
-	env.Sandbox.SetDelay(1500 * time.Millisecond)
+	// The refund is reserved and the acquirer has its request when the
+	// database stops; its answer comes after the delay, which outlasts
+	// the halt even on a slow machine.
+	env.Sandbox.SetDelay(3 * time.Second)
+	asked := env.Sandbox.Received(paylink.OpRefund)
 	first := make(chan page, 1)
 	go func() { first <- b.post("/dashboard/payments/"+ref+"/refund", form) }()
-	time.Sleep(600 * time.Millisecond) // reserved; the processor is working
+	for deadline := time.Now().Add(time.Minute); env.Sandbox.Received(paylink.OpRefund) == asked; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the refund never reached the acquirer")
+		}
+	}
 	if err := srv.Halt(); err != nil {
 		t.Fatal(err)
 	}
