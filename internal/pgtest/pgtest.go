@@ -152,13 +152,22 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// start launches the server on a free port. The port is free when
+// freePort closes its listener, but another process (the other test
+// packages run beside this one) may bind it before postgres does: then a
+// new port is tried.
 func (s *Server) start() error {
-	port, err := freePort()
-	if err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.port = port
+		err = s.launch()
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "Address already in use") {
+			return err
+		}
 	}
-	s.port = port
-	return s.launch()
 }
 
 // launch starts postgres on s.port and waits until it answers.
