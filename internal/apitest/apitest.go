@@ -5,15 +5,18 @@
 package apitest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -349,6 +352,46 @@ func (e *Env) DoWith(method, path string, m *Merchant, body any, inspect func(*h
 	dec.UseNumber()
 	dec.Decode(&out.Body)
 	return out
+}
+
+// Raw sends a request written out in full (request line, headers and
+// body, "\r\n" line ends) over a new connection, byte for byte, and
+// returns the answer with its body read. It is for what Go's client
+// would normalise or follow: a path with "//", a redirect, a body the
+// test encodes itself.
+func (e *Env) Raw(request string) (*http.Response, string) {
+	e.T.Helper()
+	conn, err := net.Dial("tcp", e.Server.Listener.Addr().String())
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, request); err != nil {
+		e.T.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		e.T.Fatalf("reading the answer to %q: %v", strings.SplitN(request, "\r\n", 2)[0], err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res, string(raw)
+}
+
+// RawRequest writes out a request for Raw: method and target as sent,
+// the merchant's API key (m may be nil), the headers given as
+// name/value pairs, and body with its Content-Length.
+func (e *Env) RawRequest(method, target string, m *Merchant, body string, headers ...string) string {
+	var b strings.Builder
+	b.WriteString(method + " " + target + " HTTP/1.1\r\nHost: " + e.Server.Listener.Addr().String() + "\r\nConnection: close\r\n")
+	if m != nil {
+		b.WriteString("Authorization: Bearer " + m.Creds.APIKey + "\r\n")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		b.WriteString(headers[i] + ": " + headers[i+1] + "\r\n")
+	}
+	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	return b.String()
 }
 
 // Post is Do with POST.

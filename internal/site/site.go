@@ -60,7 +60,75 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 	if o.Registry != nil {
 		m = httpx.NewMetrics(o.Registry)
 	}
-	return httpx.Wrap(mux, httpx.Options{Logger: o.Logger, Metrics: m}), nil
+	return httpx.Wrap(cleanAPIPath(mux, a), httpx.Options{Logger: o.Logger, Metrics: m}), nil
+}
+
+// cleanAPIPath serves an API path written with slashes doubled
+// (//v5/transaction_token, from a base URL that ends in "/" joined to
+// "/v5/...") as the path with each run of slashes made one, where the
+// mux would answer 307 with an empty body: PHP's curl and Java's
+// HttpURLConnection do not follow a 307 on a POST, and .NET drops
+// Authorization on a redirect. An API path with "." or ".." segments is
+// refused with the API's JSON 400 rather than redirected: which payment
+// or endpoint it names is not the API's to guess (and /v5/purchase/a/../b
+// would look up b). Other paths (the pages and the dashboard, which
+// browsers open) keep the mux's redirect.
+func cleanAPIPath(mux *http.ServeMux, a *api.Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The escaped path, as the mux reads it: a reference's own
+		// "%2F%2F" is no doubled slash.
+		sent := r.URL.EscapedPath()
+		p := collapseSlashes(sent)
+		if !underAPI(p) || p == sent && !dotSegments(p) {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		path, err := url.PathUnescape(p)
+		if err != nil || dotSegments(p) {
+			a.NotCanonical(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		u := *r.URL
+		u.Path, u.RawPath = path, p
+		r2.URL = &u
+		mux.ServeHTTP(w, r2)
+		r.Pattern = r2.Pattern // the route served, for the access log and metrics
+	})
+}
+
+// underAPI reports whether path is the API's: /v5 and below.
+func underAPI(path string) bool {
+	return path == "/v5" || strings.HasPrefix(path, "/v5/")
+}
+
+// collapseSlashes is path with every run of slashes made one.
+func collapseSlashes(path string) string {
+	if !strings.Contains(path, "//") {
+		return path
+	}
+	var b strings.Builder
+	b.Grow(len(path))
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && i > 0 && path[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(path[i])
+	}
+	return b.String()
+}
+
+// dotSegments reports whether path has a "." or ".." segment.
+func dotSegments(path string) bool {
+	if !strings.Contains(path, "/.") {
+		return false
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // fallback answers a request no route matched. A path with a trailing

@@ -337,3 +337,42 @@ func TestCustomerAddressesThatAreNoPage(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubledSlashesInAnAPIPath: a base URL ending in "/" joined to
+// "/v5/..." (//v5/transaction_token) is served as the route itself, where
+// the mux answered 307 with an empty body that PHP's curl and Java do not
+// follow on a POST; the access log names the route. A path with "." or
+// ".." segments under /v5 is a JSON 400, never a redirect, and a
+// reference's own escaped "%2F%2F" is no doubled slash.
+func TestDoubledSlashesInAnAPIPath(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body := `{"company_token":"` + m.Creds.CompanyToken + `"}`
+	res, raw := env.Raw(env.RawRequest(http.MethodPost, "//v5/transaction_token", m, body, "Content-Type", "application/json"))
+	if res.StatusCode != http.StatusOK || !strings.Contains(raw, `"transaction_token":"`) {
+		t.Errorf("POST //v5/transaction_token: got %d %q %s, want a token", res.StatusCode, res.Header.Get("Location"), raw)
+	}
+	if !strings.Contains(env.LogText(), `"route":"POST /v5/transaction_token"`) {
+		t.Errorf("the access log names no route POST /v5/transaction_token:\n%s", env.LogText())
+	}
+	res, raw = env.Raw(env.RawRequest(http.MethodGet, "/v5//balance?x=1", m, ""))
+	if res.StatusCode != http.StatusOK || !strings.Contains(raw, `"balances"`) {
+		t.Errorf("GET /v5//balance: got %d %s, want the balances", res.StatusCode, raw)
+	}
+	for _, c := range []struct {
+		target string
+		status int
+		code   string
+	}{
+		{"/v5/./transaction_token", http.StatusBadRequest, paylink.CodeInvalidRequest},
+		{"//v5/purchase/a/../b", http.StatusBadRequest, paylink.CodeInvalidRequest},
+		{"/v5/purchase/a%2F%2Fb", http.StatusNotFound, paylink.CodeNotFound},
+		{"//v5/no_such_endpoint", http.StatusNotFound, paylink.CodeNotFound},
+	} {
+		res, raw := env.Raw(env.RawRequest(http.MethodPost, c.target, m, body, "Content-Type", "application/json"))
+		if res.StatusCode != c.status || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") ||
+			!strings.Contains(raw, `"response_code":"`+c.code+`"`) {
+			t.Errorf("POST %s: got %d %q %s, want %d %s in JSON", c.target, res.StatusCode, res.Header.Get("Content-Type"), raw, c.status, c.code)
+		}
+	}
+}
