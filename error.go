@@ -23,6 +23,7 @@ const (
 	KindRateLimited                  // 429: too many requests
 	KindUnavailable                  // 503: the database, the acquirer or the bank could not be reached; retry later
 	KindMethodNotAllowed             // 405: the path exists, under other methods
+	KindUnsupportedMedia             // 415: a body in an encoding or media type the API does not read
 )
 
 // Stable response codes. docs/errors.md lists each with its meaning; a
@@ -45,6 +46,7 @@ const (
 	CodeCurrencyMismatch        = "currency_mismatch"
 	CodeNotSupported            = "not_supported"
 	CodeBodyTooLarge            = "body_too_large"
+	CodeUnsupportedMediaType    = "unsupported_media_type"
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"

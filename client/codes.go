@@ -66,6 +66,7 @@ const (
 	CodeCurrencyMismatch        = "currency_mismatch"
 	CodeNotSupported            = "not_supported"
 	CodeBodyTooLarge            = "body_too_large"
+	CodeUnsupportedMediaType    = "unsupported_media_type"
 	CodeRateLimited             = "rate_limited"
 	CodeIdempotencyConflict     = "idempotency_key_conflict"
 	CodeInternal                = "internal_error"

@@ -114,15 +114,17 @@ func TestOpenAPIOperationsAreComplete(t *testing.T) {
 			}
 		}
 		if method != http.MethodPost {
-			if !errorBodyResponse(op.Responses.Status(http.StatusRequestEntityTooLarge)) {
-				t.Errorf("%s: 413 response missing or not the ErrorBody schema: a read's body is limited too", r)
+			for _, code := range []int{413, 415} {
+				if !errorBodyResponse(op.Responses.Status(code)) {
+					t.Errorf("%s: %d response missing or not the ErrorBody schema: a read's body is read as a write's", r, code)
+				}
 			}
 			continue
 		}
 		if !declares(op.Responses.Status(http.StatusOK), "Idempotent-Replayed") {
 			t.Errorf("%s: 200 response does not declare the Idempotent-Replayed header", r)
 		}
-		for _, code := range []int{400, 409, 413} {
+		for _, code := range []int{400, 409, 413, 415} {
 			if !errorBodyResponse(op.Responses.Status(code)) {
 				t.Errorf("%s: %d response missing or not the ErrorBody schema", r, code)
 			}

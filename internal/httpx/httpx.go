@@ -338,6 +338,8 @@ func Status(k paylink.Kind) int {
 		return http.StatusServiceUnavailable
 	case paylink.KindMethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case paylink.KindUnsupportedMedia:
+		return http.StatusUnsupportedMediaType
 	}
 	return http.StatusInternalServerError
 }
