@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,39 +15,33 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// formBody turns a form-encoded body into the JSON object it spells, for
+// formBody turns a form body into the JSON object it spells, for
 // clients that post forms as Stripe's API takes them and PHP's
 // http_build_query writes them: purchase[amount]=10.50&purchase[currency]=AUD
 // is {"purchase":{"amount":"10.50","currency":"AUD"}}. A body is read as a
-// form only when its Content-Type says so and it does not start as JSON
-// does (curl -d '{...}' sends JSON under the form type). Every value is a
+// form when its Content-Type is application/x-www-form-urlencoded and it
+// does not start as JSON does (curl -d '{...}' sends JSON under the form
+// type), or multipart/form-data (PHP's CURLOPT_POSTFIELDS given an array,
+// curl -F), whose fields are read by the same rules. Every value is a
 // string, which the lenient reading of numbers and flags accepts; a key
 // given twice with one value is read once, and with two values is
 // refused, as in a JSON body.
 func formBody(r *http.Request, raw []byte) ([]byte, error) {
-	if !isForm(r) {
-		return raw, nil
-	}
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] == '{' {
-		return raw, nil
-	}
-	values, err := url.ParseQuery(string(raw))
-	if err != nil {
-		return nil, badForm("the form body does not parse: " + err.Error())
+	values, err := formValues(r, raw)
+	if values == nil || err != nil {
+		return raw, err
 	}
 	root := map[string]any{}
 	for key, vs := range values {
-		if !utf8.ValidString(key) || !utf8.ValidString(vs[len(vs)-1]) {
-			return nil, badForm("the form body is not UTF-8") // as a JSON body that is not is refused
+		v, err := formValue(key, vs)
+		if err != nil {
+			return nil, err
 		}
 		path, ok := formPath(key)
 		if !ok {
 			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is not name or name[field]...")
 		}
-		if differ(vs) {
-			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is sent twice with different values")
-		}
-		if err := setPath(root, path, vs[len(vs)-1]); err != nil {
+		if err := setPath(root, path, v); err != nil {
 			return nil, err
 		}
 	}
@@ -55,17 +52,87 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-// isForm reports whether the request says its body is form-encoded. A
-// prefix test spares the JSON requests of the hot path a media type
-// parse.
-func isForm(r *http.Request) bool {
-	const form = "application/x-www-form-urlencoded"
-	ct := r.Header.Get("Content-Type")
-	if len(ct) < len(form) || !strings.EqualFold(ct[:len(form)], form) {
-		return false
+// formValues reads the body's fields when it is a form, nil when it is
+// not (JSON, under whatever type).
+func formValues(r *http.Request, raw []byte) (url.Values, error) {
+	switch mt, params := formType(r); mt {
+	case urlencoded:
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] == '{' {
+			return nil, nil
+		}
+		values, err := url.ParseQuery(string(raw))
+		if err != nil {
+			return nil, badForm("the form body does not parse: " + err.Error())
+		}
+		return values, nil
+	case multipartForm:
+		return multipartValues(raw, params["boundary"])
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == form
+	return nil, nil
+}
+
+// formValue is the one value of a form key given values vs: a key
+// given twice with one value is read once, and with two values (trimmed,
+// as body values are read) is refused.
+func formValue(key string, vs []string) (string, error) {
+	if !utf8.ValidString(key) || !utf8.ValidString(vs[len(vs)-1]) {
+		return "", badForm("the form body is not UTF-8") // as a JSON body that is not is refused
+	}
+	for _, v := range vs[1:] {
+		if strings.TrimSpace(v) != strings.TrimSpace(vs[0]) {
+			return "", badForm("form key " + strings.ToValidUTF8(key, "?") + " is sent twice with different values")
+		}
+	}
+	return vs[len(vs)-1], nil
+}
+
+// multipartValues reads a multipart/form-data body's fields; a file part
+// is refused, since no call takes a file.
+func multipartValues(raw []byte, boundary string) (url.Values, error) {
+	if boundary == "" {
+		return nil, badForm("the multipart/form-data body has no boundary parameter in its Content-Type")
+	}
+	mr := multipart.NewReader(bytes.NewReader(raw), boundary)
+	values := url.Values{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return values, nil
+		}
+		if err != nil {
+			return nil, badForm("the multipart/form-data body does not parse: " + err.Error())
+		}
+		name := part.FormName()
+		if name == "" || part.FileName() != "" {
+			return nil, badForm("the multipart/form-data body has a part that is not a named field (a file or a part without a name): send fields only")
+		}
+		v, err := io.ReadAll(part)
+		if err != nil {
+			return nil, badForm("the multipart/form-data body does not parse: " + err.Error())
+		}
+		values.Add(name, string(v))
+	}
+}
+
+// The form media types formBody reads.
+const (
+	urlencoded    = "application/x-www-form-urlencoded"
+	multipartForm = "multipart/form-data"
+)
+
+// formType is the request's media type (with its parameters) when it is
+// one of the form types, "" otherwise. A prefix test spares the JSON
+// requests of the hot path a media type parse.
+func formType(r *http.Request) (string, map[string]string) {
+	ct := r.Header.Get("Content-Type")
+	for _, form := range []string{urlencoded, multipartForm} {
+		if len(ct) >= len(form) && strings.EqualFold(ct[:len(form)], form) {
+			if mt, params, err := mime.ParseMediaType(ct); err == nil && mt == form {
+				return mt, params
+			}
+		}
+	}
+	return "", nil
 }
 
 // formPath splits a form key into its path: "purchase[amount]" is
@@ -121,15 +188,4 @@ func setPath(root map[string]any, path []string, v string) error {
 // badForm is the 400 of a form body that spells no object.
 func badForm(msg string) error {
 	return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "%s", msg)
-}
-
-// differ reports whether a form key's values are not all one value, once
-// trimmed as body values are.
-func differ(vs []string) bool {
-	for _, v := range vs[1:] {
-		if strings.TrimSpace(v) != strings.TrimSpace(vs[0]) {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,9 +15,15 @@ import (
 // postForm posts a form-encoded body with the merchant's API key.
 func postForm(t *testing.T, env *apitest.Env, m *apitest.Merchant, path, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+path, strings.NewReader(body))
+	return postAs(t, env, m, path, "application/x-www-form-urlencoded; charset=utf-8", strings.NewReader(body))
+}
+
+// postAs posts body as contentType with the merchant's API key.
+func postAs(t *testing.T, env *apitest.Env, m *apitest.Merchant, path, contentType string, body io.Reader) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.Server.URL+path, body)
 	req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	req.Header.Set("Content-Type", contentType)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -75,5 +82,60 @@ func TestFormBodies(t *testing.T) {
 		if status, body := postForm(t, env, m, "/v5/purchase", bad); status != 400 || !bytes.Contains([]byte(body), []byte(`"malformed_json"`)) {
 			t.Errorf("form %q: got %d %s, want 400 malformed_json", bad, status, body)
 		}
+	}
+}
+
+// postMultipart posts fields (name, value pairs, in order) as
+// multipart/form-data, as PHP's CURLOPT_POSTFIELDS given an array and
+// curl -F send them; a name starting with "@" is sent as a file part.
+func postMultipart(t *testing.T, env *apitest.Env, m *apitest.Merchant, path string, fields ...string) (int, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for i := 0; i+1 < len(fields); i += 2 {
+		var w io.Writer
+		var err error
+		if name, file := strings.CutPrefix(fields[i], "@"); file {
+			w, err = mw.CreateFormFile(name, "card.txt")
+		} else {
+			w, err = mw.CreateFormField(fields[i])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, fields[i+1])
+	}
+	mw.Close()
+	return postAs(t, env, m, path, mw.FormDataContentType(), &buf)
+}
+
+// TestMultipartFormBodies: a multipart/form-data body is read as a form
+// is, by the same rules (bracketed keys, two values refused); a file part is refused, and nothing runs.
+func TestMultipartFormBodies(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	status, body := postMultipart(t, env, m, "/v5/transaction_token", "company_token", m.Creds.CompanyToken)
+	if status != 200 || !strings.Contains(body, `"transaction_token":"`) {
+		t.Fatalf("token by multipart: got %d %s", status, body)
+	}
+	purchase := func(token string, extra ...string) []string {
+		return append([]string{"token[company_token]", m.Creds.CompanyToken, "token[transaction_token]", token,
+			"customer[ip_address]", "203.0.113.7", "customer[timezone]", "UTC", "card[number]", "4111111111111111",
+			"card[expiry_month]", "12", "card[expiry_year]", "39", "card[cvc]", "123", "purchase[currency]", "AUD",
+			"purchase[should_service_apply_pre_authorisation]", "1"}, extra...)
+	}
+	token := env.TransactionToken(m)
+	for _, bad := range [][]string{
+		purchase(token, "purchase[amount]", "1.00", "purchase[amount]", "1000.00"),
+		purchase(token, "purchase[amount]", "10.50", "@card[number]", "4111111111111111"),
+		purchase(token, "purchase[amount]", "10.50", "items[]", "1"),
+	} {
+		if status, body := postMultipart(t, env, m, "/v5/purchase", bad...); status != 400 || !strings.Contains(body, `"malformed_json"`) {
+			t.Errorf("multipart %q: got %d %s, want 400 malformed_json", bad[len(bad)-2:], status, body)
+		}
+	}
+	status, body = postMultipart(t, env, m, "/v5/purchase", purchase(token, "purchase[amount]", "10.50")...)
+	if status != 200 || !strings.Contains(body, `"status":"PRE_AUTHORISED"`) || !strings.Contains(body, `"pre_authorised_amount":"10.50"`) {
+		t.Errorf("a held purchase by multipart (its token unspent by the refusals): got %d %s", status, body)
 	}
 }
