@@ -23,9 +23,10 @@ import (
 // does not start as JSON does (curl -d '{...}' sends JSON under the form
 // type), or multipart/form-data (PHP's CURLOPT_POSTFIELDS given an array,
 // curl -F), whose fields are read by the same rules. Every value is a
-// string, which the lenient reading of numbers and flags accepts; a key
-// given twice with one value is read once, and with two values is
-// refused, as in a JSON body.
+// string, which the lenient reading of numbers and flags accepts. A key
+// follows the rules of a JSON key: an empty value is absent, so it hides
+// nothing sent beside it; a key given twice with one value is read once,
+// and with two values is refused.
 func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	values, err := formValues(r, raw)
 	if values == nil || err != nil {
@@ -36,6 +37,9 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 		v, err := formValue(key, vs)
 		if err != nil {
 			return nil, err
+		}
+		if v == "" {
+			continue // an empty value is absent, as in a JSON body
 		}
 		path, ok := formPath(key)
 		if !ok {
@@ -71,19 +75,27 @@ func formValues(r *http.Request, raw []byte) (url.Values, error) {
 	return nil, nil
 }
 
-// formValue is the one value of a form key given values vs: a key
-// given twice with one value is read once, and with two values (trimmed,
-// as body values are read) is refused.
+// formValue is the one value of a form key given values vs, "" when it
+// has none but empty ones: the last value that is not empty, or a 400
+// when two differ (trimmed, as body values are read) or one is not
+// UTF-8.
 func formValue(key string, vs []string) (string, error) {
-	if !utf8.ValidString(key) || !utf8.ValidString(vs[len(vs)-1]) {
+	if !utf8.ValidString(key) {
 		return "", badForm("the form body is not UTF-8") // as a JSON body that is not is refused
 	}
-	for _, v := range vs[1:] {
-		if strings.TrimSpace(v) != strings.TrimSpace(vs[0]) {
-			return "", badForm("form key " + strings.ToValidUTF8(key, "?") + " is sent twice with different values")
+	v := ""
+	for _, s := range vs {
+		switch {
+		case !utf8.ValidString(s):
+			return "", badForm("the form body is not UTF-8")
+		case strings.TrimSpace(s) == "":
+		case v != "" && strings.TrimSpace(s) != strings.TrimSpace(v):
+			return "", badForm("form key " + key + " is sent twice with different values")
+		default:
+			v = s
 		}
 	}
-	return vs[len(vs)-1], nil
+	return v, nil
 }
 
 // multipartValues reads a multipart/form-data body's fields; a file part

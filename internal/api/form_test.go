@@ -110,7 +110,8 @@ func postMultipart(t *testing.T, env *apitest.Env, m *apitest.Merchant, path str
 }
 
 // TestMultipartFormBodies: a multipart/form-data body is read as a form
-// is, by the same rules (bracketed keys, two values refused); a file part is refused, and nothing runs.
+// is, by the same rules (bracketed keys, an empty value absent, two
+// values refused); a file part is refused, and nothing runs.
 func TestMultipartFormBodies(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -134,8 +135,34 @@ func TestMultipartFormBodies(t *testing.T) {
 			t.Errorf("multipart %q: got %d %s, want 400 malformed_json", bad[len(bad)-2:], status, body)
 		}
 	}
-	status, body = postMultipart(t, env, m, "/v5/purchase", purchase(token, "purchase[amount]", "10.50")...)
+	status, body = postMultipart(t, env, m, "/v5/purchase", purchase(token, "purchase[amount]", "", "purchase[amount]", "10.50")...)
 	if status != 200 || !strings.Contains(body, `"status":"PRE_AUTHORISED"`) || !strings.Contains(body, `"pre_authorised_amount":"10.50"`) {
 		t.Errorf("a held purchase by multipart (its token unspent by the refusals): got %d %s", status, body)
+	}
+}
+
+// TestAnEmptyFormValueIsAbsent: a form key given empty beside a value is
+// read as the value, as {"company_token":"","company_token":"X"} is in
+// JSON; given twice with two values it is refused; alone and empty it
+// is absent.
+func TestAnEmptyFormValueIsAbsent(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	company := url.QueryEscape(m.Creds.CompanyToken)
+	for _, tt := range []struct {
+		form   string
+		status int
+		says   string
+	}{
+		{"company_token=&company_token=" + company, 200, `"transaction_token":"`},
+		{"company_token=" + company + "&company_token=%20", 200, `"transaction_token":"`},
+		{"company_token=" + company + "&company_token=" + company + "%20", 200, `"transaction_token":"`},
+		{"company_token=&company_token=", 400, "is required"},
+		{"company_token=A&company_token=" + company, 400, "sent twice with different values"},
+		{"company_token=" + company + "&metadata=&metadata[channel]=web", 200, `"transaction_token":"`},
+	} {
+		if status, body := postForm(t, env, m, "/v5/transaction_token", tt.form); status != tt.status || !strings.Contains(body, tt.says) {
+			t.Errorf("form %.60q: got %d %s, want %d saying %s", tt.form, status, body, tt.status, tt.says)
+		}
 	}
 }
