@@ -49,11 +49,18 @@ type balanceTransactionJSON struct {
 }
 
 // page reads the keyset pagination parameters limit (default 20) and
-// starting_after.
+// starting_after from the query, read as a body is (queryBody).
 func page(r *http.Request) (string, int, error) {
-	q := r.URL.Query()
-	limit := 20
-	if v := q.Get("limit"); v != "" {
+	q, err := queryBody(r)
+	if err != nil {
+		return "", 0, err
+	}
+	limit, v := 20, q.str(maxQueryValue, "limit")
+	after := q.str(maxQueryValue, "starting_after")
+	if err := q.err(); err != nil {
+		return "", 0, err
+	}
+	if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > paylink.MaxBalanceTransactions {
 			return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest,
@@ -61,12 +68,15 @@ func page(r *http.Request) (string, int, error) {
 		}
 		limit = n
 	}
-	after := q.Get("starting_after")
 	if len(after) > maxToken {
 		return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "starting_after is not an id")
 	}
 	return after, limit, nil
 }
+
+// maxQueryValue bounds a query parameter's value as read, above what
+// any one holds, so that a value too long is refused by its own rule.
+const maxQueryValue = 1024
 
 // balanceTransactions: GET /v5/balance_transactions.
 func (s *Server) balanceTransactions(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
@@ -126,7 +136,15 @@ type csvBody []byte
 
 // settlementReport: GET /v5/reports/settlement?date=YYYY-MM-DD (text/csv).
 func (s *Server) settlementReport(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	rep, err := s.svc.SettlementReport(r.Context(), m, r.URL.Query().Get("date"))
+	q, err := queryBody(r)
+	if err != nil {
+		return nil, err
+	}
+	date := q.str(maxQueryValue, "date")
+	if err := q.err(); err != nil {
+		return nil, err
+	}
+	rep, err := s.svc.SettlementReport(r.Context(), m, date)
 	if err != nil {
 		return nil, err
 	}

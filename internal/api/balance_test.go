@@ -48,7 +48,7 @@ func TestLedgerAPI(t *testing.T) {
 	}
 	// A cursor naming nothing of this merchant's is refused, not read as
 	// a position in id order (which showed the first page again).
-	for _, cursor := range []string{"nope", last + " ", "bt_" + strings.Repeat("z", 20)} {
+	for _, cursor := range []string{"nope", "bt_" + strings.Repeat("z", 20)} { // a padded one is trimmed: TestQueryParameters
 		res := c.call(http.MethodGet, "/v5/balance_transactions?starting_after="+url.QueryEscape(cursor), nil, http.StatusBadRequest)
 		if res.Get("fields.starting_after") == nil {
 			t.Errorf("cursor %q: got %s, want starting_after named", cursor, res.Raw)

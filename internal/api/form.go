@@ -32,9 +32,29 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 	if values == nil || err != nil {
 		return raw, err
 	}
+	return valuesJSON(values, bodyForm)
+}
+
+// formRules name the problems of a form as its source reports them: a
+// body's are malformed_json about a "form key", a query's invalid_request
+// about a "query parameter".
+type formRules struct{ noun, code string }
+
+var (
+	bodyForm  = formRules{"form key", paylink.CodeMalformedJSON}
+	queryForm = formRules{"query parameter", paylink.CodeInvalidRequest}
+)
+
+// refuse is the 400 of a form that spells no object.
+func (fr formRules) refuse(msg string) error {
+	return paylink.Errorf(paylink.KindInvalid, fr.code, "%s", msg)
+}
+
+// valuesJSON is the JSON object a form's values spell (formBody).
+func valuesJSON(values url.Values, fr formRules) ([]byte, error) {
 	root := map[string]any{}
 	for key, vs := range values {
-		v, err := formValue(key, vs)
+		v, err := formValue(key, vs, fr)
 		if err != nil {
 			return nil, err
 		}
@@ -43,15 +63,15 @@ func formBody(r *http.Request, raw []byte) ([]byte, error) {
 		}
 		path, ok := formPath(key)
 		if !ok {
-			return nil, badForm("form key " + strings.ToValidUTF8(key, "?") + " is not name or name[field]...")
+			return nil, fr.refuse(fr.noun + " " + key + " is not name or name[field]...")
 		}
-		if err := setPath(root, path, v); err != nil {
+		if err := setPath(root, path, v, fr); err != nil {
 			return nil, err
 		}
 	}
 	out, err := json.Marshal(root)
 	if err != nil {
-		return nil, paylink.Internal("form body", err)
+		return nil, paylink.Internal("form values", err)
 	}
 	return out, nil
 }
@@ -79,18 +99,18 @@ func formValues(r *http.Request, raw []byte) (url.Values, error) {
 // has none but empty ones: the last value that is not empty, or a 400
 // when two differ (trimmed, as body values are read) or one is not
 // UTF-8.
-func formValue(key string, vs []string) (string, error) {
+func formValue(key string, vs []string, fr formRules) (string, error) {
 	if !utf8.ValidString(key) {
-		return "", badForm("the form body is not UTF-8") // as a JSON body that is not is refused
+		return "", fr.refuse("the form is not UTF-8") // as a JSON body that is not is refused
 	}
 	v := ""
 	for _, s := range vs {
 		switch {
 		case !utf8.ValidString(s):
-			return "", badForm("the form body is not UTF-8")
+			return "", fr.refuse("the form is not UTF-8")
 		case strings.TrimSpace(s) == "":
 		case v != "" && strings.TrimSpace(s) != strings.TrimSpace(v):
-			return "", badForm("form key " + key + " is sent twice with different values")
+			return "", fr.refuse(fr.noun + " " + key + " is sent twice with different values")
 		default:
 			v = s
 		}
@@ -176,13 +196,13 @@ func formPath(key string) ([]string, bool) {
 
 // setPath sets a string at path in root, making objects on the way; a
 // key that is both a value and an object (a=1&a[b]=2) is refused.
-func setPath(root map[string]any, path []string, v string) error {
+func setPath(root map[string]any, path []string, v string, fr formRules) error {
 	cur := root
 	for _, p := range path[:len(path)-1] {
 		next, ok := cur[p].(map[string]any)
 		if !ok {
 			if _, taken := cur[p]; taken {
-				return badForm("form key " + p + " is both a value and an object")
+				return fr.refuse(fr.noun + " " + p + " is both a value and an object")
 			}
 			next = map[string]any{}
 			cur[p] = next
@@ -191,13 +211,11 @@ func setPath(root map[string]any, path []string, v string) error {
 	}
 	last := path[len(path)-1]
 	if _, isObject := cur[last].(map[string]any); isObject {
-		return badForm("form key " + last + " is both a value and an object")
+		return fr.refuse(fr.noun + " " + last + " is both a value and an object")
 	}
 	cur[last] = v
 	return nil
 }
 
 // badForm is the 400 of a form body that spells no object.
-func badForm(msg string) error {
-	return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "%s", msg)
-}
+func badForm(msg string) error { return bodyForm.refuse(msg) }
