@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/paylink/paylink"
 )
 
 // queryBody reads r's query string as a body, by the rules of a form
@@ -26,4 +28,25 @@ func queryBody(r *http.Request) (*body, error) {
 		return nil, err
 	}
 	return parseBody(raw)
+}
+
+// readCaller checks the credential a read (GET or HEAD) sends although
+// it needs none: a read takes the API key alone, but a company token in
+// its query (?company_token=, under every name a body's is read by) or in
+// its body is checked as a POST's is, so a wrong one is 403
+// company_token_mismatch rather than ignored. A query that cannot be
+// read (queryBody) is refused; a body that cannot be is left for the
+// handler to refuse.
+func (s *Server) readCaller(r *http.Request, m *paylink.Merchant, raw []byte) error {
+	q, err := queryBody(r)
+	if err != nil {
+		return err
+	}
+	if err := s.linkCaller(r, m, q); err != nil {
+		return err
+	}
+	if b, err := parseBody(raw); err == nil {
+		return s.linkCaller(r, m, b)
+	}
+	return nil
 }

@@ -69,3 +69,47 @@ func TestQueryParameters(t *testing.T) {
 		t.Errorf("settlement report for two dates: got %d %s, want 400", r.Status, r.Raw)
 	}
 }
+
+// TestACredentialSentOnAReadIsChecked: a read takes the API key alone,
+// but a company token it sends anyway, in its query (under any name a
+// body's is read by) or its body, is checked as a POST's is: a wrong
+// one, or another merchant's, is 403, not ignored.
+func TestACredentialSentOnAReadIsChecked(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, other := env.Onboard(), env.Onboard()
+	ref := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "10.00")).Str("purchase.purchase_reference")
+	refund := env.Post("/v5/purchase/"+ref+"/refund", m, map[string]any{
+		"token":    map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+		"customer": map[string]any{"ip_address": "203.0.113.9", "timezone": "UTC"},
+		"refund":   map[string]any{"amount": "1.00", "currency": "AUD"},
+	}).Str("refund.refund_reference")
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "READ-1"}).Str("id")
+	if ref == "" || refund == "" || link == "" {
+		t.Fatal("setup failed")
+	}
+	right, wrong := url.QueryEscape(m.Creds.CompanyToken), url.QueryEscape(other.Creds.CompanyToken)
+	for _, path := range []string{"/v5/purchase/" + ref, "/v5/refund/" + refund, "/v5/payment-links/" + link, "/v5/balance", "/v5/payouts"} {
+		for _, tt := range []struct {
+			query  string
+			body   any
+			status int
+			code   string
+		}{
+			{"", nil, 200, "success"},
+			{"company_token=" + right, nil, 200, "success"},
+			{"company_token=", nil, 200, "success"},
+			{"company_token=" + wrong, nil, 403, paylink.CodeCompanyTokenMismatch},
+			{"company_token=WRONG", nil, 403, paylink.CodeCompanyTokenMismatch},
+			{"companyToken=" + wrong, nil, 403, paylink.CodeCompanyTokenMismatch},
+			{"token[company_token]=" + wrong, nil, 403, paylink.CodeCompanyTokenMismatch},
+			{"company_token=" + right + "&company_token=" + wrong, nil, 400, paylink.CodeInvalidRequest},
+			{"", map[string]any{"company_token": "WRONG"}, 403, paylink.CodeCompanyTokenMismatch},
+		} {
+			r := env.Do(http.MethodGet, path+"?"+tt.query, m, tt.body)
+			if r.Status != tt.status || r.Get("response_code") != tt.code {
+				named := strings.NewReplacer(right, "RIGHT", wrong, "OTHER'S").Replace(tt.query) // no tokens in test output
+				t.Errorf("GET %s?%s body %v: got %d %.200s, want %d %s", path, named, tt.body, r.Status, r.Raw, tt.status, tt.code)
+			}
+		}
+	}
+}

@@ -89,6 +89,9 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 		return s.errorResponse(w, r, err)
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead { // a read is idempotent already
+		if err := s.readCaller(r, m, raw); err != nil {
+			return s.errorResponse(w, r, err)
+		}
 		return s.run(w, r, m, raw, h)
 	}
 	key, ok := header(r, "Idempotency-Key")
