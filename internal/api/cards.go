@@ -10,10 +10,11 @@ import (
 // customer.store_card_permisison as the spec spells it; the correct
 // spelling is accepted too.
 func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&tokenizePlacement)
 	req := paylink.TokenizeRequest{
 		CompanyToken: b.companyToken("company_token"),
 		Card:         b.card(),
-		MultiUse:     b.boolean("customer.store_card_permisison", "customer.store_card_permission"),
+		MultiUse:     b.boolean(tokenizeStoreCard.paths...),
 		CustomerID:   b.str(maxField, "customer.id"),
 	}
 	if err := b.err(); err != nil {

@@ -44,21 +44,18 @@ func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *payli
 
 // directDebit: POST /v5/direct_debit (4.13).
 func (s *Server) directDebit(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&directDebitPlacement)
 	req := paylink.DirectDebitRequest{
 		CompanyToken:     b.companyToken("token.company_token"),
 		TransactionToken: b.transactionToken(),
 		Account:          b.bankAccount(),
 		Customer:         b.customer(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
-		ApplyFee:         b.boolean("purchase.should_service_apply_fee"),
-		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"),
+		ApplyFee:         b.boolean(debitFee.paths...),
+		PreAuth:          b.boolean(purchasePreAuth.paths...),
 		Metadata:         b.metadata(),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
-	b.misplaced("purchase", "should_service_apply_fee", "customer.should_service_apply_fee", "bank_account.should_service_apply_fee",
-		"bank_account.should_service_apply_pre_authorisation",
-		"should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
-		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization")
 	if err := b.err(); err != nil {
 		return nil, err
 	}

@@ -124,20 +124,3 @@ func startsWord(k string, i int) bool {
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
-
-// misplaced refuses money flags sent beside the object they belong in
-// (paths such as "should_service_apply_pre_authorisation" or
-// "customer.should_service_apply_pre_authorisation" for a purchase's):
-// left unread as unknown keys, they would charge a card the client meant
-// to hold, or leave off a surcharge it meant to add.
-func (b *body) misplaced(object string, paths ...string) {
-	for _, p := range paths {
-		if b.lookup(p) != nil {
-			_, flag, _ := strings.Cut(p, ".")
-			if flag == "" {
-				flag = p
-			}
-			b.fail(p, "belongs in "+object+" ("+object+"."+flag+")")
-		}
-	}
-}

@@ -8,10 +8,11 @@ import (
 
 // capture: POST /v5/purchase/{ref}/capture (4.4).
 func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&capturePlacement)
 	req := paylink.CaptureRequest{
 		CompanyToken:     b.companyToken("token.company_token"),
 		TransactionToken: b.transactionToken(),
-		ApplySurcharge:   b.boolean("capture.should_service_apply_surcharge"),
+		ApplySurcharge:   b.boolean(captureSurcharge.paths...),
 		Metadata:         b.metadata(),
 	}
 	req.Amount, req.Currency = b.money("capture.amount", "capture.currency")

@@ -55,6 +55,7 @@ func offsetInRange(s string) bool {
 
 // createLink: POST /v5/payment-links.
 func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&linkPlacement)
 	n := paylink.NewLink{
 		CompanyToken:      b.optionalCompanyToken(),
 		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
@@ -62,8 +63,8 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),
 		ExpiresAt:         b.timestamp("expires_at"),
 	}
-	if b.lookup("should_service_apply_surcharge") != nil {
-		n.NoSurcharge = !b.boolean("should_service_apply_surcharge")
+	if b.lookup(linkSurcharge.home()) != nil {
+		n.NoSurcharge = !b.boolean(linkSurcharge.paths...)
 	}
 	n.Amount, n.Currency = b.money("amount", "currency")
 	if err := b.err(); err != nil {

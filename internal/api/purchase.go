@@ -140,24 +140,21 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 // purchaseRequest reads a purchase body; the error lists every field
 // problem.
 func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
+	b.checkPlacement(&purchasePlacement)
 	req := paylink.PurchaseRequest{
 		CompanyToken:     b.companyToken("token.company_token"),
 		TransactionToken: b.transactionToken(),
 		Customer:         b.customer(),
-		StoreCard:        b.boolean("customer.store_card_permission", "customer.store_card_permisison"),
-		ThreeDS:          b.boolean("customer.should_service_apply_authentication"),
+		StoreCard:        b.boolean(purchaseStoreCard.paths...),
+		ThreeDS:          b.boolean(purchaseThreeDS.paths...),
 		RedirectURL:      b.str(paylink.MaxURLLength, "customer.authentication_redirect_url"),
 		CardToken:        b.str(maxToken, "card.token"),
 		Card:             b.card(),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
-		ApplySurcharge:   b.boolean("purchase.should_service_apply_surcharge"),
-		PreAuth:          b.boolean("purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"),
+		ApplySurcharge:   b.boolean(purchaseSurcharge.paths...),
+		PreAuth:          b.boolean(purchasePreAuth.paths...),
 	}
 	req.Amount, req.Currency = b.money("purchase.amount", "purchase.currency")
-	b.misplaced("purchase", "should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation",
-		"card.should_service_apply_pre_authorisation", "token.should_service_apply_pre_authorisation",
-		"should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization",
-		"should_service_apply_surcharge", "customer.should_service_apply_surcharge", "card.should_service_apply_surcharge")
 	return req, b.err()
 }
 

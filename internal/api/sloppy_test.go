@@ -306,8 +306,9 @@ func TestPaddedReferencesInPathsAreTrimmed(t *testing.T) {
 
 // TestMoneyFlagsAreNeverIgnored: a hold asked for in camelCase or with
 // the US spelling holds, and a money flag sent outside its object is
-// refused, where it used to be ignored as an unknown key and the card
-// charged in full.
+// refused, naming the key as sent, where it used to be ignored as an
+// unknown key and the card charged in full. placement_test.go has every
+// flag of every endpoint out of place, as JSON and as a form.
 func TestMoneyFlagsAreNeverIgnored(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -326,7 +327,7 @@ func TestMoneyFlagsAreNeverIgnored(t *testing.T) {
 	}{
 		"pre-auth at the top":     {"should_service_apply_pre_authorisation", "should_service_apply_pre_authorisation"},
 		"pre-auth in customer":    {"customer.should_service_apply_pre_authorisation", "customer.should_service_apply_pre_authorisation"},
-		"surcharge at the top":    {"shouldServiceApplySurcharge", "should_service_apply_surcharge"},
+		"surcharge at the top":    {"shouldServiceApplySurcharge", "shouldServiceApplySurcharge"}, // named as sent
 		"US pre-auth in customer": {"customer.should_service_apply_pre_authorization", "customer.should_service_apply_pre_authorization"},
 		"pre-auth in card":        {"card.should_service_apply_pre_authorisation", "card.should_service_apply_pre_authorisation"},
 	} {

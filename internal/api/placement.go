@@ -1,0 +1,237 @@
+package api
+
+import "strings"
+
+// A money or behaviour flag sent anywhere but where the handler reads it
+// would be an unknown key, ignored: a hold charged in full, a surcharge
+// or a fee left off, 3-D Secure skipped, a stored card kept single-use.
+// Each flag is declared once, below, with the paths it is read at; the
+// handler reads it through them, and checkPlacement walks the decoded
+// body and refuses it found anywhere else, under any spelling a client
+// might use, before a field is read.
+
+// keyRule is one flag of an endpoint.
+// paths are every path the handler reads it at, in the order it reads
+// them: its home (the first) and the other spellings of its leaf in the
+// same object; the handler reads the flag through them (b.boolean(
+// rule.paths...)), so that what is read and what is refused are one
+// list. others are names that mean the flag but are read nowhere
+// (card.multi_use, a response field, sent for
+// customer.store_card_permission).
+type keyRule struct {
+	paths  []string
+	others []string
+}
+
+// home is the path a problem points the client to.
+func (r *keyRule) home() string { return r.paths[0] }
+
+// placement is what one endpoint's body must hold where clients go
+// wrong: its flags (keys).
+type placement struct {
+	keys []*keyRule
+}
+
+// The flags, each with its paths. Tables rather than code, read only.
+var (
+	purchasePreAuth = keyRule{paths: []string{
+		"purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"}}
+	purchaseSurcharge = keyRule{paths: []string{"purchase.should_service_apply_surcharge"}}
+	purchaseThreeDS   = keyRule{paths: []string{"customer.should_service_apply_authentication"}}
+	purchaseStoreCard = keyRule{paths: []string{"customer.store_card_permission", "customer.store_card_permisison"},
+		others: []string{"multi_use"}}
+	debitFee          = keyRule{paths: []string{"purchase.should_service_apply_fee"}}
+	captureSurcharge  = keyRule{paths: []string{"capture.should_service_apply_surcharge"}}
+	linkSurcharge     = keyRule{paths: []string{"should_service_apply_surcharge"}}
+	tokenizeStoreCard = keyRule{paths: []string{"customer.store_card_permisison", "customer.store_card_permission"},
+		others: []string{"multi_use"}}
+)
+
+// The endpoints' placements.
+var (
+	purchasePlacement = placement{
+		keys: []*keyRule{&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard},
+	}
+	directDebitPlacement = placement{
+		keys: []*keyRule{&debitFee, &purchasePreAuth},
+	}
+	capturePlacement = placement{
+		keys: []*keyRule{&captureSurcharge},
+	}
+	linkPlacement = placement{
+		keys: []*keyRule{&linkSurcharge},
+	}
+	tokenizePlacement = placement{
+		keys: []*keyRule{&tokenizeStoreCard},
+	}
+)
+
+// maxPlacementDepth bounds the object nesting checkPlacement follows, so
+// that its walk needs no allocation: every flag's home is at most one
+// object deep, and no client nests a flag eight objects deep by mistake.
+const maxPlacementDepth = 8
+
+// checkPlacement records a field error for every flag of p found other
+// than at its home under a spelling the handler reads there. metadata
+// objects take any keys and are not looked into. Call it before the
+// fields are read.
+func (b *body) checkPlacement(p *placement) {
+	var stack [maxPlacementDepth]string
+	b.placeIn(p, 0, len(b.v), stack[:0])
+}
+
+// placeIn checks the members among lo to hi, inside the objects named by
+// parents.
+func (b *body) placeIn(p *placement, lo, hi int, parents []string) {
+	for j := lo; j < hi; j = int(b.v[j].end) {
+		v := &b.v[j]
+		if v.kind == kindAbsent {
+			continue
+		}
+		if rule, ok := p.flag(v.key); ok && !rule.readAt(parents, v.key) {
+			b.fail(joinPath(parents, v.key), rule.problem(parents))
+			continue
+		}
+		if v.kind == kindObject && len(parents) < maxPlacementDepth && !sameKey(v.key, "metadata") {
+			b.placeIn(p, j+1, int(v.end), append(parents, v.key))
+		}
+	}
+}
+
+// flag returns the rule of the flag key names, under any spelling: its
+// name in snake_case, camelCase or run together in any case
+// ("shouldserviceapplysurcharge").
+func (p *placement) flag(key string) (*keyRule, bool) {
+	for _, r := range p.keys {
+		if r.names(key) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// names reports whether key is loosely (looseEqual) the leaf of one of
+// the rule's paths or one of its other names.
+func (r *keyRule) names(key string) bool {
+	for _, p := range r.paths {
+		if looseEqual(key, leaf(p)) {
+			return true
+		}
+	}
+	for _, n := range r.others {
+		if looseEqual(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaf is the last key of a dotted path.
+func leaf(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
+
+// problem is the field error of the rule's key sent inside parents
+// where it is not read: out of its object, or in it under a spelling the
+// decoder does not read ("shouldserviceapplysurcharge").
+func (r *keyRule) problem(parents []string) string {
+	if r.inHome(parents) {
+		return "is not read spelled so and would be ignored: send it as " + r.home()
+	}
+	return "belongs at " + r.home() + "; sent here it would be ignored"
+}
+
+// inHome reports whether parents are the objects of the rule's home, as
+// the decoder's look-up matches them.
+func (r *keyRule) inHome(parents []string) bool {
+	home := r.home()
+	for _, parent := range parents {
+		object, rest, nested := strings.Cut(home, ".")
+		if !nested || !sameKey(parent, object) {
+			return false
+		}
+		home = rest
+	}
+	return strings.IndexByte(home, '.') < 0
+}
+
+// readAt reports whether the handler reads key, inside parents, as the
+// rule's flag: parents are the home's objects and key one of its names,
+// as the decoder's look-up matches them (exactly, or in snake_case for a
+// key with capitals).
+func (r *keyRule) readAt(parents []string, key string) bool {
+	if !r.inHome(parents) {
+		return false
+	}
+	for _, p := range r.paths {
+		if sameKey(key, leaf(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameKey reports whether the decoder's look-up reads key as name (a
+// snake_case key): spelled alike, or alike once in snake_case
+// (snakeKey), compared as it would spell it, without a copy.
+func sameKey(key, name string) bool {
+	if key == name {
+		return true
+	}
+	j := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if isUpper(c) {
+			if i > 0 && startsWord(key, i) {
+				if j >= len(name) || name[j] != '_' {
+					return false
+				}
+				j++
+			}
+			c += 'a' - 'A'
+		}
+		if j >= len(name) || name[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(name)
+}
+
+// looseEqual compares two keys ignoring ASCII case, '_' and '-':
+// "should_service_apply_surcharge", "shouldServiceApplySurcharge" and
+// "SHOULDSERVICEAPPLYSURCHARGE" are one name. It does not allocate.
+func looseEqual(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && (a[i] == '_' || a[i] == '-') {
+			i++
+		}
+		for j < len(b) && (b[j] == '_' || b[j] == '-') {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if lower(a[i]) != lower(b[j]) {
+			return false
+		}
+		i++
+		j++
+	}
+}
+
+// lower is an ASCII letter in lower case; other bytes as they are.
+func lower(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// joinPath is the dotted path of key inside parents, as a field error
+// names it.
+func joinPath(parents []string, key string) string {
+	if len(parents) == 0 {
+		return key
+	}
+	return strings.Join(parents, ".") + "." + key
+}

@@ -1,0 +1,203 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/paylink/paylink/internal/apitest"
+)
+
+// formOf spells a JSON request body as the form a PHP or Stripe-style
+// client posts: nested objects as bracketed keys, every value a string.
+func formOf(b map[string]any) string {
+	v := url.Values{}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, x := range m {
+			key := k
+			if prefix != "" {
+				key = prefix + "[" + k + "]"
+			}
+			if sub, ok := x.(map[string]any); ok {
+				walk(key, sub)
+				continue
+			}
+			v.Set(key, fmt.Sprint(x))
+		}
+	}
+	walk("", b)
+	return v.Encode()
+}
+
+// misplacedCase is one request that must be refused: body builds it
+// afresh (each needs its own transaction token), field is the path the
+// 400 must name and want a piece of its problem.
+type misplacedCase struct {
+	name, path  string
+	body        func() map[string]any
+	field, want string
+}
+
+// wantRefused posts each case as JSON and as a form and wants 400
+// invalid_request naming the field as sent.
+func wantRefused(t *testing.T, env *apitest.Env, m *apitest.Merchant, cases []misplacedCase) {
+	t.Helper()
+	for _, c := range cases {
+		res := env.Post(c.path, m, c.body())
+		if res.Status != http.StatusBadRequest || res.Str("response_code") != "invalid_request" || !strings.Contains(fieldProblem(res, c.field), c.want) {
+			t.Errorf("%s (JSON): got %d %s, want 400 naming %s (%q)", c.name, res.Status, res.Raw, c.field, c.want)
+		}
+		status, raw := postForm(t, env, m, c.path, formOf(c.body()))
+		var got apitest.Response
+		_ = json.Unmarshal([]byte(raw), &got.Body)
+		if status != http.StatusBadRequest || !strings.Contains(fieldProblem(got, c.field), c.want) {
+			t.Errorf("%s (form): got %d %s, want 400 naming %s (%q)", c.name, status, raw, c.field, c.want)
+		}
+	}
+}
+
+// TestPurchaseFlagsOutOfPlaceAreRefused: every flag a purchase reads,
+// under every spelling, sent anywhere but its one home (or there under a
+// spelling the decoder does not read), is refused: the second verification sweep found a
+// pre-authorisation in token or card, a surcharge in token and 3-D
+// Secure at the top level or in purchase ignored, and charged in full.
+func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	purchase := func(card string, set func(map[string]any)) func() map[string]any {
+		return func() map[string]any { return env.CardPurchase(m, card, "12.00", set) }
+	}
+	at := func(path string, v any) func() map[string]any {
+		return purchase("4111111111111111", func(b map[string]any) { apitest.Set(b, path, v) })
+	}
+	threeDS := func(path string) func() map[string]any {
+		return purchase("4000000000003220", func(b map[string]any) {
+			apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example/back")
+			apitest.Set(b, path, true)
+		})
+	}
+	const belongs = "belongs at "
+	wantRefused(t, env, m, []misplacedCase{
+		{"US pre-auth in token", "/v5/purchase", at("token.should_service_apply_pre_authorization", true),
+			"token.should_service_apply_pre_authorization", belongs + "purchase.should_service_apply_pre_authorisation"},
+		{"US pre-auth in card", "/v5/purchase", at("card.should_service_apply_pre_authorization", true),
+			"card.should_service_apply_pre_authorization", belongs},
+		{"surcharge in token", "/v5/purchase", at("token.should_service_apply_surcharge", true),
+			"token.should_service_apply_surcharge", belongs + "purchase.should_service_apply_surcharge"},
+		{"camelCase surcharge in card", "/v5/purchase", at("card.shouldServiceApplySurcharge", true),
+			"card.shouldServiceApplySurcharge", belongs},
+		{"pre-auth false at the top", "/v5/purchase", at("should_service_apply_pre_authorisation", false),
+			"should_service_apply_pre_authorisation", belongs},
+		{"pre-auth run together in purchase", "/v5/purchase", at("purchase.shouldserviceapplypreauthorisation", true),
+			"purchase.shouldserviceapplypreauthorisation", "send it as purchase.should_service_apply_pre_authorisation"},
+		{"3-D Secure at the top", "/v5/purchase", threeDS("should_service_apply_authentication"),
+			"should_service_apply_authentication", belongs + "customer.should_service_apply_authentication"},
+		{"3-D Secure in purchase", "/v5/purchase", threeDS("purchase.should_service_apply_authentication"),
+			"purchase.should_service_apply_authentication", belongs},
+		{"card permission in purchase", "/v5/purchase", at("purchase.store_card_permission", true),
+			"purchase.store_card_permission", belongs + "customer.store_card_permission"},
+		{"multi_use in card", "/v5/purchase", at("card.multi_use", true), "card.multi_use", belongs},
+	})
+	// In its home, under the spellings the decoder reads, a flag is read.
+	held := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+		b["Purchase"] = b["purchase"]
+		delete(b, "purchase")
+		apitest.Set(b, "Purchase.shouldServiceApplyPreAuthorization", true)
+	}))
+	if held.Status != http.StatusOK || held.Get("purchase.status") != "PRE_AUTHORISED" {
+		t.Errorf("camelCase US pre-auth in Purchase: got %d %s, want a hold", held.Status, held.Raw)
+	}
+}
+
+// TestDirectDebitFlagsOutOfPlaceAreRefused: a direct debit's fee or
+// pre-authorisation flag in token, card (where the spec's sample
+// response puts the account, so clients copy it) or bank_account, under
+// either spelling, is refused, where it was read as no fee; metadata
+// takes any key.
+func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	at := func(path string) func() map[string]any {
+		return func() map[string]any {
+			return debitBody(env, m, "123456789", "25.50", func(b map[string]any) { apitest.Set(b, path, true) })
+		}
+	}
+	const belongs = "belongs at "
+	wantRefused(t, env, m, []misplacedCase{
+		{"fee in token", "/v5/direct_debit", at("token.should_service_apply_fee"), "token.should_service_apply_fee",
+			belongs + "purchase.should_service_apply_fee"},
+		{"fee in card", "/v5/direct_debit", at("card.should_service_apply_fee"), "card.should_service_apply_fee", belongs},
+		{"US pre-auth in bank_account", "/v5/direct_debit", at("bank_account.should_service_apply_pre_authorization"),
+			"bank_account.should_service_apply_pre_authorization", belongs + "purchase.should_service_apply_pre_authorisation"},
+		{"US pre-auth in token", "/v5/direct_debit", at("token.should_service_apply_pre_authorization"),
+			"token.should_service_apply_pre_authorization", belongs},
+	})
+	ok := env.Post("/v5/direct_debit", m, debitBody(env, m, "123456789", "25.50", func(b map[string]any) {
+		apitest.Set(b, "metadata.order.id", "O-1")
+		b["metadata"].(map[string]any)["should_service_apply_fee"] = "kept as the client's data"
+	}))
+	if ok.Status != http.StatusOK {
+		t.Errorf("metadata with flag-like keys: got %d %s, want 200", ok.Status, ok.Raw)
+	}
+}
+
+// TestCaptureAndLinkFlagsOutOfPlaceAreRefused: a capture's surcharge
+// outside capture, a link's surcharge opt-out outside the top level
+// (links surcharge by default: ignored, it overcharges), and a
+// tokenisation's permission
+// outside customer (or as card.multi_use) are refused.
+func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := hold(t, env, m, "20.00")
+	captureWith := func(path string) func() map[string]any {
+		return func() map[string]any {
+			b := map[string]any{
+				"token":   map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
+				"capture": map[string]any{"amount": "20.00", "currency": "AUD"},
+			}
+			apitest.Set(b, path, true)
+			return b
+		}
+	}
+	link := func(set func(map[string]any)) func() map[string]any {
+		return func() map[string]any {
+			b := map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "R-1"}
+			set(b)
+			return b
+		}
+	}
+	tokenizeWith := func(set func(map[string]any)) func() map[string]any {
+		return func() map[string]any {
+			b := map[string]any{"company_token": m.Creds.CompanyToken,
+				"card": map[string]any{"number": "4111111111111111", "expiry_month": "07", "expiry_year": "39", "cvc": "123", "holder_name": "Jo"}}
+			set(b)
+			return b
+		}
+	}
+	const belongs = "belongs at "
+	wantRefused(t, env, m, []misplacedCase{
+		{"capture surcharge at the top", "/v5/purchase/" + ref + "/capture", captureWith("should_service_apply_surcharge"),
+			"should_service_apply_surcharge", belongs + "capture.should_service_apply_surcharge"},
+		{"capture surcharge in purchase", "/v5/purchase/" + ref + "/capture", captureWith("purchase.should_service_apply_surcharge"),
+			"purchase.should_service_apply_surcharge", belongs},
+		{"link opt-out in customer", "/v5/payment-links",
+			link(func(b map[string]any) { apitest.Set(b, "customer.should_service_apply_surcharge", false) }),
+			"customer.should_service_apply_surcharge", belongs + "should_service_apply_surcharge"},
+		{"link opt-out in purchase", "/v5/payment-links",
+			link(func(b map[string]any) { apitest.Set(b, "purchase.should_service_apply_surcharge", false) }),
+			"purchase.should_service_apply_surcharge", belongs},
+		{"permission at the top", "/v5/tokenize_card",
+			tokenizeWith(func(b map[string]any) { b["store_card_permission"] = true }),
+			"store_card_permission", belongs + "customer.store_card_permisison"},
+		{"multi_use in card", "/v5/tokenize_card",
+			tokenizeWith(func(b map[string]any) { apitest.Set(b, "card.multi_use", true) }), "card.multi_use", belongs},
+	})
+	if res := capture(env, m, ref, "20.00"); res.Status != http.StatusOK {
+		t.Errorf("the hold after the refusals: got %d %s, want it captured", res.Status, res.Raw)
+	}
+}
