@@ -18,6 +18,7 @@ func (b *body) bankAccount() paylink.BankAccount {
 
 // directDebitFee: POST /v5/direct_debit_fee (4.14).
 func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&debitFeePlacement)
 	company := b.companyToken("token.company_token")
 	amount, currency := b.money("purchase.amount", "purchase.currency")
 	if err := b.err(); err != nil {

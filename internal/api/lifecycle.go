@@ -28,6 +28,7 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 
 // cancel: POST /v5/purchase/{ref}/cancel (4.5).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&cancelPlacement)
 	req := paylink.CancelRequest{
 		CompanyToken:     b.companyToken("token.company_token"),
 		TransactionToken: b.transactionToken(),
@@ -45,6 +46,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 
 // refundRequest reads the body of card and direct debit refunds.
 func (b *body) refundRequest() (paylink.RefundRequest, error) {
+	b.checkPlacement(&refundPlacement)
 	req := paylink.RefundRequest{
 		CompanyToken:     b.companyToken("token.company_token"),
 		TransactionToken: b.transactionToken(),

@@ -27,9 +27,11 @@ type keyRule struct {
 func (r *keyRule) home() string { return r.paths[0] }
 
 // placement is what one endpoint's body must hold where clients go
-// wrong: its flags (keys).
+// wrong: its flags (keys) and the objects it reads (a dotted key such as
+// "purchase.amount" that starts with one of them is refused).
 type placement struct {
-	keys []*keyRule
+	objects []string
+	keys    []*keyRule
 }
 
 // The flags, each with its paths. Tables rather than code, read only.
@@ -50,20 +52,30 @@ var (
 // The endpoints' placements.
 var (
 	purchasePlacement = placement{
-		keys: []*keyRule{&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard},
+		objects: []string{"token", "customer", "card", "purchase"},
+		keys:    []*keyRule{&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard},
 	}
 	directDebitPlacement = placement{
-		keys: []*keyRule{&debitFee, &purchasePreAuth},
+		objects: []string{"token", "customer", "bank_account", "card", "purchase", "metadata"},
+		keys:    []*keyRule{&debitFee, &purchasePreAuth},
 	}
 	capturePlacement = placement{
-		keys: []*keyRule{&captureSurcharge},
+		objects: []string{"token", "capture", "metadata"},
+		keys:    []*keyRule{&captureSurcharge},
 	}
 	linkPlacement = placement{
-		keys: []*keyRule{&linkSurcharge},
+		objects: []string{"token", "customer"},
+		keys:    []*keyRule{&linkSurcharge},
 	}
 	tokenizePlacement = placement{
-		keys: []*keyRule{&tokenizeStoreCard},
+		objects: []string{"card", "customer"},
+		keys:    []*keyRule{&tokenizeStoreCard},
 	}
+	// The calls without flags refuse only dotted keys.
+	refundPlacement    = placement{objects: []string{"token", "customer", "refund", "metadata"}}
+	cancelPlacement    = placement{objects: []string{"token", "metadata"}}
+	surchargePlacement = placement{objects: []string{"token", "card"}}
+	debitFeePlacement  = placement{objects: []string{"token", "purchase"}}
 )
 
 // maxPlacementDepth bounds the object nesting checkPlacement follows, so
@@ -72,9 +84,12 @@ var (
 const maxPlacementDepth = 8
 
 // checkPlacement records a field error for every flag of p found other
-// than at its home under a spelling the handler reads there. metadata
-// objects take any keys and are not looked into. Call it before the
-// fields are read.
+// than at its home under a spelling the handler reads there, and for
+// every dotted key ("purchase.amount", a form's purchase.amount=...) that
+// names one of p's objects or flags: the decoder reads nested objects
+// only, and such a key would be ignored. metadata objects take any keys
+// and are not looked into. Call it before the fields are read, so that
+// its problem, not "is required", names a dotted key.
 func (b *body) checkPlacement(p *placement) {
 	var stack [maxPlacementDepth]string
 	b.placeIn(p, 0, len(b.v), stack[:0])
@@ -86,6 +101,10 @@ func (b *body) placeIn(p *placement, lo, hi int, parents []string) {
 	for j := lo; j < hi; j = int(b.v[j].end) {
 		v := &b.v[j]
 		if v.kind == kindAbsent {
+			continue
+		}
+		if strings.IndexByte(v.key, '.') >= 0 && p.dotted(v.key) {
+			b.fail(joinPath(parents, v.key), "send nested objects: "+nested(v.key)+"; a dotted key is not read")
 			continue
 		}
 		if rule, ok := p.flag(v.key); ok && !rule.readAt(parents, v.key) {
@@ -128,6 +147,23 @@ func (r *keyRule) names(key string) bool {
 
 // leaf is the last key of a dotted path.
 func leaf(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
+
+// dotted reports whether a key holding a dot names one of p's objects
+// (its first segment) or flags (any segment).
+func (p *placement) dotted(key string) bool {
+	first, _, _ := strings.Cut(key, ".")
+	for _, o := range p.objects {
+		if looseEqual(first, o) {
+			return true
+		}
+	}
+	for seg := range strings.SplitSeq(key, ".") {
+		if _, ok := p.flag(seg); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // problem is the field error of the rule's key sent inside parents
 // where it is not read: out of its object, or in it under a spelling the
@@ -234,4 +270,17 @@ func joinPath(parents []string, key string) string {
 		return key
 	}
 	return strings.Join(parents, ".") + "." + key
+}
+
+// nested spells a dotted key as the nested objects it means:
+// "purchase.amount" is {"purchase": {"amount": ...}}.
+func nested(key string) string {
+	segs := strings.Split(key, ".")
+	var s strings.Builder
+	for _, seg := range segs {
+		s.WriteString(`{"` + seg + `": `)
+	}
+	s.WriteString("...")
+	s.WriteString(strings.Repeat("}", len(segs)))
+	return s.String()
 }

@@ -33,7 +33,7 @@ func TestCheckPlacementAllocatesNothing(t *testing.T) {
 		"customer":{"ip_address":"203.0.113.7","timezone":"UTC","store_card_permission":false,"should_service_apply_authentication":false},
 		"card":{"number":"4111111111111111","expiry_month":"12","expiry_year":"39","cvc":"123"},
 		"Purchase":{"amount":"10.50","currency":"AUD","shouldServiceApplySurcharge":true,"should_service_apply_pre_authorisation":false},
-		"metadata":{"should_service_apply_fee":true}}`))
+		"metadata":{"a.b":"x","should_service_apply_fee":true}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 // formOf spells a JSON request body as the form a PHP or Stripe-style
 // client posts: nested objects as bracketed keys, every value a string.
+// A key holding a dot stays one key, as such a client sends it.
 func formOf(b map[string]any) string {
 	v := url.Values{}
 	var walk func(prefix string, m map[string]any)
@@ -62,7 +63,8 @@ func wantRefused(t *testing.T, env *apitest.Env, m *apitest.Merchant, cases []mi
 
 // TestPurchaseFlagsOutOfPlaceAreRefused: every flag a purchase reads,
 // under every spelling, sent anywhere but its one home (or there under a
-// spelling the decoder does not read), is refused: the second verification sweep found a
+// spelling the decoder does not read), and every dotted key naming a
+// purchase field, is refused: the second verification sweep found a
 // pre-authorisation in token or card, a surcharge in token and 3-D
 // Secure at the top level or in purchase ignored, and charged in full.
 func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
@@ -79,6 +81,9 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 			apitest.Set(b, "customer.authentication_redirect_url", "https://shop.example/back")
 			apitest.Set(b, path, true)
 		})
+	}
+	dotted := func(key string, v any) func() map[string]any {
+		return purchase("4111111111111111", func(b map[string]any) { b[key] = v })
 	}
 	const belongs = "belongs at "
 	wantRefused(t, env, m, []misplacedCase{
@@ -101,7 +106,23 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 		{"card permission in purchase", "/v5/purchase", at("purchase.store_card_permission", true),
 			"purchase.store_card_permission", belongs + "customer.store_card_permission"},
 		{"multi_use in card", "/v5/purchase", at("card.multi_use", true), "card.multi_use", belongs},
+		{"dotted pre-auth beside purchase", "/v5/purchase", dotted("purchase.should_service_apply_pre_authorisation", true),
+			"purchase.should_service_apply_pre_authorisation", "send nested objects"},
+		{"dotted surcharge", "/v5/purchase", dotted("purchase.shouldServiceApplySurcharge", true),
+			"purchase.shouldServiceApplySurcharge", "send nested objects"},
 	})
+	// A body written with the spec's dotted names is told why, not that
+	// purchase.amount is required.
+	flat := map[string]any{
+		"token.company_token": m.Creds.CompanyToken, "token.transaction_token": env.TransactionToken(m),
+		"customer.ip_address": "203.0.113.7", "customer.timezone": "UTC",
+		"card.number": "4111111111111111", "card.expiry_month": "12", "card.expiry_year": "39", "card.cvc": "123",
+		"purchase.amount": "10.50", "purchase.currency": "AUD",
+	}
+	res := env.Post("/v5/purchase", m, flat)
+	if p := fieldProblem(res, "purchase.amount"); res.Status != http.StatusBadRequest || !strings.Contains(p, `send nested objects: {"purchase": {"amount": ...}}`) {
+		t.Errorf("a body of dotted names: got %d %s, want 400 saying to nest purchase.amount", res.Status, res.Raw)
+	}
 	// In its home, under the spellings the decoder reads, a flag is read.
 	held := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
 		b["Purchase"] = b["purchase"]
@@ -117,7 +138,7 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 // pre-authorisation flag in token, card (where the spec's sample
 // response puts the account, so clients copy it) or bank_account, under
 // either spelling, is refused, where it was read as no fee; metadata
-// takes any key.
+// takes any key, dots included.
 func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -135,13 +156,21 @@ func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"bank_account.should_service_apply_pre_authorization", belongs + "purchase.should_service_apply_pre_authorisation"},
 		{"US pre-auth in token", "/v5/direct_debit", at("token.should_service_apply_pre_authorization"),
 			"token.should_service_apply_pre_authorization", belongs},
+		{"dotted fee", "/v5/direct_debit", func() map[string]any {
+			return debitBody(env, m, "123456789", "25.50", func(b map[string]any) { b["purchase.should_service_apply_fee"] = true })
+		}, "purchase.should_service_apply_fee", "send nested objects"},
+		{"dotted fee preview", "/v5/direct_debit_fee", func() map[string]any {
+			return map[string]any{"token": map[string]any{"company_token": m.Creds.CompanyToken},
+				"purchase.amount": "25.50", "purchase.currency": "AUD"}
+		}, "purchase.amount", "send nested objects"},
 	})
 	ok := env.Post("/v5/direct_debit", m, debitBody(env, m, "123456789", "25.50", func(b map[string]any) {
 		apitest.Set(b, "metadata.order.id", "O-1")
 		b["metadata"].(map[string]any)["should_service_apply_fee"] = "kept as the client's data"
+		b["metadata"].(map[string]any)["a.b"] = "x"
 	}))
 	if ok.Status != http.StatusOK {
-		t.Errorf("metadata with flag-like keys: got %d %s, want 200", ok.Status, ok.Raw)
+		t.Errorf("metadata with dotted and flag-like keys: got %d %s, want 200", ok.Status, ok.Raw)
 	}
 }
 

@@ -160,6 +160,7 @@ func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 
 // surcharge: POST /v5/surcharge (4.6); the company token is token.company.
 func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&surchargePlacement)
 	req := paylink.SurchargeRequest{
 		CompanyToken: b.companyToken("token.company"),
 		CardToken:    b.str(maxToken, "card.token"),
