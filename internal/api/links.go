@@ -58,7 +58,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 	b.checkPlacement(&linkPlacement)
 	n := paylink.NewLink{
 		CompanyToken:      b.optionalCompanyToken(),
-		MerchantReference: b.need(maxField, "merchantReference", "merchant_reference"),
+		MerchantReference: b.need(maxField, linkReference.paths...),
 		Customer:          b.linkCustomer(),
 		WebhookURL:        b.str(paylink.MaxURLLength, "webhook_url"),
 		ExpiresAt:         b.timestamp("expires_at"),

@@ -10,7 +10,8 @@ import "strings"
 // body and refuses it found anywhere else, under any spelling a client
 // might use, before a field is read.
 
-// keyRule is one flag of an endpoint.
+// keyRule is one flag of an endpoint (or another key clients misspell
+// and that a handler must not miss, such as a link's merchantReference).
 // paths are every path the handler reads it at, in the order it reads
 // them: its home (the first) and the other spellings of its leaf in the
 // same object; the handler reads the flag through them (b.boolean(
@@ -45,6 +46,7 @@ var (
 	debitFee          = keyRule{paths: []string{"purchase.should_service_apply_fee"}}
 	captureSurcharge  = keyRule{paths: []string{"capture.should_service_apply_surcharge"}}
 	linkSurcharge     = keyRule{paths: []string{"should_service_apply_surcharge"}}
+	linkReference     = keyRule{paths: []string{"merchantReference", "merchant_reference"}}
 	tokenizeStoreCard = keyRule{paths: []string{"customer.store_card_permisison", "customer.store_card_permission"},
 		others: []string{"multi_use"}}
 )
@@ -65,7 +67,7 @@ var (
 	}
 	linkPlacement = placement{
 		objects: []string{"token", "customer"},
-		keys:    []*keyRule{&linkSurcharge},
+		keys:    []*keyRule{&linkSurcharge, &linkReference},
 	}
 	tokenizePlacement = placement{
 		objects: []string{"card", "customer"},

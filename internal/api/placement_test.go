@@ -176,9 +176,10 @@ func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
 
 // TestCaptureAndLinkFlagsOutOfPlaceAreRefused: a capture's surcharge
 // outside capture, a link's surcharge opt-out outside the top level
-// (links surcharge by default: ignored, it overcharges), and a
-// tokenisation's permission
-// outside customer (or as card.multi_use) are refused.
+// (links surcharge by default: ignored, it overcharges), a link's
+// merchant reference run together (it was told "merchantReference: is
+// required"), and a tokenisation's permission outside customer (or as
+// card.multi_use) are refused.
 func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -220,6 +221,10 @@ func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 		{"link opt-out in purchase", "/v5/payment-links",
 			link(func(b map[string]any) { apitest.Set(b, "purchase.should_service_apply_surcharge", false) }),
 			"purchase.should_service_apply_surcharge", belongs},
+		{"link reference run together", "/v5/payment-links", link(func(b map[string]any) {
+			delete(b, "merchantReference")
+			b["merchantreference"] = "R-1"
+		}), "merchantreference", "send it as merchantReference"},
 		{"permission at the top", "/v5/tokenize_card",
 			tokenizeWith(func(b map[string]any) { b["store_card_permission"] = true }),
 			"store_card_permission", belongs + "customer.store_card_permisison"},
