@@ -37,6 +37,11 @@ type body struct {
 	// does a key missing as spelled get looked up in snake_case
 	// (keys.go).
 	cased bool
+	// sent maps a field's first name to the alias it was read under
+	// ("customer.email" to "customer.customer_email"), so that a problem
+	// the Service finds names the field as the client sent it (asSent);
+	// nil until an alias is read.
+	sent map[string]string
 }
 
 // kind is the JSON type of a member's value.
@@ -591,6 +596,9 @@ func (b *body) firstAgreeing(differ func(a, b *value) bool, paths ...string) (*v
 			if w := b.lookup(alias); w != nil && alias != p && differ(w, v) {
 				b.fail(alias, twice(w, "differs from the value sent as "+p))
 			}
+		}
+		if i > 0 {
+			b.readAs(paths[0], p)
 		}
 		return v, p
 	}

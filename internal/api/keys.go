@@ -1,6 +1,11 @@
 package api
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"github.com/paylink/paylink"
+)
 
 // casedMember finds the last member among lo to hi, not empty, whose
 // key, spelled in snake_case, is key's: a client's
@@ -124,3 +129,42 @@ func startsWord(k string, i int) bool {
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// readAs records that the field first named name was read under alias.
+func (b *body) readAs(name, alias string) {
+	if b.sent == nil {
+		b.sent = map[string]string{}
+	}
+	b.sent[name] = alias
+}
+
+// asSent renames, in a validation error, the fields read under an alias
+// to the alias: a bad customer.customer_email is reported as
+// customer.customer_email, the key the client sent, not as
+// customer.email, which the Service's rule names and the client never
+// sent. Any other error is returned as it is.
+func (b *body) asSent(err error) error {
+	var e *paylink.Error
+	if len(b.sent) == 0 || !errors.As(err, &e) || len(e.Fields) == 0 {
+		return err
+	}
+	renamed := *e
+	renamed.Fields = make(map[string]string, len(e.Fields))
+	for field, problem := range e.Fields {
+		if alias, ok := b.sent[field]; ok {
+			renamed.Message = renameInMessage(renamed.Message, field, alias)
+			field = alias
+		}
+		renamed.Fields[field] = problem
+	}
+	return &renamed
+}
+
+// renameInMessage renames a field in an error message that lists "field:
+// problem" pairs separated by "; " (paylink.FieldErrors.Err).
+func renameInMessage(msg, field, alias string) string {
+	if strings.HasPrefix(msg, field+": ") {
+		msg = alias + msg[len(field):]
+	}
+	return strings.ReplaceAll(msg, "; "+field+": ", "; "+alias+": ")
+}

@@ -235,3 +235,25 @@ func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 		t.Errorf("the hold after the refusals: got %d %s, want it captured", res.Status, res.Raw)
 	}
 }
+
+// TestFieldErrorsNameTheKeySent: a problem the Service finds in a field
+// read under an alias is reported under the alias the client sent
+// (customer.customer_email), not the name the rule uses
+// (customer.email), on a direct debit and its refund.
+func TestFieldErrorsNameTheKeySent(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	debitRes := env.Post("/v5/direct_debit", m, debitBody(env, m, "123456789", "25.50", func(b map[string]any) {
+		apitest.Set(b, "customer.customer_email", "not-an-email")
+	}))
+	refundReq := refundBody(env, m, "1.00")
+	apitest.Set(refundReq, "customer.customer_email", "not-an-email")
+	refundRes := env.Post("/v5/direct_debit/dd_none/refund", m, refundReq)
+	for name, res := range map[string]apitest.Response{"direct debit": debitRes, "direct debit refund": refundRes} {
+		fields, _ := res.Get("fields").(map[string]any)
+		if res.Status != http.StatusBadRequest || fields["customer.customer_email"] == nil || fields["customer.email"] != nil ||
+			!strings.Contains(res.Str("response_message"), "customer.customer_email: ") {
+			t.Errorf("%s: got %d %s, want 400 naming customer.customer_email", name, res.Status, res.Raw)
+		}
+	}
+}

@@ -124,6 +124,9 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 			return http.StatusOK, encodeJSON(out), nil
 		}
 	}
+	if b != nil {
+		err = b.asSent(err)
+	}
 	status, body := s.errorResponse(w, r, err)
 	return status, body, err
 }
