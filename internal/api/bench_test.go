@@ -64,6 +64,20 @@ func BenchmarkDecodePurchase(b *testing.B) {
 	}
 }
 
+// BenchmarkCheckPlacement is the walk for flags out of place and dotted
+// keys that every purchase takes before its fields are read.
+func BenchmarkCheckPlacement(b *testing.B) {
+	bd, err := parseBody([]byte(purchaseBody))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	defer ReportCPU(b, CPUTime())
+	for b.Loop() {
+		bd.checkPlacement(&purchasePlacement)
+	}
+}
+
 func BenchmarkDecodeTransactionToken(b *testing.B) {
 	raw := []byte(tokenBody)
 	b.ReportAllocs()

@@ -28,11 +28,83 @@ type keyRule struct {
 func (r *keyRule) home() string { return r.paths[0] }
 
 // placement is what one endpoint's body must hold where clients go
-// wrong: its flags (keys) and the objects it reads (a dotted key such as
-// "purchase.amount" that starts with one of them is refused).
+// wrong: its flags and the objects it reads (a dotted key such as
+// "purchase.amount" that starts with one of them is refused). Built by
+// newPlacement.
 type placement struct {
 	objects []string
-	keys    []*keyRule
+	// names are the names of the flags squashed (squash), each with its
+	// rule, so that a key is squashed once and compared whole.
+	names []squashedName
+	// initials has bit c-'a' set for each letter c that begins a name:
+	// a key that begins with another, most keys, is no flag, and is
+	// passed over without squashing (the walk runs on the purchase hot
+	// path).
+	initials uint32
+}
+
+// squashedName is a flag's name squashed, and the flag.
+type squashedName struct {
+	name string
+	rule *keyRule
+}
+
+// newPlacement is the placement of a call that reads objects and the
+// flags keys.
+func newPlacement(objects []string, keys ...*keyRule) placement {
+	p := placement{objects: objects}
+	add := func(name string, r *keyRule) {
+		var buf [maxSquashed]byte
+		sq, _ := squash(buf[:0], name)
+		p.names = append(p.names, squashedName{string(sq), r})
+		p.initials |= initialBit(name)
+	}
+	for _, r := range keys {
+		for _, path := range r.paths {
+			add(leaf(path), r)
+		}
+		for _, n := range r.others {
+			add(n, r)
+		}
+	}
+	return p
+}
+
+// maxSquashed bounds a squashed name: longer than every flag's name, so
+// that a key squashed past it is no flag.
+const maxSquashed = 64
+
+// squash appends name to dst in lower case without '_' and '-', the form
+// in which looseEqual compares names; ok is false when that is longer
+// than maxSquashed.
+func squash(dst []byte, name string) (sq []byte, ok bool) {
+	for i := 0; i < len(name); i++ {
+		c := lower(name[i])
+		if c == '_' || c == '-' {
+			continue
+		}
+		if len(dst) == maxSquashed {
+			return dst, false
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// initialBit is the bit of a name's first letter (ignoring case, '_' and
+// '-', as looseEqual does); 0 when it begins with no ASCII letter.
+func initialBit(name string) uint32 {
+	for i := 0; i < len(name); i++ {
+		switch c := lower(name[i]); {
+		case c == '_' || c == '-':
+			continue
+		case 'a' <= c && c <= 'z':
+			return 1 << (c - 'a')
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // The flags, each with its paths. Tables rather than code, read only.
@@ -53,31 +125,18 @@ var (
 
 // The endpoints' placements.
 var (
-	purchasePlacement = placement{
-		objects: []string{"token", "customer", "card", "purchase"},
-		keys:    []*keyRule{&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard},
-	}
-	directDebitPlacement = placement{
-		objects: []string{"token", "customer", "bank_account", "card", "purchase", "metadata"},
-		keys:    []*keyRule{&debitFee, &purchasePreAuth},
-	}
-	capturePlacement = placement{
-		objects: []string{"token", "capture", "metadata"},
-		keys:    []*keyRule{&captureSurcharge},
-	}
-	linkPlacement = placement{
-		objects: []string{"token", "customer"},
-		keys:    []*keyRule{&linkSurcharge, &linkReference},
-	}
-	tokenizePlacement = placement{
-		objects: []string{"card", "customer"},
-		keys:    []*keyRule{&tokenizeStoreCard},
-	}
+	purchasePlacement = newPlacement([]string{"token", "customer", "card", "purchase"},
+		&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard)
+	directDebitPlacement = newPlacement([]string{"token", "customer", "bank_account", "card", "purchase", "metadata"},
+		&debitFee, &purchasePreAuth)
+	capturePlacement  = newPlacement([]string{"token", "capture", "metadata"}, &captureSurcharge)
+	linkPlacement     = newPlacement([]string{"token", "customer"}, &linkSurcharge, &linkReference)
+	tokenizePlacement = newPlacement([]string{"card", "customer"}, &tokenizeStoreCard)
 	// The calls without flags refuse only dotted keys.
-	refundPlacement    = placement{objects: []string{"token", "customer", "refund", "metadata"}}
-	cancelPlacement    = placement{objects: []string{"token", "metadata"}}
-	surchargePlacement = placement{objects: []string{"token", "card"}}
-	debitFeePlacement  = placement{objects: []string{"token", "purchase"}}
+	refundPlacement    = newPlacement([]string{"token", "customer", "refund", "metadata"})
+	cancelPlacement    = newPlacement([]string{"token", "metadata"})
+	surchargePlacement = newPlacement([]string{"token", "card"})
+	debitFeePlacement  = newPlacement([]string{"token", "purchase"})
 )
 
 // maxPlacementDepth bounds the object nesting checkPlacement follows, so
@@ -123,28 +182,20 @@ func (b *body) placeIn(p *placement, lo, hi int, parents []string) {
 // name in snake_case, camelCase or run together in any case
 // ("shouldserviceapplysurcharge").
 func (p *placement) flag(key string) (*keyRule, bool) {
-	for _, r := range p.keys {
-		if r.names(key) {
-			return r, true
+	if p.initials&initialBit(key) == 0 {
+		return nil, false
+	}
+	var buf [maxSquashed]byte
+	sq, ok := squash(buf[:0], key)
+	if !ok {
+		return nil, false
+	}
+	for _, n := range p.names {
+		if string(sq) == n.name {
+			return n.rule, true
 		}
 	}
 	return nil, false
-}
-
-// names reports whether key is loosely (looseEqual) the leaf of one of
-// the rule's paths or one of its other names.
-func (r *keyRule) names(key string) bool {
-	for _, p := range r.paths {
-		if looseEqual(key, leaf(p)) {
-			return true
-		}
-	}
-	for _, n := range r.others {
-		if looseEqual(key, n) {
-			return true
-		}
-	}
-	return false
 }
 
 // leaf is the last key of a dotted path.

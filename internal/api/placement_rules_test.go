@@ -1,6 +1,9 @@
 package api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestLooseEqual: the names a flag goes by, in every case and with or
 // without separators, are one name; others are not.
@@ -55,6 +58,30 @@ func TestSameKey(t *testing.T) {
 			if got, want := sameKey(key, name), snakeKey(key) == name; got != want {
 				t.Errorf("sameKey(%q, %q) = %v, snakeKey says %v", key, name, got, want)
 			}
+		}
+	}
+}
+
+// TestFlagNames: a placement finds its flags under every loose spelling
+// and nothing else, the squashed comparison agreeing with looseEqual.
+func TestFlagNames(t *testing.T) {
+	for key, want := range map[string]*keyRule{
+		"should_service_apply_surcharge":          &purchaseSurcharge,
+		"SHOULD-SERVICE-APPLY-SURCHARGE":          &purchaseSurcharge,
+		"shouldserviceapplypreauthorization":      &purchasePreAuth,
+		"ShouldServiceApplyPreAuthorisation":      &purchasePreAuth,
+		"multiUse":                                &purchaseStoreCard,
+		"store_card_permisison":                   &purchaseStoreCard,
+		"_should_service_apply_authentication_":   &purchaseThreeDS,
+		"should_service_apply_surcharges":         nil,
+		"should_service_apply_fee":                nil,
+		"amount":                                  nil,
+		"":                                        nil,
+		strings.Repeat("should_service_apply", 9): nil,
+	} {
+		got, ok := purchasePlacement.flag(key)
+		if ok != (want != nil) || got != want {
+			t.Errorf("flag(%q) = %v, %v; want %v", key, got, ok, want)
 		}
 	}
 }
