@@ -51,7 +51,7 @@ type balanceTransactionJSON struct {
 // page reads the keyset pagination parameters limit (default 20) and
 // starting_after from the query, read as a body is (queryBody).
 func page(r *http.Request) (string, int, error) {
-	q, err := queryBody(r)
+	q, err := queryBody(r, "limit", "starting_after")
 	if err != nil {
 		return "", 0, err
 	}
@@ -136,7 +136,7 @@ type csvBody []byte
 
 // settlementReport: GET /v5/reports/settlement?date=YYYY-MM-DD (text/csv).
 func (s *Server) settlementReport(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	q, err := queryBody(r)
+	q, err := queryBody(r, "date")
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,14 @@ import "strings"
 // rule.paths...)), so that what is read and what is refused are one
 // list. others are names that mean the flag but are read nowhere
 // (card.multi_use, a response field, sent for
-// customer.store_card_permission).
+// customer.store_card_permission). absent is the flag's value when it
+// is not sent; text marks a rule that is no flag (a string such as the
+// merchantReference), refused out of place whatever it holds.
 type keyRule struct {
 	paths  []string
 	others []string
+	absent bool
+	text   bool
 }
 
 // home is the path a problem points the client to.
@@ -113,12 +117,14 @@ var (
 		"purchase.should_service_apply_pre_authorisation", "purchase.should_service_apply_pre_authorization"}}
 	purchaseSurcharge = keyRule{paths: []string{"purchase.should_service_apply_surcharge"}}
 	purchaseThreeDS   = keyRule{paths: []string{"customer.should_service_apply_authentication"}}
-	purchaseStoreCard = keyRule{paths: []string{"customer.store_card_permission", "customer.store_card_permisison"},
-		others: []string{"multi_use"}}
+	// A purchase takes no multi_use: a payment by a stored card may carry
+	// the token's multi_use from an earlier answer, which says nothing
+	// about storing this card.
+	purchaseStoreCard = keyRule{paths: []string{"customer.store_card_permission", "customer.store_card_permisison"}}
 	debitFee          = keyRule{paths: []string{"purchase.should_service_apply_fee"}}
 	captureSurcharge  = keyRule{paths: []string{"capture.should_service_apply_surcharge"}}
-	linkSurcharge     = keyRule{paths: []string{"should_service_apply_surcharge"}}
-	linkReference     = keyRule{paths: []string{"merchantReference", "merchant_reference"}}
+	linkSurcharge     = keyRule{paths: []string{"should_service_apply_surcharge"}, absent: true}
+	linkReference     = keyRule{paths: []string{"merchantReference", "merchant_reference"}, text: true}
 	tokenizeStoreCard = keyRule{paths: []string{"customer.store_card_permisison", "customer.store_card_permission"},
 		others: []string{"multi_use"}}
 )
@@ -168,7 +174,7 @@ func (b *body) placeIn(p *placement, lo, hi int, parents []string) {
 			b.fail(joinPath(parents, v.key), "send nested objects: "+nested(v.key)+"; a dotted key is not read")
 			continue
 		}
-		if rule, ok := p.flag(v.key); ok && !rule.readAt(parents, v.key) {
+		if rule, ok := p.flag(v.key); ok && !rule.readAt(parents, v.key) && !b.saysTheSame(rule, v) {
 			b.fail(joinPath(parents, v.key), rule.problem(parents))
 			continue
 		}
@@ -176,6 +182,35 @@ func (b *body) placeIn(p *placement, lo, hi int, parents []string) {
 			b.placeIn(p, j+1, int(v.end), append(parents, v.key))
 		}
 	}
+}
+
+// saysTheSame reports whether v, a flag sent where the call does not
+// read it, says what the call does anyway: the flag's value at its home,
+// or its value when it is not sent. Ignored, it changes nothing, so it is
+// not refused: a hold's flag echoed as true in token beside the one in
+// purchase, a false one where false is the default, a tokenisation's
+// multi_use true beside its store_card_permission true.
+func (b *body) saysTheSame(r *keyRule, v *value) bool {
+	if r.text {
+		return false
+	}
+	on, ok := flag(v)
+	return ok && on == b.flagValue(r)
+}
+
+// flagValue is the value the call reads for r's flag: the first of its
+// paths sent, or r.absent (a value that is no flag is the handler's to
+// refuse). It looks, as peek does, without recording a problem.
+func (b *body) flagValue(r *keyRule) bool {
+	for _, path := range r.paths {
+		if v := b.peek(path); v != nil {
+			if on, ok := flag(v); ok {
+				return on
+			}
+			return r.absent
+		}
+	}
+	return r.absent
 }
 
 // flag returns the rule of the flag key names, under any spelling: its

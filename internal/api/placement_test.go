@@ -95,8 +95,10 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"token.should_service_apply_surcharge", belongs + "purchase.should_service_apply_surcharge"},
 		{"camelCase surcharge in card", "/v5/purchase", at("card.shouldServiceApplySurcharge", true),
 			"card.shouldServiceApplySurcharge", belongs},
-		{"pre-auth false at the top", "/v5/purchase", at("should_service_apply_pre_authorisation", false),
-			"should_service_apply_pre_authorisation", belongs},
+		{"pre-auth at the top, against purchase's", "/v5/purchase", purchase("4111111111111111", func(b map[string]any) {
+			apitest.Set(b, "should_service_apply_pre_authorisation", false)
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		}), "should_service_apply_pre_authorisation", belongs},
 		{"pre-auth run together in purchase", "/v5/purchase", at("purchase.shouldserviceapplypreauthorisation", true),
 			"purchase.shouldserviceapplypreauthorisation", "send it as purchase.should_service_apply_pre_authorisation"},
 		{"3-D Secure at the top", "/v5/purchase", threeDS("should_service_apply_authentication"),
@@ -105,7 +107,6 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"purchase.should_service_apply_authentication", belongs},
 		{"card permission in purchase", "/v5/purchase", at("purchase.store_card_permission", true),
 			"purchase.store_card_permission", belongs + "customer.store_card_permission"},
-		{"multi_use in card", "/v5/purchase", at("card.multi_use", true), "card.multi_use", belongs},
 		{"dotted pre-auth beside purchase", "/v5/purchase", dotted("purchase.should_service_apply_pre_authorisation", true),
 			"purchase.should_service_apply_pre_authorisation", "send nested objects"},
 		{"dotted surcharge", "/v5/purchase", dotted("purchase.shouldServiceApplySurcharge", true),
@@ -254,6 +255,59 @@ func TestFieldErrorsNameTheKeySent(t *testing.T) {
 		if res.Status != http.StatusBadRequest || fields["customer.customer_email"] == nil || fields["customer.email"] != nil ||
 			!strings.Contains(res.Str("response_message"), "customer.customer_email: ") {
 			t.Errorf("%s: got %d %s, want 400 naming customer.customer_email", name, res.Status, res.Raw)
+		}
+	}
+}
+
+// TestFlagsOutOfPlaceThatChangeNothingAreRead: a flag out of place that
+// says what the call does anyway (false where false is the default, the
+// same value as the flag at its home, a stored card's multi_use echoed
+// beside its token) is left unread as before, not refused: refusing it
+// broke clients that echo an answer's fields (verification sweep).
+func TestFlagsOutOfPlaceThatChangeNothingAreRead(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	stored := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00", func(b map[string]any) {
+		apitest.Set(b, "customer.store_card_permission", true)
+	})).Str("card.token")
+	if stored == "" {
+		t.Fatal("no multi-use token")
+	}
+	tokenize := func(set func(map[string]any)) map[string]any {
+		b := map[string]any{"company_token": m.Creds.CompanyToken,
+			"card":     map[string]any{"number": "4111111111111111", "expiry_month": "12", "expiry_year": "39", "holder_name": "Jo"},
+			"customer": map[string]any{"store_card_permisison": true}}
+		set(b)
+		return b
+	}
+	for _, c := range []struct {
+		name, path string
+		body       map[string]any
+	}{
+		{"pre-auth false at the top", "/v5/purchase", env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+			apitest.Set(b, "should_service_apply_pre_authorisation", false)
+		})},
+		{"3-D Secure false in purchase", "/v5/purchase", env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_authentication", "false")
+		})},
+		{"pre-auth true in token beside purchase's", "/v5/purchase", env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+			apitest.Set(b, "token.shouldServiceApplyPreAuthorization", "yes")
+		})},
+		{"a stored card with its multi_use", "/v5/purchase", env.CardPurchase(m, "", "12.00", func(b map[string]any) {
+			b["card"] = map[string]any{"token": stored, "multi_use": true}
+		})},
+		{"multi_use false in card", "/v5/purchase", env.CardPurchase(m, "4111111111111111", "12.00", func(b map[string]any) {
+			apitest.Set(b, "card.multi_use", false)
+		})},
+		{"tokenise: multi_use beside the permission", "/v5/tokenize_card", tokenize(func(b map[string]any) {
+			apitest.Set(b, "customer.multi_use", true)
+		})},
+		{"link: surcharge on in customer, as by default", "/v5/payment-links", map[string]any{"amount": "5.00", "currency": "AUD",
+			"merchantReference": "ECHO-1", "customer": map[string]any{"should_service_apply_surcharge": true}}},
+	} {
+		if res := env.Post(c.path, m, c.body); res.Status != http.StatusOK {
+			t.Errorf("%s: got %d %s, want 200", c.name, res.Status, res.Raw)
 		}
 	}
 }

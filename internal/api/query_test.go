@@ -104,6 +104,14 @@ func TestACredentialSentOnAReadIsChecked(t *testing.T) {
 			{"token[company_token]=" + wrong, nil, 403, paylink.CodeCompanyTokenMismatch},
 			{"company_token=" + right + "&company_token=" + wrong, nil, 400, paylink.CodeInvalidRequest},
 			{"", map[string]any{"company_token": "WRONG"}, 403, paylink.CodeCompanyTokenMismatch},
+			// What the read does not read never refuses it (verification
+			// sweep: each was 400 once the whole query was read strictly).
+			{"_=1&_=2", nil, 200, "success"},
+			{"a[]=1", nil, 200, "success"},
+			{"a=1;b=2", nil, 200, "success"},
+			{"token=abc", nil, 200, "success"},
+			{"a=1&a[b]=2&company_token=" + right, nil, 200, "success"},
+			{"a=1;b=2&company_token=" + wrong, nil, 403, paylink.CodeCompanyTokenMismatch},
 		} {
 			r := env.Do(http.MethodGet, path+"?"+tt.query, m, tt.body)
 			if r.Status != tt.status || r.Get("response_code") != tt.code {
