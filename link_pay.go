@@ -107,7 +107,15 @@ func (s *Service) PayLink(ctx context.Context, ls *LinkSession, p LinkPayment) (
 		Channel: ls.Mode, PaymentType: p.PaymentType, PaymentLinkID: l.ID, WebhookURL: l.WebhookURL,
 		Browser: p.Browser,
 	}
-	return s.purchase(ctx, ls.Merchant, req, func(tx Tx, ref string) error { return s.claimLinkFrom(tx, l, ref, p.Browser) })
+	// Only the hosted page's own payment replaces its open challenge: the
+	// virtual terminal shares the browser's cookie with the page, and an
+	// agent paying from a browser a customer left mid-challenge (a
+	// counter device) must not void the customer's attempt unseen.
+	replaces := p.Browser
+	if ls.Mode != ChannelHPP {
+		replaces = ""
+	}
+	return s.purchase(ctx, ls.Merchant, req, func(tx Tx, ref string) error { return s.claimLinkFrom(tx, l, ref, replaces) })
 }
 
 // claimLinkFrom claims link l for attempt ref made from browser. When the

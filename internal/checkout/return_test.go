@@ -342,3 +342,27 @@ func TestEveryMethodsSecondClickShowsTheFirstsOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestTheTerminalNeverVoidsAChallengeInItsBrowser: the virtual terminal
+// shares the browser's cookie with the hosted page, so an agent paying
+// from a browser where a customer left a challenge open (a counter
+// device, staff trying a link) finds the link busy, as any other payment
+// does: only the hosted page's own payment replaces the challenge
+// (verification sweep: the terminal cancelled it unseen).
+func TestTheTerminalNeverVoidsAChallengeInItsBrowser(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	r, hpp, b, csrf := openPage(t, env, m)
+	_, vt := pageURLs(r)
+	vtCSRF := b.get(vt).csrf(t)
+	first := challengeRef(t, b.post(hpp, cardForm(csrf, card3DS)))
+	if p := b.post(vt, cardForm(vtCSRF, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "in progress") {
+		t.Errorf("the terminal during the customer's challenge: got %d, want 409 in progress:\n%s", p.status, p.body)
+	}
+	if tr := transaction(t, env, m, first); tr.Status != paylink.StatusRequiresAuthentication {
+		t.Errorf("the customer's challenge: got %s, want it still REQUIRES_AUTHENTICATION", tr.Status)
+	}
+	if st := linkState(t, env, m, r.Str("id")); st.Str("status") != "unpaid" || st.Str("attempts") != "1" {
+		t.Errorf("got link %s, want unpaid after 1 attempt", st.Raw)
+	}
+}
