@@ -95,7 +95,7 @@ type TransactionResult struct {
 
 // Purchase charges a card (or holds funds with ApplyPreAuthorisation).
 func (c *Client) Purchase(ctx context.Context, req PurchaseRequest, opts ...CallOption) (*TransactionResult, error) {
-	return spend[TransactionResult](ctx, c, "/v5/purchase", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/purchase", &req.Token, &req, purchaseFound, opts)
 }
 
 // SurchargeRequest is POST /v5/surcharge.

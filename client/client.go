@@ -57,6 +57,18 @@
 // closes before any answer, retries on or off: the same request, which
 // paylink replays.)
 //
+// An answer lost as paylink's database stopped after the COMMIT (a 503
+// that releases the key, then the retry refused transaction_token_used,
+// the token spent by the first attempt) is not the call's error when the
+// client fetched the token, for this call or an earlier one under its
+// IdempotencyKey: nobody else had that token, so the operation the
+// refusal names is this call's, and the call looks it up (PurchaseStatus
+// for a purchase, capture, cancel or direct debit; RefundStatus for a
+// refund) and returns it with Result.Recovered and Replayed set, only
+// the look-up's fields filled in. A token the caller passed in Tokens may
+// have been spent by another of its operations: the refusal is the
+// call's error, and the caller looks the operation up.
+//
 // Statuses and response codes are constants (StatusApproved,
 // CodeNotFound) to compare the responses' string fields with; the
 // fields stay strings, so a status or code paylink adds later still
@@ -211,8 +223,20 @@ type Result struct {
 	RequestID string `json:"-"`
 	// Replayed is true when the answer is the replay of an earlier call
 	// under the same IdempotencyKey (Idempotent-Replayed: true): the
-	// first call's outcome, not a second one.
+	// first call's outcome, not a second one. It is also true when
+	// Recovered is.
 	Replayed bool `json:"-"`
+	// Recovered is true when a money-moving call's answer was lost and
+	// paylink then refused its transaction token, fetched by the client
+	// for this call, as spent by an operation: this call's earlier
+	// attempt, which the client looked up (PurchaseStatus, or
+	// RefundStatus for a refund) and returns. Only what the look-up
+	// tells is filled in: the response code, status, references,
+	// invoice number, time, currency and amount (for a purchase,
+	// capture, cancel or direct debit, Purchase.TotalAmount: the
+	// look-up's amount is the total; Amount and the surcharge or fee
+	// stay empty), no card, bank account or customer.
+	Recovered bool `json:"-"`
 }
 
 // fromHeaders fills in what the answer's headers say. The response types
@@ -424,13 +448,20 @@ type Tokens struct {
 // spend posts a money-moving request, body, whose token object is t: it
 // fills t in, and when paylink refuses a token remembered from an
 // earlier attempt under the call's key as expired, forgets it and says
-// the key must be replaced (ErrReplaceIdempotencyKey).
-func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, opts []CallOption) (*T, error) {
+// the key must be replaced (ErrReplaceIdempotencyKey). When paylink
+// refuses a token the client fetched as spent, the spender is this
+// call's earlier attempt, which find looks up (spentByThisCall); a token
+// the caller passed is the caller's to account for.
+func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, find finder[T], opts []CallOption) (*T, error) {
+	fetched := t.TransactionToken == ""
 	key, remembered, err := c.fill(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
 	out, err := call[T](ctx, c, path, body, opts...)
+	if fetched && spentBy(err) != "" {
+		return spentByThisCall(ctx, c, err, find, opts)
+	}
 	if remembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
 		c.keyed.drop(key, t.TransactionToken)
 		return nil, fmt.Errorf("%w: the transaction token fetched for its first attempt has expired, so nothing ran under it "+

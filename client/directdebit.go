@@ -73,7 +73,7 @@ type DirectDebitResult struct {
 
 // DirectDebit submits a debit; it is PENDING until it clears.
 func (c *Client) DirectDebit(ctx context.Context, req DirectDebitRequest, opts ...CallOption) (*DirectDebitResult, error) {
-	return spend[DirectDebitResult](ctx, c, "/v5/direct_debit", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/direct_debit", &req.Token, &req, directDebitFound, opts)
 }
 
 // RefundDetails is the refund object of refund requests.
@@ -121,5 +121,5 @@ type RefundResult struct {
 
 // DirectDebitRefund refunds part or all of a cleared debit.
 func (c *Client) DirectDebitRefund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
-	return spend[RefundResult](ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/direct_debit/"+ref(purchaseReference)+"/refund", &req.Token, &req, refundFound, opts)
 }

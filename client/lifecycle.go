@@ -22,7 +22,7 @@ type CaptureRequest struct {
 // Capture captures all or part of a hold (a purchase made with
 // ApplyPreAuthorisation); the rest of the hold is released.
 func (c *Client) Capture(ctx context.Context, purchaseReference string, req CaptureRequest, opts ...CallOption) (*TransactionResult, error) {
-	return spend[TransactionResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/capture", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/capture", &req.Token, &req, purchaseFound, opts)
 }
 
 // CancelRequest is POST /v5/purchase/{ref}/cancel.
@@ -33,14 +33,14 @@ type CancelRequest struct {
 
 // Cancel releases a hold (status PRE_AUTHORISED_REVERSED).
 func (c *Client) Cancel(ctx context.Context, purchaseReference string, req CancelRequest, opts ...CallOption) (*TransactionResult, error) {
-	return spend[TransactionResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/cancel", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/cancel", &req.Token, &req, purchaseFound, opts)
 }
 
 // Refund refunds part or all of an approved card purchase. A refund the
 // processor could not make is a result with Refund.Status FAILED, not an
 // error.
 func (c *Client) Refund(ctx context.Context, purchaseReference string, req RefundRequest, opts ...CallOption) (*RefundResult, error) {
-	return spend[RefundResult](ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/refund", &req.Token, &req, opts)
+	return spend(ctx, c, "/v5/purchase/"+ref(purchaseReference)+"/refund", &req.Token, &req, refundFound, opts)
 }
 
 // RefundStatusResult is a refund status look-up.

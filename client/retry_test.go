@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -23,12 +24,13 @@ import (
 type action int
 
 const (
-	forward     action = iota // passes the request and paylink's answer on
-	loseAnswer                // passes the request on, waits for paylink's answer, then closes the connection without it
-	cutAtOnce                 // passes the request on and closes the connection once paylink holds the key, the request still running
-	cutBody                   // passes paylink's 200 on, cut half-way through its body
-	unavailable               // answers 503 with Retry-After: 1 itself, as a gateway would, passing nothing on
-	badGateway                // answers 502 itself, without Retry-After
+	forward        action = iota // passes the request and paylink's answer on
+	loseAnswer                   // passes the request on, waits for paylink's answer, then closes the connection without it
+	cutAtOnce                    // passes the request on and closes the connection once paylink holds the key, the request still running
+	cutBody                      // passes paylink's 200 on, cut half-way through its body
+	unavailable                  // answers 503 with Retry-After: 1 itself, as a gateway would, passing nothing on
+	badGateway                   // answers 502 itself, without Retry-After
+	paidUnanswered               // passes the request on without its Idempotency-Key, then answers paylink's 503 "briefly unavailable", which releases the key, for paylink's answer
 )
 
 // proxy stands between a Client and a real paylink, the network where
@@ -96,6 +98,11 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		hangUp(w)
 		return
+	case paidUnanswered:
+		r.Header.Del("Idempotency-Key")
+		p.pass(r, body)
+		answerAsPaylink(w, paylink.ErrUnavailable)
+		return
 	}
 	res, data := p.pass(r, body)
 	if res == nil {
@@ -138,6 +145,18 @@ func (p *proxy) pass(r *http.Request, body []byte) (*http.Response, []byte) {
 	p.status[r.URL.Path] = append(p.status[r.URL.Path], res.StatusCode)
 	p.mu.Unlock()
 	return res, data
+}
+
+// answerAsPaylink answers err as paylink's API does (its code, message
+// and Retry-After), for the answers a test cannot get paylink to give:
+// those of a database that stops at a COMMIT.
+func answerAsPaylink(w http.ResponseWriter, err error) {
+	e := paylink.AsError(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(map[string]string{"response_code": e.Code, "response_message": e.Message,
+		"error_code": e.Code, "error_message": e.Message})
 }
 
 // hangUp closes the client's connection without (the rest of) an answer.

@@ -1,0 +1,100 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// finder looks up, by its reference, what a money-moving call's earlier
+// attempt made, as that call's result (see spentByThisCall).
+type finder[T any] func(ctx context.Context, c *Client, reference string, opts []CallOption) (*T, error)
+
+// spentBy is the reference of the operation that paylink's
+// transaction_token_used refusal, err's last answer, names as the
+// token's spender: its field token.transaction_token ("spent by REF"),
+// or its message ("already been used, by REF: ..."); "" when err is
+// another answer or names none.
+func spentBy(err error) string {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeTransactionTokenUsed {
+		return ""
+	}
+	if by, ok := strings.CutPrefix(e.Fields["token.transaction_token"], "spent by "); ok {
+		return strings.TrimSpace(by)
+	}
+	if _, rest, ok := strings.Cut(e.Message, "already been used, by "); ok {
+		by, _, _ := strings.Cut(rest, ":")
+		return strings.TrimSpace(by)
+	}
+	return ""
+}
+
+// spentByThisCall answers a money-moving call refused because its
+// transaction token was spent, err, when the client fetched that token
+// for this call (or for an earlier call under its key): nobody else had
+// it, so the operation that spent it is an earlier attempt of this call
+// whose answer was lost (a 503 while paylink's database stopped, a
+// connection closed). It looks that operation up with find and returns
+// it as the call's result, marked Recovered and Replayed. When the
+// refusal names no spender, or the look-up fails, err stands (with the
+// look-up's error).
+func spentByThisCall[T any](ctx context.Context, c *Client, err error, find finder[T], opts []CallOption) (*T, error) {
+	by := spentBy(err)
+	if by == "" {
+		return nil, err
+	}
+	out, lerr := find(ctx, c, by, opts)
+	if lerr != nil {
+		return nil, fmt.Errorf("%w; the token was spent by %s, an earlier attempt of this call, which could not be looked up: %w", err, by, lerr)
+	}
+	return out, nil
+}
+
+// recovered is r marked as the look-up of an earlier attempt's outcome.
+func (r Result) recovered() Result {
+	r.Replayed, r.Recovered = true, true
+	return r
+}
+
+// purchaseFound is a purchase, capture or cancel (whose token is spent
+// under the hold's reference) looked up with PurchaseStatus.
+func purchaseFound(ctx context.Context, c *Client, reference string, opts []CallOption) (*TransactionResult, error) {
+	st, err := c.PurchaseStatus(ctx, reference, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := &TransactionResult{Result: st.Result.recovered()}
+	p := &out.Purchase
+	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
+	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, &st.Amount
+	return out, nil
+}
+
+// directDebitFound is a direct debit looked up with PurchaseStatus.
+func directDebitFound(ctx context.Context, c *Client, reference string, opts []CallOption) (*DirectDebitResult, error) {
+	st, err := c.PurchaseStatus(ctx, reference, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := &DirectDebitResult{Result: st.Result.recovered()}
+	p := &out.Purchase
+	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
+	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, st.Amount
+	return out, nil
+}
+
+// refundFound is a card or direct debit refund looked up with
+// RefundStatus by its refund reference.
+func refundFound(ctx context.Context, c *Client, reference string, opts []CallOption) (*RefundResult, error) {
+	st, err := c.RefundStatus(ctx, reference, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefundResult{Result: st.Result.recovered()}
+	r := &out.Refund
+	r.TransactionTimeUTC, r.Status, r.PurchaseReference, r.RefundReference = &st.TransactionTimeUTC, st.Status, st.PurchaseReference, st.RefundReference
+	r.InvoiceNumber, r.Amount, r.Currency = st.InvoiceNumber, st.Amount, st.Currency
+	return out, nil
+}
