@@ -69,6 +69,13 @@
 // have been spent by another of its operations: the refusal is the
 // call's error, and the caller looks the operation up.
 //
+// A call that gives up names its last answer and, when an earlier
+// attempt was answered that whether it took effect cannot be told yet (a
+// payment link or card token whose COMMIT's answer was lost), wraps that
+// answer too: errors.Is(err, ErrInDoubt) and IsCode see it, and the last
+// answer (409 "still in progress", say) does not mean nothing was made.
+// Look for what it would have made before sending it under a new key.
+//
 // Statuses and response codes are constants (StatusApproved,
 // CodeNotFound) to compare the responses' string fields with; the
 // fields stay strings, so a status or code paylink adds later still
@@ -88,6 +95,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,10 +160,43 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("paylink: %d %s: %s", e.HTTPStatus, e.Code, e.Message)
 }
 
-// IsCode reports whether err is an *Error with the given response code.
+// IsCode reports whether err is, or wraps, an *Error with the given
+// response code: the last answer of a call, or an earlier answer its
+// error keeps (see ErrInDoubt).
 func IsCode(err error, code string) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == code
+	if e, ok := err.(*Error); ok && e.Code == code {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(u.Unwrap(), func(err error) bool { return IsCode(err, code) })
+	case interface{ Unwrap() error }:
+		return IsCode(u.Unwrap(), code)
+	}
+	return false
+}
+
+// ErrInDoubt matches (errors.Is) paylink's 503 saying that whether a
+// write took effect cannot be told yet: its database's answer to the
+// COMMIT was lost, so it may have made what it was asked to (a payment
+// link, a card token). A call's error matches it when any of its
+// attempts was answered so, the last or an earlier one (whose answer
+// the error then wraps besides the last: a 409 "still in progress"
+// under the key does not mean that nothing was made). Do not send the
+// call again under a new Idempotency-Key: look for what it would have
+// made first, or retry under the same key (the generated one is named
+// in the error).
+var ErrInDoubt = errors.New("paylink: whether the request took effect cannot be told yet")
+
+// Is reports whether e is the answer that ErrInDoubt stands for.
+func (e *Error) Is(target error) bool { return target == ErrInDoubt && e.inDoubt() }
+
+// inDoubt reports whether e is paylink's 503 for a write whose effect
+// cannot be told. It shares its code with every 503 and is told apart
+// by its words, which send the caller to look before using a new key.
+func (e *Error) inDoubt() bool {
+	return e.HTTPStatus == http.StatusServiceUnavailable && e.Code == CodeServiceUnavailable &&
+		strings.Contains(e.Message, "do not send it again under a new Idempotency-Key")
 }
 
 // CallOption adjusts one call.

@@ -80,27 +80,38 @@ func (c *Client) openRetrying(ctx context.Context, e effect, method, path string
 		generated = newIdempotencyKey()
 		opts = append(opts[:len(opts):len(opts)], IdempotencyKey(generated))
 	}
+	var doubt *Error // the first attempt answered "cannot be told yet"
 	for attempt := 0; ; attempt++ {
 		res, err := c.open(ctx, method, path, body, opts)
 		if err == nil || attempt == c.retries || !retryable(e, err) {
-			return res, gaveUp(err, attempt, generated)
+			return res, gaveUp(err, attempt, generated, doubt)
+		}
+		if pe := (*Error)(nil); doubt == nil && errors.As(err, &pe) && pe.inDoubt() {
+			doubt = pe
 		}
 		if err := c.sleep(ctx, attempt, err); err != nil {
-			return nil, gaveUp(err, attempt, generated)
+			return nil, gaveUp(err, attempt, generated, doubt)
 		}
 	}
 }
 
 // gaveUp is err of a call's last attempt, saying how many it made and
-// under which generated Idempotency-Key (to look the call up by).
-func gaveUp(err error, attempt int, generated string) error {
-	switch {
-	case err == nil || attempt == 0 && generated == "":
+// under which generated Idempotency-Key (to look the call up by). When
+// an earlier attempt was answered that whether it took effect cannot be
+// told (doubt), err wraps that answer too: the last answer (a 409 "still
+// in progress", say) does not undo its warning.
+func gaveUp(err error, attempt int, generated string, doubt *Error) error {
+	if err == nil || attempt == 0 && generated == "" {
 		return err
-	case generated == "":
-		return fmt.Errorf("paylink: after %d attempts: %w", attempt+1, err)
 	}
-	return fmt.Errorf("paylink: after %d attempts under the generated Idempotency-Key %s: %w", attempt+1, generated, err)
+	prefix := fmt.Sprintf("paylink: after %d attempts", attempt+1)
+	if generated != "" {
+		prefix += " under the generated Idempotency-Key " + generated
+	}
+	if doubt == nil || errors.Is(err, doubt) {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	return fmt.Errorf("%s: %w; an earlier attempt was answered that it may have taken effect (%w)", prefix, err, doubt)
 }
 
 // retryable reports whether the answer err makes a retry of a call with

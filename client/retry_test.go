@@ -31,6 +31,7 @@ const (
 	unavailable                  // answers 503 with Retry-After: 1 itself, as a gateway would, passing nothing on
 	badGateway                   // answers 502 itself, without Retry-After
 	paidUnanswered               // passes the request on without its Idempotency-Key, then answers paylink's 503 "briefly unavailable", which releases the key, for paylink's answer
+	inDoubt                      // passes the request on, the request still running, and answers paylink's 503 "cannot be told yet"
 )
 
 // proxy stands between a Client and a real paylink, the network where
@@ -91,10 +92,14 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case badGateway:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
 		return
-	case cutAtOnce:
+	case cutAtOnce, inDoubt:
 		p.wg.Go(func() { p.pass(r, body) })
 		for !p.held() {
 			time.Sleep(5 * time.Millisecond)
+		}
+		if a == inDoubt {
+			answerAsPaylink(w, paylink.ErrCommitInDoubt)
+			return
 		}
 		hangUp(w)
 		return
@@ -419,4 +424,30 @@ func TestRetriesStopWithTheContext(t *testing.T) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 	wantAttempts(t, p, "/v5/balance", 1)
+}
+
+// TestGivingUpKeepsAnInDoubtAnswer: the first attempt is answered that
+// whether it took effect cannot be told yet (paylink's answer when its
+// database's answer to a COMMIT is lost and cannot be read back, made
+// here by the proxy from paylink's own error: this test's purchase, kept
+// running by a slow acquirer, stands in for the link or card token it
+// concerns), and the only retry is told the key is still in progress.
+// The call's error must keep the first answer's warning: a caller told
+// only "retry later" would retry under a new key and make a second one.
+func TestGivingUpKeepsAnInDoubtAnswer(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	env.Sandbox.SetDelay(3 * time.Second)
+	p := newProxy(t, env, on("/v5/purchase", 1, inDoubt))
+	p.held = func() bool { return env.Sandbox.Received(paylink.OpAuthorize) > 0 }
+	_, err := retryingClient(p, m, 1).Purchase(context.Background(), retryPurchase(env, "DOUBT-1"))
+	var last *client.Error
+	if !errors.As(err, &last) || last.Code != client.CodeIdempotencyConflict {
+		t.Fatalf("got %v, want the last answer, 409 still in progress, first", err)
+	}
+	if !errors.Is(err, client.ErrInDoubt) || !client.IsCode(err, client.CodeServiceUnavailable) ||
+		!strings.Contains(err.Error(), "do not send it again under a new Idempotency-Key") {
+		t.Errorf("got %v, want it to keep the first answer, 503 cannot be told yet", err)
+	}
+	wantAttempts(t, p, "/v5/purchase", 2)
 }
