@@ -60,14 +60,19 @@
 // An answer lost as paylink's database stopped after the COMMIT (a 503
 // that releases the key, then the retry refused transaction_token_used,
 // the token spent by the first attempt) is not the call's error when the
-// client fetched the token, for this call or an earlier one under its
-// IdempotencyKey: nobody else had that token, so the operation the
-// refusal names is this call's, and the call looks it up (PurchaseStatus
-// for a purchase, capture, cancel or direct debit; RefundStatus for a
-// refund) and returns it with Result.Recovered and Replayed set, only
-// the look-up's fields filled in. A token the caller passed in Tokens may
-// have been spent by another of its operations: the refusal is the
-// call's error, and the caller looks the operation up.
+// call fetched the token itself and its own retry met the refusal:
+// nobody else had that token, so the operation the refusal names is this
+// call's, and the call looks it up (PurchaseStatus for a purchase,
+// capture, cancel or direct debit; RefundStatus for a refund) and
+// returns it with Result.Recovered and Replayed set, the response code
+// its answer had (declined for a decline, not the look-up's success),
+// only the look-up's fields filled in. A token the caller passed in
+// Tokens, or one remembered from an earlier call under the same
+// IdempotencyKey (which may have been another request: the 503 released
+// the key), may have been spent by another operation: the refusal is the
+// call's error, and the caller looks the operation up. So is an attempt
+// that awaits its 3-D Secure challenge: the challenge's address was in
+// the lost answer alone.
 //
 // A call that gives up names its last answer and, when an earlier
 // attempt was answered that whether it took effect cannot be told yet (a
@@ -272,7 +277,8 @@ type Result struct {
 	// for this call, as spent by an operation: this call's earlier
 	// attempt, which the client looked up (PurchaseStatus, or
 	// RefundStatus for a refund) and returns. Only what the look-up
-	// tells is filled in: the response code, status, references,
+	// tells is filled in: the response code (the outcome's, as the lost
+	// answer had it), status, references,
 	// invoice number, time, currency and amount (for a purchase,
 	// capture, cancel or direct debit, Purchase.TotalAmount: the
 	// look-up's amount is the total; Amount and the surcharge or fee
@@ -490,20 +496,23 @@ type Tokens struct {
 // fills t in, and when paylink refuses a token remembered from an
 // earlier attempt under the call's key as expired, forgets it and says
 // the key must be replaced (ErrReplaceIdempotencyKey). When paylink
-// refuses a token the client fetched as spent, the spender is this
-// call's earlier attempt, which find looks up (spentByThisCall); a token
-// the caller passed is the caller's to account for.
+// refuses as spent a token this very call fetched (and sent: not one
+// another call under its key stored first), the spender is this call's
+// earlier attempt, which find looks up (spentByThisCall). A token the
+// caller passed, or one remembered from an earlier call under the key,
+// is the caller's to account for: that call may have been another
+// request under a reused key (a 503 releases the key), and its payment
+// is not this one's result.
 func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, find finder[T], opts []CallOption) (*T, error) {
-	fetched := t.TransactionToken == ""
-	key, remembered, err := c.fill(ctx, t, opts)
+	key, source, err := c.fill(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
 	out, err := call[T](ctx, c, path, body, opts...)
-	if fetched && spentBy(err) != "" {
+	if source == tokenFetched && spentBy(err) != "" {
 		return spentByThisCall(ctx, c, err, find, opts)
 	}
-	if remembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
+	if source == tokenRemembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
 		c.keyed.drop(key, t.TransactionToken)
 		return nil, fmt.Errorf("%w: the transaction token fetched for its first attempt has expired, so nothing ran under it "+
 			"and paylink now keeps this refusal under it: check the payment's status, then retry under a new Idempotency-Key: %w",
@@ -512,35 +521,46 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 	return out, err
 }
 
+// tokenSource says where the transaction token a call sent came from.
+type tokenSource int
+
+const (
+	tokenPassed     tokenSource = iota // the caller's own
+	tokenRemembered                    // fetched for an earlier call under the key
+	tokenFetched                       // fetched by this call, and sent by it alone
+)
+
 // fill completes t with the company token and a fresh transaction token,
-// and returns the call's idempotency key and whether the token was
-// remembered from an earlier call under it. Under an IdempotencyKey it
-// reuses the token fetched for that key, so a retry sends the same body
-// and gets the first response replayed (a new token would make it
-// another request: 409 idempotency_key_conflict).
-func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key string, remembered bool, err error) {
+// and returns the call's idempotency key and where the token came from.
+// Under an IdempotencyKey it reuses the token fetched for that key, so a
+// retry sends the same body and gets the first response replayed (a new
+// token would make it another request: 409 idempotency_key_conflict).
+func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key string, source tokenSource, err error) {
 	if t.CompanyToken == "" {
 		t.CompanyToken = c.companyToken
 	}
 	if t.TransactionToken != "" {
-		return "", false, nil
+		return "", tokenPassed, nil
 	}
 	key = idempotencyKeyOf(opts)
 	if tok, ok := c.keyed.get(key); ok {
 		t.TransactionToken = tok
-		return key, true, nil
+		return key, tokenRemembered, nil
 	}
 	// The fetch carries the call's options (its RequestID: one id for
 	// the whole payment) but not its key, under which paylink would
 	// replay the token fetched for another call.
 	tok, err := c.TransactionToken(ctx, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
 	if err != nil {
-		return "", false, err
+		return "", tokenPassed, err
 	}
 	// Calls racing under one key each fetch a token, but all send the
 	// one stored first: one request, which paylink runs once.
 	t.TransactionToken = c.keyed.putIfAbsent(key, tok, time.Now())
-	return key, false, nil
+	if t.TransactionToken != tok {
+		return key, tokenRemembered, nil
+	}
+	return key, tokenFetched, nil
 }
 
 // idempotencyKeyOf is the Idempotency-Key that opts set, "" for none.

@@ -52,11 +52,43 @@ func spentByThisCall[T any](ctx context.Context, c *Client, err error, find find
 	return out, nil
 }
 
-// recovered is r marked as the look-up of an earlier attempt's outcome.
-func (r Result) recovered() Result {
+// recovered is r, a status look-up's, as the result of the earlier
+// attempt it found: marked Recovered and Replayed, and with the outcome
+// code the attempt's own answer had (a look-up always says "success":
+// it found the payment), so that a caller deciding on ResponseCode never
+// ships a declined order.
+func (r Result) recovered(status string, debit bool) Result {
 	r.Replayed, r.Recovered = true, true
+	r.ResponseCode = outcomeCode(status, debit)
 	return r
 }
+
+// outcomeCode is the response_code paylink gives a payment or refund in
+// status, as its answer to the call that made it. A direct debit PENDING
+// is submitted, awaiting clearing: "success", as its answer said (one
+// whose bank has not answered yet reads PENDING too, and said "pending":
+// rare, and its status is the same).
+func outcomeCode(status string, debit bool) string {
+	switch status {
+	case StatusDeclined:
+		return CodeDeclined
+	case StatusFailed:
+		return CodeFailed
+	case StatusPending:
+		if debit {
+			return CodeSuccess
+		}
+		return CodePending
+	case StatusUnknown:
+		return CodeUnknown
+	}
+	return CodeSuccess
+}
+
+// errAwaitsAuthentication is the look-up of an earlier attempt that
+// awaits its 3-D Secure challenge, whose address only its lost answer
+// carried.
+var errAwaitsAuthentication = errors.New("it awaits its 3-D Secure challenge, whose address was in the lost answer: look it up, or pay again with a new transaction token")
 
 // purchaseFound is a purchase, capture or cancel (whose token is spent
 // under the hold's reference) looked up with PurchaseStatus.
@@ -65,7 +97,12 @@ func purchaseFound(ctx context.Context, c *Client, reference string, opts []Call
 	if err != nil {
 		return nil, err
 	}
-	out := &TransactionResult{Result: st.Result.recovered()}
+	if st.Status == StatusRequiresAuthentication {
+		// The challenge's address was in the lost answer alone: no use
+		// to the caller without it.
+		return nil, errAwaitsAuthentication
+	}
+	out := &TransactionResult{Result: st.Result.recovered(st.Status, false)}
 	p := &out.Purchase
 	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
 	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, &st.Amount
@@ -78,7 +115,7 @@ func directDebitFound(ctx context.Context, c *Client, reference string, opts []C
 	if err != nil {
 		return nil, err
 	}
-	out := &DirectDebitResult{Result: st.Result.recovered()}
+	out := &DirectDebitResult{Result: st.Result.recovered(st.Status, true)}
 	p := &out.Purchase
 	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
 	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, st.Amount
@@ -92,7 +129,7 @@ func refundFound(ctx context.Context, c *Client, reference string, opts []CallOp
 	if err != nil {
 		return nil, err
 	}
-	out := &RefundResult{Result: st.Result.recovered()}
+	out := &RefundResult{Result: st.Result.recovered(st.Status, false)}
 	r := &out.Refund
 	r.TransactionTimeUTC, r.Status, r.PurchaseReference, r.RefundReference = &st.TransactionTimeUTC, st.Status, st.PurchaseReference, st.RefundReference
 	r.InvoiceNumber, r.Amount, r.Currency = st.InvoiceNumber, st.Amount, st.Currency

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,67 @@ func TestACallersSpentTokenIsNotLookedUp(t *testing.T) {
 	res, err := c.Purchase(context.Background(), req)
 	if res != nil || !client.IsCode(err, client.CodeTransactionTokenUsed) {
 		t.Fatalf("got %+v, %v; want the refusal transaction_token_used", res, err)
+	}
+}
+
+// TestAKeyReusedForAnotherCallIsNotRecovered: a purchase's answer is
+// lost (the 503 releases its key), and the caller then sends another
+// purchase under the same key: the client resends the token it
+// remembered for the key, which the first purchase spent. That payment
+// is not this call's result (another order, another amount): the
+// refusal stands (second verification sweep: the call returned the first
+// order's payment as its own).
+func TestAKeyReusedForAnotherCallIsNotRecovered(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	p := newProxy(t, env, on("/v5/purchase", 1, paidUnanswered))
+	c := retryingClient(p, m, 0)
+	ctx := context.Background()
+	if _, err := c.Purchase(ctx, retryPurchase(env, "ORDER-A"), client.IdempotencyKey("k-1")); err == nil {
+		t.Fatal("the first purchase: want its answer lost")
+	}
+	other := retryPurchase(env, "ORDER-B")
+	other.Purchase.Amount = "99.00"
+	res, err := c.Purchase(ctx, other, client.IdempotencyKey("k-1"))
+	if res != nil || !client.IsCode(err, client.CodeTransactionTokenUsed) {
+		t.Fatalf("another purchase under the key: got %+v, %v; want the refusal transaction_token_used", res, err)
+	}
+}
+
+// lostPurchase makes a purchase with card number whose first answer is
+// lost, as paylink's database stopping after its COMMIT loses it, through
+// a client that retries.
+func lostPurchase(t *testing.T, number string, set func(*client.PurchaseRequest)) (*client.TransactionResult, error) {
+	t.Helper()
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	p := newProxy(t, env, on("/v5/purchase", 1, paidUnanswered))
+	req := retryPurchase(env, "LOST-1")
+	req.Card.Number = number
+	if set != nil {
+		set(&req)
+	}
+	return retryingClient(p, m, 3).Purchase(context.Background(), req)
+}
+
+// TestARecoveredDeclineSaysDeclined: a declined purchase whose answer
+// was lost is recovered with the outcome code its answer had, not the
+// look-up's "success".
+func TestARecoveredDeclineSaysDeclined(t *testing.T) {
+	res, err := lostPurchase(t, "4000000000000002", nil)
+	if err != nil || !res.Recovered || res.Purchase.Status != client.StatusDeclined || res.ResponseCode != client.CodeDeclined {
+		t.Fatalf("got %+v, %v; want the decline recovered with response_code declined", res, err)
+	}
+}
+
+// TestARecoveredChallengeIsNoResult: a purchase whose lost answer asked
+// for a 3-D Secure challenge carried the challenge's address alone; the
+// look-up has none, so the refusal stands, saying why.
+func TestARecoveredChallengeIsNoResult(t *testing.T) {
+	res, err := lostPurchase(t, "4000000000003220", func(req *client.PurchaseRequest) {
+		req.Customer.ShouldServiceApplyAuth, req.Customer.AuthenticationRedirectURL = true, "https://shop.example/back"
+	})
+	if res != nil || !client.IsCode(err, client.CodeTransactionTokenUsed) || !strings.Contains(err.Error(), "3-D Secure challenge") {
+		t.Fatalf("got %+v, %v; want the refusal, saying the attempt awaits its challenge", res, err)
 	}
 }
