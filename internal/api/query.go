@@ -53,8 +53,12 @@ func mentions(query string, names []string) bool {
 		if !strings.Contains(seg, ";") && perr == nil && verr == nil {
 			continue // parsed: ParseQuery has it
 		}
-		for _, p := range strings.Split(param, ";") {
-			if slices.ContainsFunc(names, func(n string) bool { return sameParam(p, n) }) {
+		for _, piece := range strings.Split(seg, ";") { // every name in it: ?_=1;limit=1 names limit
+			name, _, _ := strings.Cut(piece, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n // ?li%6dit=1;2 names limit
+			}
+			if slices.ContainsFunc(names, func(n string) bool { return sameParam(name, n) }) {
 				return true
 			}
 		}

@@ -47,6 +47,14 @@ func TestQueryParameters(t *testing.T) {
 		{"limit=5&limit=500", 400, 0, "query parameter limit is sent twice with different values"},
 		{"limit=1&Limit=2", 400, 0, "differs from the value sent as limit"},
 		{"limit=1;2", 400, 0, "the query string does not parse"},
+		// A parameter read that does not parse is refused wherever it
+		// stands in its piece, escaped or not (second verification sweep).
+		{"_=1;limit=1", 400, 0, "the query string does not parse"},
+		{"x=%zz;limit=1", 400, 0, "the query string does not parse"},
+		{"li%6dit=1;2", 400, 0, "the query string does not parse"},
+		{"x=1;starting_after=bt_none", 400, 0, "the query string does not parse"},
+		// Parameters not read are ignored, whatever they hold.
+		{"limit=1&_=1;2&a[]=3&_=4", 200, 1, ""},
 		{"limit=0", 400, 0, "limit must be a whole number"},
 	}
 	for _, tt := range tests {
