@@ -20,12 +20,17 @@ import "strings"
 // (card.multi_use, a response field, sent for
 // customer.store_card_permission). absent is the flag's value when it
 // is not sent; text marks a rule that is no flag (a string such as the
-// merchantReference), refused out of place whatever it holds.
+// merchantReference), refused out of place whatever it holds. A rule
+// without paths is a flag of other calls that this one does not have
+// (a payment link's hold, a card purchase's direct debit fee): lacks
+// says what the call does instead, and the flag is refused wherever it is
+// sent with a value that would ask for it.
 type keyRule struct {
 	paths  []string
 	others []string
 	absent bool
 	text   bool
+	lacks  string
 }
 
 // home is the path a problem points the client to.
@@ -127,16 +132,29 @@ var (
 	linkReference     = keyRule{paths: []string{"merchantReference", "merchant_reference"}, text: true}
 	tokenizeStoreCard = keyRule{paths: []string{"customer.store_card_permisison", "customer.store_card_permission"},
 		others: []string{"multi_use"}}
+
+	// Flags of other calls, refused where they would ask for something
+	// the call cannot do.
+	linkNoHold = keyRule{others: []string{"should_service_apply_pre_authorisation", "should_service_apply_pre_authorization"},
+		lacks: "a payment link takes the payment in full, never a hold (make a pre-authorisation with POST /v5/purchase)"}
+	linkNoFee = keyRule{others: []string{"should_service_apply_fee"},
+		lacks: "a payment link adds no direct debit fee; its card surcharge is should_service_apply_surcharge"}
+	purchaseNoFee = keyRule{others: []string{"should_service_apply_fee"},
+		lacks: "a card purchase adds no direct debit fee; its card surcharge is purchase.should_service_apply_surcharge"}
+	debitNoSurcharge = keyRule{others: []string{"should_service_apply_surcharge"},
+		lacks: "a direct debit has no card surcharge; its fee is purchase.should_service_apply_fee"}
+	debitNoThreeDS = keyRule{others: []string{"should_service_apply_authentication"},
+		lacks: "a direct debit has no 3-D Secure"}
 )
 
 // The endpoints' placements.
 var (
 	purchasePlacement = newPlacement([]string{"token", "customer", "card", "purchase"},
-		&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard)
+		&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard, &purchaseNoFee)
 	directDebitPlacement = newPlacement([]string{"token", "customer", "bank_account", "card", "purchase", "metadata"},
-		&debitFee, &purchasePreAuth)
+		&debitFee, &purchasePreAuth, &debitNoSurcharge, &debitNoThreeDS)
 	capturePlacement  = newPlacement([]string{"token", "capture", "metadata"}, &captureSurcharge)
-	linkPlacement     = newPlacement([]string{"token", "customer"}, &linkSurcharge, &linkReference)
+	linkPlacement     = newPlacement([]string{"token", "customer"}, &linkSurcharge, &linkReference, &linkNoHold, &linkNoFee)
 	tokenizePlacement = newPlacement([]string{"card", "customer"}, &tokenizeStoreCard)
 	// The calls without flags refuse only dotted keys.
 	refundPlacement    = newPlacement([]string{"token", "customer", "refund", "metadata"})
@@ -257,6 +275,9 @@ func (p *placement) dotted(key string) bool {
 // where it is not read: out of its object, or in it under a spelling the
 // decoder does not read ("shouldserviceapplysurcharge").
 func (r *keyRule) problem(parents []string) string {
+	if r.lacks != "" {
+		return "this call has no such flag, and would ignore it: " + r.lacks
+	}
 	if r.inHome(parents) {
 		return "is not read spelled so and would be ignored: send it as " + r.home()
 	}
@@ -266,6 +287,9 @@ func (r *keyRule) problem(parents []string) string {
 // inHome reports whether parents are the objects of the rule's home, as
 // the decoder's look-up matches them.
 func (r *keyRule) inHome(parents []string) bool {
+	if len(r.paths) == 0 {
+		return false
+	}
 	home := r.home()
 	for _, parent := range parents {
 		object, rest, nested := strings.Cut(home, ".")

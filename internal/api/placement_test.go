@@ -95,6 +95,8 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"token.should_service_apply_surcharge", belongs + "purchase.should_service_apply_surcharge"},
 		{"camelCase surcharge in card", "/v5/purchase", at("card.shouldServiceApplySurcharge", true),
 			"card.shouldServiceApplySurcharge", belongs},
+		{"a direct debit's fee", "/v5/purchase", at("purchase.should_service_apply_fee", true),
+			"purchase.should_service_apply_fee", "no direct debit fee"},
 		{"pre-auth at the top, against purchase's", "/v5/purchase", purchase("4111111111111111", func(b map[string]any) {
 			apitest.Set(b, "should_service_apply_pre_authorisation", false)
 			apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
@@ -153,6 +155,11 @@ func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
 		{"fee in token", "/v5/direct_debit", at("token.should_service_apply_fee"), "token.should_service_apply_fee",
 			belongs + "purchase.should_service_apply_fee"},
 		{"fee in card", "/v5/direct_debit", at("card.should_service_apply_fee"), "card.should_service_apply_fee", belongs},
+		// Flags a direct debit does not have, asked for.
+		{"surcharge", "/v5/direct_debit", at("purchase.should_service_apply_surcharge"), "purchase.should_service_apply_surcharge",
+			"this call has no such flag"},
+		{"3-D Secure", "/v5/direct_debit", at("customer.should_service_apply_authentication"),
+			"customer.should_service_apply_authentication", "no 3-D Secure"},
 		{"US pre-auth in bank_account", "/v5/direct_debit", at("bank_account.should_service_apply_pre_authorization"),
 			"bank_account.should_service_apply_pre_authorization", belongs + "purchase.should_service_apply_pre_authorisation"},
 		{"US pre-auth in token", "/v5/direct_debit", at("token.should_service_apply_pre_authorization"),
@@ -222,6 +229,16 @@ func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 		{"link opt-out in purchase", "/v5/payment-links",
 			link(func(b map[string]any) { apitest.Set(b, "purchase.should_service_apply_surcharge", false) }),
 			"purchase.should_service_apply_surcharge", belongs},
+		// Flags a payment link does not have, asked for: a hold would be
+		// charged in full.
+		{"link hold", "/v5/payment-links",
+			link(func(b map[string]any) { b["should_service_apply_pre_authorisation"] = true }),
+			"should_service_apply_pre_authorisation", "never a hold"},
+		{"link hold, US, in purchase", "/v5/payment-links",
+			link(func(b map[string]any) { apitest.Set(b, "purchase.shouldServiceApplyPreAuthorization", "yes") }),
+			"purchase.shouldServiceApplyPreAuthorization", "never a hold"},
+		{"link fee", "/v5/payment-links", link(func(b map[string]any) { b["should_service_apply_fee"] = true }),
+			"should_service_apply_fee", "no direct debit fee"},
 		{"link reference run together", "/v5/payment-links", link(func(b map[string]any) {
 			delete(b, "merchantReference")
 			b["merchantreference"] = "R-1"
@@ -303,6 +320,8 @@ func TestFlagsOutOfPlaceThatChangeNothingAreRead(t *testing.T) {
 		{"tokenise: multi_use beside the permission", "/v5/tokenize_card", tokenize(func(b map[string]any) {
 			apitest.Set(b, "customer.multi_use", true)
 		})},
+		{"link: no hold, said so", "/v5/payment-links", map[string]any{"amount": "5.00", "currency": "AUD",
+			"merchantReference": "ECHO-2", "should_service_apply_pre_authorisation": false}},
 		{"link: surcharge on in customer, as by default", "/v5/payment-links", map[string]any{"amount": "5.00", "currency": "AUD",
 			"merchantReference": "ECHO-1", "customer": map[string]any{"should_service_apply_surcharge": true}}},
 	} {
