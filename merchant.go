@@ -202,6 +202,33 @@ func LooksLikeSecret(s string) bool {
 	return strings.Contains(s, apiKeyPrefix) || strings.Contains(s, webhookSecretPrefix)
 }
 
+// MaskSecrets returns s with each of paylink's prefixed secrets in it
+// (LooksLikeSecret) cut to its prefix and "…": what an error may say back
+// about a key a client wrote ("token.pl_sk_…": 1).
+func MaskSecrets(s string) string {
+	if !LooksLikeSecret(s) {
+		return s
+	}
+	for _, prefix := range []string{apiKeyPrefix, webhookSecretPrefix} {
+		var b strings.Builder
+		for {
+			i := strings.Index(s, prefix)
+			if i < 0 {
+				break
+			}
+			end := i + len(prefix)
+			for end < len(s) && (isLetter(s[end]) || s[end] >= '0' && s[end] <= '9' || s[end] == '_' || s[end] == '-') {
+				end++
+			}
+			b.WriteString(s[:i] + prefix + "…")
+			s = s[end:]
+		}
+		b.WriteString(s)
+		s = b.String()
+	}
+	return s
+}
+
 func (s *Service) newCredentials() (Credentials, error) {
 	mid, err := s.token(12)
 	if err != nil {

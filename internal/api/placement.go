@@ -145,6 +145,14 @@ var (
 		lacks: "a direct debit has no card surcharge; its fee is purchase.should_service_apply_fee"}
 	debitNoThreeDS = keyRule{others: []string{"should_service_apply_authentication"},
 		lacks: "a direct debit has no 3-D Secure"}
+	captureNoFee = keyRule{others: []string{"should_service_apply_fee"},
+		lacks: "a capture adds no direct debit fee; its card surcharge is capture.should_service_apply_surcharge"}
+	captureNoThreeDS = keyRule{others: []string{"should_service_apply_authentication"},
+		lacks: "a capture takes a hold already authorised, without 3-D Secure"}
+	refundNoSurcharge = keyRule{others: []string{"should_service_apply_surcharge"},
+		lacks: "a refund returns refund.amount, which may include the surcharge taken (up to the captured total)"}
+	refundNoFee = keyRule{others: []string{"should_service_apply_fee"},
+		lacks: "a refund returns refund.amount, which may include the fee taken (up to the total)"}
 )
 
 // The endpoints' placements.
@@ -153,11 +161,11 @@ var (
 		&purchasePreAuth, &purchaseSurcharge, &purchaseThreeDS, &purchaseStoreCard, &purchaseNoFee)
 	directDebitPlacement = newPlacement([]string{"token", "customer", "bank_account", "card", "purchase", "metadata"},
 		&debitFee, &purchasePreAuth, &debitNoSurcharge, &debitNoThreeDS)
-	capturePlacement  = newPlacement([]string{"token", "capture", "metadata"}, &captureSurcharge)
+	capturePlacement  = newPlacement([]string{"token", "capture", "metadata"}, &captureSurcharge, &captureNoFee, &captureNoThreeDS)
 	linkPlacement     = newPlacement([]string{"token", "customer"}, &linkSurcharge, &linkReference, &linkNoHold, &linkNoFee)
 	tokenizePlacement = newPlacement([]string{"card", "customer"}, &tokenizeStoreCard)
+	refundPlacement   = newPlacement([]string{"token", "customer", "refund", "metadata"}, &refundNoSurcharge, &refundNoFee)
 	// The calls without flags refuse only dotted keys.
-	refundPlacement    = newPlacement([]string{"token", "customer", "refund", "metadata"})
 	cancelPlacement    = newPlacement([]string{"token", "metadata"})
 	surchargePlacement = newPlacement([]string{"token", "card"})
 	debitFeePlacement  = newPlacement([]string{"token", "purchase"})

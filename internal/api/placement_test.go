@@ -223,6 +223,14 @@ func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"should_service_apply_surcharge", belongs + "capture.should_service_apply_surcharge"},
 		{"capture surcharge in purchase", "/v5/purchase/" + ref + "/capture", captureWith("purchase.should_service_apply_surcharge"),
 			"purchase.should_service_apply_surcharge", belongs},
+		// Flags a capture or a refund does not have, asked for (third
+		// verification sweep: ignored).
+		{"capture fee", "/v5/purchase/" + ref + "/capture", captureWith("capture.should_service_apply_fee"),
+			"capture.should_service_apply_fee", "no direct debit fee"},
+		{"capture 3-D Secure", "/v5/purchase/" + ref + "/capture", captureWith("should_service_apply_authentication"),
+			"should_service_apply_authentication", "without 3-D Secure"},
+		{"refund surcharge", "/v5/purchase/" + ref + "/refund", captureWith("refund.should_service_apply_surcharge"),
+			"refund.should_service_apply_surcharge", "a refund returns refund.amount"},
 		{"link opt-out in customer", "/v5/payment-links",
 			link(func(b map[string]any) { apitest.Set(b, "customer.should_service_apply_surcharge", false) }),
 			"customer.should_service_apply_surcharge", belongs + "should_service_apply_surcharge"},
@@ -327,6 +335,32 @@ func TestFlagsOutOfPlaceThatChangeNothingAreRead(t *testing.T) {
 	} {
 		if res := env.Post(c.path, m, c.body); res.Status != http.StatusOK {
 			t.Errorf("%s: got %d %s, want 200", c.name, res.Status, res.Raw)
+		}
+	}
+}
+
+// TestKeysEchoedInErrorsAreRedacted: a refusal names the key a client
+// wrote, which may hold a card number or a paylink secret (a nested
+// object keyed by a card number, a dotted key): the error body masks
+// them in its fields' paths as in its messages (third verification
+// sweep: the paths came back whole).
+func TestKeysEchoedInErrorsAreRedacted(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for name, set := range map[string]func(map[string]any){
+		"card number as a key":        func(b map[string]any) { apitest.Set(b, "card.4111111111111111.should_service_apply_fee", true) },
+		"grouped card number key":     func(b map[string]any) { b["4111-1111-1111-1111"] = map[string]any{"should_service_apply_fee": true} },
+		"card number in a dotted key": func(b map[string]any) { b["purchase.4111111111111111"] = 1 },
+		"API key in a dotted key":     func(b map[string]any) { b["token."+m.Creds.APIKey] = 1 },
+	} {
+		res := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "12.00", set))
+		if res.Status != http.StatusBadRequest {
+			t.Errorf("%s: got %d %s, want 400", name, res.Status, res.Raw)
+		}
+		for _, secret := range []string{"4111111111111111", "4111-1111-1111-1111", m.Creds.APIKey} {
+			if strings.Contains(res.Raw, secret) {
+				t.Errorf("%s: the error body holds %.12s…: %s", name, secret, res.Raw)
+			}
 		}
 	}
 }

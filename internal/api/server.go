@@ -253,7 +253,7 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	case errors.Is(err, paylink.ErrKeyInProgress):
 		w.Header().Set("Retry-After", "1") // the one 409 under a key that a retry passes
 	}
-	msg, fields := paylink.MaskCardNumbers(e.Message), maskedFields(e.Fields)
+	msg, fields := redact(e.Message), maskedFields(e.Fields)
 	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: msg,
 		ErrorCode: e.Code, ErrorMessage: msg, Fields: fields})
 }
@@ -261,18 +261,25 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 // clientClosed is the message of an answer to a client that went away.
 const clientClosed = "the client closed the request before its answer"
 
-// maskedFields is fields with every card number in a problem masked: a
-// problem may quote the value it refused, and an error body is kept with
-// its Idempotency-Key.
+// redact masks every card number and paylink secret in s: an error may
+// quote a value it refused, or a key the client wrote ("card.4111…"), and
+// an error body is kept with its Idempotency-Key.
+func redact(s string) string { return paylink.MaskSecrets(paylink.MaskCardNumbers(s)) }
+
+// maskedFields is fields with every card number and secret redacted, in
+// the paths as in their problems.
 func maskedFields(fields map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range fields {
-		if m := paylink.MaskCardNumbers(v); m != v {
-			if out == nil {
-				out = maps.Clone(fields)
-			}
-			out[k] = m
+		mk, mv := redact(k), redact(v)
+		if mk == k && mv == v {
+			continue
 		}
+		if out == nil {
+			out = maps.Clone(fields)
+		}
+		delete(out, k)
+		out[mk] = mv
 	}
 	if out == nil {
 		return fields
