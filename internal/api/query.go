@@ -15,9 +15,10 @@ import (
 // a JSON body's keys: values are trimmed, an empty one is absent, a
 // parameter sent twice with two values is refused (?limit=5&limit=500: a
 // proxy or a log that reads the first sees another request than
-// paylink), and one spelled in camelCase, upper case or with brackets
-// (?Limit=, ?startingAfter=, ?token[company_token]=) is read as the name
-// it spells, two spellings with two values refused. Every other
+// paylink), and one spelled in camelCase, upper case, with '-' or with
+// brackets (?Limit=, ?startingAfter=, ?starting-after=,
+// ?token[company_token]=) is read as the name it spells, two spellings
+// with two values refused as one parameter sent twice. Every other
 // parameter, and any part of the query that does not parse, is ignored,
 // as unknown body keys are: a cache buster sent twice or a tracking tag
 // never refuses a call.
@@ -29,12 +30,13 @@ func queryBody(r *http.Request, names ...string) (*body, error) {
 	if err != nil && mentions(r.URL.RawQuery, names) {
 		return nil, queryForm.refuse("the query string does not parse: " + err.Error())
 	}
-	for param := range values {
-		if !slices.ContainsFunc(names, func(n string) bool { return sameParam(param, n) }) {
-			delete(values, param)
+	read := url.Values{}
+	for param, vs := range values {
+		if i := slices.IndexFunc(names, func(n string) bool { return sameParam(param, n) }); i >= 0 {
+			read[formName(names[i])] = append(read[formName(names[i])], vs...)
 		}
 	}
-	raw, err := valuesJSON(values, queryForm)
+	raw, err := valuesJSON(read, queryForm)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +74,16 @@ func mentions(query string, names []string) bool {
 func sameParam(param, path string) bool {
 	var a, b [maxSquashed]byte
 	return string(squashParam(a[:0], param)) == string(squashParam(b[:0], path))
+}
+
+// formName spells a body path as a form names it: "token.company_token"
+// is token[company_token].
+func formName(path string) string {
+	first, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		return first
+	}
+	return first + "[" + strings.ReplaceAll(rest, ".", "][") + "]"
 }
 
 // squashParam appends name to dst in lower case without '_', '-', '[',

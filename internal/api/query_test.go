@@ -45,7 +45,9 @@ func TestQueryParameters(t *testing.T) {
 		{"limit=1&starting_after=" + url.QueryEscape(" "+first+" "), 200, 1, ""},
 		{"startingAfter=" + first, 200, len(data) - 1, ""},
 		{"limit=5&limit=500", 400, 0, "query parameter limit is sent twice with different values"},
-		{"limit=1&Limit=2", 400, 0, "differs from the value sent as limit"},
+		{"limit=1&Limit=2", 400, 0, "query parameter limit is sent twice with different values"},
+		{"starting-after=" + first, 200, len(data) - 1, ""}, // read, not silently the first page
+		{"limit=1&starting-after=bt_none&startingAfter=bt_other", 400, 0, "query parameter starting_after is sent twice"},
 		{"limit=1;2", 400, 0, "the query string does not parse"},
 		// A parameter read that does not parse is refused wherever it
 		// stands in its piece, escaped or not (second verification sweep).
