@@ -70,11 +70,11 @@ func TestFlagNames(t *testing.T) {
 		"SHOULD-SERVICE-APPLY-SURCHARGE":          &purchaseSurcharge,
 		"shouldserviceapplypreauthorization":      &purchasePreAuth,
 		"ShouldServiceApplyPreAuthorisation":      &purchasePreAuth,
-		"multiUse":                                &purchaseStoreCard,
+		"multiUse":                                nil, // a purchase reads none (a stored card's answer carries it)
 		"store_card_permisison":                   &purchaseStoreCard,
 		"_should_service_apply_authentication_":   &purchaseThreeDS,
 		"should_service_apply_surcharges":         nil,
-		"should_service_apply_fee":                nil,
+		"should_service_apply_fee":                &purchaseNoFee, // a direct debit's, which a purchase lacks
 		"amount":                                  nil,
 		"":                                        nil,
 		strings.Repeat("should_service_apply", 9): nil,
@@ -83,5 +83,8 @@ func TestFlagNames(t *testing.T) {
 		if ok != (want != nil) || got != want {
 			t.Errorf("flag(%q) = %v, %v; want %v", key, got, ok, want)
 		}
+	}
+	if got, ok := tokenizePlacement.flag("multiUse"); !ok || got != &tokenizeStoreCard {
+		t.Errorf("a tokenisation's flag(multiUse) = %v, %v; want its card storage", got, ok)
 	}
 }
