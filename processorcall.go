@@ -25,6 +25,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("processor timeout %s: must be at most %s (0: the default) (half the recovery threshold %s)",
 			c.ProcessorTimeout, MaxProcessorTimeout, ProcessingTimeout)
 	}
+	if c.TransactionTokenTTL < 0 || c.TransactionTokenTTL > MaxTransactionTokenTTL {
+		return fmt.Errorf("transaction token lifetime %s: must be at most %s (0: the default) (a key rotation keeps a retired key that long)",
+			c.TransactionTokenTTL, MaxTransactionTokenTTL)
+	}
 	if c.AuthenticationTimeout < 0 || c.AuthenticationTimeout > MaxAuthenticationTimeout {
 		return fmt.Errorf("authentication timeout %s: must be at most %s (0: the default) (a challenged card's number is kept %s)",
 			c.AuthenticationTimeout, MaxAuthenticationTimeout, CardRetention)

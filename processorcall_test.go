@@ -52,3 +52,25 @@ func TestConfigValidateProcessorTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigValidateTransactionTokenTTL: a token's lifetime is bounded,
+// so that a key rotation, which keeps a retired key MaxTransactionTokenTTL
+// and more, never drops the key of a token still alive (key rotation
+// sweep: with 2 minutes of grace, a 5-minute token was refused 2m38s
+// into its life after two rotations).
+func TestConfigValidateTransactionTokenTTL(t *testing.T) {
+	for _, tt := range []struct {
+		ttl time.Duration
+		ok  bool
+	}{
+		{0, true},
+		{DefaultTransactionTokenTTL, true},
+		{MaxTransactionTokenTTL, true},
+		{MaxTransactionTokenTTL + time.Second, false},
+		{-time.Second, false},
+	} {
+		if err := (Config{TransactionTokenTTL: tt.ttl}).Validate(); (err == nil) != tt.ok {
+			t.Errorf("%s: got %v, want ok=%v", tt.ttl, err, tt.ok)
+		}
+	}
+}

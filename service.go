@@ -44,6 +44,12 @@ const (
 	DefaultDirectDebitClearing = 72 * time.Hour
 )
 
+// MaxTransactionTokenTTL bounds a transaction token's lifetime (the spec
+// gives 5 minutes): a token is authenticated under the master key it was
+// issued under, which a key rotation keeps at least this long
+// (`paylink keys rotate`), so a token never outlives its key.
+const MaxTransactionTokenTTL = 15 * time.Minute
+
 // Config holds the service's tunables.
 type Config struct {
 	BaseURL             string        // public address of this service, for page URLs
@@ -147,6 +153,7 @@ func NewService(cfg Config, d Deps) *Service {
 	if cfg.TransactionTokenTTL <= 0 {
 		cfg.TransactionTokenTTL = DefaultTransactionTokenTTL
 	}
+	cfg.TransactionTokenTTL = min(cfg.TransactionTokenTTL, MaxTransactionTokenTTL) // Validate reports it
 	if cfg.PreAuthExpiry <= 0 {
 		cfg.PreAuthExpiry = DefaultPreAuthExpiry
 	}

@@ -146,10 +146,12 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 // key file even when the database holds nothing sealed under it: a
 // serving paylink re-reads the file about once a second
 // (vault.KeyFileRecheck) and seals a card before the transaction that
-// stores it, which may commit up to MaxRequestTime later. Two rotations
-// run back to back would otherwise drop a key a card is about to be
-// stored under, for good.
-const keyDropGrace = paylink.MaxRequestTime + 30*time.Second
+// stores it, which may commit up to MaxRequestTime later, and a
+// transaction token authenticated under the key may be spent up to
+// MaxTransactionTokenTTL after it was issued. Two rotations run back to
+// back would otherwise drop a key a card is about to be stored under, for
+// good, or refuse a customer's token minutes into its life.
+const keyDropGrace = max(paylink.MaxRequestTime, paylink.MaxTransactionTokenTTL) + 30*time.Second
 
 // recentRotation reports whether the key file at path was written (by a
 // rotation) less than keyDropGrace ago; true when that cannot be told.

@@ -391,6 +391,17 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	if keys, err := vault.ReadKeyFile(e.dsn + ".key"); err != nil || len(keys) != 3 {
 		t.Fatalf("after two rotations back to back: got %d keys (%v), want 3", len(keys), err)
 	}
+	// A transaction token's lifetime after the last rotation, nothing is
+	// dropped yet: a token issued under the first key may still be spent
+	// (key rotation sweep: with 2 minutes of grace, a 5-minute token was
+	// refused after two rotations).
+	within := time.Now().Add(-paylink.DefaultTransactionTokenTTL)
+	if err := os.Chtimes(e.dsn+".key", within, within); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.keysRotate(context.Background(), io.Discard); err != nil || !strings.Contains(out, "kept previous key "+first) {
+		t.Errorf("a rotation a token's lifetime after the last: %v, output:\n%s\nwant it to keep the first key %s", err, out, first)
+	}
 	// Past keyDropGrace, the next rotation drops what nothing uses.
 	past := time.Now().Add(-keyDropGrace - time.Second)
 	if err := os.Chtimes(e.dsn+".key", past, past); err != nil {
