@@ -42,6 +42,22 @@ type StoredSecret struct {
 	FingerprintKeyID string
 }
 
+// locator names the secret in a log line without revealing anything:
+// a card by its fingerprint (its ID is its token, a credential), an
+// idempotent answer by its key with any card number masked, the others
+// by their ID (a payment's reference, a link's or a merchant's id).
+func (s StoredSecret) locator() string {
+	switch s.Kind {
+	case SecretCard:
+		return "fingerprint " + s.Fingerprint
+	case SecretIdempotentResponse:
+		return "idempotency key " + MaskCardNumbers(s.ID)
+	case SecretWebhookSecret:
+		return fmt.Sprintf("%s, secret %d", s.ID, s.Index)
+	}
+	return s.ID
+}
+
 // KeyRotation tunes RotateKeys.
 type KeyRotation struct {
 	// Batch is how many secrets one database transaction re-seals
@@ -181,7 +197,8 @@ func (s *Service) reseal(tx Tx, sec StoredSecret, res *RotationResult) error {
 	plain, err := s.vault.Open(old)
 	if err != nil {
 		res.Unreadable++
-		s.log.Error("key rotation: cannot open a stored secret", "kind", sec.Kind, "key_id", old.KeyID, "err", err)
+		s.log.Error("key rotation: cannot open a stored secret", "kind", sec.Kind, "merchant_id", sec.MerchantID,
+			"secret", sec.locator(), "key_id", old.KeyID, "err", err)
 		return nil
 	}
 	active := s.vault.KeyID()

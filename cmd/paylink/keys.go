@@ -70,7 +70,7 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	}})
 	fmt.Fprintf(env.stdout, "re-encrypted: %d\nfingerprints recomputed: %d\n", res.Resealed, res.Fingerprinted)
 	if res.Unreadable > 0 {
-		fmt.Fprintf(env.stdout, "could not open: %d (sealed under a key this command was not given)\n", res.Unreadable)
+		fmt.Fprintf(env.stdout, "could not open: %d (sealed under a key this command was not given, or damaged: the log names each)\n", res.Unreadable)
 	}
 	if err != nil {
 		return fmt.Errorf("key rotation stopped: %w", err)

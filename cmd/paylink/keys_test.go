@@ -437,13 +437,21 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: stranger})
-	if _, err := foreign.TokenizeCard(context.Background(), shops[0].m, paylink.TokenizeRequest{CompanyToken: shops[0].creds.CompanyToken,
-		Card: &paylink.CardDetails{Number: testPANs[0], ExpiryMonth: 12, ExpiryYear: time.Now().Year() + 3}}); err != nil {
+	card, err := foreign.TokenizeCard(context.Background(), shops[0].m, paylink.TokenizeRequest{CompanyToken: shops[0].creds.CompanyToken,
+		Card: &paylink.CardDetails{Number: testPANs[0], ExpiryMonth: 12, ExpiryYear: time.Now().Year() + 3}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	out, err = e.keysRotate(context.Background(), io.Discard)
+	var logs bytes.Buffer
+	out, err = e.keysRotate(context.Background(), &logs)
 	if !errors.Is(err, errOldKeysInUse) || !strings.Contains(out, "could not open: 1") || !strings.Contains(out, "still under an old key: 1") {
 		t.Errorf("with a secret under an unknown key: got %v and output\n%s\nwant errOldKeysInUse, 1 not opened, 1 left", err, out)
+	}
+	// The log names the card the operator must deal with, by what is no
+	// credential: its merchant and fingerprint, never its token (key
+	// rotation sweep: it named the kind alone).
+	if l := logs.String(); !strings.Contains(l, `"secret":"fingerprint `+card.Info.Fingerprint) || !strings.Contains(l, shops[0].m.ID) || strings.Contains(l, card.Token) {
+		t.Errorf("the log of the card it could not open:\n%s\nwant its merchant and fingerprint, not its token", l)
 	}
 }
 
