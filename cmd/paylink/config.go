@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -51,9 +52,31 @@ func (f *flags) printFlags(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "flags of paylink %s:\n", f.Name())
+	f.VisitAll(func(fl *flag.Flag) { fl.DefValue = shownDefault(fl.DefValue) })
 	f.SetOutput(w)
 	defer f.SetOutput(io.Discard)
 	f.PrintDefaults()
+}
+
+// shownDefault is a flag's default as -h prints it: one taken from a
+// PAYLINK_* variable may be a database address with its password
+// (PAYLINK_DB=postgres://user:password@host/db), which is hidden.
+func shownDefault(v string) string {
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "(set, not shown: it does not parse as an address)"
+		}
+		return u.Redacted()
+	}
+	if i := strings.Index(strings.ToLower(v), "password="); i >= 0 { // host=... password=... user=...
+		end := strings.IndexByte(v[i:], ' ')
+		if end < 0 {
+			end = len(v) - i
+		}
+		return v[:i] + "password=xxxxx" + v[i+end:]
+	}
+	return v
 }
 
 // envName maps a flag name to its variable: transaction-token-ttl ->

@@ -220,3 +220,25 @@ func TestServeHelpSaysTheMetricsAddressServesTheProfiler(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpHidesADatabasePassword: a flag's default comes from its
+// PAYLINK_* variable, and -h prints it: PAYLINK_DB's password (in a URL or
+// in key=value form) is hidden, the rest shown (key rotation sweep: the
+// password was printed).
+func TestHelpHidesADatabasePassword(t *testing.T) {
+	for _, dsn := range []string{"postgres://paylink:SuperSecretPw@db.example:5432/paylink", "host=db.example password=SuperSecretPw user=paylink"} {
+		var out bytes.Buffer
+		env := func(k string) string {
+			if k == "PAYLINK_DB" {
+				return dsn
+			}
+			return ""
+		}
+		if err := run(context.Background(), []string{"migrate", "-h"}, env, &out, &out); err != nil {
+			t.Fatalf("migrate -h: %v", err)
+		}
+		if strings.Contains(out.String(), "SuperSecretPw") || !strings.Contains(out.String(), "db.example") {
+			t.Errorf("help with PAYLINK_DB=%s:\n%s\nwant the database shown, its password not", strings.ReplaceAll(dsn, "SuperSecretPw", "…"), out.String())
+		}
+	}
+}
