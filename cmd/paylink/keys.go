@@ -62,6 +62,8 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 		}
 	} else if v, err = openVault(env, *dsn); err != nil {
 		return err
+	} else if err := opensSecrets(ctx, st, v, log); err != nil {
+		return err
 	}
 	svc := rotationService(st, v, log)
 	fmt.Fprintf(env.stdout, "active key: %s\n", v.KeyID())
@@ -110,6 +112,9 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 	if err != nil {
 		return nil, err
 	}
+	if err := opensSecrets(ctx, st, v, log); err != nil {
+		return nil, err
+	}
 	pending, err := rotationService(st, v, log).CountSecretsToRotate(ctx)
 	if err != nil {
 		return nil, err
@@ -140,6 +145,17 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 	}
 	fmt.Fprintf(env.stdout, "new key written to %s; the previous key is kept until the next rotation\n", path)
 	return vault.New(append(keys, previous...)...)
+}
+
+// opensSecrets refuses a rotation whose keys do not open the stored
+// secrets, as serve refuses to start (CheckSecretsOpen), before anything
+// is written: with another database's key file, a rotation wrote a new
+// key into it and logged a failure for every secret.
+func opensSecrets(ctx context.Context, st *sqlstore.Store, v *vault.Vault, log *slog.Logger) error {
+	if err := rotationService(st, v, log).CheckSecretsOpen(ctx); err != nil {
+		return fmt.Errorf("%w: nothing was changed (give the keys the secrets were sealed under: the key file, PAYLINK_MASTER_KEY, PAYLINK_PREVIOUS_MASTER_KEYS)", err)
+	}
+	return nil
 }
 
 // keyDropGrace is how long after a rotation its demoted key stays in the

@@ -726,3 +726,36 @@ func TestARotationStoppedAnywhereIsCaughtAtStartUp(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysRotateWithTheWrongKeysChangesNothing: a key file that opens
+// none of the database's secrets (another database's) is refused before
+// anything is written, as serve refuses it (key rotation sweep: the
+// rotation wrote a new key into that file and logged a failure for every
+// secret).
+func TestKeysRotateWithTheWrongKeysChangesNothing(t *testing.T) {
+	e := newRotationEnv(t, sqlstore.SQLite)
+	e.vaultCards(t, 1, 1)
+	key, err := vault.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := e.dsn + ".key"
+	if err := vault.WriteKeyFile(path, [][]byte{key}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	out, err := e.keysRotate(context.Background(), &logs)
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("rotation with another database's key file: got %v\n%s\nwant a refusal saying nothing was changed", err, out)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the key file was rewritten")
+	}
+	if strings.Contains(logs.String(), "cannot open a stored secret") {
+		t.Errorf("the refusal logged the secrets one by one:\n%s", logs.String())
+	}
+}
