@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
@@ -69,4 +70,18 @@ func merchantSettings(t *testing.T, env *apitest.Env, id string) paylink.Merchan
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestAWebhookSecretOverlapIsWholeSeconds: the overlap is stored in
+// seconds, so a fraction is refused, as an API key roll's is, rather than
+// cut (key rotation sweep: 1.5s was said and 1s kept).
+func TestAWebhookSecretOverlapIsWholeSeconds(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for overlap, ok := range map[time.Duration]bool{1500 * time.Millisecond: false, -time.Second: false,
+		paylink.MaxWebhookSecretOverlap + time.Second: false, 2 * time.Second: true} {
+		if _, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, overlap); (err == nil) != ok {
+			t.Errorf("overlap %s: got %v, want ok=%v", overlap, err, ok)
+		}
+	}
 }

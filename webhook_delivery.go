@@ -63,9 +63,9 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 	if err := checkStaff(ctx, mid, PermWebhooks); err != nil {
 		return "", err
 	}
-	if overlap < 0 || overlap > MaxWebhookSecretOverlap {
-		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be between 0 and 168h",
-			Fields: map[string]string{"overlap": "must be between 0 and 168h"}}
+	if overlap < 0 || overlap > MaxWebhookSecretOverlap || overlap%time.Second != 0 { // stored in seconds, as an API key's
+		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be whole seconds between 0 and 168h",
+			Fields: map[string]string{"overlap": "must be whole seconds between 0 and 168h"}}
 	}
 	secret, sealed, err := s.newWebhookSecret()
 	if err != nil {

@@ -16,7 +16,7 @@ func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 	f := newFlags("merchant roll-api-key", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	mid := f.String("merchant", "", "mid of the merchant (required)")
-	overlap := f.Duration("overlap", 24*time.Hour, "how long the previous key keeps working, in whole seconds (0 revokes it at once; at most 168h)")
+	overlap := f.Duration("overlap", 24*time.Hour, "how long the previous key keeps working, in whole seconds (0 revokes it, within 10s on every instance; at most 168h)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -31,7 +31,7 @@ func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 		fmt.Fprintf(env.stdout, "New API key for %s (shown once; store it now):\n\napi_key: %s\nkey_id:  %s\n\n", *mid, key,
 			paylink.APIKeyID(paylink.HashSecret(key)))
 		if *overlap == 0 {
-			fmt.Fprintln(env.stdout, "Every previous key was revoked at once.")
+			fmt.Fprintf(env.stdout, "Every previous key is revoked: refused at once, or within %s by an instance that authenticated it just before (its cache).\n", paylink.AuthCacheTTL)
 			return nil
 		}
 		fmt.Fprintf(env.stdout, "Previous keys keep working until %s (for %s), then stop.\n",

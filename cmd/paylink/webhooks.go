@@ -94,7 +94,7 @@ func runRotateWebhookSecret(ctx context.Context, env environment, args []string)
 	f := newFlags("merchant rotate-webhook-secret", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	mid := f.String("merchant", "", "mid of the merchant (required)")
-	overlap := f.Duration("overlap", 24*time.Hour, "how long webhooks are also signed with the previous secret")
+	overlap := f.Duration("overlap", 24*time.Hour, "how long webhooks are also signed with the previous secret, in whole seconds (at most 168h)")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
