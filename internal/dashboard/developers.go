@@ -64,8 +64,14 @@ func developersNotice(done string) string {
 }
 
 // renderDevelopers renders the page with v's messages and d's secrets.
+// The merchant is read again: the session's copy is from before this
+// request's action (a signing secret rotated).
 func (h *Handler) renderDevelopers(rq *request, status int, v view, d developersData) error {
-	ctx, m := rq.r.Context(), rq.ss.Merchant
+	ctx := rq.r.Context()
+	m, err := h.svc.Merchant(ctx, rq.ss.Merchant.ID)
+	if err != nil {
+		return err
+	}
 	q := rq.r.URL.Query()
 	d.FailedOnly = q.Get("failed") == "1"
 	keys, err := h.svc.APIKeys(ctx, m)

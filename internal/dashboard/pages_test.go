@@ -332,6 +332,11 @@ func TestDevelopersPage(t *testing.T) {
 			if r.status != http.StatusOK || !regexp.MustCompile(`id="new-secret" class="wide" readonly value="whsec_`).MatchString(r.body) {
 				t.Errorf("got %d without the new secret, want 200 showing it", r.status)
 			}
+			// The page that shows the new secret shows the merchant as the
+			// rotation left it (key rotation sweep: it said "one").
+			if !strings.Contains(r.body, `id="signing-secrets">two: the current one, and the previous one until `) {
+				t.Errorf("the page after the rotation does not say the previous secret still signs")
+			}
 			if got := staffAudit(t, env, m.ID, paylink.AuditWebhookSecretRotate); len(got) != 1 || got[0] != "staff:"+admin.ID {
 				t.Errorf("rotate audit actors: got %v, want the admin", got)
 			}
