@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // SecretKind names a place where sealed secrets are stored.
@@ -80,7 +81,8 @@ type RotationResult struct {
 	Unreadable int64
 	// Remaining counts secrets still sealed (or cards fingerprinted) under
 	// another key when the rotation ended; zero means the previous keys
-	// are no longer needed.
+	// are no longer needed, -1 that a stopped rotation could not count
+	// them (its database unreachable).
 	Remaining int64
 }
 
@@ -99,6 +101,10 @@ func (s *Service) RotateKeys(ctx context.Context, opts KeyRotation) (RotationRes
 	var res RotationResult
 	for _, kind := range SecretKinds() {
 		if err := s.rotateKind(ctx, kind, opts, &res); err != nil {
+			res.Remaining = -1
+			if n, cerr := s.CountSecretsToRotate(context.WithoutCancel(ctx)); cerr == nil {
+				res.Remaining = n // what the stopped rotation left: its audit row says it
+			}
 			return res, errors.Join(err, s.auditRotation(ctx, res, err))
 		}
 	}
@@ -119,8 +125,12 @@ func (s *Service) auditRotation(ctx context.Context, res RotationResult, failed 
 	if failed != nil || res.Remaining > 0 {
 		outcome = OutcomeFailure
 	}
-	detail := fmt.Sprintf("re-encrypted=%d fingerprinted=%d unreadable=%d remaining=%d",
-		res.Resealed, res.Fingerprinted, res.Unreadable, res.Remaining)
+	remaining := strconv.FormatInt(res.Remaining, 10)
+	if res.Remaining < 0 {
+		remaining = "unknown"
+	}
+	detail := fmt.Sprintf("re-encrypted=%d fingerprinted=%d unreadable=%d remaining=%s",
+		res.Resealed, res.Fingerprinted, res.Unreadable, remaining)
 	if failed != nil {
 		detail += " stopped"
 	}

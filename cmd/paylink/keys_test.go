@@ -333,6 +333,11 @@ func TestKeyRotationResumesAfterInterruption(t *testing.T) {
 		if got := e.underKey(t, e.oldKeyID); got != secrets-4 {
 			t.Errorf("after the interruption: got %d secrets under the old key, want %d", got, secrets-4)
 		}
+		// Its audit row says what it left (key rotation sweep: remaining=0
+		// while 410 were left).
+		if row := lastRotationAudit(t, e); row.Outcome != paylink.OutcomeFailure || !strings.Contains(row.Detail, fmt.Sprintf("remaining=%d stopped", secrets-4)) {
+			t.Errorf("the interrupted rotation's audit row: got %+v, want a failure with remaining=%d stopped", row, secrets-4)
+		}
 		if err := e.purchase(context.Background(), shops[0], shops[0].tokens[0]); err != nil {
 			t.Errorf("purchase between the runs: %v", err)
 		}
@@ -758,4 +763,19 @@ func TestKeysRotateWithTheWrongKeysChangesNothing(t *testing.T) {
 	if strings.Contains(logs.String(), "cannot open a stored secret") {
 		t.Errorf("the refusal logged the secrets one by one:\n%s", logs.String())
 	}
+}
+
+// lastRotationAudit is the newest master_key.rotate audit row.
+func lastRotationAudit(t *testing.T, e *rotationEnv) *paylink.AuditEvent {
+	t.Helper()
+	var rows []*paylink.AuditEvent
+	err := e.store.View(context.Background(), func(tx paylink.Tx) error {
+		var err error
+		rows, err = tx.AuditEvents(paylink.AuditFilter{Action: paylink.AuditMasterKeyRotate, Limit: 1})
+		return err
+	})
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("rotation audit rows: %d, %v", len(rows), err)
+	}
+	return rows[0]
 }
