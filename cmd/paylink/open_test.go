@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,17 @@ func TestCommandsNeedAnExistingDatabase(t *testing.T) {
 	dsn := pg.Database(t)
 	if _, err := runCLI(t, "audit", "export", "--db", dsn, "--since", "1h"); err == nil || !strings.Contains(err.Error(), "no paylink schema") {
 		t.Errorf("audit export on an empty PostgreSQL database: got %v, want no schema", err)
+	}
+	// A login refused is said so, not that the database lacks a schema
+	// (key rotation sweep).
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("no_such_role")
+	if _, err := runCLI(t, "audit", "export", "--db", u.String(), "--since", "1h"); err == nil || strings.Contains(err.Error(), "no paylink schema") ||
+		!strings.Contains(err.Error(), "no_such_role") {
+		t.Errorf("audit export as a role that does not exist: got %v, want the login's refusal", err)
 	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {

@@ -136,13 +136,26 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if err = s.classify(err); errors.Is(err, paylink.ErrUnavailable) {
 		return fmt.Errorf("the database cannot be reached: %w", err)
 	}
-	if err != nil {
+	if err != nil && noSchemaTable(err) {
 		return fmt.Errorf("the database has no paylink schema (paylink migrate sets one up): %w", err)
+	}
+	if err != nil { // a login refused, a permission missing: not an empty database
+		return fmt.Errorf("the database's schema version cannot be read: %w", err)
 	}
 	if want := SchemaVersion(s.engine); have < want {
 		return fmt.Errorf("the database is at schema version %d and this paylink needs %d: run paylink migrate", have, want)
 	}
 	return nil
+}
+
+// noSchemaTable reports whether err says the schema's version table does
+// not exist (PostgreSQL's undefined_table, SQLite's "no such table").
+func noSchemaTable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42P01"
+	}
+	return strings.Contains(err.Error(), "no such table")
 }
 
 // open connects to the database of dsn (for PostgreSQL through dial, nil
