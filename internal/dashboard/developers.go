@@ -64,13 +64,15 @@ func developersNotice(done string) string {
 }
 
 // renderDevelopers renders the page with v's messages and d's secrets.
-// The merchant is read again: the session's copy is from before this
-// request's action (a signing secret rotated).
+// After an action (a POST) the merchant is read again: the session's copy
+// is from before it (a signing secret rotated); a plain view uses it.
 func (h *Handler) renderDevelopers(rq *request, status int, v view, d developersData) error {
-	ctx := rq.r.Context()
-	m, err := h.svc.Merchant(ctx, rq.ss.Merchant.ID)
-	if err != nil {
-		return err
+	ctx, m := rq.r.Context(), rq.ss.Merchant
+	if rq.r.Method == http.MethodPost {
+		var err error
+		if m, err = h.svc.Merchant(ctx, m.ID); err != nil {
+			return err
+		}
 	}
 	q := rq.r.URL.Query()
 	d.FailedOnly = q.Get("failed") == "1"
