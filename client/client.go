@@ -60,16 +60,18 @@
 // An answer lost as paylink's database stopped after the COMMIT (a 503
 // that releases the key, then the retry refused transaction_token_used,
 // the token spent by the first attempt) is not the call's error when the
-// call fetched the token itself and its own retry met the refusal:
-// nobody else had that token, so the operation the refusal names is this
-// call's, and the call looks it up (PurchaseStatus for a purchase,
-// capture, cancel or direct debit; RefundStatus for a refund) and
-// returns it with Result.Recovered and Replayed set, the response code
-// its answer had (declined for a decline, not the look-up's success),
-// only the look-up's fields filled in. A token the caller passed in
-// Tokens, or one remembered from an earlier call under the same
-// IdempotencyKey (which may have been another request: the 503 released
-// the key), may have been spent by another operation: the refusal is the
+// client fetched the token and only this request ever sent it: the
+// call's own retry, or the caller repeating the same request (same path,
+// same body) under the same IdempotencyKey. Nobody else had that token,
+// so the operation the refusal names is this request's, and the call
+// looks it up (PurchaseStatus for a purchase, capture, cancel or direct
+// debit; RefundStatus for a refund) and returns it with Result.Recovered
+// and Replayed set, the response code its answer had (declined for a
+// decline, not the look-up's success), only the look-up's fields filled
+// in. A token the caller passed in Tokens, or one the client also sent
+// with another request under the same key (a key reused for another
+// order after the 503 released it, or racing calls with different
+// bodies), may have been spent by that other request: the refusal is the
 // call's error, and the caller looks the operation up. So is an attempt
 // that awaits its 3-D Secure challenge: the challenge's address was in
 // the lost answer alone.
@@ -94,6 +96,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -496,20 +499,20 @@ type Tokens struct {
 // fills t in, and when paylink refuses a token remembered from an
 // earlier attempt under the call's key as expired, forgets it and says
 // the key must be replaced (ErrReplaceIdempotencyKey). When paylink
-// refuses as spent a token this very call fetched (and sent: not one
-// another call under its key stored first), the spender is this call's
-// earlier attempt, which find looks up (spentByThisCall). A token the
-// caller passed, or one remembered from an earlier call under the key,
-// is the caller's to account for: that call may have been another
-// request under a reused key (a 503 releases the key), and its payment
-// is not this one's result.
+// refuses as spent a token the client fetched and only this request
+// sent (spentByThisRequest), the spender is this request's earlier
+// attempt, which find looks up (spentByThisCall). A token the caller
+// passed, or one also sent with another request under the key, is the
+// caller's to account for: that request's payment is not this one's
+// result.
 func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body any, find finder[T], opts []CallOption) (*T, error) {
 	key, source, err := c.fill(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
+	sent := c.noteSent(key, source, path, t.TransactionToken, body)
 	out, err := call[T](ctx, c, path, body, opts...)
-	if source == tokenFetched && spentBy(err) != "" {
+	if spentBy(err) != "" && c.spentByThisRequest(key, source, t.TransactionToken, sent) {
 		return spentByThisCall(ctx, c, err, find, opts)
 	}
 	if source == tokenRemembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
@@ -519,6 +522,40 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 			ErrReplaceIdempotencyKey, err)
 	}
 	return out, err
+}
+
+// noteSent records, before a call under an idempotency key sends its
+// token with body to path, that the token went out with this request,
+// and returns the request's signature ("" when nothing was recorded: no
+// key, or the caller's own token).
+func (c *Client) noteSent(key string, source tokenSource, path, token string, body any) string {
+	if key == "" || source == tokenPassed {
+		return ""
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return "" // the call itself fails to encode it
+	}
+	sum := sha256.Sum256(append([]byte(path+"\n"), data...))
+	sig := string(sum[:])
+	c.keyed.sentWith(key, token, sig)
+	return sig
+}
+
+// spentByThisRequest says whether the operation that spent a call's
+// token is this request's earlier attempt: a token fetched for a call
+// without a key was sent by that call alone; one fetched or remembered
+// under a key, when every request that sent it was this one (same path,
+// same body: signature sig). A token the caller passed may have been
+// sent by anyone.
+func (c *Client) spentByThisRequest(key string, source tokenSource, token, sig string) bool {
+	switch {
+	case source == tokenPassed:
+		return false
+	case key == "":
+		return source == tokenFetched
+	}
+	return sig != "" && c.keyed.onlySentWith(key, token, sig)
 }
 
 // tokenSource says where the transaction token a call sent came from.
@@ -580,10 +617,12 @@ type keyedTokens struct {
 	byKey map[string]keyedToken
 }
 
-// keyedToken is a remembered token and when it was fetched.
+// keyedToken is a remembered token, when it was fetched, and the
+// requests it was sent with (their signatures; see Client.noteSent).
 type keyedToken struct {
 	token string
 	at    time.Time
+	sigs  []string
 }
 
 const (
@@ -625,6 +664,29 @@ func (k *keyedTokens) putIfAbsent(key, token string, now time.Time) string {
 	}
 	k.byKey[key] = keyedToken{token: token, at: now}
 	return token
+}
+
+// sentWith records that key's token, token, was sent with the request
+// sig, unless a racing call has replaced it. Two different requests
+// are enough to say the token was not one request's: no more is kept.
+func (k *keyedTokens) sentWith(key, token, sig string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.byKey[key]
+	if !ok || e.token != token || len(e.sigs) == 2 || slices.Contains(e.sigs, sig) {
+		return
+	}
+	e.sigs = append(e.sigs, sig)
+	k.byKey[key] = e
+}
+
+// onlySentWith says whether key's token is still token and was sent
+// with the request sig alone.
+func (k *keyedTokens) onlySentWith(key, token, sig string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.byKey[key]
+	return ok && e.token == token && len(e.sigs) == 1 && e.sigs[0] == sig
 }
 
 // drop forgets key's token if it is still token (a racing call may

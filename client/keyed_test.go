@@ -51,3 +51,32 @@ func TestKeyedTokensKeepTheFirst(t *testing.T) {
 		t.Errorf("put after expiry: got %q, want later", got)
 	}
 }
+
+// TestKeyedTokensKnowTheRequestsThatSentThem: a token sent with one
+// request (any number of times) was that request's alone; once another
+// request sent it too, it is no request's alone, and a signature for a
+// token the key no longer holds counts for nothing.
+func TestKeyedTokensKnowTheRequestsThatSentThem(t *testing.T) {
+	var k keyedTokens
+	k.putIfAbsent("k", "tok", time.Now())
+	if k.onlySentWith("k", "tok", "a") {
+		t.Error("a token never sent was request a's alone")
+	}
+	k.sentWith("k", "tok", "a")
+	k.sentWith("k", "tok", "a")
+	k.sentWith("k", "other", "b") // a token the key does not hold
+	if !k.onlySentWith("k", "tok", "a") {
+		t.Error("a token sent with request a alone, twice, was not a's alone")
+	}
+	if k.onlySentWith("k", "other", "a") || k.onlySentWith("k", "tok", "b") {
+		t.Error("another token or another request counted as a's")
+	}
+	k.sentWith("k", "tok", "b")
+	k.sentWith("k", "tok", "c")
+	if k.onlySentWith("k", "tok", "a") || k.onlySentWith("k", "tok", "b") {
+		t.Error("a token sent with two requests was one's alone")
+	}
+	if n := len(k.byKey["k"].sigs); n != 2 {
+		t.Errorf("kept %d signatures, want 2 (enough to say it was not one request's)", n)
+	}
+}

@@ -33,9 +33,10 @@ func spentBy(err error) string {
 
 // spentByThisCall answers a money-moving call refused because its
 // transaction token was spent, err, when the client fetched that token
-// for this call (or for an earlier call under its key): nobody else had
-// it, so the operation that spent it is an earlier attempt of this call
-// whose answer was lost (a 503 while paylink's database stopped, a
+// and only this request sent it (this call, or the caller's earlier call
+// of the same request under its key): nobody else had it, so the
+// operation that spent it is an earlier attempt of this request whose
+// answer was lost (a 503 while paylink's database stopped, a
 // connection closed). It looks that operation up with find and returns
 // it as the call's result, marked Recovered and Replayed. When the
 // refusal names no spender, or the look-up fails, err stands (with the

@@ -156,19 +156,20 @@ func TestACallersSpentTokenIsNotLookedUp(t *testing.T) {
 // refusal stands (second verification sweep: the call returned the first
 // order's payment as its own).
 func TestAKeyReusedForAnotherCallIsNotRecovered(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{})
-	m := env.Onboard()
-	p := newProxy(t, env, on("/v5/purchase", 1, paidUnanswered))
-	c := retryingClient(p, m, 0)
+	env, c := lostUnderKey(t, "ORDER-A", "k-1")
 	ctx := context.Background()
-	if _, err := c.Purchase(ctx, retryPurchase(env, "ORDER-A"), client.IdempotencyKey("k-1")); err == nil {
-		t.Fatal("the first purchase: want its answer lost")
-	}
 	other := retryPurchase(env, "ORDER-B")
 	other.Purchase.Amount = "99.00"
 	res, err := c.Purchase(ctx, other, client.IdempotencyKey("k-1"))
 	if res != nil || !client.IsCode(err, client.CodeTransactionTokenUsed) {
 		t.Fatalf("another purchase under the key: got %+v, %v; want the refusal transaction_token_used", res, err)
+	}
+	// The first order repeated: paylink keeps the second's refusal
+	// under the key now, and the client would not recover anyway: the
+	// token also went out with the second order.
+	res, err = c.Purchase(ctx, retryPurchase(env, "ORDER-A"), client.IdempotencyKey("k-1"))
+	if res != nil || !client.IsCode(err, client.CodeIdempotencyConflict) {
+		t.Fatalf("the first purchase repeated after another: got %+v, %v; want the refusal idempotency_key_conflict", res, err)
 	}
 }
 
@@ -208,4 +209,34 @@ func TestARecoveredChallengeIsNoResult(t *testing.T) {
 	if res != nil || !client.IsCode(err, client.CodeTransactionTokenUsed) || !strings.Contains(err.Error(), "3-D Secure challenge") {
 		t.Fatalf("got %+v, %v; want the refusal, saying the attempt awaits its challenge", res, err)
 	}
+}
+
+// TestARequestRepeatedUnderItsKeyIsRecovered: a purchase's answer is
+// lost (the 503 releases its key) and the client gives up; the caller
+// repeats the same request under the same key. The client resends the
+// token it remembered for the key, which only this request ever sent, so
+// the payment that spent it is this request's: returned, recovered
+// (it was the refusal transaction_token_used, which left the caller to
+// look the payment up).
+func TestARequestRepeatedUnderItsKeyIsRecovered(t *testing.T) {
+	env, c := lostUnderKey(t, "ORDER-A", "k-1")
+	res, err := c.Purchase(context.Background(), retryPurchase(env, "ORDER-A"), client.IdempotencyKey("k-1"))
+	if err != nil || !res.Recovered || res.Purchase.Status != client.StatusApproved || res.Purchase.InvoiceNumber != "ORDER-A" {
+		t.Fatalf("the same purchase again under its key: got %+v, %v; want the first attempt's payment, recovered", res, err)
+	}
+	oneAuthorisation(t, env)
+}
+
+// lostUnderKey makes a purchase of order under key whose answer is lost
+// (a 503 that releases the key), through a client that does not retry,
+// and returns the client for the test's next calls.
+func lostUnderKey(t *testing.T, order, key string) (*apitest.Env, *client.Client) {
+	t.Helper()
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	c := retryingClient(newProxy(t, env, on("/v5/purchase", 1, paidUnanswered)), m, 0)
+	if _, err := c.Purchase(context.Background(), retryPurchase(env, order), client.IdempotencyKey(key)); err == nil {
+		t.Fatalf("the purchase of %s: want its answer lost", order)
+	}
+	return env, c
 }
