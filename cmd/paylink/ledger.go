@@ -57,7 +57,7 @@ func parseTimeOfDay(s string) (time.Duration, error) {
 func runSettle(ctx context.Context, env environment, args []string) error {
 	f := newFlags("settle", env)
 	dsn := f.str("db", defaultDB, "database DSN")
-	before := f.String("before", "", "settle balance transactions made before this RFC 3339 time or YYYY-MM-DD (default: 90 s ago, so that a payment still committing is left for the next run)")
+	before := f.String("before", "", "settle balance transactions made before this RFC 3339 time or YYYY-MM-DD, at the latest 90 s ago (the default), so that a payment still committing is left for the next run")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -86,18 +86,26 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 }
 
 // parseCutoff reads an RFC 3339 time or a day (its midnight UTC); "" is
-// SettlementGrace before now, as the scheduled settlement leaves it.
+// SettlementGrace before now, as the scheduled settlement leaves it, and
+// the latest cut-off it accepts: a payment stamped before a later one
+// may still be committing, and would be settled in a second batch and
+// payout of its day by the next run.
 func parseCutoff(s string, now time.Time) (time.Time, error) {
+	latest := now.Add(-paylink.SettlementGrace)
 	if s == "" {
-		return now.Add(-paylink.SettlementGrace), nil
+		return latest, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, s); err != nil {
+			return time.Time{}, fmt.Errorf("want an RFC 3339 time or YYYY-MM-DD, got %q", s)
+		}
 	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
+	if t.After(latest) {
+		return time.Time{}, fmt.Errorf("%s is later than %s (%s ago): a payment stamped before it may still be committing, "+
+			"and the next run would settle the rest of its day in a second batch and payout", s, latest.UTC().Format(time.RFC3339), paylink.SettlementGrace)
 	}
-	return time.Time{}, fmt.Errorf("want an RFC 3339 time or YYYY-MM-DD, got %q", s)
+	return t, nil
 }
 
 // runReport prints a report; settlement is the only one.

@@ -25,9 +25,11 @@ func paylinkCmd(t *testing.T, args ...string) (string, error) {
 
 // A day of sandbox traffic is settled, paid out, reported and reconciled
 // from the command line, and a settlement file with one altered amount
-// shows exactly that variance.
+// shows exactly that variance. The traffic is stamped ten minutes ago: a
+// cut-off is at the latest SettlementGrace before now (a later one is
+// refused, settling nothing).
 func TestSettleReportReconcile(t *testing.T) {
-	e := apitest.Start(t, apitest.Options{})
+	e := apitest.Start(t, apitest.Options{Clock: apitest.NewClock(time.Now().Add(-10 * time.Minute))})
 	m := e.Onboard()
 	var refs []string
 	for _, amount := range []string{"10.50", "20.00", "7.25"} {
@@ -50,7 +52,11 @@ func TestSettleReportReconcile(t *testing.T) {
 	if out, err := paylinkCmd(t, "ledger", "verify", "--db", db); err != nil {
 		t.Fatalf("ledger verify: %v\n%s", err, out)
 	}
-	out, err := paylinkCmd(t, "settle", "--db", db, "--before", e.Clock.Now().Add(time.Minute).Format(time.RFC3339))
+	out, err := paylinkCmd(t, "settle", "--db", db, "--before", time.Now().Format(time.RFC3339))
+	if err == nil || !strings.Contains(err.Error(), "may still be committing") || out != "" {
+		t.Fatalf("settle before now: got %v\n%s, want it refused, nothing settled", err, out)
+	}
+	out, err = paylinkCmd(t, "settle", "--db", db, "--before", e.Clock.Now().Add(time.Minute).Format(time.RFC3339))
 	if err != nil || !strings.Contains(out, "settled 1 batches, 1 payouts") {
 		t.Fatalf("settle: %v\n%s", err, out)
 	}
