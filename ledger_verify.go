@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Discrepancy is one way the journal disagrees with itself or with the
@@ -29,7 +30,8 @@ const verifyPage = 500
 // every discrepancy found, none when the ledger is sound.
 func (s *Service) VerifyLedger(ctx context.Context) ([]Discrepancy, error) {
 	v := verifier{postings: map[string]*Posting{}, net: map[string]int64{}, held: map[string]int64{}, merchants: map[string]int{},
-		batched: map[string]int64{}, paid: map[string]int64{}, refunded: map[string]*refundTotals{}}
+		batched: map[string]int64{}, paid: map[string]int64{}, refunded: map[string]*refundTotals{},
+		batchOwners: map[string]*owners{}, payoutOwners: map[string]*owners{}}
 	err := s.store.Snapshot(ctx, func(tx Tx) error { return v.read(tx) })
 	if err != nil {
 		return nil, fmt.Errorf("verify ledger: %w", err)
@@ -64,12 +66,16 @@ func (v *verifier) read(tx Tx) error {
 
 // verifier accumulates what verification has seen.
 type verifier struct {
-	postings map[string]*Posting      // by key; removed once accounted for
-	net      map[string]int64         // merchant/currency: sum of balance transactions' net
-	held     map[string]int64         // merchant/currency: pending + available from the lines
-	batched  map[string]int64         // batch id: net of the balance transactions it covers
-	paid     map[string]int64         // payout id: net of the batches it paid out
-	refunded map[string]*refundTotals // payment reference, when it has refunds or a refunded total
+	postings map[string]*Posting // by key; removed once accounted for
+	net      map[string]int64    // merchant/currency: sum of balance transactions' net
+	held     map[string]int64    // merchant/currency: pending + available from the lines
+	batched  map[string]int64    // batch id: net of the balance transactions it covers
+	paid     map[string]int64    // payout id: net of the batches it paid out
+	// batchOwners and payoutOwners are whose, in what currency and of
+	// what day, the balance transactions a batch covers and the batches
+	// a payout paid out are.
+	batchOwners, payoutOwners map[string]*owners
+	refunded                  map[string]*refundTotals // payment reference, when it has refunds or a refunded total
 	// merchants counts the postings and payments naming each merchant id.
 	merchants map[string]int
 	found     []Discrepancy
@@ -101,6 +107,7 @@ func (v *verifier) addPosting(p *Posting) {
 	}
 	if p.SettlementBatch != "" {
 		v.batched[p.SettlementBatch] += p.Net
+		ownersOf(v.batchOwners, p.SettlementBatch).add(owner{p.MerchantID, p.Currency, p.CreatedAt.UTC().Format(time.DateOnly)})
 	}
 	v.postings[p.Key] = p
 }
@@ -119,16 +126,20 @@ func (v *verifier) refundsOf(ref string) *refundTotals {
 	return r
 }
 
-// expect accounts for the posting key, which must exist and move gross.
-// A posting without lines (on PostgreSQL lines carry no foreign key to
-// their posting, migration 0021) moves nothing; addPosting reported it.
-func (v *verifier) expect(ref string, kind PostingKind, key string, gross int64) {
+// expect accounts for the posting key, which must exist, be o's (its
+// merchant's, in its currency) and move gross. A posting without lines
+// (on PostgreSQL lines carry no foreign key to their posting, migration
+// 0021) moves nothing; addPosting reported it.
+func (v *verifier) expect(ref string, o owner, kind PostingKind, key string, gross int64) {
 	p, ok := v.postings[key]
 	if !ok {
 		v.report(ref, "no %s posting", kind)
 		return
 	}
 	delete(v.postings, key)
+	if got := (owner{p.MerchantID, p.Currency, ""}); got != o {
+		v.report(ref, "%s posting is %s's, the record %s's", kind, got, o)
+	}
 	if len(p.Lines) == 0 {
 		return
 	}
@@ -143,22 +154,23 @@ func (v *verifier) checkTransaction(t *Transaction) {
 		v.refundsOf(t.Reference).stored = t.Refunded
 	}
 	key := func(k PostingKind) string { return string(k) + ":" + t.Reference }
+	o := owner{t.MerchantID, t.Currency, ""}
 	if t.PaymentType != PaymentTypeBankAccount {
 		if t.Status == StatusApproved {
-			v.expect(t.Reference, PostingCharge, key(PostingCharge), t.Total)
+			v.expect(t.Reference, o, PostingCharge, key(PostingCharge), t.Total)
 		}
 		return
 	}
 	_, submitted := v.postings[key(PostingDirectDebitSubmit)]
 	switch {
 	case t.Status == StatusPending:
-		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+		v.expect(t.Reference, o, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
 	case t.Status == StatusApproved:
-		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
-		v.expect(t.Reference, PostingDirectDebitClear, key(PostingDirectDebitClear), t.Total)
+		v.expect(t.Reference, o, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+		v.expect(t.Reference, o, PostingDirectDebitClear, key(PostingDirectDebitClear), t.Total)
 	case t.Status == StatusDeclined && submitted:
-		v.expect(t.Reference, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
-		v.expect(t.Reference, PostingDirectDebitDishonor, key(PostingDirectDebitDishonor), t.Total)
+		v.expect(t.Reference, o, PostingDirectDebitSubmit, key(PostingDirectDebitSubmit), t.Total)
+		v.expect(t.Reference, o, PostingDirectDebitDishonor, key(PostingDirectDebitDishonor), t.Total)
 	}
 }
 
@@ -171,7 +183,7 @@ func (v *verifier) checkRefund(r *Refund) {
 	}
 	for _, kind := range []PostingKind{PostingRefund, PostingDirectDebitRefund} {
 		if _, ok := v.postings[string(kind)+":"+r.Reference]; ok {
-			v.expect(r.Reference, kind, string(kind)+":"+r.Reference, r.Amount)
+			v.expect(r.Reference, owner{r.MerchantID, r.Currency, ""}, kind, string(kind)+":"+r.Reference, r.Amount)
 			return
 		}
 	}
@@ -194,8 +206,13 @@ func (v *verifier) checkBatch(b *SettlementBatch) {
 	if covered := v.batched[b.ID]; covered != b.Net {
 		v.report(b.ID, "settlement batch's net is %d, the balance transactions it covers net %d", b.Net, covered)
 	}
+	v.checkOwners(b.ID, "settlement batch", owner{b.MerchantID, b.Currency, b.Day}, p, v.batchOwners[b.ID], "balance transactions it covers")
+	if covered := v.batchOwners[b.ID].count(); covered != b.Count {
+		v.report(b.ID, "settlement batch counts %d balance transactions, it covers %d", b.Count, covered)
+	}
 	if b.PayoutID != "" {
 		v.paid[b.PayoutID] += b.Net
+		ownersOf(v.payoutOwners, b.PayoutID).add(owner{b.MerchantID, b.Currency, ""})
 	}
 }
 
@@ -214,6 +231,62 @@ func (v *verifier) checkPayout(po *Payout) {
 	if batches := v.paid[po.ID]; batches != po.Amount {
 		v.report(po.ID, "payout is %d, the batches it paid out net %d", po.Amount, batches)
 	}
+	v.checkOwners(po.ID, "payout", owner{po.MerchantID, po.Currency, ""}, p, v.payoutOwners[po.ID], "batches it paid out")
+}
+
+// checkOwners reports a batch or payout, id, whose own merchant,
+// currency (and day), o, are not its posting's, p, nor those of the rows
+// it covers, covered.
+func (v *verifier) checkOwners(id, what string, o owner, p *Posting, covered *owners, rows string) {
+	if got := (owner{p.MerchantID, p.Currency, o.day}); got != o {
+		v.report(id, "%s is %s's, its posting %s's", what, o, got)
+	}
+	if covered == nil {
+		return
+	}
+	for got := range covered.seen {
+		if got != o {
+			v.report(id, "%s is %s's, %d of the %s are %s's", what, o, covered.seen[got], rows, got)
+		}
+	}
+}
+
+// owner is whose a ledger record is: a merchant, a currency and, for a
+// settlement batch and what it covers, a UTC day ("" otherwise).
+type owner struct{ merchant, currency, day string }
+
+func (o owner) String() string {
+	if o.day == "" {
+		return o.merchant + " " + o.currency
+	}
+	return o.merchant + " " + o.currency + " " + o.day
+}
+
+// owners counts the rows of each owner that a batch or payout covers.
+type owners struct{ seen map[owner]int }
+
+// ownersOf is the owners of id in m, started empty.
+func ownersOf(m map[string]*owners, id string) *owners {
+	o := m[id]
+	if o == nil {
+		o = &owners{seen: map[owner]int{}}
+		m[id] = o
+	}
+	return o
+}
+
+func (o *owners) add(w owner) { o.seen[w]++ }
+
+// count is how many rows were seen, 0 for none.
+func (o *owners) count() int {
+	if o == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range o.seen {
+		n += c
+	}
+	return n
 }
 
 // checkRefunded reports payments whose refunded total is not what their

@@ -3,6 +3,7 @@ package moneytest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -333,6 +334,64 @@ func TestVerifyFindsTotalsThatDisagree(t *testing.T) {
 		for ref, w := range want {
 			if !found[ref] {
 				t.Errorf("%s: got %+v, want a discrepancy saying %q", ref, f.verify(), w)
+			}
+		}
+	})
+}
+
+// TestVerifyFindsRecordsMovedToAnotherOwner: a payment, refund,
+// settlement batch or payout changed by hand to another merchant,
+// currency or day (or a batch to another count) no longer agrees with
+// its posting or with the rows it covers, and each is reported (ledger
+// sweep: only amounts were compared, so a payment moved to another
+// merchant, who could then refund it, was reported sound).
+func TestVerifyFindsRecordsMovedToAnotherOwner(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		other := f.e.Onboard()
+		a, b, c := f.card("4111111111111111", 1000, false, false), f.card("4111111111111111", 2000, false, false), f.card("4111111111111111", 1500, false, false)
+		f.refund(a.Reference, 300)
+		rb, rc := f.refund(b.Reference, 400), f.refund(c.Reference, 200)
+		f.e.Clock.Advance(48 * time.Hour)
+		f.card("4111111111111111", 700, false, false)
+		f.e.Clock.Advance(time.Hour)
+		res, err := f.e.Service.Settle(f.ctx, f.e.Clock.Now())
+		if err != nil || len(res.Batches) != 2 || len(res.Payouts) != 1 {
+			t.Fatalf("settle: got %+v, %v; want two batches and one payout", res, err)
+		}
+		if d := f.verify(); len(d) != 0 {
+			t.Fatalf("a sound ledger: got %+v, want nothing", d)
+		}
+		first, second, payout := res.Batches[0].ID, res.Batches[1].ID, res.Payouts[0].ID
+		db := f.e.WriterDB(t)
+		for _, q := range []struct{ sql, arg string }{
+			{`UPDATE transactions SET currency = 'NZD' WHERE reference = $1`, a.Reference},
+			{`UPDATE transactions SET merchant_id = '` + other.ID + `' WHERE reference = $1`, b.Reference},
+			{`UPDATE refunds SET currency = 'NZD' WHERE reference = $1`, rb.Reference},
+			{`UPDATE refunds SET merchant_id = '` + other.ID + `' WHERE reference = $1`, rc.Reference},
+			{`UPDATE settlement_batches SET day = '2001-01-01', count = count + 3 WHERE id = $1`, first},
+			{`UPDATE settlement_batches SET merchant_id = '` + other.ID + `' WHERE id = $1`, second},
+			{`UPDATE payouts SET currency = 'NZD' WHERE id = $1`, payout},
+		} {
+			if _, err := db.Exec(q.sql, q.arg); err != nil {
+				t.Fatalf("%s: %v", q.sql, err)
+			}
+		}
+		found := f.verify()
+		for _, w := range []struct{ ref, says string }{
+			{a.Reference, "charge posting is " + f.m.ID + " AUD's, the record " + f.m.ID + " NZD's"},
+			{b.Reference, "the record " + other.ID + " AUD's"},
+			{rb.Reference, "refund posting is " + f.m.ID + " AUD's, the record " + f.m.ID + " NZD's"},
+			{rc.Reference, "the record " + other.ID + " AUD's"},
+			{first, "2001-01-01's, 6 of the balance transactions it covers are"},
+			{first, "counts 9 balance transactions, it covers 6"},
+			{second, "settlement batch is " + other.ID + " AUD"},
+			{payout, "payout is " + f.m.ID + " NZD's, its posting " + f.m.ID + " AUD's"},
+		} {
+			if !slices.ContainsFunc(found, func(d paylink.Discrepancy) bool {
+				return d.Reference == w.ref && strings.Contains(d.Problem, w.says)
+			}) {
+				t.Errorf("%s: want a discrepancy saying %q; got %+v", w.ref, w.says, found)
 			}
 		}
 	})
