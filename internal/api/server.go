@@ -319,11 +319,12 @@ func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "no such endpoint: calls are POST /v5/... (status and link look-ups also GET), except the ledger's, which are GET only: GET /v5/balance, /v5/balance_transactions, /v5/payouts, /v5/reports/settlement"))
 }
 
-// NotCanonical answers an API path with "." or ".." segments
+// NotCanonical answers an API path with an empty segment that no base
+// URL's join doubled (/v5/purchase//refund), or "." or ".." segments
 // (/v5/purchase/a/../b), which the site refuses rather than redirects.
 func (s *Server) NotCanonical(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest,
-		"the path has a \".\" or \"..\" segment: send the endpoint's own path (/v5/...), with a reference that is neither"))
+		"the path has an empty, \".\" or \"..\" segment (a reference left out?): send the endpoint's own path (/v5/...), with every reference in it"))
 }
 
 // MethodNotAllowed answers a path that routes serve under other methods,

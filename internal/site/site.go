@@ -63,28 +63,31 @@ func Handler(svc *paylink.Service, o Options) (http.Handler, error) {
 	return httpx.Wrap(cleanAPIPath(mux, a), httpx.Options{Logger: o.Logger, Metrics: m}), nil
 }
 
-// cleanAPIPath serves an API path written with slashes doubled
-// (//v5/transaction_token, from a base URL that ends in "/" joined to
-// "/v5/...") as the path with each run of slashes made one, where the
-// mux would answer 307 with an empty body: PHP's curl and Java's
-// HttpURLConnection do not follow a 307 on a POST, and .NET drops
-// Authorization on a redirect. An API path with "." or ".." segments is
-// refused with the API's JSON 400 rather than redirected: which payment
-// or endpoint it names is not the API's to guess (and /v5/purchase/a/../b
-// would look up b). Other paths (the pages and the dashboard, which
-// browsers open) keep the mux's redirect.
+// cleanAPIPath serves an API path whose slashes a base URL's join
+// doubled (//v5/transaction_token, from a base URL that ends in "/"
+// joined to "/v5/..."; /v5//purchase, from one ending in "/v5/") as the
+// path with those slashes made one, where the mux would answer 307 with
+// an empty body: PHP's curl and Java's HttpURLConnection do not follow a
+// 307 on a POST, and .NET drops Authorization on a redirect. An API path
+// with any other empty segment (/v5/purchase//refund: a reference left
+// out), or a "." or ".." segment, is refused with the API's JSON 400
+// rather than cleaned or redirected: which payment or endpoint it names
+// is not the API's to guess (cleaned, /v5/purchase//refund would look up
+// a payment called "refund", and /v5/purchase/a/../b would look up b).
+// Other paths (the pages and the dashboard, which browsers open) keep
+// the mux's redirect.
 func cleanAPIPath(mux *http.ServeMux, a *api.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The escaped path, as the mux reads it: a reference's own
 		// "%2F%2F" is no doubled slash.
 		sent := r.URL.EscapedPath()
-		p := collapseSlashes(sent)
-		if !underAPI(p) || p == sent && !dotSegments(p) {
+		p := joinSlashes(sent)
+		if !underAPI(p) || p == sent && !dotSegments(p) && !strings.Contains(p, "//") {
 			mux.ServeHTTP(w, r)
 			return
 		}
 		path, err := url.PathUnescape(p)
-		if err != nil || dotSegments(p) {
+		if err != nil || dotSegments(p) || strings.Contains(p, "//") {
 			a.NotCanonical(w, r)
 			return
 		}
@@ -102,20 +105,17 @@ func underAPI(path string) bool {
 	return path == "/v5" || strings.HasPrefix(path, "/v5/")
 }
 
-// collapseSlashes is path with every run of slashes made one.
-func collapseSlashes(path string) string {
+// joinSlashes is path with the slashes a base URL's join doubles made
+// one: those it starts with, and those right after a leading /v5.
+func joinSlashes(path string) string {
 	if !strings.Contains(path, "//") {
 		return path
 	}
-	var b strings.Builder
-	b.Grow(len(path))
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' && i > 0 && path[i-1] == '/' {
-			continue
-		}
-		b.WriteByte(path[i])
+	p := "/" + strings.TrimLeft(path, "/")
+	if rest, ok := strings.CutPrefix(p, "/v5/"); ok {
+		return "/v5/" + strings.TrimLeft(rest, "/")
 	}
-	return b.String()
+	return p
 }
 
 // dotSegments reports whether path has a "." or ".." segment.

@@ -342,8 +342,11 @@ func TestCustomerAddressesThatAreNoPage(t *testing.T) {
 // "/v5/..." (//v5/transaction_token) is served as the route itself, where
 // the mux answered 307 with an empty body that PHP's curl and Java do not
 // follow on a POST; the access log names the route. A path with "." or
-// ".." segments under /v5 is a JSON 400, never a redirect, and a
-// reference's own escaped "%2F%2F" is no doubled slash.
+// ".." segments under /v5, or an empty segment past /v5/ (a reference
+// left out: /v5/purchase//refund was served as the status look-up of a
+// payment whose invoice number was "refund", 200 "success" to a refund),
+// is a JSON 400, never a redirect, and a reference's own escaped
+// "%2F%2F" is no doubled slash.
 func TestDoubledSlashesInAnAPIPath(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
@@ -365,6 +368,9 @@ func TestDoubledSlashesInAnAPIPath(t *testing.T) {
 		code   string
 	}{
 		{"/v5/./transaction_token", http.StatusBadRequest, paylink.CodeInvalidRequest},
+		{"/v5/purchase//refund", http.StatusBadRequest, paylink.CodeInvalidRequest},
+		{"//v5//purchase//capture", http.StatusBadRequest, paylink.CodeInvalidRequest},
+		{"/v5/payment-links//cancel", http.StatusBadRequest, paylink.CodeInvalidRequest},
 		{"//v5/purchase/a/../b", http.StatusBadRequest, paylink.CodeInvalidRequest},
 		{"/v5/purchase/a%2F%2Fb", http.StatusNotFound, paylink.CodeNotFound},
 		{"//v5/no_such_endpoint", http.StatusNotFound, paylink.CodeNotFound},
