@@ -25,10 +25,13 @@ const (
 // CheckText is the one field-hygiene rule for text that paylink stores
 // and shows again: valid UTF-8 (PostgreSQL refuses anything else, and
 // SQLite would keep bytes that no export or page can show), at most max
-// characters (runes, so that non-Latin names get the same room) and no
+// characters (runes, so that non-Latin names get the same room), no
 // control characters, which would corrupt logs, CSV exports and the
-// hosted page. The problem is phrased to follow a field name
-// ("customer.city must ...").
+// hosted page, and no bidirectional embedding, override or isolate
+// controls, which make a value read otherwise than it is on every page
+// and export that shows it ("\u202eINV" shows as "VNI"). The marks a
+// right-to-left name may carry (U+200E, U+200F) stay. The problem is
+// phrased to follow a field name ("customer.city must ...").
 func CheckText(s string, max int) error {
 	if !utf8.ValidString(s) {
 		return errNotUTF8
@@ -39,7 +42,16 @@ func CheckText(s string, max int) error {
 	if strings.ContainsFunc(s, unicode.IsControl) {
 		return errors.New("must not contain control characters")
 	}
+	if strings.ContainsFunc(s, bidiControl) {
+		return errors.New("must not contain bidirectional control characters (U+202A to U+202E, U+2066 to U+2069)")
+	}
 	return nil
+}
+
+// bidiControl reports whether r embeds, overrides or isolates text
+// direction.
+func bidiControl(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
 // errNotUTF8 is CheckText's answer to bytes that are not UTF-8 text.

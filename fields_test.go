@@ -23,6 +23,10 @@ func TestCheckText(t *testing.T) {
 		{name: "not UTF-8", in: "INV\xff\xfe", wantErr: "UTF-8"},
 		{name: "a lone surrogate's bytes", in: "a\xed\xa0\x80", wantErr: "UTF-8"},
 		{name: "a character cut in two", in: "caf\xc3", wantErr: "UTF-8"},
+		{name: "right-to-left override", in: "\u202eINV", wantErr: "bidirectional"},
+		{name: "first strong isolate", in: "a\u2068b\u2069", wantErr: "bidirectional"},
+		{name: "right-to-left mark", in: "\u05e9\u05dc\u05d5\u05dd\u200f"},
+		{name: "zero-width joiner in a name", in: "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,5 +135,35 @@ func TestServiceFieldHygiene(t *testing.T) {
 				t.Errorf("got %v, want a problem for %s", tt.err, tt.wantField)
 			}
 		})
+	}
+}
+
+// TestCheckInvoice: an invoice number a look-up could not tell from
+// another (invisible formatting characters) or would resolve as a
+// paylink reference is refused; ones that merely look alike are kept
+// (security sweep: "INV\u200b1" was stored, and a payment whose invoice
+// number was another's purchase reference could never be looked up by
+// it).
+func TestCheckInvoice(t *testing.T) {
+	for _, tt := range []struct {
+		in, wantErr string
+	}{
+		{"INV-1", ""},
+		{"pr_order-12", ""},
+		{"pr_8DxHT8k5hhG28BxkBy4YWpoZ", ""},  // 24 characters: no reference
+		{"PR_8DxHT8k5hhG28BxkBy4YWpoZZ", ""}, // references are lower-case
+		{"pr_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
+		{"dd_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
+		{"rf_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
+		{"INV\u200b1", "invisible formatting"},
+		{"\ufeffINV-1", "invisible formatting"},
+		{"\u202eINV", "bidirectional"},
+		{"..", `"." or ".."`},
+	} {
+		f := FieldErrors{}
+		checkInvoice(f, "purchase.invoice_number", tt.in)
+		if got := f["purchase.invoice_number"]; tt.wantErr == "" && got != "" || !strings.Contains(got, tt.wantErr) {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.wantErr)
+		}
 	}
 }

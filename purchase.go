@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // PurchaseRequest is a card purchase or hold, as decoded by an adapter.
@@ -38,14 +39,36 @@ type PurchaseRequest struct {
 const MaxInvoiceLength = 255
 
 // checkInvoice is the invoice number rule: CheckText up to
-// MaxInvoiceLength, and not "." or "..", which a status look-up by invoice
+// MaxInvoiceLength; not "." or "..", which a status look-up by invoice
 // number (GET /v5/purchase/{invoice}) could never reach: HTTP routers
-// resolve them as path segments.
+// resolve them as path segments; no invisible formatting characters
+// (zero-width spaces and joiners, byte order marks: Unicode's Cf), with
+// which two invoice numbers that read the same are different look-ups;
+// and not in the shape of a paylink payment or refund reference, which a
+// look-up resolves first: a payment whose invoice number is another's
+// reference could never be looked up by it.
 func checkInvoice(f FieldErrors, field, value string) {
 	checkField(f, field, value, MaxInvoiceLength)
-	if value == "." || value == ".." {
+	switch {
+	case value == "." || value == "..":
 		f.Add(field, `must not be "." or ".."`)
+	case strings.ContainsFunc(value, func(r rune) bool { return unicode.Is(unicode.Cf, r) }):
+		f.Add(field, "must not contain invisible formatting characters (zero-width spaces or joiners, byte order marks)")
+	case paymentReferenceShape(value):
+		f.Add(field, "must not have the shape of a paylink reference (pr_, dd_ or rf_ and 25 letters and digits), which a look-up would resolve as that reference")
 	}
+}
+
+// paymentReferenceShape reports whether s has the shape of a reference
+// that Service.reference makes for a payment or refund.
+func paymentReferenceShape(s string) bool {
+	for _, prefix := range []string{"pr_", "dd_", "rf_"} {
+		if rest, ok := strings.CutPrefix(s, prefix); ok && len(rest) == referenceLength &&
+			!strings.ContainsFunc(rest, func(r rune) bool { return !isBase62(r) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // validate checks the rules of a purchase request that need no database.

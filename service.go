@@ -26,8 +26,8 @@ type Vault interface {
 	// KeyID is the id of the key Seal uses now; key rotation re-seals
 	// whatever names another.
 	KeyID() string
-	// MAC authenticates msg (a stateless transaction token) under the
-	// active master key; CheckMAC accepts a MAC made under any key the
+	// MAC authenticates msg (a stateless transaction token, a sign-in
+	// failure record's key) under the active master key; CheckMAC accepts a MAC made under any key the
 	// vault holds, so tokens issued before a key rotation stay valid.
 	MAC(msg []byte) []byte
 	CheckMAC(msg, mac []byte) bool
@@ -227,13 +227,26 @@ func RandomToken(r io.Reader, n int) (string, error) {
 	return string(out), nil
 }
 
+// referenceLength is how many characters a reference has after its
+// prefix: timeOrdered's nine, then referenceRandom random ones.
+const (
+	referenceRandom = 16
+	referenceLength = 9 + referenceRandom
+)
+
 // reference returns an opaque reference with a readable prefix.
 func (s *Service) reference(prefix string) (string, error) {
-	t, err := s.token(16)
+	t, err := s.token(referenceRandom)
 	if err != nil {
 		return "", err
 	}
 	return prefix + timeOrdered(s.clock()) + t, nil
+}
+
+// isBase62 reports whether r is one of the letters and digits that
+// references and tokens are made of.
+func isBase62(r rune) bool {
+	return r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z'
 }
 
 // cardToken returns a 128-character card token: time-ordered like a

@@ -104,10 +104,13 @@ func (b *body) metadata() map[string]string {
 // card reads card details, or nil when none were sent. Beside a card
 // token without a number, the details are not read: a client echoing a
 // look-up's expiry next to the token pays with the token's card, as one
-// sending its CVC or holder name there does.
+// sending its CVC or holder name there does. A number beside a token
+// is read without asking for its expiry: the Service refuses the two
+// together ("not both"), which is the client's mistake to hear of.
 func (b *body) card() *paylink.CardDetails {
 	number := b.str(paylink.MaxCardNumberInput, "card.number")
-	if number == "" && (b.lookup("card.token") != nil || b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil) {
+	sentToken := b.lookup("card.token") != nil
+	if number == "" && (sentToken || b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil) {
 		return nil
 	}
 	c := &paylink.CardDetails{Number: number, CVC: b.str(4, "card.cvc"), HolderName: b.str(maxField, "card.holder_name")}
@@ -115,10 +118,12 @@ func (b *body) card() *paylink.CardDetails {
 		b.fail("card.number", "is required with card details")
 	}
 	var ok bool
-	if c.ExpiryMonth, ok = b.integer("card.expiry_month"); !ok {
+	c.ExpiryMonth, ok = b.integer("card.expiry_month")
+	if !ok && !sentToken {
 		b.fail("card.expiry_month", "is required with card details")
 	}
-	if c.ExpiryYear, ok = b.integer("card.expiry_year"); !ok {
+	c.ExpiryYear, ok = b.integer("card.expiry_year")
+	if !ok && !sentToken {
 		b.fail("card.expiry_year", "is required with card details")
 	}
 	return c

@@ -374,7 +374,20 @@ var badInputs = []struct {
 	{"expired card", func(b map[string]any) { apitest.Set(b, "card.expiry_year", 20) }, 400, "card.expiry_year"},
 	{"cvc letters", func(b map[string]any) { apitest.Set(b, "card.cvc", "12a") }, 400, "card.cvc"},
 	{"token and details", func(b map[string]any) { apitest.Set(b, "card.token", strings.Repeat("a", 128)) }, 400, "card"},
+	{"token and a number without its expiry", func(b map[string]any) { // "not both", not "add the expiry"
+		apitest.Set(b, "card.token", strings.Repeat("a", 128))
+		apitest.Delete(b, "card.expiry_month")
+		apitest.Delete(b, "card.expiry_year")
+	}, 400, "card"},
 	{"invoice number ..", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "..") }, 400, "purchase.invoice_number"},
+	{"invoice number with a bidirectional override", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "\u202eINV") }, 400, "purchase.invoice_number"},
+	{"invoice number with a zero-width space", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV\u200b1") }, 400, "purchase.invoice_number"},
+	{"invoice number shaped as a purchase reference", func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", "pr_8DxHT8k5hhG28BxkBy4YWpoZZ")
+	}, 400, "purchase.invoice_number"},
+	{"invoice number shaped as a refund reference", func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", "rf_8DxHT8k5hhG28BxkBy4YWpoZZ")
+	}, 400, "purchase.invoice_number"},
 	{"invoice over 255", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", strings.Repeat("9", 256)) }, 400, "purchase.invoice_number"},
 	{"holder name over 128", func(b map[string]any) { apitest.Set(b, "card.holder_name", strings.Repeat("x", 129)) }, 400, "card.holder_name"},
 	{"email over 128", func(b map[string]any) { apitest.Set(b, "customer.email", strings.Repeat("x", 120)+"@example.com") }, 400, "customer.email"},
