@@ -214,7 +214,7 @@ func (s *Service) claimHold(ctx context.Context, m *Merchant, ref, token, op str
 		}
 		var err error
 		if t, err = tx.Transaction(m.ID, ref); errors.Is(err, ErrNotFound) {
-			return errNoSuchTransaction
+			return errNoSuchPurchase
 		} else if err != nil {
 			return err
 		}

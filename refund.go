@@ -73,7 +73,7 @@ func (s *Service) Refund(ctx context.Context, m *Merchant, ref string, req Refun
 func (s *Service) reserveRefund(tx Tx, m *Merchant, ref string, r *Refund) (*Transaction, error) {
 	t, err := tx.Transaction(m.ID, ref)
 	if errors.Is(err, ErrNotFound) {
-		return nil, errNoSuchTransaction
+		return nil, errNoSuchPurchase
 	}
 	if err != nil {
 		return nil, err

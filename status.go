@@ -9,6 +9,12 @@ import (
 
 var errNoSuchTransaction = Errorf(KindNotFound, CodeNotFound, "no transaction with that purchase reference or invoice number")
 
+// errNoSuchPurchase answers a call that names its payment by purchase
+// reference alone (capture, cancel, refund, 3dsredirect), where an
+// invoice number names nothing.
+var errNoSuchPurchase = Errorf(KindNotFound, CodeNotFound,
+	"no transaction with that purchase reference (this call takes the purchase_reference paylink answered with, not an invoice number)")
+
 // TransactionStatus finds a transaction of m by purchase reference, or
 // else by order reference (orderAnswer). The API key alone
 // authorises it, so that it can be polled with a plain GET; POST callers

@@ -237,7 +237,7 @@ func (s *Service) CompleteThreeDS(ctx context.Context, m *Merchant, reference st
 	err := s.store.Update(ctx, func(tx Tx) error {
 		var err error
 		if t, err = tx.Transaction(m.ID, reference); errors.Is(err, ErrNotFound) {
-			return errNoSuchTransaction
+			return errNoSuchPurchase
 		} else if err != nil {
 			return err
 		}

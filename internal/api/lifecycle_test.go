@@ -459,3 +459,28 @@ func TestCardNumberInMetadataIsRefused(t *testing.T) {
 		t.Errorf("refund with a hex hash as merchant_hash: got %d %s, want 200", r.Status, r.Raw)
 	}
 }
+
+// TestCallsByPurchaseReferenceSayAnInvoiceNumberIsNone: capture and
+// cancel take the purchase reference alone; named by the payment's
+// invoice number (which the status look-up takes) they answer 404
+// saying so, where the message offered an invoice number as a name
+// (spec conformance sweep).
+func TestCallsByPurchaseReferenceSayAnInvoiceNumberIsNone(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "9.00", func(b map[string]any) {
+		apitest.Set(b, "purchase.should_service_apply_pre_authorisation", true)
+		apitest.Set(b, "purchase.invoice_number", "INV-HOLD")
+	}))
+	if r.Str("purchase.status") != "PRE_AUTHORISED" {
+		t.Fatalf("hold: got %d %s", r.Status, r.Raw)
+	}
+	for name, res := range map[string]apitest.Response{"capture": capture(env, m, "INV-HOLD", "9.00"), "cancel": cancel(env, m, "INV-HOLD")} {
+		if res.Status != http.StatusNotFound || !strings.Contains(res.Str("error_message"), "not an invoice number") {
+			t.Errorf("%s by invoice number: got %d %s, want 404 saying it takes no invoice number", name, res.Status, res.Raw)
+		}
+	}
+	if got := statusOf(t, env, m, "INV-HOLD"); got != "PRE_AUTHORISED" {
+		t.Errorf("the status look-up by invoice number: got %s, want the hold, untouched", got)
+	}
+}
