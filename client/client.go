@@ -164,6 +164,7 @@ type Error struct {
 	Replayed bool
 }
 
+// Error is "paylink: STATUS CODE: MESSAGE".
 func (e *Error) Error() string {
 	return fmt.Sprintf("paylink: %d %s: %s", e.HTTPStatus, e.Code, e.Message)
 }

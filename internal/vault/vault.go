@@ -1,7 +1,12 @@
 // Package vault encrypts card numbers and other secrets at rest with
-// AES-256-GCM and fingerprints card numbers with HMAC-SHA256.
+// AES-256-GCM, fingerprints card numbers with HMAC-SHA256, and MACs what
+// paylink must recognise as its own without storing it.
 //
-// Both keys are derived with HKDF from one 32-byte master key. Each
+// Four keys are derived with HKDF-SHA256 from one 32-byte master key,
+// each under its own label: the encryption key, the card fingerprint
+// key, the MAC key (stateless transaction tokens, and the sign-in
+// failure records' keys, each use with its own input prefix: token.go,
+// user_attempt.go) and the 6-byte key id. Each
 // ciphertext names the key id it was sealed under, so a new master key
 // can be introduced while older ciphertexts still open (Open accepts any
 // key the vault holds; Seal uses the first, the active key). Key rotation
@@ -47,8 +52,8 @@ type keyRing struct {
 	activeID string
 	aeads    map[string]cipher.AEAD
 	fpKey    []byte // fingerprint key of the active master key
-	// macKeys authenticate stateless transaction tokens: one per master
-	// key, the active key's first.
+	// macKeys are the MAC keys (Vault.MAC: transaction tokens, sign-in
+	// failure keys): one per master key, the active key's first.
 	macKeys [][]byte
 }
 
