@@ -29,7 +29,7 @@ func runDemo(ctx context.Context, env environment, args []string) error {
 	if d.Engine != sqlstore.SQLite {
 		return errors.New("demo runs on the embedded SQLite default; use serve for PostgreSQL")
 	}
-	cfg := serveConfig{dsn: *dsn, addr: *addr, service: paylink.Config{}}
+	cfg := serveConfig{dsn: *dsn, addr: *addr, service: paylink.Config{}, shutdownTimeout: defaultShutdownTimeout}
 	cfg.ready = func(baseURL string, svc *paylink.Service) error {
 		creds, err := demoCredentials(ctx, svc, d.Path+".demo.json")
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +48,12 @@ type serveConfig struct {
 	webhookConcurrency int
 	// dashboardIdle ends dashboard sessions unused for this long.
 	dashboardIdle time.Duration
+	// shutdownDelay is how long serve keeps serving, /readyz answering
+	// 503, after SIGTERM before it closes its listener.
+	shutdownDelay time.Duration
+	// shutdownTimeout bounds the drain of in-flight requests; at least
+	// paylink.MaxRequestTime, so no request paylink allows is cut off.
+	shutdownTimeout time.Duration
 	// mail, when set (--smtp-addr), mails dashboard invites.
 	mail *mailer.SMTP
 	// ready, when set, is called once the listener is up.
@@ -94,6 +101,11 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	smtpFrom := f.str("smtp-from", "", "sender of that mail, such as 'paylink <no-reply@example.com>'; required with --smtp-addr")
 	smtpUser := f.str("smtp-username", "", "SMTP user (AUTH PLAIN, only over STARTTLS or to the local host)")
 	smtpPasswordFile := f.str("smtp-password-file", "", "file holding the SMTP user's password (a file, not a flag, so it stays out of ps and shell history)")
+	shutdownTimeout := f.duration("shutdown-timeout", defaultShutdownTimeout,
+		"on SIGINT or SIGTERM, wait this long for in-flight requests to finish; at least "+paylink.MaxRequestTime.String()+
+			" (the longest a request may take); set an orchestrator's grace period above it plus --shutdown-delay and --webhook-timeout")
+	shutdownDelay := f.duration("shutdown-delay", 0,
+		"on SIGINT or SIGTERM, answer /readyz 503 and keep serving this long before closing the listener, so a load balancer stops sending first (default: 0, close at once)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	processingFirst := f.boolean("record-processing-first", "record every card purchase PROCESSING before asking the sandbox acquirer, as a remote acquirer's payments always are (default: the in-process sandbox is asked inside the purchase's one database transaction)")
 	if err := f.parse(args); err != nil {
@@ -101,6 +113,14 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	}
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
 	cfg.dashboardIdle, cfg.webhookConcurrency, cfg.rateLimit, cfg.rateBurst = *dashIdle, *whConcurrency, *rateLimit, *rateBurst
+	cfg.shutdownTimeout, cfg.shutdownDelay = *shutdownTimeout, *shutdownDelay
+	if cfg.shutdownTimeout < paylink.MaxRequestTime {
+		return cfg, fmt.Errorf("--shutdown-timeout: got %s, want at least %s: a request may take that long, and one cut off may commit a payment its client never hears of",
+			cfg.shutdownTimeout, paylink.MaxRequestTime)
+	}
+	if cfg.shutdownDelay < 0 {
+		return cfg, fmt.Errorf("--shutdown-delay: got %s, want 0 or more", cfg.shutdownDelay)
+	}
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
 	}
@@ -245,8 +265,9 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	metrics.RegisterStore(reg, svc, st)
 	clock := newClockWatch(st, svc.Now, log)
 	reg.MustRegister(clock.offset)
+	draining := make(chan struct{})
 	handler, err := site.Handler(svc, site.Options{Logger: log, Registry: reg,
-		API:       []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst)},
+		API:       []api.Option{api.WithRateLimit(cfg.rateLimit, cfg.rateBurst), api.WithDraining(draining)},
 		Dashboard: dashboardOptions(cfg)})
 	if err != nil {
 		ln.Close()
@@ -260,8 +281,9 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		}
 		defer stop()
 	}
+	running := &inFlight{}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           running.wrap(handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      paylink.MaxRequestTime,
@@ -269,12 +291,16 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 		MaxHeaderBytes:    32 << 10,
 	}
 	log.Info("paylink listening", "addr", ln.Addr().String(), "base_url", cfg.service.BaseURL, "engine", st.Engine())
-	return runUntilDone(ctx, log, srv, ln, svc, backgroundTasks(svc, watch, clock), reg, cfg)
+	d := drainer{log: log, srv: srv, draining: draining, running: running, delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout}
+	return runUntilDone(ctx, log, d, ln, svc, backgroundTasks(svc, watch, clock), reg, cfg)
 }
 
-// runUntilDone serves and runs jobs, then shuts both down.
-func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, svc *paylink.Service,
+// runUntilDone serves and runs jobs, then shuts both down: the HTTP
+// drain first, then the jobs (the webhook dispatcher waits for its
+// attempts in flight, up to --webhook-timeout).
+func runUntilDone(ctx context.Context, log *slog.Logger, d drainer, ln net.Listener, svc *paylink.Service,
 	tasks []jobs.Task, reg prometheus.Registerer, cfg serveConfig) error {
+	srv := d.srv
 	jobCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -300,10 +326,7 @@ func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln ne
 	var err error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		err = srv.Shutdown(sctx)
-		cancel()
+		err = d.drain()
 	case err = <-serveErr:
 	}
 	stopJobs()
@@ -312,6 +335,55 @@ func runUntilDone(ctx context.Context, log *slog.Logger, srv *http.Server, ln ne
 		err = nil
 	}
 	return err
+}
+
+// defaultShutdownTimeout is --shutdown-timeout's default: the longest a
+// request may take, and a margin for its answer to be written.
+const defaultShutdownTimeout = paylink.MaxRequestTime + 10*time.Second
+
+// inFlight counts the requests being served, for the drain's report.
+type inFlight struct{ n atomic.Int64 }
+
+// wrap counts h's requests while they run.
+func (f *inFlight) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.n.Add(1)
+		defer f.n.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// drainer stops the HTTP server on SIGINT or SIGTERM without cutting off
+// a request paylink allows: one cut off may still commit its payment, its
+// client never told.
+type drainer struct {
+	log      *slog.Logger
+	srv      *http.Server
+	draining chan struct{} // closed when the drain starts: /readyz answers 503
+	running  *inFlight
+	delay    time.Duration // --shutdown-delay: serving on, not ready, before the listener closes
+	timeout  time.Duration // --shutdown-timeout: how long in-flight requests get
+}
+
+// drain makes /readyz answer 503, keeps serving for the delay, closes the
+// listener and waits up to the timeout for in-flight requests. Requests
+// still running then are cut off, logged at WARN with their number, and
+// reported in the error.
+func (d drainer) drain() error {
+	close(d.draining)
+	d.log.Info("shutting down", "in_flight", d.running.n.Load(), "shutdown_delay", d.delay.String(), "shutdown_timeout", d.timeout.String())
+	time.Sleep(d.delay)
+	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+	defer cancel()
+	err := d.srv.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	n := d.running.n.Load()
+	d.log.Warn("shutdown: requests still running when the drain gave up are cut off; their clients get no answer, and what they commit stays (a retry with the same Idempotency-Key or a status look-up tells)",
+		"in_flight", n, "shutdown_timeout", d.timeout.String())
+	d.srv.Close()
+	return fmt.Errorf("shutdown: %d requests still running after --shutdown-timeout %s were cut off", n, d.timeout)
 }
 
 // serveMetrics serves /metrics and the Go profiler (/debug/pprof/) on

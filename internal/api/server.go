@@ -24,6 +24,9 @@ type Server struct {
 	log    *slog.Logger
 	limits *limiter
 	spec   []byte // the OpenAPI description as JSON
+	// draining, once closed, makes /readyz answer 503: the instance is
+	// shutting down and a load balancer should stop sending it requests.
+	draining <-chan struct{}
 }
 
 // Option configures a Server.
@@ -33,6 +36,14 @@ type Option func(*Server)
 // with bursts of burst; zero disables the limit.
 func WithRateLimit(perSecond float64, burst int) Option {
 	return func(s *Server) { s.limits = newLimiter(perSecond, burst) }
+}
+
+// WithDraining makes /readyz answer 503 from the moment draining is
+// closed (serve closes it on SIGTERM), while the instance still serves the
+// requests it gets: a load balancer stops sending before the listener
+// closes.
+func WithDraining(draining <-chan struct{}) Option {
+	return func(s *Server) { s.draining = draining }
 }
 
 // New builds the API handlers; routes.go lists every endpoint. It fails
@@ -292,9 +303,18 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": buildinfo.Read().Version})
 }
 
-// ready answers readiness: the database is reachable. An unreachable
-// database is a 503 with Retry-After, as for every other call.
+// ready answers readiness: the database is reachable and the instance is
+// not shutting down. An unreachable database is a 503 with Retry-After, as
+// for every other call.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.draining: // nil without WithDraining, so never
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"reason": "shutting down: this instance finishes the requests it has and takes no new ones"})
+		return
+	default:
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.svc.Ping(ctx); err != nil {
