@@ -140,6 +140,9 @@ type Service struct {
 	// authFailures bounds the audit rows written for failed
 	// authentications (audit.go).
 	authFailures *authFailureLimiter
+	// lockouts bounds the audit rows of sign-ins refused by the throttle
+	// to one per lock-out (user_attempt.go).
+	lockouts *lockoutLog
 	// review is where the recovery job goes on through UNKNOWN items
 	// (recovery.go).
 	review *reviewCursor
@@ -183,7 +186,7 @@ func NewService(cfg Config, d Deps) *Service {
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
 		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
-		authFailures: newAuthFailureLimiter(), review: &reviewCursor{}}
+		authFailures: newAuthFailureLimiter(), lockouts: &lockoutLog{}, review: &reviewCursor{}}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks, forget: s.auth.forget}
 	s.inProcess, _ = d.Processor.(InProcessProcessor)
 	return s

@@ -191,8 +191,11 @@ const (
 
 // Audit actions and object of the dashboard.
 const (
-	AuditSignIn          = "user.sign_in"
-	AuditSignInFailed    = "user.sign_in_failed"
+	AuditSignIn       = "user.sign_in"
+	AuditSignInFailed = "user.sign_in_failed"
+	// AuditSignInThrottled is a sign-in refused by the throttle, written
+	// once per lock-out (lockoutLog), not once per refused attempt.
+	AuditSignInThrottled = "user.sign_in_throttled"
 	AuditSignOut         = "user.sign_out"
 	AuditUserCreate      = "user.create"
 	AuditInviteCreate    = "user.invite"

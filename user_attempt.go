@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,7 +36,7 @@ func (s *Service) attempt(ctx context.Context, email string, u *User, factor str
 	if err != nil {
 		return false, err
 	}
-	ok, err := s.checkReserved(ctx, b, email, check)
+	ok, err := s.checkReserved(ctx, b, email, u, check)
 	if ok || err != nil {
 		if taken := s.takeBackFailure(ctx, id); taken != nil && err == nil {
 			err = taken
@@ -46,9 +47,10 @@ func (s *Service) attempt(ctx context.Context, email string, u *User, factor str
 }
 
 // checkReserved runs check unless the email or the source address is
-// past its limit, counting the failure just reserved.
-func (s *Service) checkReserved(ctx context.Context, b failureBucket, email string, check func() (bool, error)) (bool, error) {
-	var throttled error
+// past its limit, counting the failure just reserved. A refusal is
+// audited once per lock-out (auditLockout).
+func (s *Service) checkReserved(ctx context.Context, b failureBucket, email string, u *User, check func() (bool, error)) (bool, error) {
+	var throttled *lockout
 	err := s.store.View(ctx, func(tx Tx) error {
 		var err error
 		throttled, err = s.throttled(ctx, tx, b, email)
@@ -58,7 +60,8 @@ func (s *Service) checkReserved(ctx context.Context, b failureBucket, email stri
 		return false, Internal("count sign-in failures", err)
 	}
 	if throttled != nil {
-		return false, throttled
+		s.auditLockout(ctx, u, throttled)
+		return false, throttled.refusal
 	}
 	ok, err := check()
 	if err != nil {
@@ -156,7 +159,7 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 // email from all addresses, or more than SignInIPFailureLimit for the
 // address whatever the email; nil when it may go on. Failures count for
 // unknown emails too, so no answer tells whether an email has an account.
-func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email string) (refusal, err error) {
+func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email string) (*lockout, error) {
 	since := s.now().Add(-SignInFailureWindow)
 	ip := throttleAddress(ActorFrom(ctx).IP)
 	all, fromIP, err := tx.CountSignInFailures(s.failureKeys(b, email), ip, since)
@@ -166,9 +169,18 @@ func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email s
 	if ip == "" || b.anywhere {
 		fromIP = all
 	}
+	emailKey := s.failureKey(b, email)
 	if fromIP > SignInFailureLimit || all > SignInEmailFailureLimit {
-		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
-			int(SignInFailureWindow/time.Minute)), nil
+		lk := &lockout{limit: lockoutEmailAddress, key: emailKey + " " + ip}
+		switch {
+		case b.anywhere:
+			lk.limit, lk.key = lockoutSecondFactor, emailKey
+		case fromIP <= SignInFailureLimit:
+			lk.limit, lk.key = lockoutEmail, emailKey
+		}
+		lk.refusal = Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins for this email; try again in %d minutes",
+			int(SignInFailureWindow/time.Minute))
+		return lk, nil
 	}
 	if ip == "" {
 		return nil, nil
@@ -178,10 +190,88 @@ func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email s
 		return nil, err
 	}
 	if n > SignInIPFailureLimit {
-		return Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",
-			int(SignInFailureWindow/time.Minute)), nil
+		return &lockout{limit: lockoutAddress, key: ip,
+			refusal: Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",
+				int(SignInFailureWindow/time.Minute))}, nil
 	}
 	return nil, nil
+}
+
+// The limits a lock-out names, the detail of its audit row
+// (limit=email_address) and of its log line.
+const (
+	lockoutEmailAddress = "email_address" // SignInFailureLimit for one email from one address (from anywhere when it is unknown)
+	lockoutEmail        = "email"         // SignInEmailFailureLimit for one email from all addresses
+	lockoutAddress      = "address"       // SignInIPFailureLimit for one address, whatever the emails
+	lockoutSecondFactor = "second_factor" // SignInFailureLimit of second-factor codes for one email
+)
+
+// lockout is a sign-in refused by the throttle.
+type lockout struct {
+	refusal error  // the 429 the caller gets
+	limit   string // which limit refused it: lockoutEmail...
+	// key names the lock-out in lockoutLog: the limit's email (its
+	// failure key, never the email typed), address, or both.
+	key string
+}
+
+// auditLockout writes one audit row and one WARN line for a lock-out,
+// the first time one of its attempts is refused within
+// SignInFailureWindow on this instance: a flood of refused attempts
+// costs no writes. Like every sign-in row, it holds no secret, and not
+// the email typed (the user's id when the email has one). An error
+// writing the row is logged, never shown: the caller's answer stays 429.
+func (s *Service) auditLockout(ctx context.Context, u *User, lk *lockout) {
+	if !s.lockouts.first(lk.limit+" "+lk.key, s.now()) {
+		return
+	}
+	detail := "limit=" + lk.limit
+	ctx, e := signInAudit(ctx, u, AuditEvent{Action: AuditSignInThrottled, Detail: detail}, detail+" unknown_email")
+	s.log.WarnContext(ctx, "dashboard sign-in locked out: attempts are refused (429) until failures leave the window",
+		"limit", lk.limit, "user_id", e.ObjectID, "merchant_id", e.MerchantID, "source_ip", ActorFrom(ctx).IP,
+		"window", SignInFailureWindow.String())
+	if err := s.store.Update(ctx, func(tx Tx) error { return s.audit(ctx, tx, e) }); err != nil {
+		s.log.WarnContext(ctx, "audit sign-in lock-out", "limit", lk.limit, "err", err)
+	}
+}
+
+// lockoutLogSize bounds the lock-outs an instance remembers: past it
+// (that many distinct lock-outs within SignInFailureWindow, an attack
+// from many addresses on many emails) further lock-outs are refused
+// without their row, each failure before them audited all the same.
+const lockoutLogSize = 10000
+
+// lockoutLog remembers the lock-outs audited within the last
+// SignInFailureWindow. The zero value is ready; it is safe for
+// concurrent use.
+type lockoutLog struct {
+	mu   sync.Mutex
+	seen map[string]time.Time // lock-out key -> when its row was written
+}
+
+// first reports whether the lock-out named key was not audited within
+// SignInFailureWindow before now, and remembers it as audited at now.
+func (l *lockoutLog) first(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at, ok := l.seen[key]; ok && now.Sub(at) < SignInFailureWindow {
+		return false
+	}
+	if len(l.seen) >= lockoutLogSize {
+		for k, at := range l.seen {
+			if now.Sub(at) >= SignInFailureWindow {
+				delete(l.seen, k)
+			}
+		}
+		if len(l.seen) >= lockoutLogSize {
+			return false
+		}
+	}
+	if l.seen == nil {
+		l.seen = map[string]time.Time{}
+	}
+	l.seen[key] = now
+	return true
 }
 
 // throttleAddress is the source address as the sign-in throttle counts
@@ -211,20 +301,26 @@ func throttleAddress(ip string) string {
 // by (throttleAddress).
 const throttlePrefix = 48
 
-// auditFailure writes the audit row of a failed attempt: by the user
-// when the email has one, by an anonymous staff actor otherwise.
+// auditFailure writes the audit row of a failed attempt.
 func (s *Service) auditFailure(ctx context.Context, u *User, factor string) error {
-	e := AuditEvent{Action: AuditSignInFailed, ObjectType: ObjectUser, Outcome: OutcomeDenied, Detail: factor}
-	if u != nil {
-		ctx = staffActor(ctx, u)
-		e.MerchantID, e.ObjectID = u.MerchantID, u.ID
-	} else {
-		a := ActorFrom(ctx)
-		a.Kind, a.ID = ActorStaff, ""
-		ctx, e.Detail = WithActor(ctx, a), "unknown_email"
-	}
+	ctx, e := signInAudit(ctx, u, AuditEvent{Action: AuditSignInFailed, Detail: factor}, "unknown_email")
 	if err := s.store.Update(ctx, func(tx Tx) error { return s.audit(ctx, tx, e) }); err != nil {
 		return Internal("audit sign-in failure", err)
 	}
 	return nil
+}
+
+// signInAudit completes e, a denied sign-in's audit row, and its actor:
+// the user when the email has one, otherwise an anonymous staff actor
+// and the detail unknownDetail.
+func signInAudit(ctx context.Context, u *User, e AuditEvent, unknownDetail string) (context.Context, AuditEvent) {
+	e.ObjectType, e.Outcome = ObjectUser, OutcomeDenied
+	if u != nil {
+		e.MerchantID, e.ObjectID = u.MerchantID, u.ID
+		return staffActor(ctx, u), e
+	}
+	a := ActorFrom(ctx)
+	a.Kind, a.ID = ActorStaff, ""
+	e.Detail = unknownDetail
+	return WithActor(ctx, a), e
 }

@@ -157,6 +157,67 @@ func TestSignInThrottle(t *testing.T) {
 	})
 }
 
+// TestSignInLockoutIsAuditedOnce: a lock-out leaves one audit row
+// (user.sign_in_throttled, denied, naming the limit) and one WARN line,
+// however many attempts it refuses, and neither holds the password tried;
+// once the window has passed, a new lock-out is audited again.
+func TestSignInLockoutIsAuditedOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		u := addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+		b := newBrowser(t, env)
+		lockOut := func() {
+			t.Helper()
+			for i := range paylink.SignInFailureLimit {
+				if p := b.signIn("staff@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
+					t.Fatalf("failure %d: got %d, want 401", i+1, p.status)
+				}
+			}
+			for i := range 15 {
+				pw := "wrong password number"
+				if i%3 == 0 {
+					pw = password
+				}
+				if p := b.signIn("staff@example.com", pw); p.status != http.StatusTooManyRequests {
+					t.Fatalf("attempt %d past the limit: got %d, want 429", i+1, p.status)
+				}
+			}
+		}
+		throttleRows := func() []*paylink.AuditEvent {
+			t.Helper()
+			rows, err := env.Service.AuditLog(context.Background(), paylink.AuditFilter{Action: paylink.AuditSignInThrottled, Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rows
+		}
+		lockOut()
+		rows := throttleRows()
+		if len(rows) != 1 {
+			t.Fatalf("throttle rows after 15 refused attempts: got %d, want 1", len(rows))
+		}
+		if r := rows[0]; r.Outcome != paylink.OutcomeDenied || r.Detail != "limit=email_address" || r.ObjectID != u.ID ||
+			r.MerchantID != m.ID || r.SourceIP == "" {
+			t.Errorf("throttle row: got %+v, want denied, detail limit=email_address, the user and merchant, the source address", r)
+		}
+		logs := env.LogText()
+		if n := strings.Count(logs, "dashboard sign-in locked out"); n != 1 || !strings.Contains(logs, `"level":"WARN","msg":"dashboard sign-in locked out`) {
+			t.Errorf("lock-out log lines: got %d, want 1 at WARN:\n%s", n, logs)
+		}
+		for _, secret := range []string{"wrong password number", password} {
+			if strings.Contains(logs, secret) || strings.Contains(fmt.Sprint(rows[0]), secret) {
+				t.Errorf("the log or the throttle row holds a password tried (%q)", secret)
+			}
+		}
+		env.Clock.Advance(paylink.SignInFailureWindow + time.Second)
+		lockOut()
+		if n := len(throttleRows()); n != 2 {
+			t.Errorf("throttle rows after a second lock-out a window later: got %d, want 2", n)
+		}
+	})
+}
+
 // TestSignInThrottlePerAddress: failures for many emails from one address
 // (every request of this client comes from 127.0.0.1) answer 429 with
 // Retry-After, with the same page for a known and an unknown email. The
