@@ -296,3 +296,78 @@ func TestARetryAfterAnOutageRunsWithItsKey(t *testing.T) {
 		return true
 	})
 }
+
+// TestAnOutageLogsReadinessChangesAtWarn: while PostgreSQL is down,
+// /readyz answers 503 at every probe but logs one WARN line when
+// readiness is lost and one line when it comes back, never an ERROR (an
+// outage is no bug); and the webhook dispatcher, unable to record an
+// attempt it made, logs that at WARN too.
+func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
+	srv, dsn := pgtest.DurableDatabase(t)
+	arrived, answer := make(chan struct{}, 1), make(chan struct{})
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+			<-answer // the first attempt is answered once the database is down
+		default:
+		}
+	}))
+	defer receiver.Close()
+	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
+	})
+	o := &outcomes{status: map[int]int{}}
+	buy(t, env, m, o)
+	if o.approvals() != 1 {
+		t.Fatalf("purchase before the outage: got %v %v, want APPROVED", o.status, o.bad)
+	}
+	<-arrived
+	if r, _ := get(t, env, "/readyz"); r.Status != http.StatusOK {
+		t.Fatalf("/readyz before the outage: got %d %s", r.Status, r.Raw)
+	}
+	if err := srv.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	close(answer)
+	for i := range 3 {
+		if r, _ := get(t, env, "/readyz"); r.Status != http.StatusServiceUnavailable {
+			t.Errorf("/readyz probe %d during the outage: got %d %s, want 503", i+1, r.Status, r.Raw)
+		}
+	}
+	waitFor(t, "the webhook attempt's failed recording", func() bool { return len(logLines(env, "record webhook attempts")) > 0 })
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "/readyz 200 after the restart", func() bool { r, _ := get(t, env, "/readyz"); return r.Status == http.StatusOK })
+	get(t, env, "/readyz")
+
+	for msg, want := range map[string]string{"not ready: ": "WARN", "ready again": "INFO"} {
+		if lines := logLines(env, msg); len(lines) != 1 || lines[0].Level != want {
+			t.Errorf("%q: got %+v, want one line at %s (once per change, not per probe)", msg, lines, want)
+		}
+	}
+	if lines := logLines(env, "readiness check failed"); len(lines) > 0 {
+		t.Errorf("got %d lines \"readiness check failed\" (%s), want none: a probe during an outage logs nothing new", len(lines), lines[0].Level)
+	}
+	for _, l := range logLines(env, "record webhook attempts") {
+		if l.Level != "WARN" {
+			t.Errorf("\"record webhook attempts\" with the database down logged at %s, want WARN", l.Level)
+		}
+	}
+}
+
+// logLine is one JSON line of an Env's log.
+type logLine struct{ Level, Msg string }
+
+// logLines are the lines of env's log whose message starts with msg.
+func logLines(env *apitest.Env, msg string) []logLine {
+	var out []logLine
+	for _, raw := range strings.Split(env.LogText(), "\n") {
+		var l logLine
+		if json.Unmarshal([]byte(raw), &l) == nil && strings.HasPrefix(l.Msg, msg) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

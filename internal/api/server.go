@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paylink/paylink"
@@ -27,6 +28,9 @@ type Server struct {
 	// draining, once closed, makes /readyz answer 503: the instance is
 	// shutting down and a load balancer should stop sending it requests.
 	draining <-chan struct{}
+	// down remembers a failed readiness check, so that a database
+	// outage logs when readiness changes, not at every probe.
+	down atomic.Bool
 }
 
 // Option configures a Server.
@@ -305,7 +309,8 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 
 // ready answers readiness: the database is reachable and the instance is
 // not shutting down. An unreachable database is a 503 with Retry-After, as
-// for every other call.
+// for every other call, logged at WARN when readiness is lost (an outage is
+// no bug) and at INFO when it comes back, not at every probe.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-s.draining: // nil without WithDraining, so never
@@ -318,11 +323,16 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.svc.Ping(ctx); err != nil {
-		s.log.ErrorContext(r.Context(), "readiness check failed", "err", err)
+		if !s.down.Swap(true) {
+			s.log.WarnContext(r.Context(), "not ready: the database cannot be reached or commits nothing; /readyz answers 503 until it does", "err", err)
+		}
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
 			"reason": "the database cannot be reached, is restarting or commits nothing"})
 		return
+	}
+	if s.down.Swap(false) {
+		s.log.InfoContext(r.Context(), "ready again: the database commits")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

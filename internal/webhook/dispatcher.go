@@ -485,11 +485,11 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	jobs, err := d.svc.ExchangeWebhooks(rctx, done, free, d.lease())
 	if err != nil && len(done) > 0 && free > 0 {
 		// Recording must not wait on leasing: try the results alone.
-		d.opts.Logger.Error("exchange webhooks", "err", err)
+		d.logStoreError("exchange webhooks", err)
 		jobs, err = d.svc.ExchangeWebhooks(rctx, done, 0, 0)
 	}
 	if err != nil {
-		d.opts.Logger.Error("record webhook attempts", "attempts", len(done), "err", err)
+		d.logStoreError("record webhook attempts", err, "attempts", len(done))
 		if errors.Is(err, paylink.ErrUnavailable) {
 			return done, false
 		}
@@ -506,6 +506,17 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		}
 	}
 	return done, len(done) > 0 || more
+}
+
+// logStoreError logs a failed read or write of the outbox: at WARN when
+// the database is unavailable (an outage, retried at the next turn), at
+// ERROR otherwise (a bug).
+func (d *Dispatcher) logStoreError(msg string, err error, args ...any) {
+	level := slog.LevelError
+	if errors.Is(err, paylink.ErrUnavailable) {
+		level = slog.LevelWarn
+	}
+	d.opts.Logger.Log(context.Background(), level, msg, append(args, "err", err)...)
 }
 
 // unhold makes due at once the rows in done that were to be held for a
@@ -534,7 +545,7 @@ func (d *Dispatcher) readHeld(ctx context.Context) bool {
 	}
 	keys, err := d.svc.HeldWebhookReceivers(ctx)
 	if err != nil {
-		d.opts.Logger.Error("webhook receivers held for", "err", err)
+		d.logStoreError("webhook receivers held for", err)
 		return !d.heldRead.IsZero()
 	}
 	first := d.heldRead.IsZero()
@@ -562,7 +573,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 			// None held is fine: a new row before r.at is held and made
 			// due as the probe then (start).
 			if _, err := d.svc.ProbeHeldWebhook(ctx, key, r.at); err != nil {
-				d.opts.Logger.Error("probe held webhook", "err", err)
+				d.logStoreError("probe held webhook", err)
 				return false
 			}
 			delete(d.releases, key)
@@ -570,7 +581,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context) (more bool) {
 		}
 		n, err := d.svc.ReleaseHeldWebhooks(ctx, key, releaseBatch, d.svc.Now())
 		if err != nil {
-			d.opts.Logger.Error("release held webhooks", "err", err)
+			d.logStoreError("release held webhooks", err)
 			return false
 		}
 		if n > 0 {
