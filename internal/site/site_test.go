@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -379,6 +380,51 @@ func TestDoubledSlashesInAnAPIPath(t *testing.T) {
 		if res.StatusCode != c.status || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") ||
 			!strings.Contains(raw, `"response_code":"`+c.code+`"`) {
 			t.Errorf("POST %s: got %d %q %s, want %d %s in JSON", c.target, res.StatusCode, res.Header.Get("Content-Type"), raw, c.status, c.code)
+		}
+	}
+}
+
+// TestRouteLabelsOutsideRoutes pins the route values operations.md lists
+// for requests no route served (the access log's and the metrics'
+// label): "/" for a 404 or 405 of the catch-all, "unmatched" for the 400
+// of a /v5 path with a dot segment, "redirect" for the mux's redirects.
+func TestRouteLabelsOutsideRoutes(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct {
+		method, path string
+		status       int
+		route        string
+	}{
+		{http.MethodGet, "/no-such-page", 404, "/"},
+		{http.MethodDelete, "/healthz", 405, "/"},
+		{http.MethodPost, "/v5/purchase/a/../b", 400, "unmatched"},
+		{http.MethodGet, "/dashboard/./x", 307, "redirect"},
+	} {
+		id := "route-label-" + strconv.Itoa(c.status)
+		req, _ := http.NewRequest(c.method, env.Server.URL+c.path, nil)
+		req.Header.Set("X-Request-Id", id)
+		res, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		var seen bool
+		for _, line := range strings.Split(env.LogText(), "\n") {
+			var e struct {
+				Msg, Route string
+				Status     int
+				RequestID  string `json:"request_id"`
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "request" && e.RequestID == id {
+				seen = true
+				if e.Route != c.route || e.Status != c.status {
+					t.Errorf("%s %s: got route %q status %d, want %q %d", c.method, c.path, e.Route, e.Status, c.route, c.status)
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("%s %s: no access line with its request id (answered %d)", c.method, c.path, res.StatusCode)
 		}
 	}
 }
