@@ -195,7 +195,11 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 	}
 	err := write(ctx)
 	if errors.Is(err, ErrUnavailable) {
-		go s.finishLater(context.WithoutCancel(ctx), c, write)
+		detached := context.WithoutCancel(ctx)
+		if !s.bg.start(func(stop context.Context) { s.finishLater(detached, stop, c, write) }) {
+			s.log.WarnContext(ctx, "idempotency key left locked: the service is closing; a retry waits for the lock to expire",
+				"merchant_id", c.MerchantID)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("finish idempotency key: %w", err)
@@ -207,24 +211,50 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 // runs out, or IdempotencyLock has passed on the wall clock, whichever
 // ends first: a retry may take the key over after the lock anyway. The
 // write names the claim, so it never ends a retry's claim of the same key.
-func (s *Service) finishLater(ctx context.Context, c *IdempotencyClaim, write func(context.Context) error) {
+// When stop is done (the Service is closing) it gives up at once, a write
+// under way cancelled: the key stays claimed until its lock runs out, the
+// state a crash leaves, which a retry already handles (409 in progress,
+// then the key taken over). Its work is not lost silently: it logs that.
+func (s *Service) finishLater(ctx, stop context.Context, c *IdempotencyClaim, write func(context.Context) error) {
 	deadline, wallDeadline := c.until(), time.Now().Add(IdempotencyLock)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-		time.Sleep(wait)
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-stop.Done():
+			s.log.WarnContext(ctx, "idempotency key left locked: the service closed before the database answered; a retry waits for the lock to expire",
+				"merchant_id", c.MerchantID)
+			return
+		}
 		if !s.now().Before(deadline) || !time.Now().Before(wallDeadline) {
 			s.log.WarnContext(ctx, "idempotency key left locked: the database stayed unreachable; a retry waits for the lock to expire")
 			return
 		}
-		call, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := write(call)
-		cancel()
-		if !errors.Is(err, ErrUnavailable) {
-			if err != nil && !errors.Is(err, ErrConflict) {
-				s.log.ErrorContext(ctx, "finish idempotency key", "err", err)
-			}
+		if done := s.finishOnce(ctx, stop, write); done {
 			return
 		}
 	}
+}
+
+// finishOnce is one try of finishLater's write, cancelled if stop is done
+// meanwhile; it reports whether finishLater is done (written, or an
+// error other than the database being unreachable).
+func (s *Service) finishOnce(ctx, stop context.Context, write func(context.Context) error) bool {
+	call, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	defer context.AfterFunc(stop, cancel)()
+	err := write(call)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, ErrUnavailable) || stop.Err() != nil:
+		return false // try again, or, stopped, say the key is left locked
+	case !errors.Is(err, ErrConflict):
+		s.log.ErrorContext(ctx, "finish idempotency key", "err", err)
+	}
+	return true
 }
 
 // Retryable reports whether err describes a passing state rather than an

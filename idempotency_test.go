@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // TestAnUnfinishedDashboardFormIsNeverTakenOver: an API money request's
@@ -42,4 +45,55 @@ func TestAnUnfinishedDashboardFormIsNeverTakenOver(t *testing.T) {
 			t.Errorf("a dashboard form's key past the API's lock: got %v, %v; want 409 %s", claim, err, paylink.CodeIdempotencyConflict)
 		}
 	})
+}
+
+// TestClosingTheServiceStopsAKeysLateEnd: the end of an Idempotency-Key
+// that an outage kept from being written is retried in the background
+// (finishLater) for up to IdempotencyLock, 3 minutes. Closing the
+// Service, as serve does before it closes the store, stops that retry at
+// once and waits for it: no goroutine outlives the Service to write to a
+// closed store, and the log says the key stays locked until its lock
+// runs out.
+func TestClosingTheServiceStopsAKeysLateEnd(t *testing.T) {
+	srv, dsn := pgtest.DurableDatabase(t)
+	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	ctx := context.Background()
+	m := env.Onboard()
+	hash := sha256.Sum256([]byte("a request"))
+	_, claim, err := env.Service.BeginIdempotent(ctx, m.Merchant, "order-closing", hash[:])
+	if err != nil || claim == nil {
+		t.Fatalf("claim: %v, %v", claim, err)
+	}
+	if err := srv.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Service.FinishIdempotent(ctx, claim, 200, []byte(`{}`)); !errors.Is(err, paylink.ErrUnavailable) {
+		t.Fatalf("finishing the key with the database halted: got %v, want it unavailable", err)
+	}
+	for wait := time.Now().Add(5 * time.Second); !finishLaterRunning(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(wait) {
+			t.Fatal("no finishLater goroutine after a key's end failed in an outage")
+		}
+	}
+	closing, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := env.Service.Close(closing); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("close took %s, want it prompt", took)
+	}
+	if finishLaterRunning() {
+		t.Error("finishLater still running after the Service closed")
+	}
+	if logs := env.LogText(); !strings.Contains(logs, "idempotency key left locked: the service closed") {
+		t.Errorf("the log does not say the key was left locked:\n%s", logs)
+	}
+}
+
+// finishLaterRunning reports whether a goroutine is in finishLater.
+func finishLaterRunning() bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "paylink.(*Service).finishLater")
 }

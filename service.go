@@ -149,9 +149,12 @@ type Service struct {
 	// webhookWake wakes this process's webhook dispatcher after outbox
 	// rows commit (webhook_delivery.go).
 	webhookWake chan struct{}
+	// bg owns the goroutines the Service starts itself; Close stops them.
+	bg *background
 }
 
-// NewService wires a Service, filling in defaults.
+// NewService wires a Service, filling in defaults. Its owner calls
+// Close when done with it.
 func NewService(cfg Config, d Deps) *Service {
 	if cfg.TransactionTokenTTL <= 0 {
 		cfg.TransactionTokenTTL = DefaultTransactionTokenTTL
@@ -186,7 +189,7 @@ func NewService(cfg Config, d Deps) *Service {
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
 		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),
-		authFailures: newAuthFailureLimiter(), lockouts: &lockoutLog{}, review: &reviewCursor{}}
+		authFailures: newAuthFailureLimiter(), lockouts: &lockoutLog{}, review: &reviewCursor{}, bg: newBackground()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks, forget: s.auth.forget}
 	s.inProcess, _ = d.Processor.(InProcessProcessor)
 	return s

@@ -43,7 +43,9 @@ func runAuditExport(ctx context.Context, env environment, args []string) error {
 	}
 	defer st.Close()
 	// Reading the log needs no master key: no vault, so none is created.
-	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Logger: newLogger(env.stderr)})
+	log := newLogger(env.stderr)
+	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Logger: log})
+	defer closeService(svc, log)
 	return exportAudit(ctx, svc, paylink.AuditFilter{Since: since, MerchantID: *mid, Limit: auditPage}, bufio.NewWriter(env.stdout))
 }
 

@@ -344,7 +344,19 @@ func serviceOn(ctx context.Context, env environment, dsn string,
 	if err != nil {
 		return err
 	}
+	defer closeService(svc, log)
 	return fn(svc)
+}
+
+// closeService stops svc's background work and waits for it (a bounded
+// while), before the store it writes to closes: deferred after the
+// store's Close, it runs first.
+func closeService(svc *paylink.Service, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := svc.Close(ctx); err != nil {
+		log.Warn("the service did not stop in time", "err", err)
+	}
 }
 
 // newObservedService is newService with an Observer of payment outcomes

@@ -66,6 +66,7 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 		return err
 	}
 	svc := rotationService(st, v, log)
+	defer closeService(svc, log)
 	fmt.Fprintf(env.stdout, "active key: %s\n", v.KeyID())
 	res, err := svc.RotateKeys(ctx, paylink.KeyRotation{Batch: *batch, OnBatch: func(r paylink.RotationResult) {
 		fmt.Fprintf(env.stderr, "re-encrypted %d so far\n", r.Resealed)
@@ -115,7 +116,9 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 	if err := opensSecrets(ctx, st, v, log); err != nil {
 		return nil, err
 	}
-	pending, err := rotationService(st, v, log).CountSecretsToRotate(ctx)
+	svc := rotationService(st, v, log)
+	defer closeService(svc, log)
+	pending, err := svc.CountSecretsToRotate(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,9 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 // is written: with another database's key file, a rotation wrote a new
 // key into it and logged a failure for every secret.
 func opensSecrets(ctx context.Context, st *sqlstore.Store, v *vault.Vault, log *slog.Logger) error {
-	if err := rotationService(st, v, log).CheckSecretsOpen(ctx); err != nil {
+	svc := rotationService(st, v, log)
+	defer closeService(svc, log)
+	if err := svc.CheckSecretsOpen(ctx); err != nil {
 		return fmt.Errorf("%w: nothing was changed (give the keys the secrets were sealed under: the key file, PAYLINK_MASTER_KEY, PAYLINK_PREVIOUS_MASTER_KEYS)", err)
 	}
 	return nil

@@ -258,6 +258,9 @@ func serve(ctx context.Context, env environment, cfg serveConfig) error {
 	if err == nil {
 		err = svc.CheckSecretsOpen(ctx)
 	}
+	if svc != nil {
+		defer closeService(svc, log) // runs before the store's Close
+	}
 	if err != nil {
 		ln.Close()
 		return err

@@ -180,6 +180,11 @@ func Start(t testing.TB, opts Options) *Env {
 		e.Server.Close()
 		stopDispatcher()
 		<-dispatcherDone
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.Service.Close(ctx); err != nil {
+			t.Errorf("close the service: %v", err)
+		}
 		st.Close()
 	})
 	return e
