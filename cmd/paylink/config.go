@@ -238,8 +238,9 @@ func openExistingStore(ctx context.Context, dsn string, opts ...sqlstore.Option)
 // PostgreSQL, shared by every instance), or for SQLite only a key file
 // next to the database, created on first use with mode 0600, which the
 // vault follows when `paylink keys rotate` changes it. Previous keys for
-// rotation are in PAYLINK_PREVIOUS_MASTER_KEYS, comma-separated.
-func openVault(env environment, dsn string) (*vault.Vault, error) {
+// rotation are in PAYLINK_PREVIOUS_MASTER_KEYS, comma-separated. A key
+// file that cannot be read again after a change is logged to log.
+func openVault(env environment, dsn string, log *slog.Logger) (*vault.Vault, error) {
 	d, err := sqlstore.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -259,7 +260,7 @@ func openVault(env environment, dsn string) (*vault.Vault, error) {
 	case d.Engine == sqlstore.Postgres:
 		return nil, errors.New("PAYLINK_MASTER_KEY (64 hex characters) is required with PostgreSQL: every instance must share it")
 	}
-	v, err := vault.OpenKeyFile(keyFilePath(d), vault.KeyFileRecheck, previous...)
+	v, err := vault.OpenKeyFile(keyFilePath(d), vault.KeyFileRecheck, log, previous...)
 	if err != nil {
 		return nil, fmt.Errorf("master key file: %w", err)
 	}
@@ -366,7 +367,7 @@ func newObservedService(ctx context.Context, env environment, st *sqlstore.Store
 	if err := checkKeyFileFor(ctx, env, st, dsn); err != nil {
 		return nil, err
 	}
-	v, err := openVault(env, dsn)
+	v, err := openVault(env, dsn, log)
 	if err != nil {
 		return nil, err
 	}

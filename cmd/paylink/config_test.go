@@ -17,22 +17,22 @@ func envWith(vars map[string]string) environment {
 }
 
 func TestOpenVaultNeedsMasterKeyWithPostgres(t *testing.T) {
-	_, err := openVault(envWith(nil), "postgres://db.example/paylink")
+	_, err := openVault(envWith(nil), "postgres://db.example/paylink", nil)
 	if err == nil || !strings.Contains(err.Error(), "PAYLINK_MASTER_KEY") {
 		t.Fatalf("got %v, want an error naming PAYLINK_MASTER_KEY", err)
 	}
 	key := strings.Repeat("ab", 32)
-	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": key}), "postgres://db.example/paylink"); err != nil {
+	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": key}), "postgres://db.example/paylink", nil); err != nil {
 		t.Fatalf("with a key: %v", err)
 	}
-	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": "short"}), "postgres://db.example/paylink"); err == nil {
+	if _, err := openVault(envWith(map[string]string{"PAYLINK_MASTER_KEY": "short"}), "postgres://db.example/paylink", nil); err == nil {
 		t.Fatalf("with a malformed key: got no error")
 	}
 }
 
 func TestSQLiteKeyFileIsCreatedPrivateAndReused(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
-	v1, err := openVault(envWith(nil), db)
+	v1, err := openVault(envWith(nil), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSQLiteKeyFileIsCreatedPrivateAndReused(t *testing.T) {
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("got key file mode %v, want 0600", st.Mode().Perm())
 	}
-	v2, err := openVault(envWith(nil), db)
+	v2, err := openVault(envWith(nil), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

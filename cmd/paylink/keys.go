@@ -60,7 +60,7 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 		if err != nil {
 			return err
 		}
-	} else if v, err = openVault(env, *dsn); err != nil {
+	} else if v, err = openVault(env, *dsn, log); err != nil {
 		return err
 	} else if err := opensSecrets(ctx, st, v, log); err != nil {
 		return err

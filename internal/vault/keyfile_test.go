@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ func TestWriteKeyFileIsPrivateAndReadsBack(t *testing.T) {
 // `paylink keys rotate` rewrites their key file.
 func TestKeyFileVaultFollowsRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db.key")
-	serving, err := OpenKeyFile(path, 0) // creates the file; looks at it before every seal
+	serving, err := OpenKeyFile(path, 0, nil) // creates the file; looks at it before every seal
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestKeyFileVaultLooksOncePerRecheck(t *testing.T) {
 	} {
 		t.Run(meet.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "p.db.key")
-			serving, err := OpenKeyFile(path, time.Hour)
+			serving, err := OpenKeyFile(path, time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,6 +179,77 @@ func TestKeyFileVaultLooksOncePerRecheck(t *testing.T) {
 				t.Errorf("got active key %s after meeting the new key, want %s", got, rotator.KeyID())
 			}
 		})
+	}
+}
+
+// TestKeyFileThatCannotBeReadAgainIsLogged: a serving vault whose key
+// file changes into something it cannot load (a bad key, the file gone, a
+// directory in its place, as a botched hand-edit or restore leaves) keeps
+// the keys in force and logs a warning once per failure, not at every
+// look, naming no key; a file that reads again is logged too.
+func TestKeyFileThatCannotBeReadAgainIsLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db.key")
+	var logs bytes.Buffer
+	serving, err := OpenKeyFile(path, 0, slog.New(slog.NewTextHandler(&logs, nil))) // looks before every seal
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := serving.KeyID()
+	seal := func(times int) {
+		for range times {
+			if sealed, err := serving.Seal([]byte("x")); err != nil || sealed.KeyID != active {
+				t.Fatalf("seal: got key %s (%v), want the key in force %s", sealed.KeyID, err, active)
+			}
+		}
+	}
+	warnings := func() int {
+		return strings.Count(logs.String(), "level=WARN msg=\"master key file could not be read again")
+	}
+	for i, spoil := range []func() error{
+		func() error { return os.WriteFile(path, []byte("not a key\n"), 0o600) },
+		func() error {
+			return os.WriteFile(path, []byte(strings.Repeat("0a", KeySize)+"\nstill not a key\n"), 0o600)
+		},
+		func() error { return os.Remove(path) },
+		func() error { return os.Mkdir(path, 0o700) },
+	} {
+		if err := spoil(); err != nil {
+			t.Fatal(err)
+		}
+		seal(3)
+		if got := warnings(); got != i+1 {
+			t.Fatalf("failure %d: got %d warnings in all, want %d (one per failure):\n%s", i+1, got, i+1, logs.String())
+		}
+	}
+	// Mended as keys rotate would: a new active key, the old one kept.
+	if err := WriteKeyFile(path+".new", keys); err != nil {
+		t.Fatal(err)
+	}
+	mended := rotateKeyFile(t, path+".new")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if got := serving.KeyID(); got != mended.KeyID() {
+		t.Errorf("after the file was mended: got active key %s, want %s", got, mended.KeyID())
+	}
+	if !strings.Contains(logs.String(), "master key file read again") {
+		t.Errorf("the mended file is not logged:\n%s", logs.String())
+	}
+	fresh, err := ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range append(keys, fresh...) {
+		if strings.Contains(strings.ToLower(logs.String()), hex.EncodeToString(k)) {
+			t.Errorf("a key is in the log:\n%s", logs.String())
+		}
 	}
 }
 

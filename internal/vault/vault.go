@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -267,8 +268,13 @@ type keyFileSource struct {
 	recheck  time.Duration // the longest lookIfDue goes without a look
 	opened   time.Time     // when the source was opened, on the monotonic clock
 	nextLook atomic.Int64  // time since opened when the next look is due
+	log      *slog.Logger  // told when the file cannot be read again
 	mu       sync.Mutex
 	seen     os.FileInfo // the file as last read
+	// failed describes the last failure logged (the error and the file's
+	// size and time), so that one failure is logged once, not at every
+	// look; "" once the file reads again.
+	failed string
 }
 
 // look says how far refresh goes to notice a changed key file.
@@ -284,8 +290,10 @@ const (
 // mode 0600 when missing) that follows later changes to it, looking at
 // the file at most once per recheck before it seals (zero: every time;
 // serving uses KeyFileRecheck). previous are further keys that only
-// open, such as PAYLINK_PREVIOUS_MASTER_KEYS.
-func OpenKeyFile(path string, recheck time.Duration, previous ...[]byte) (*Vault, error) {
+// open, such as PAYLINK_PREVIOUS_MASTER_KEYS. A changed file that cannot
+// be read or holds a bad key is logged to log (nil: not logged) at WARN,
+// once per failure, and the keys in force are kept.
+func OpenKeyFile(path string, recheck time.Duration, log *slog.Logger, previous ...[]byte) (*Vault, error) {
 	keys, err := LoadOrCreateKeyFile(path)
 	if err != nil {
 		return nil, err
@@ -298,7 +306,10 @@ func OpenKeyFile(path string, recheck time.Duration, previous ...[]byte) (*Vault
 	if err != nil {
 		return nil, err
 	}
-	v := &Vault{file: &keyFileSource{path: path, previous: previous, recheck: recheck, opened: time.Now(), seen: seen}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	v := &Vault{file: &keyFileSource{path: path, previous: previous, recheck: recheck, opened: time.Now(), seen: seen, log: log}}
 	v.ring.Store(r)
 	return v, nil
 }
@@ -306,30 +317,55 @@ func OpenKeyFile(path string, recheck time.Duration, previous ...[]byte) (*Vault
 // refresh loads the key file again when it was replaced or changed since
 // it was last read (or always, with reload). Any failure keeps the keys
 // in force: a half-written or missing file must not stop a serving
-// process; the rotate command writes the file by an atomic rename.
+// process; the rotate command writes the file by an atomic rename. The
+// failure is logged (failure), so that an operator whose rotated key
+// file cannot be read learns the server kept the old keys.
 func (f *keyFileSource) refresh(v *Vault, how look) {
 	if how == lookIfDue && !f.due() {
 		return
 	}
 	fi, err := os.Stat(f.path)
-	if err != nil {
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err != nil {
+		f.failure(nil, err)
+		return
+	}
 	if how != reload && sameFile(fi, f.seen) {
 		return
 	}
 	keys, err := ReadKeyFile(f.path)
 	if err != nil {
+		f.failure(fi, err)
 		return
 	}
 	r, err := newRing(append(keys, f.previous...))
 	if err != nil {
+		f.failure(fi, err)
 		return
 	}
 	v.ring.Store(r)
 	f.seen = fi
+	if f.failed != "" {
+		f.failed = ""
+		f.log.Info("master key file read again", "path", f.path, "active_key", r.activeID)
+	}
+}
+
+// failure logs at WARN that the key file (fi, nil when it cannot be
+// stat'ed) could not be loaded, unless the same failure of the same file
+// was logged last; f.mu is held. The errors name the file and line, never
+// a key.
+func (f *keyFileSource) failure(fi os.FileInfo, err error) {
+	what := err.Error()
+	if fi != nil {
+		what = fmt.Sprintf("%s (%d bytes, %s)", what, fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+	}
+	if what == f.failed {
+		return
+	}
+	f.failed = what
+	f.log.Warn("master key file could not be read again: the keys read before stay in force", "path", f.path, "err", err)
 }
 
 // due reports whether the file is due a look, and if so takes the look:
