@@ -436,8 +436,11 @@ func TestAuditRowRollsBackWithItsChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		faulty := paylink.NewService(env.Service.Config(), paylink.Deps{Store: failingStore{env.Store, "transaction.APPROVED"},
+		faulty, err := paylink.NewService(env.Service.Config(), paylink.Deps{Store: failingStore{env.Store, "transaction.APPROVED"},
 			Vault: v, Processor: &processor.Sandbox{}, Clock: env.Clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
 		last := auditLog(t, env, 0)
 		_, err = faulty.Capture(ctx, f.m, hold.Reference, paylink.CaptureRequest{CompanyToken: f.creds.CompanyToken,
 			TransactionToken: f.token(t, ctx), Amount: 1000, Currency: "AUD"})

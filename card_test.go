@@ -126,7 +126,10 @@ func FuzzNormalizePAN(f *testing.F) {
 }
 
 func TestRandomTokenIsAlphanumeric(t *testing.T) {
-	s := NewService(Config{}, Deps{})
+	s, err := NewService(Config{}, Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	for range 50 {
 		tok, err := s.token(TokenLength)

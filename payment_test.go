@@ -28,10 +28,13 @@ func TestStateMachine(t *testing.T) {
 }
 
 func TestSaveRefusesAMoveOutsideTheStateMachine(t *testing.T) {
-	s := NewService(Config{}, Deps{})
+	s, err := NewService(Config{}, Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr := &Transaction{Reference: "pr_x", Status: StatusPreAuthorised}
 	// The check comes before any write, so no store is needed to see it refuse.
-	err := s.save(nil, tr, StatusDeclined)
+	err = s.save(nil, tr, StatusDeclined)
 	if e := AsError(err); err == nil || e.Kind != KindInternal {
 		t.Fatalf("DECLINED -> PRE_AUTHORISED: got %v, want an internal error (a bug)", err)
 	}

@@ -3,7 +3,6 @@ package paylink
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 )
@@ -18,23 +17,6 @@ const DefaultProcessorTimeout = 30 * time.Second
 // with some delay between the claim and the call and some clock skew
 // between instances.
 const MaxProcessorTimeout = ProcessingTimeout / 2
-
-// Validate checks the tunables that have limits.
-func (c Config) Validate() error {
-	if c.ProcessorTimeout < 0 || c.ProcessorTimeout > MaxProcessorTimeout {
-		return fmt.Errorf("processor timeout %s: must be at most %s (0: the default) (half the recovery threshold %s)",
-			c.ProcessorTimeout, MaxProcessorTimeout, ProcessingTimeout)
-	}
-	if c.TransactionTokenTTL < 0 || c.TransactionTokenTTL > MaxTransactionTokenTTL {
-		return fmt.Errorf("transaction token lifetime %s: must be at most %s (0: the default) (a key rotation keeps a retired key that long)",
-			c.TransactionTokenTTL, MaxTransactionTokenTTL)
-	}
-	if c.AuthenticationTimeout < 0 || c.AuthenticationTimeout > MaxAuthenticationTimeout {
-		return fmt.Errorf("authentication timeout %s: must be at most %s (0: the default) (a challenged card's number is kept %s)",
-			c.AuthenticationTimeout, MaxAuthenticationTimeout, CardRetention)
-	}
-	return nil
-}
 
 // callContext returns the contexts of one processor call: detached, for
 // recording the answer, is free of the caller's cancellation, because a

@@ -36,52 +36,6 @@ type Vault interface {
 	MACs(msg []byte) [][]byte
 }
 
-// Defaults of Config's durations, defined once: NewService applies them
-// to zero values and `paylink serve` shows them as its flags' defaults.
-const (
-	DefaultTransactionTokenTTL = 5 * time.Minute
-	DefaultPreAuthExpiry       = 7 * 24 * time.Hour
-	DefaultDirectDebitClearing = 72 * time.Hour
-)
-
-// MaxTransactionTokenTTL bounds a transaction token's lifetime (the spec
-// gives 5 minutes): a token is authenticated under the master key it was
-// issued under, which a key rotation keeps at least this long
-// (`paylink keys rotate`), so a token never outlives its key.
-const MaxTransactionTokenTTL = 15 * time.Minute
-
-// Config holds the service's tunables.
-type Config struct {
-	BaseURL             string        // public address of this service, for page URLs
-	TransactionTokenTTL time.Duration // default DefaultTransactionTokenTTL
-	PreAuthExpiry       time.Duration // default DefaultPreAuthExpiry
-	// DirectDebitClearing is how long a direct debit stays PENDING before
-	// the clearing job asks the bank for its outcome (default
-	// DefaultDirectDebitClearing).
-	DirectDebitClearing time.Duration
-	// SettlementCutoff is the time of day, since midnight UTC, of the
-	// daily settlement run; default midnight.
-	SettlementCutoff time.Duration
-	// AuthenticationTimeout is the lifetime of a 3-D Secure attempt,
-	// answered or not, and of a payment link's claim by an attempt;
-	// default DefaultAuthenticationTimeout, at most
-	// MaxAuthenticationTimeout.
-	AuthenticationTimeout time.Duration
-	// WebhookRetries enables automatic webhook retries with backoff for
-	// every merchant (each merchant can also enable them alone).
-	WebhookRetries bool
-	// ProcessorTimeout is the deadline of every processor and bank call
-	// (default DefaultProcessorTimeout, at most MaxProcessorTimeout):
-	// a call that outlasts it is abandoned and its item left for the
-	// recovery job's inquiry.
-	ProcessorTimeout time.Duration
-	// RecordProcessingFirst records every card purchase PROCESSING before
-	// asking the processor, even one that answers in process (see
-	// InProcessProcessor): how a remote acquirer's payments are always
-	// recorded, for measuring that path with the sandbox.
-	RecordProcessingFirst bool
-}
-
 // Deps are the service's collaborators. Clock and Random default to the
 // real ones; tests pass their own.
 type Deps struct {
@@ -153,27 +107,13 @@ type Service struct {
 	bg *background
 }
 
-// NewService wires a Service, filling in defaults. Its owner calls
-// Close when done with it.
-func NewService(cfg Config, d Deps) *Service {
-	if cfg.TransactionTokenTTL <= 0 {
-		cfg.TransactionTokenTTL = DefaultTransactionTokenTTL
+// NewService wires a Service, filling in defaults; it refuses a Config
+// that Validate refuses. Its owner calls Close when done with it.
+func NewService(cfg Config, d Deps) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new service: %w", err)
 	}
-	cfg.TransactionTokenTTL = min(cfg.TransactionTokenTTL, MaxTransactionTokenTTL) // Validate reports it
-	if cfg.PreAuthExpiry <= 0 {
-		cfg.PreAuthExpiry = DefaultPreAuthExpiry
-	}
-	if cfg.AuthenticationTimeout <= 0 {
-		cfg.AuthenticationTimeout = DefaultAuthenticationTimeout
-	}
-	cfg.AuthenticationTimeout = min(cfg.AuthenticationTimeout, MaxAuthenticationTimeout) // Validate reports it
-	if cfg.DirectDebitClearing <= 0 {
-		cfg.DirectDebitClearing = DefaultDirectDebitClearing
-	}
-	if cfg.ProcessorTimeout <= 0 {
-		cfg.ProcessorTimeout = DefaultProcessorTimeout
-	}
-	cfg.ProcessorTimeout = min(cfg.ProcessorTimeout, MaxProcessorTimeout) // Validate reports it; never exceed it
+	cfg = cfg.withDefaults()
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
@@ -192,7 +132,7 @@ func NewService(cfg Config, d Deps) *Service {
 		authFailures: newAuthFailureLimiter(), lockouts: &lockoutLog{}, review: &reviewCursor{}, bg: newBackground()}
 	s.store = wakingStore{Store: d.Store, wake: s.WakeWebhooks, forget: s.auth.forget}
 	s.inProcess, _ = d.Processor.(InProcessProcessor)
-	return s
+	return s, nil
 }
 
 // Config returns the service's configuration.

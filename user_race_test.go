@@ -311,8 +311,12 @@ func TestSignInThrottleHoldsDuringAKeyRotation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return paylink.NewService(env.Service.Config(), paylink.Deps{Store: env.Store, Vault: v,
+			svc, err := paylink.NewService(env.Service.Config(), paylink.Deps{Store: env.Store, Vault: v,
 				Clock: env.Clock.Now, Passwords: apitest.Passwords()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return svc
 		}
 		notYet, upgraded := instanceOn(old, fresh), instanceOn(fresh, old)
 		for i := range paylink.SignInFailureLimit {

@@ -44,7 +44,10 @@ func runAuditExport(ctx context.Context, env environment, args []string) error {
 	defer st.Close()
 	// Reading the log needs no master key: no vault, so none is created.
 	log := newLogger(env.stderr)
-	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Logger: log})
+	svc, err := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Logger: log})
+	if err != nil {
+		return err
+	}
 	defer closeService(svc, log)
 	return exportAudit(ctx, svc, paylink.AuditFilter{Since: since, MerchantID: *mid, Limit: auditPage}, bufio.NewWriter(env.stdout))
 }

@@ -372,7 +372,7 @@ func newObservedService(ctx context.Context, env environment, st *sqlstore.Store
 		return nil, err
 	}
 	return paylink.NewService(cfg, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}, Bank: &processor.Bank{},
-		Logger: log, Observer: obs, Passwords: passwords.New()}), nil
+		Logger: log, Observer: obs, Passwords: passwords.New()})
 }
 
 func newLogger(w io.Writer) *slog.Logger {

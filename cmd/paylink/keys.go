@@ -65,7 +65,10 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	} else if err := opensSecrets(ctx, st, v, log); err != nil {
 		return err
 	}
-	svc := rotationService(st, v, log)
+	svc, err := rotationService(st, v, log)
+	if err != nil {
+		return err
+	}
 	defer closeService(svc, log)
 	fmt.Fprintf(env.stdout, "active key: %s\n", v.KeyID())
 	res, err := svc.RotateKeys(ctx, paylink.KeyRotation{Batch: *batch, OnBatch: func(r paylink.RotationResult) {
@@ -88,7 +91,7 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 // rotationService is a service for key rotation with the vault v, which
 // may differ from the one openVault would give (a key file being
 // rotated). Rotation calls no processor and renders no page.
-func rotationService(st *sqlstore.Store, v *vault.Vault, log *slog.Logger) *paylink.Service {
+func rotationService(st *sqlstore.Store, v *vault.Vault, log *slog.Logger) (*paylink.Service, error) {
 	return paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Logger: log})
 }
 
@@ -116,7 +119,10 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 	if err := opensSecrets(ctx, st, v, log); err != nil {
 		return nil, err
 	}
-	svc := rotationService(st, v, log)
+	svc, err := rotationService(st, v, log)
+	if err != nil {
+		return nil, err
+	}
 	defer closeService(svc, log)
 	pending, err := svc.CountSecretsToRotate(ctx)
 	if err != nil {
@@ -155,7 +161,10 @@ func rotateKeyFile(ctx context.Context, env environment, st *sqlstore.Store, pat
 // is written: with another database's key file, a rotation wrote a new
 // key into it and logged a failure for every secret.
 func opensSecrets(ctx context.Context, st *sqlstore.Store, v *vault.Vault, log *slog.Logger) error {
-	svc := rotationService(st, v, log)
+	svc, err := rotationService(st, v, log)
+	if err != nil {
+		return err
+	}
 	defer closeService(svc, log)
 	if err := svc.CheckSecretsOpen(ctx); err != nil {
 		return fmt.Errorf("%w: nothing was changed (give the keys the secrets were sealed under: the key file, PAYLINK_MASTER_KEY, PAYLINK_PREVIOUS_MASTER_KEYS)", err)

@@ -441,7 +441,10 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: stranger})
+	foreign, err := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: stranger})
+	if err != nil {
+		t.Fatal(err)
+	}
 	card, err := foreign.TokenizeCard(context.Background(), shops[0].m, paylink.TokenizeRequest{CompanyToken: shops[0].creds.CompanyToken,
 		Card: &paylink.CardDetails{Number: testPANs[0], ExpiryMonth: 12, ExpiryYear: time.Now().Year() + 3}})
 	if err != nil {
@@ -724,7 +727,10 @@ func TestARotationStoppedAnywhereIsCaughtAtStartUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: onlyNew})
+			svc, err := paylink.NewService(paylink.Config{}, paylink.Deps{Store: e.store, Vault: onlyNew})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := svc.CheckSecretsOpen(context.Background()); err == nil {
 				t.Errorf("start-up check with the new key alone after %d batches: passed, want it to refuse", stop)
 			}

@@ -51,6 +51,15 @@ func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
 		{nil, map[string]string{"PAYLINK_PROCESSOR_TIMEOUT": "0s"}, []string{"--processor-timeout: ", "positive"}},
 		{[]string{"--processor-timeout", "61s"}, nil, []string{"--processor-timeout: ", "at most 1m0s"}},
 		{[]string{"--dashboard-idle", "0s"}, nil, []string{"--dashboard-idle: ", "positive"}},
+		// The token lifetime's bound was reported by Config.Validate in its
+		// own words: "transaction token lifetime 20m0s: must be at most
+		// 15m0s (0: the default)", naming no flag, and 0 is refused here.
+		{[]string{"--transaction-token-ttl", "20m"}, nil, []string{"--transaction-token-ttl: ", "at most 15m0s", "key rotation"}},
+		{nil, map[string]string{"PAYLINK_TRANSACTION_TOKEN_TTL": "16m"}, []string{"--transaction-token-ttl: ", "at most 15m0s"}},
+		{[]string{"--transaction-token-ttl", "0"}, nil, []string{"--transaction-token-ttl: ", "positive"}},
+		{[]string{"--preauth-expiry", "-1h"}, nil, []string{"--preauth-expiry: ", "positive"}},
+		{[]string{"--direct-debit-clearing", "0s"}, nil, []string{"--direct-debit-clearing: ", "positive"}},
+		{[]string{"--webhook-timeout", "-5s"}, nil, []string{"--webhook-timeout: ", "positive"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
@@ -71,10 +80,13 @@ func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
 			if strings.Contains(msg, "positive") && strings.Contains(msg, "at most") {
 				t.Errorf("got %q: a duration that is not positive is refused for that alone", msg)
 			}
+			if strings.Contains(msg, "default") {
+				t.Errorf("got %q: 0 is no default on the command line", msg)
+			}
 		})
 	}
-	if cfg, err := parseServe(envWith(nil), []string{"--processor-timeout", "1m", "--authentication-timeout", "58m"}); err != nil ||
-		cfg.service.ProcessorTimeout != time.Minute || cfg.service.AuthenticationTimeout != 58*time.Minute {
+	if cfg, err := parseServe(envWith(nil), []string{"--processor-timeout", "1m", "--authentication-timeout", "58m", "--transaction-token-ttl", "15m"}); err != nil ||
+		cfg.service.ProcessorTimeout != time.Minute || cfg.service.AuthenticationTimeout != 58*time.Minute || cfg.service.TransactionTokenTTL != 15*time.Minute {
 		t.Errorf("the bounds themselves: got %+v, %v, want accepted", cfg.service, err)
 	}
 }

@@ -124,29 +124,22 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
 	}
-	// Every duration must be positive (a 0 given on the command line is
-	// refused, though the library reads a zero Config field as its
-	// default), and two have an upper bound; each error names its flag.
-	for _, d := range []struct {
-		flag     string
-		got, max time.Duration
-		why      string
-	}{
-		{"transaction-token-ttl", *ttl, 0, ""},
-		{"preauth-expiry", *preauth, 0, ""},
-		{"direct-debit-clearing", *clearing, 0, ""},
-		{"webhook-timeout", *whTimeout, 0, ""},
-		{"authentication-timeout", *authTimeout, paylink.MaxAuthenticationTimeout,
-			"a challenged card's number is kept " + paylink.CardRetention.String()},
-		{"processor-timeout", *procTimeout, paylink.MaxProcessorTimeout,
-			"half the recovery threshold " + paylink.ProcessingTimeout.String()},
-		{"dashboard-idle", *dashIdle, 0, ""},
-	} {
+	// Every duration must be positive: a 0 on the command line is refused,
+	// though the library reads a zero Config field as its default. The
+	// upper bounds are Config.Validate's, reported below under the flag
+	// of the setting (setting: the Config field the flag sets).
+	durations := []durationFlag{
+		{"transaction-token-ttl", "TransactionTokenTTL", *ttl},
+		{"preauth-expiry", "PreAuthExpiry", *preauth},
+		{"direct-debit-clearing", "DirectDebitClearing", *clearing},
+		{"webhook-timeout", "", *whTimeout},
+		{"authentication-timeout", "AuthenticationTimeout", *authTimeout},
+		{"processor-timeout", "ProcessorTimeout", *procTimeout},
+		{"dashboard-idle", "", *dashIdle},
+	}
+	for _, d := range durations {
 		if d.got <= 0 {
 			return cfg, fmt.Errorf("--%s: got %s, want a positive duration", d.flag, d.got)
-		}
-		if d.max > 0 && d.got > d.max {
-			return cfg, fmt.Errorf("--%s: got %s, want at most %s (%s)", d.flag, d.got, d.max, d.why)
 		}
 	}
 	if math.IsNaN(cfg.rateLimit) || math.IsInf(cfg.rateLimit, 0) || cfg.rateLimit < 0 || cfg.rateBurst < 1 {
@@ -167,9 +160,30 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout,
 		RecordProcessingFirst: *processingFirst}
 	if err := cfg.service.Validate(); err != nil {
-		return cfg, err // the flags' bounds are checked above; a limit added later names its setting
+		return cfg, underFlag(err, durations)
 	}
 	return cfg, nil
+}
+
+// durationFlag is one of serve's duration flags, with the Config field it
+// sets ("" for none).
+type durationFlag struct {
+	flag, setting string
+	got           time.Duration
+}
+
+// underFlag is a Config.Validate error told under the flag of its setting,
+// in the flags' own words (0 is no default on the command line).
+func underFlag(err error, flags []durationFlag) error {
+	var bad *paylink.SettingError
+	if errors.As(err, &bad) {
+		for _, d := range flags {
+			if d.setting == bad.Setting {
+				return fmt.Errorf("--%s: got %s, want %s", d.flag, bad.Got, bad.Want())
+			}
+		}
+	}
+	return err // a setting no flag sets
 }
 
 // checkBaseURL refuses a --base-url that page links cannot be made from:

@@ -158,7 +158,9 @@ func Start(t testing.TB, opts Options) *Env {
 		deps.Observer = metrics.NewPayments(opts.Registry)
 		whMetrics = webhook.NewMetrics(opts.Registry)
 	}
-	e.Service = paylink.NewService(cfg, deps)
+	if e.Service, err = paylink.NewService(cfg, deps); err != nil {
+		t.Fatal(err)
+	}
 	if opts.Registry != nil {
 		metrics.RegisterStore(opts.Registry, e.Service, st)
 	}

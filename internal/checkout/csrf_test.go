@@ -23,7 +23,10 @@ func TestCSRFCookieSecureFromBaseURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := paylink.NewService(paylink.Config{BaseURL: tt.base}, paylink.Deps{})
+			svc, err := paylink.NewService(paylink.Config{BaseURL: tt.base}, paylink.Deps{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			h, err := New(svc, slog.New(slog.DiscardHandler), Options{})
 			if err != nil {
 				t.Fatal(err)

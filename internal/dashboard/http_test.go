@@ -304,8 +304,11 @@ func startWithBase(t *testing.T, base string) (*httptest.Server, *paylink.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := paylink.NewService(paylink.Config{BaseURL: base}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{},
+	svc, err := paylink.NewService(paylink.Config{BaseURL: base}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{},
 		Passwords: apitest.Passwords(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := dashboard.New(svc)
 	if err != nil {
 		t.Fatal(err)

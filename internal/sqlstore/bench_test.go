@@ -49,7 +49,10 @@ func benchMerchant(b testing.TB, st paylink.Store) (*paylink.Service, *paylink.M
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}})
+	svc, err := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Vault: v, Processor: &processor.Sandbox{}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	m, creds, err := svc.CreateMerchant(context.Background(), paylink.NewMerchant{Name: "Bench", TradingName: "Bench", Country: "AU",
 		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}})
 	if err != nil {

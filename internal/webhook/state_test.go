@@ -16,7 +16,10 @@ import (
 // maxHold with no probe scheduled: the first released row is the probe.
 func TestATimeoutAfterAnAnswerLeavesTheProbeToTheRelease(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	svc := paylink.NewService(paylink.Config{}, paylink.Deps{Clock: func() time.Time { return now }})
+	svc, err := paylink.NewService(paylink.Config{}, paylink.Deps{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := New(svc, Options{Timeout: time.Second, Concurrency: 8})
 	job := func() *paylink.WebhookJob {
 		return &paylink.WebhookJob{Delivery: &paylink.WebhookDelivery{MerchantID: "m1", URL: "https://hooks.example.com/hook"}}
