@@ -270,6 +270,10 @@ func commonPassword(p string) bool {
 }
 
 // NormalizeEmail lower-cases and checks a staff user's email address.
+// It is stricter than CheckEmail, the customer rule (net/mail's parse
+// must give back the address itself: "a..b@example.com" passes one and
+// not the other): a staff address is a sign-in name that invites are
+// mailed to, where a customer's only loses a receipt when mistyped.
 func NormalizeEmail(email string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(email)) // (ToLower would make bytes that are not UTF-8 into U+FFFD)
 	a, err := mail.ParseAddress(e)
