@@ -94,11 +94,10 @@ func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, 
 	}
 	p := capturePlan{amount: req.Amount}
 	if req.ApplySurcharge {
-		p.rate = t.Details.SurchargeRate
+		p.rate, p.surcharge = t.Details.SurchargeRate, t.Details.SurchargeRate.Apply(req.Amount)
 		if !t.Details.ApplySurcharge && t.Details.Card != nil {
-			p.rate = m.Settings.Surcharge.RateFor(*t.Details.Card, t.Details.RegionClass)
+			p.rate, p.surcharge = m.Settings.Surcharge.quoteIn(*t.Details.Card, t.Details.RegionClass, req.Amount)
 		}
-		p.surcharge = p.rate.Apply(req.Amount)
 	}
 	if p.amount+p.surcharge > t.PreAuthAmount {
 		cur, _ := LookupCurrency(t.Currency)

@@ -303,8 +303,7 @@ func (s *Service) LinkSurcharge(ls *LinkSession, number string) (*SurchargeQuote
 	info := DescribeCard(CardDetails{Number: pan}, "", m.Country)
 	q := &SurchargeQuote{Card: info, Currency: l.Currency}
 	if l.ApplySurcharge {
-		q.Rate = m.Settings.Surcharge.RateFor(info, RegionClass(info.Country, m.Country))
-		q.Amount = q.Rate.Apply(l.Amount)
+		q.Rate, q.Amount = m.Settings.Surcharge.Quote(info, m.Country, l.Amount)
 	}
 	return q, nil
 }

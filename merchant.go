@@ -90,6 +90,21 @@ func (r SurchargeRates) RateFor(card CardInfo, regionClass string) Percent {
 	return r.Credit
 }
 
+// Quote is the surcharge a card attracts on amount for a merchant in
+// merchantCountry: the rate for the card and that rate applied, rounded
+// once. The surcharge preview, the purchase and the hosted page's live
+// quote all ask it, so what is previewed is what is charged.
+func (r SurchargeRates) Quote(card CardInfo, merchantCountry string, amount int64) (Percent, int64) {
+	return r.quoteIn(card, RegionClass(card.Country, merchantCountry), amount)
+}
+
+// quoteIn is Quote for a card whose region class is already known (a
+// capture uses the class its hold recorded).
+func (r SurchargeRates) quoteIn(card CardInfo, regionClass string, amount int64) (Percent, int64) {
+	rate := r.RateFor(card, regionClass)
+	return rate, rate.Apply(amount)
+}
+
 // Pricing is the merchant's processing-fee configuration, the source of
 // a webhook's fee_detail (fees.go computes the lines). Fixed amounts are
 // fee micro-units (millionths of the transaction currency's major unit:

@@ -377,8 +377,7 @@ func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Ca
 	}
 	var surcharge int64
 	if req.ApplySurcharge {
-		d.SurchargeRate = m.Settings.Surcharge.RateFor(card.Info, region)
-		surcharge = d.SurchargeRate.Apply(req.Amount)
+		d.SurchargeRate, surcharge = m.Settings.Surcharge.Quote(card.Info, m.Country, req.Amount)
 	}
 	now := s.now()
 	t := &Transaction{

@@ -45,8 +45,8 @@ func (s *Service) PreviewSurcharge(ctx context.Context, m *Merchant, req Surchar
 	if err != nil {
 		return nil, err
 	}
-	rate := m.Settings.Surcharge.RateFor(info, RegionClass(info.Country, m.Country))
-	return &SurchargeQuote{Card: info, Amount: rate.Apply(req.Amount), Rate: rate, Currency: req.Currency}, nil
+	rate, surcharge := m.Settings.Surcharge.Quote(info, m.Country, req.Amount)
+	return &SurchargeQuote{Card: info, Amount: surcharge, Rate: rate, Currency: req.Currency}, nil
 }
 
 // quoteCard describes the card of a surcharge request.
