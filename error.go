@@ -26,6 +26,18 @@ const (
 	KindUnsupportedMedia             // 415: a body in an encoding or media type the API does not read
 )
 
+// Outcome response codes: the response_code of an API answer that is not
+// an error. A transaction result says CodeSuccess only when the money
+// moved or is held (or awaits authentication); every other answer that
+// succeeds says CodeSuccess.
+const (
+	CodeSuccess  = "success"
+	CodeDeclined = "declined" // StatusDeclined
+	CodeFailed   = "failed"   // StatusFailed: nothing charged
+	CodePending  = "pending"  // StatusProcessing: the processor's answer is awaited (or was lost and is being asked for)
+	CodeUnknown  = "unknown"  // StatusUnknown: the processor could not say; needs review
+)
+
 // Stable response codes. docs/errors.md lists each with its meaning; a
 // code, once published, never changes meaning.
 const (

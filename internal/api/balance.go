@@ -31,7 +31,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 		out = append(out, balanceJSON{Currency: b.Currency, Pending: paylink.FormatAmount(b.Pending, cur),
 			Available: paylink.FormatAmount(b.Available, cur), PaidOut: paylink.FormatAmount(b.PaidOut, cur)})
 	}
-	return map[string]any{"balances": out, "response_code": "success", "response_message": msgSuccess}, nil
+	return map[string]any{"balances": out, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil
 }
 
 type balanceTransactionJSON struct {
@@ -100,7 +100,7 @@ func (s *Server) balanceTransactions(w http.ResponseWriter, r *http.Request, m *
 			Fee: paylink.FormatAmount(p.Fee, cur), Net: paylink.FormatAmount(p.Net, cur), Status: status,
 			SettlementBatch: p.SettlementBatch, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
 	}
-	return map[string]any{"data": out, "has_more": more, "response_code": "success", "response_message": msgSuccess}, nil
+	return map[string]any{"data": out, "has_more": more, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil
 }
 
 type payoutJSON struct {
@@ -128,7 +128,7 @@ func (s *Server) payouts(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 		out = append(out, payoutJSON{ID: p.ID, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
 			Batches: p.BatchIDs, Covers: p.BalanceTransactionIDs, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
 	}
-	return map[string]any{"data": out, "has_more": more, "response_code": "success", "response_message": msgSuccess}, nil
+	return map[string]any{"data": out, "has_more": more, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil
 }
 
 // csvBody is a handler result sent as text/csv instead of JSON.

@@ -28,7 +28,7 @@ func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink
 		"card":                  cardDetail(c.Info, c.Token, c.MultiUse),
 		"customer":              map[string]any{"id": nullable(c.VisibleCustomerID())},
 		"created_timestamp_utc": paylink.FormatSpecTime(c.CreatedAt),
-		"response_code":         "success",
+		"response_code":         paylink.CodeSuccess,
 		"response_message":      msgSuccess,
 	}, nil
 }
@@ -69,7 +69,7 @@ func (s *Server) invalidateCard(w http.ResponseWriter, r *http.Request, m *payli
 	return map[string]any{
 		"card_token":       c.Token,
 		"card":             cardJSON{info: c.Info, fields: cardNumber | cardExpiry},
-		"response_code":    "success",
+		"response_code":    paylink.CodeSuccess,
 		"response_message": msgSuccess,
 	}, nil
 }

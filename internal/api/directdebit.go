@@ -38,7 +38,7 @@ func (s *Server) directDebitFee(w http.ResponseWriter, r *http.Request, m *payli
 			"fee_capped":   number(q.Config.Cap, cur),
 			"currency":     q.Currency,
 		},
-		"response_code":    "success",
+		"response_code":    paylink.CodeSuccess,
 		"response_message": msgSuccess,
 	}, nil
 }

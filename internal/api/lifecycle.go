@@ -99,7 +99,7 @@ func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink
 		"invoice_number":       rf.InvoiceNumber,
 		"amount":               number(rf.Amount, cur),
 		"currency":             rf.Currency,
-		"response_code":        "success",
+		"response_code":        paylink.CodeSuccess,
 		"response_message":     msgSuccess,
 	}, nil
 }

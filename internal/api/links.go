@@ -132,7 +132,7 @@ func (s *Server) linkResult(l *paylink.PaymentLink, urls paylink.LinkURLs) map[s
 		"created_at":            l.CreatedAt.Format(time.RFC3339),
 		"expires_at":            nullable(rfc3339(l.ExpiresAt)),
 		"paid_at":               nullable(rfc3339(l.PaidAt)),
-		"response_code":         "success",
+		"response_code":         paylink.CodeSuccess,
 		"response_message":      msgSuccess,
 	}
 }

@@ -36,7 +36,7 @@ func (r tokenResponse) appendJSON(b []byte) []byte {
 	o := object{b: b}
 	o.open("")
 	o.str("company_token", r.company)
-	o.str("response_code", "success")
+	o.str("response_code", paylink.CodeSuccess)
 	o.str("response_message", msgSuccess)
 	o.str("transaction_token", r.token)
 	o.close()
@@ -183,7 +183,7 @@ func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Me
 	return map[string]any{
 		"card":             cardBrief(q.Card),
 		"surcharge":        map[string]any{"amount": number(q.Amount, cur), "percent": rawNumber(q.Rate.String()), "currency": q.Currency},
-		"response_code":    "success",
+		"response_code":    paylink.CodeSuccess,
 		"response_message": msgSuccess,
 	}, nil
 }
@@ -216,7 +216,7 @@ func (r statusResponse) appendJSON(b []byte) []byte {
 	o.str("currency", t.Currency)
 	o.str("invoice_number", t.InvoiceNumber)
 	o.str("purchase_reference", t.Reference)
-	o.str("response_code", "success")
+	o.str("response_code", paylink.CodeSuccess)
 	o.str("response_message", msgSuccess)
 	o.str("status", string(t.Status.Public()))
 	o.nullable("transaction_time_utc", paylink.FormatSpecTime(t.ProcessedAt))

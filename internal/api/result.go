@@ -110,21 +110,22 @@ func twoDigits(n int) string {
 	return s
 }
 
-// responseCode is the outcome code of a transaction result: "success"
-// only when the money moved or is held (or awaits authentication), so a
-// client checking response_code alone never ships a declined order.
+// responseCode is the outcome code of a transaction result:
+// paylink.CodeSuccess only when the money moved or is held (or awaits
+// authentication), so a client checking response_code alone never ships
+// a declined order.
 func responseCode(s paylink.Status) string {
 	switch s {
 	case paylink.StatusDeclined:
-		return "declined"
+		return paylink.CodeDeclined
 	case paylink.StatusFailed:
-		return "failed"
+		return paylink.CodeFailed
 	case paylink.StatusProcessing:
-		return "pending" // the processor's answer is awaited (or was lost and is being asked for)
+		return paylink.CodePending
 	case paylink.StatusUnknown:
-		return "unknown" // the processor could not say: needs review
+		return paylink.CodeUnknown
 	}
-	return "success"
+	return paylink.CodeSuccess
 }
 
 // transactionResult is the transaction result object of spec 2.4.
