@@ -151,7 +151,7 @@ func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 			Message: e.Message + ". Return to the merchant's site to continue."}, "")
 	case paylink.KindUnavailable:
 		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
-		w.Header().Set("Retry-After", "1")
+		httpx.SetRetryAfter(w, err)
 		p.render(w, r, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
 			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:

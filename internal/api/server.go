@@ -4,7 +4,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -262,12 +261,7 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	case paylink.KindUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
 	}
-	switch {
-	case e.Kind == paylink.KindUnavailable:
-		w.Header().Set("Retry-After", retryAfterSeconds)
-	case errors.Is(err, paylink.ErrKeyInProgress):
-		w.Header().Set("Retry-After", "1") // the one 409 under a key that a retry passes
-	}
+	httpx.SetRetryAfter(w, err) // every 503, and the one 409 under a key that a retry passes
 	msg, fields := redact(e.Message), maskedFields(e.Fields)
 	return status, encodeJSON(errorBody{ResponseCode: e.Code, ResponseMessage: msg,
 		ErrorCode: e.Code, ErrorMessage: msg, Fields: fields})

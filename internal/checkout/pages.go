@@ -480,7 +480,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 		e.Message = "Something went wrong on our side. No money was taken. Please try again."
 	case paylink.KindUnavailable:
 		h.log.ErrorContext(r.Context(), "checkout page unavailable", "route", r.Pattern, "err", e.Error())
-		w.Header().Set("Retry-After", "1")
+		httpx.SetRetryAfter(w, err)
 		if e.Code == paylink.CodeServiceUnavailable {
 			e.Message = "The payment service is briefly unavailable. Please try again in a moment."
 		}

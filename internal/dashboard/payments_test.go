@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/processor"
 )
 
 // The payments and direct debits pages: lists, filters, CSV, the payment
@@ -757,6 +759,43 @@ func TestHomeChartsEveryCurrency(t *testing.T) {
 	for _, id := range []string{`id="chart-title-NZD"`, `id="chart-title-AUD"`, `id="chart-desc-NZD"`, `id="chart-desc-AUD"`} {
 		if strings.Count(p.body, id) != 1 {
 			t.Errorf("home: %s appears %d times, want once", id, strings.Count(p.body, id))
+		}
+	}
+}
+
+// unreachableAcquirer is the sandbox acquirer that cannot be reached for
+// a capture or a void.
+type unreachableAcquirer struct{ processor.Sandbox }
+
+func (*unreachableAcquirer) Capture(context.Context, paylink.OpRequest) (paylink.OpResult, error) {
+	return paylink.OpResult{}, errors.New("dial acquirer: connection refused")
+}
+
+func (*unreachableAcquirer) Void(context.Context, paylink.OpRequest) (paylink.OpResult, error) {
+	return paylink.OpResult{}, errors.New("dial acquirer: connection refused")
+}
+
+// TestHoldActionsTheAcquirerMissedCarryRetryAfter: a capture or cancel
+// answered 503 processor_unavailable carries Retry-After, as every 503
+// does (docs/errors.md). Before, the dashboard set it only for
+// service_unavailable.
+func TestHoldActionsTheAcquirerMissedCarryRetryAfter(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Processor: &unreachableAcquirer{}})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	b := signedIn(t, env, "staff@example.com")
+	for _, action := range []string{"capture", "cancel"} {
+		ref := purchase(t, env, m, "30.00", true)
+		form := actionForm(t, b.get("/dashboard/payments/"+ref), action)
+		if action == "capture" {
+			form.Set("amount", "30.00")
+		}
+		p := b.post("/dashboard/payments/"+ref+"/"+action, form)
+		if p.status != http.StatusServiceUnavailable {
+			t.Fatalf("%s, acquirer unreachable: got %d, want 503: %s", action, p.status, p.body)
+		}
+		if got := p.header.Get("Retry-After"); got == "" {
+			t.Errorf("%s answered 503 processor_unavailable without Retry-After", action)
 		}
 	}
 }

@@ -240,9 +240,9 @@ func (rq *request) fail(err error) {
 	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
 		rq.h.log.ErrorContext(rq.r.Context(), "dashboard error", "route", rq.r.Pattern, "err", e.Error())
 	}
+	httpx.SetRetryAfter(rq.w, err) // every 503, processor_unavailable too
 	msg := e.Message
 	if e.Code == paylink.CodeServiceUnavailable {
-		rq.w.Header().Set("Retry-After", "5")
 		msg = msgUnavailable
 	}
 	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: msg})

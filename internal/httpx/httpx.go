@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -313,6 +314,28 @@ const StatusClientClosedRequest = 499
 // already counted the outage (paylink_database_unavailable_total).
 func ClientGone(r *http.Request, err error) bool {
 	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, paylink.ErrUnavailable))
+}
+
+// RetryAfterSeconds is the Retry-After of every answer that a retry after
+// a short wait passes: every 503 (a database restart or fail-over, an
+// acquirer out of reach, takes seconds) and the 409 of an Idempotency-Key
+// whose request is still being answered.
+const RetryAfterSeconds = 1
+
+// SetRetryAfter sets Retry-After on the answer to err when a retry after
+// RetryAfterSeconds may pass: err is of KindUnavailable (a 503, whatever
+// its code) or paylink.ErrKeyInProgress. The API, the payment pages, the
+// 3-D Secure challenge pages and the dashboard all ask it.
+func SetRetryAfter(w http.ResponseWriter, err error) {
+	if paylink.AsError(err).Kind == paylink.KindUnavailable || errors.Is(err, paylink.ErrKeyInProgress) {
+		SetUnavailable(w)
+	}
+}
+
+// SetUnavailable sets the Retry-After of a 503 that no Service error
+// comes with (the readiness check's).
+func SetUnavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 }
 
 // Status is the HTTP status of a Service error of kind k, the one mapping

@@ -344,3 +344,25 @@ func TestClientGone(t *testing.T) {
 		}
 	}
 }
+
+// TestSetRetryAfter: every 503, whatever its code, and the 409 of a key
+// still in progress carry Retry-After; no other answer does.
+func TestSetRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"database", fmt.Errorf("commit: %w", paylink.ErrUnavailable), true},
+		{"acquirer", &paylink.Error{Kind: paylink.KindUnavailable, Code: paylink.CodeProcessorUnavailable}, true},
+		{"key in progress", fmt.Errorf("%w", paylink.ErrKeyInProgress), true},
+		{"conflict", &paylink.Error{Kind: paylink.KindConflict, Code: paylink.CodeHoldReleased}, false},
+		{"internal", errors.New("bug"), false},
+	} {
+		w := httptest.NewRecorder()
+		httpx.SetRetryAfter(w, tt.err)
+		if got := w.Header().Get("Retry-After"); (got != "") != tt.want {
+			t.Errorf("%s: Retry-After %q, want set %v", tt.name, got, tt.want)
+		}
+	}
+}
