@@ -42,7 +42,7 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 		return nil, err
 	}
 	t, err := s.claimHold(ctx, m, ref, req.TransactionToken, "capture", PermCapture, func(t *Transaction) error {
-		if s.holdExpired(t) {
+		if !s.HoldActive(t) {
 			return errHoldExpired
 		}
 		plan, err := planCapture(m, t, req)
@@ -60,13 +60,15 @@ func (s *Service) Capture(ctx context.Context, m *Merchant, ref string, req Capt
 	return s.settleHold(ctx, t, tokenOf(ctx, m, req.TransactionToken, PermCapture))
 }
 
-// holdExpired reports whether a PRE_AUTHORISED hold is past
-// Config.PreAuthExpiry, by the same clock and column as the
-// preauth-expiry job (its last change), which releases it within a
-// minute: a capture re-checks it, so an overdue hold is never captured
-// in the meantime.
-func (s *Service) holdExpired(t *Transaction) bool {
-	return t.Status == StatusPreAuthorised && t.UpdatedAt.Before(s.now().Add(-s.cfg.PreAuthExpiry))
+// HoldActive reports whether a PRE_AUTHORISED hold can still be captured
+// or cancelled: it is not past Config.PreAuthExpiry, by the same clock
+// and column as the preauth-expiry job (its last change), which releases
+// it within a minute. A capture re-checks it, so an overdue hold is never
+// captured in the meantime; the dashboard offers a hold's Capture and
+// Cancel only while it is true. A transaction in any other status is
+// not an active hold.
+func (s *Service) HoldActive(t *Transaction) bool {
+	return t.Status == StatusPreAuthorised && !t.UpdatedAt.Before(s.now().Add(-s.cfg.PreAuthExpiry))
 }
 
 var errHoldExpired = Errorf(KindConflict, CodeHoldReleased,

@@ -162,11 +162,11 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 	if err != nil {
 		return err
 	}
-	role := rq.ss.User.Role
+	role, held := rq.ss.User.Role, h.svc.HoldActive(t)
 	ret := backParam(rq.r, base)
 	d := paymentData{Base: base, Back: cmp.Or(ret, base), Return: ret, T: t, Timeline: tl, Key: key, Refundable: t.Refundable(),
-		CanCapture: role.Can(paylink.PermCapture) && t.Status == paylink.StatusPreAuthorised,
-		CanCancel:  role.Can(paylink.PermCancel) && t.Status == paylink.StatusPreAuthorised,
+		CanCapture: role.Can(paylink.PermCapture) && held,
+		CanCancel:  role.Can(paylink.PermCancel) && held,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
 	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, tl)
 	d.CaptureAmount, d.RefundAmount = formatAmount(t.Amount, t.Currency), formatAmount(d.Refundable, t.Currency)

@@ -799,3 +799,28 @@ func TestHoldActionsTheAcquirerMissedCarryRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestOverdueHoldOffersNoCaptureOrCancel: a hold past its expiry, which
+// the preauth-expiry job is about to release and a capture refuses
+// (hold_released), shows no Capture or Cancel. Before, the page offered
+// both whenever the status was PRE_AUTHORISED.
+func TestOverdueHoldOffersNoCaptureOrCancel(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "staff@example.com", paylink.RoleStaff)
+	ref := purchase(t, env, m, "30.00", true)
+	b := signedIn(t, env, "staff@example.com")
+	if p := b.get("/dashboard/payments/" + ref); !strings.Contains(p.body, "/capture") || !strings.Contains(p.body, "/cancel") {
+		t.Fatalf("a hold within its expiry: want Capture and Cancel offered:\n%s", p.body)
+	}
+	env.Clock.Advance(paylink.DefaultPreAuthExpiry + time.Second)
+	p := signedIn(t, env, "staff@example.com").get("/dashboard/payments/" + ref) // the first session has ended
+	if p.status != http.StatusOK || !strings.Contains(p.body, "PRE_AUTHORISED") {
+		t.Fatalf("the overdue hold's page: got %d, want 200 showing it PRE_AUTHORISED:\n%s", p.status, p.body)
+	}
+	for _, action := range []string{"/capture", "/cancel"} {
+		if strings.Contains(p.body, ref+action) {
+			t.Errorf("an overdue hold offers %s", action)
+		}
+	}
+}
