@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -187,10 +185,17 @@ func (p Pricing) line(code string, micros int64, currency, mode string) FeeLine 
 
 // minorToMicros converts minor units of cur to fee micro-units.
 func minorToMicros(minor int64, cur Currency) int64 {
+	return minor * microsPerMinor(cur)
+}
+
+// microsPerMinor is how many fee micro-units (millionths of a major unit)
+// one minor unit of cur is: 10^(6-exponent).
+func microsPerMinor(cur Currency) int64 {
+	n := int64(1)
 	for range 6 - cur.Exponent {
-		minor *= 10
+		n *= 10
 	}
-	return minor
+	return n
 }
 
 // percentMicros is rate of an amount in minor units of cur, in fee
@@ -203,25 +208,6 @@ func percentMicros(minor int64, rate Percent, cur Currency) int64 {
 		div *= 10
 	}
 	return mulDivRoundHalfUp(minor, int64(rate), div)
-}
-
-// mulDivRoundHalfUp is a*b/c for non-negative a, b and positive c,
-// rounded half-up, with a 128-bit intermediate product so that no
-// amount paylink accepts can overflow. Negative inputs count as zero; a
-// quotient beyond int64 (impossible for amounts within MaxAmount)
-// saturates at math.MaxInt64.
-func mulDivRoundHalfUp(a, b, c int64) int64 {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	lo, carry := bits.Add64(lo, uint64(c)/2, 0)
-	hi += carry
-	if hi >= uint64(c) {
-		return math.MaxInt64
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	return int64(min(q, math.MaxInt64))
 }
 
 // FormatMicros prints fee micro-units with 2 to 6 decimals: 183750 is

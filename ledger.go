@@ -135,15 +135,12 @@ func (p *Posting) MovesBalance() bool {
 	return false
 }
 
-// FeeMinor rounds a fee line to minor units of cur: half up, one line at
-// a time. This is the ledger's one rounding rule; the net of a posting is
+// FeeMinor rounds a fee line to minor units of cur: half up
+// (mulDivRoundHalfUp), one line at a time. This is the ledger's one
+// rounding of fees; the net of a posting is
 // the gross less the rounded fees, so a posting always balances.
 func FeeMinor(micros int64, cur Currency) int64 {
-	div := int64(1_000_000) // micro-units per major unit
-	for range cur.Exponent {
-		div /= 10
-	}
-	return (micros + div/2) / div
+	return mulDivRoundHalfUp(micros, 1, microsPerMinor(cur))
 }
 
 // TransactionPosting is the posting for a transaction's move from one
@@ -188,17 +185,16 @@ func debitPosting(t *Transaction, from Status, p Pricing, cur Currency) *Posting
 // revenue and GST; billable fees are charged to the merchant's fees
 // receivable instead and leave its balance alone.
 func chargePosting(t *Transaction, p Pricing, cur Currency, kind PostingKind, from LedgerAccount) *Posting {
+	fees := p.FeeLines(t)
+	fee := DeductedFee(fees, cur)
 	lines := []LedgerLine{{Account: from, Amount: t.Total}}
-	var fee int64
-	for _, f := range p.FeeLines(t) {
+	for _, f := range fees {
 		minor := FeeMinor(f.Micros, cur)
 		if minor == 0 {
 			continue
 		}
 		if f.Settlement == SettlementBillable {
 			lines = append(lines, LedgerLine{Account: AccountFeesReceivable, Amount: minor, FeeCode: f.Code})
-		} else {
-			fee += minor
 		}
 		lines = append(lines, LedgerLine{Account: feeAccount(f.Code), Amount: -minor, FeeCode: f.Code})
 	}

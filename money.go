@@ -2,6 +2,8 @@ package paylink
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -176,10 +178,25 @@ func ParsePercent(s string) (Percent, error) {
 
 // Apply returns p of minor, rounded half-up to a whole minor unit.
 func (p Percent) Apply(minor int64) int64 {
-	return divRoundHalfUp(minor*int64(p), 100*int64(PercentUnit))
+	return mulDivRoundHalfUp(minor, int64(p), 100*int64(PercentUnit))
 }
 
-// divRoundHalfUp divides non-negative a by positive b, rounding halves up.
-func divRoundHalfUp(a, b int64) int64 {
-	return (a + b/2) / b
+// mulDivRoundHalfUp is paylink's one rounding rule (a surcharge, a fee
+// line's micro-units, a fee line rounded to minor units): a*b/c for
+// non-negative a, b and positive c, rounded half-up, with a 128-bit
+// intermediate product so that no amount paylink accepts can overflow. Negative inputs count as zero; a
+// quotient beyond int64 (impossible for amounts within MaxAmount)
+// saturates at math.MaxInt64.
+func mulDivRoundHalfUp(a, b, c int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	lo, carry := bits.Add64(lo, uint64(c)/2, 0)
+	hi += carry
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
 }

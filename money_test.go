@@ -129,3 +129,27 @@ func FuzzParseAmount(f *testing.F) {
 		}
 	})
 }
+
+// TestMulDivRoundHalfUp: the one rounding rule at its edges: a half
+// rounds up, just below a half down, negative inputs count as zero, and
+// a product beyond int64 is exact while its quotient fits.
+func TestMulDivRoundHalfUp(t *testing.T) {
+	tests := []struct{ a, b, c, want int64 }{
+		{5, 1, 10, 1},                    // 0.5
+		{4, 1, 10, 0},                    // 0.4
+		{15, 1, 10, 2},                   // 1.5
+		{14999, 1, 10000, 1},             // 1.4999
+		{15000, 1, 10000, 2},             // 1.5
+		{1, 1, 1, 1},                     // exact
+		{0, 7, 3, 0},                     // zero
+		{-16000, 1, 10000, 0},            // negative counts as zero
+		{7, -1, 2, 0},                    // negative counts as zero
+		{1 << 62, 4, 8, 1 << 61},         // a*b beyond int64, quotient within
+		{1 << 62, 1 << 62, 1, 1<<63 - 1}, // quotient beyond int64 saturates
+	}
+	for _, tt := range tests {
+		if got := mulDivRoundHalfUp(tt.a, tt.b, tt.c); got != tt.want {
+			t.Errorf("mulDivRoundHalfUp(%d, %d, %d): got %d, want %d", tt.a, tt.b, tt.c, got, tt.want)
+		}
+	}
+}
