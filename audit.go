@@ -51,8 +51,7 @@ type AuditEvent struct {
 // error code, "" for none) then the amount it moved in the currency's
 // decimals and the currency, "APPROVED amount=12.34 currency=AUD".
 func auditMoney(what string, minor int64, currency string) string {
-	cur, _ := LookupCurrency(currency)
-	return strings.TrimSpace(fmt.Sprintf("%s amount=%s currency=%s", what, FormatAmount(minor, cur), currency))
+	return strings.TrimSpace(fmt.Sprintf("%s amount=%s currency=%s", what, FormatIn(minor, currency), currency))
 }
 
 // Money is the amount and currency a money action's row names in its

@@ -102,10 +102,9 @@ func planCapture(m *Merchant, t *Transaction, req CaptureRequest) (capturePlan, 
 		}
 	}
 	if p.amount+p.surcharge > t.PreAuthAmount {
-		cur, _ := LookupCurrency(t.Currency)
 		return capturePlan{}, Errorf(KindInvalid, CodeAmountExceedsAuthorised,
 			"the capture total %s %s (amount plus surcharge) is above the pre-authorised amount %s %s; nothing was captured",
-			FormatAmount(p.amount+p.surcharge, cur), t.Currency, FormatAmount(t.PreAuthAmount, cur), t.Currency)
+			FormatIn(p.amount+p.surcharge, t.Currency), t.Currency, FormatIn(t.PreAuthAmount, t.Currency), t.Currency)
 	}
 	return p, nil
 }

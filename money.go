@@ -124,6 +124,16 @@ func FormatAmount(minor int64, cur Currency) string {
 	return formatScaled(minor, cur.Exponent, cur.Exponent)
 }
 
+// FormatIn formats minor units of the currency with ISO 4217 code
+// currency (as LookupCurrency reads it) with all its decimals, as
+// FormatAmount: 1050 AUD is "10.50". A code paylink does not know (none
+// is ever stored: every currency is checked on its way in) gives the
+// minor units unscaled, 1050 is "1050", never a guessed decimal point.
+func FormatIn(minor int64, currency string) string {
+	cur, _ := LookupCurrency(currency) // unknown: exponent 0
+	return FormatAmount(minor, cur)
+}
+
 // FormatAmountShort formats minor units with trailing fractional zeros
 // removed, the shape of the spec's JSON numbers: 1050 AUD is "10.5".
 func FormatAmountShort(minor int64, cur Currency) string {

@@ -153,3 +153,20 @@ func TestMulDivRoundHalfUp(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatIn: an amount in a currency named by its code, with all its
+// decimals; an unknown code gives the minor units unscaled.
+func TestFormatIn(t *testing.T) {
+	for _, tt := range []struct {
+		minor    int64
+		currency string
+		want     string
+	}{
+		{1050, "AUD", "10.50"}, {1050, "aud", "10.50"}, {1050, "JPY", "1050"},
+		{1050, "KWD", "1.050"}, {-5, "AUD", "-0.05"}, {1050, "XXX", "1050"}, {1050, "", "1050"},
+	} {
+		if got := FormatIn(tt.minor, tt.currency); got != tt.want {
+			t.Errorf("FormatIn(%d, %q): got %q, want %q", tt.minor, tt.currency, got, tt.want)
+		}
+	}
+}

@@ -381,15 +381,15 @@ func (s *Service) WritePaymentsCSV(ctx context.Context, w io.Writer, m *Merchant
 
 // paymentRecord is one CSV row; amounts are decimals of the currency.
 func paymentRecord(t *Transaction) []string {
-	cur, _ := LookupCurrency(t.Currency)
+	money := func(minor int64) string { return FormatIn(minor, t.Currency) }
 	brand := ""
 	if t.Details.Card != nil {
 		brand = t.Details.Card.Brand
 	}
 	return []string{t.Reference, t.CreatedAt.Format(time.RFC3339), string(t.Status.Public()), t.PaymentType, t.Channel, t.Currency,
-		FormatAmount(t.Amount, cur), FormatAmount(t.PayerSurcharge(), cur), FormatAmount(t.Total, cur), FormatAmount(t.Refunded, cur),
+		money(t.Amount), money(t.PayerSurcharge()), money(t.Total), money(t.Refunded),
 		csvText(t.InvoiceNumber), csvText(t.Details.Customer.Email), brand, t.CardLast4(),
-		FormatAmount(t.Taken(), cur), FormatAmount(t.Refundable(), cur)}
+		money(t.Taken()), money(t.Refundable())}
 }
 
 // csvText defuses text a spreadsheet would read as a formula (OWASP's

@@ -38,8 +38,7 @@ func WriteSettlementFile(w io.Writer, records []AcquirerRecord) error {
 	cw := csv.NewWriter(w)
 	cw.Write(settlementFileHeader)
 	for _, r := range records {
-		cur, _ := LookupCurrency(r.Currency)
-		cw.Write([]string{r.Date, r.Reference, r.Type, r.Currency, FormatAmount(r.Amount, cur)})
+		cw.Write([]string{r.Date, r.Reference, r.Type, r.Currency, FormatIn(r.Amount, r.Currency)})
 	}
 	cw.Flush()
 	return cw.Error()

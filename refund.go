@@ -106,10 +106,9 @@ func reserve(tx Tx, t *Transaction, r *Refund) error {
 	}
 	err := tx.AddRefunded(t.Reference, r.Amount, r.CreatedAt)
 	if errors.Is(err, ErrConflict) {
-		cur, _ := LookupCurrency(t.Currency)
 		return &Error{Kind: KindInvalid, Code: CodeAmountExceedsRefundable,
 			Message: fmt.Sprintf("the refund amount is above what can still be refunded (%s %s of %s %s)",
-				FormatAmount(t.Refundable(), cur), t.Currency, FormatAmount(t.Total, cur), t.Currency),
+				FormatIn(t.Refundable(), t.Currency), t.Currency, FormatIn(t.Total, t.Currency), t.Currency),
 			Fields: map[string]string{"refund.amount": "is more than the amount left to refund"}}
 	}
 	if err != nil {

@@ -199,8 +199,7 @@ func (rep *SettlementReport) WriteCSV(w io.Writer) error {
 }
 
 func (rep *SettlementReport) record(r ReportRow) []string {
-	cur, _ := LookupCurrency(r.Currency)
-	money := func(v int64) string { return FormatAmount(v, cur) }
+	money := func(v int64) string { return FormatIn(v, r.Currency) }
 	rec := []string{rep.Day, r.BatchID, r.ID, string(r.Type), r.Reference, r.RefundReference, r.Currency, money(r.Gross), money(r.Surcharge)}
 	for _, code := range rep.FeeCodes {
 		rec = append(rec, money(r.Fees[code]))

@@ -121,8 +121,7 @@ func (s *Service) Challenge(ctx context.Context, capability string) (*Challenge,
 }
 
 func describeChallenge(m *Merchant, t *Transaction) *Challenge {
-	cur, _ := LookupCurrency(t.Currency)
-	c := &Challenge{Reference: t.Reference, TradingName: m.TradingName, Amount: FormatAmount(t.Total, cur) + " " + t.Currency,
+	c := &Challenge{Reference: t.Reference, TradingName: m.TradingName, Amount: FormatIn(t.Total, t.Currency) + " " + t.Currency,
 		ExpiresAt: time.Unix(t.Details.ThreeDS.ChallengeExpiresAt, 0).UTC()}
 	if t.Details.Card != nil {
 		c.MaskedCard, c.Brand = t.Details.Card.Masked, strings.ToUpper(t.Details.Card.Brand)

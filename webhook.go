@@ -309,9 +309,8 @@ func webhookTime(t *Transaction) string {
 // passed on to the payer (Fee) counts as surcharge, so that amount, the
 // sum of the other two, is always what the payer was charged.
 func amounts(t *Transaction) (sale, surcharge, total string) {
-	cur, _ := LookupCurrency(t.Currency)
 	extra := t.PayerSurcharge()
-	return FormatAmount(t.Amount, cur), FormatAmount(extra, cur), FormatAmount(t.Amount+extra, cur)
+	return FormatIn(t.Amount, t.Currency), FormatIn(extra, t.Currency), FormatIn(t.Amount+extra, t.Currency)
 }
 
 // instrument is the payment instrument part of a payload: the card, or

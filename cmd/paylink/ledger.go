@@ -71,14 +71,12 @@ func runSettle(ctx context.Context, env environment, args []string) error {
 			return err
 		}
 		for _, b := range res.Batches {
-			cur, _ := paylink.LookupCurrency(b.Currency)
 			fmt.Fprintf(env.stdout, "batch\t%s\t%s\t%s\t%s\t%d balance transactions\tnet %s\n", b.ID, b.MerchantID, b.Day,
-				b.Currency, b.Count, paylink.FormatAmount(b.Net, cur))
+				b.Currency, b.Count, paylink.FormatIn(b.Net, b.Currency))
 		}
 		for _, p := range res.Payouts {
-			cur, _ := paylink.LookupCurrency(p.Currency)
 			fmt.Fprintf(env.stdout, "payout\t%s\t%s\t%s\t%s\t%d batches\n", p.ID, p.MerchantID, p.Currency,
-				paylink.FormatAmount(p.Amount, cur), len(p.BatchIDs))
+				paylink.FormatIn(p.Amount, p.Currency), len(p.BatchIDs))
 		}
 		fmt.Fprintf(env.stdout, "settled %d batches, %d payouts, before %s\n", len(res.Batches), len(res.Payouts), cutoff.Format(time.RFC3339Nano))
 		return err // the accounts that failed; the others are settled above
@@ -183,8 +181,7 @@ func varianceLine(v paylink.Variance) string {
 
 // money formats minor units of currency as "10.00 AUD".
 func money(minor int64, currency string) string {
-	cur, _ := paylink.LookupCurrency(currency)
-	return paylink.FormatAmount(minor, cur) + " " + currency
+	return paylink.FormatIn(minor, currency) + " " + currency
 }
 
 // runReconcile matches a settlement file against the ledger and prints

@@ -38,10 +38,10 @@ func runReview(ctx context.Context, env environment, args []string) error {
 		w := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "KIND\tREFERENCE\tMERCHANT\tPURCHASE\tAMOUNT\tCURRENCY\tSINCE (UTC)")
 		for _, t := range ts {
-			fmt.Fprintf(w, "transaction\t%s\t%s\t\t%s\t%s\t%s\n", t.Reference, t.MerchantID, amount(t.Total, t.Currency), t.Currency, paylink.FormatSpecTime(t.UpdatedAt))
+			fmt.Fprintf(w, "transaction\t%s\t%s\t\t%s\t%s\t%s\n", t.Reference, t.MerchantID, paylink.FormatIn(t.Total, t.Currency), t.Currency, paylink.FormatSpecTime(t.UpdatedAt))
 		}
 		for _, r := range rs {
-			fmt.Fprintf(w, "refund\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Reference, r.MerchantID, r.TransactionReference, amount(r.Amount, r.Currency), r.Currency, paylink.FormatSpecTime(r.CreatedAt))
+			fmt.Fprintf(w, "refund\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Reference, r.MerchantID, r.TransactionReference, paylink.FormatIn(r.Amount, r.Currency), r.Currency, paylink.FormatSpecTime(r.CreatedAt))
 		}
 		if err := w.Flush(); err != nil {
 			return fmt.Errorf("review: %w", err)
@@ -86,10 +86,4 @@ func runReviewResolve(ctx context.Context, env environment, args []string) error
 		fmt.Fprintf(env.stdout, "%s %s of %s resolved as %s: now %s\n", kind, r.Reference, r.MerchantID, r.Answer, status)
 		return nil
 	})
-}
-
-// amount formats minor units in their currency.
-func amount(minor int64, currency string) string {
-	cur, _ := paylink.LookupCurrency(currency)
-	return paylink.FormatAmount(minor, cur)
 }

@@ -27,9 +27,8 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	}
 	out := make([]balanceJSON, 0, len(bs))
 	for _, b := range bs {
-		cur, _ := paylink.LookupCurrency(b.Currency)
-		out = append(out, balanceJSON{Currency: b.Currency, Pending: paylink.FormatAmount(b.Pending, cur),
-			Available: paylink.FormatAmount(b.Available, cur), PaidOut: paylink.FormatAmount(b.PaidOut, cur)})
+		out = append(out, balanceJSON{Currency: b.Currency, Pending: paylink.FormatIn(b.Pending, b.Currency),
+			Available: paylink.FormatIn(b.Available, b.Currency), PaidOut: paylink.FormatIn(b.PaidOut, b.Currency)})
 	}
 	return map[string]any{"balances": out, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil
 }
@@ -90,14 +89,13 @@ func (s *Server) balanceTransactions(w http.ResponseWriter, r *http.Request, m *
 	}
 	out := make([]balanceTransactionJSON, 0, len(ps))
 	for _, p := range ps {
-		cur, _ := paylink.LookupCurrency(p.Currency)
 		status := "pending"
 		if p.SettlementBatch != "" || p.Kind == paylink.PostingPayout {
 			status = "available"
 		}
 		out = append(out, balanceTransactionJSON{ID: p.ID, Type: string(p.Kind), Reference: p.Reference,
-			RefundReference: p.RefundReference, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
-			Fee: paylink.FormatAmount(p.Fee, cur), Net: paylink.FormatAmount(p.Net, cur), Status: status,
+			RefundReference: p.RefundReference, Currency: p.Currency, Amount: paylink.FormatIn(p.Amount, p.Currency),
+			Fee: paylink.FormatIn(p.Fee, p.Currency), Net: paylink.FormatIn(p.Net, p.Currency), Status: status,
 			SettlementBatch: p.SettlementBatch, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
 	}
 	return map[string]any{"data": out, "has_more": more, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil
@@ -124,8 +122,7 @@ func (s *Server) payouts(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	}
 	out := make([]payoutJSON, 0, len(ps))
 	for _, p := range ps {
-		cur, _ := paylink.LookupCurrency(p.Currency)
-		out = append(out, payoutJSON{ID: p.ID, Currency: p.Currency, Amount: paylink.FormatAmount(p.Amount, cur),
+		out = append(out, payoutJSON{ID: p.ID, Currency: p.Currency, Amount: paylink.FormatIn(p.Amount, p.Currency),
 			Batches: p.BatchIDs, Covers: p.BalanceTransactionIDs, CreatedAt: p.CreatedAt.Format(time.RFC3339)})
 	}
 	return map[string]any{"data": out, "has_more": more, "response_code": paylink.CodeSuccess, "response_message": msgSuccess}, nil

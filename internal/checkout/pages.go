@@ -42,10 +42,9 @@ func (h *Handler) fillPaid(rq *request, v *view) error {
 	if err != nil {
 		return err
 	}
-	cur, _ := paylink.LookupCurrency(t.Currency)
-	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, cur), Surcharge: "None", Method: methodName(t)}
+	v.Paid = &paidView{Reference: t.Reference, Amount: money(t.Total, t.Currency), Surcharge: "None", Method: methodName(t)}
 	if t.Surcharge > 0 {
-		v.Paid.Surcharge = money(t.Surcharge, cur)
+		v.Paid.Surcharge = money(t.Surcharge, t.Currency)
 	}
 	return nil
 }
@@ -290,12 +289,11 @@ func (h *Handler) surcharge(rq *request) error {
 	if err != nil {
 		return err
 	}
-	cur, _ := paylink.LookupCurrency(q.Currency)
 	l := rq.ls.Link
 	rq.w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	return json.NewEncoder(rq.w).Encode(map[string]string{
 		"brand": q.Card.Brand, "brand_name": brandName(q.Card.Brand), "percent": q.Rate.String(),
-		"surcharge": money(q.Amount, cur), "total": money(l.Amount+q.Amount, cur),
+		"surcharge": money(q.Amount, q.Currency), "total": money(l.Amount+q.Amount, q.Currency),
 	})
 }
 
@@ -310,10 +308,9 @@ func (h *Handler) walletSheet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	cur, _ := paylink.LookupCurrency(q.Currency)
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
-	v.Surcharge, v.Total = money(q.Amount, cur)+" ("+q.Rate.String()+"%)", money(rq.ls.Link.Amount+q.Amount, cur)
+	v.Surcharge, v.Total = money(q.Amount, q.Currency)+" ("+q.Rate.String()+"%)", money(rq.ls.Link.Amount+q.Amount, q.Currency)
 	v.Sheet = &sheetView{Provider: w.Name() + " (sandbox)", Action: rq.base + "/wallet/" + w.Path() + "/confirm",
 		Detail: brandName(q.Card.Brand) + " ending " + q.Card.Masked[len(q.Card.Masked)-4:],
 		Total:  v.Total, Cancel: rq.base}

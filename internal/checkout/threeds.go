@@ -60,10 +60,9 @@ const stateReturned paylink.LinkStatus = "returned"
 // browser where the attempt t stands, and how to reach the link again.
 func returnedMessage(t *paylink.Transaction) string {
 	again := " To see this payment link again, open it from the message you were sent."
-	cur, _ := paylink.LookupCurrency(t.Currency)
 	switch t.Status {
 	case paylink.StatusApproved, paylink.StatusPreAuthorised:
-		return "Your payment of " + money(t.Total, cur) + " was approved. Transaction reference: " + t.Reference + "." + again
+		return "Your payment of " + money(t.Total, t.Currency) + " was approved. Transaction reference: " + t.Reference + "." + again
 	case paylink.StatusRequiresAuthentication:
 		return "Your bank has not finished checking this payment yet: finish the check your bank started, then come back here." + again
 	case paylink.StatusProcessing, paylink.StatusUnknown:

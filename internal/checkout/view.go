@@ -74,11 +74,10 @@ type rateLine struct {
 // newView fills the parts of a view common to every page of a link.
 func (h *Handler) newView(rq *request) *view {
 	l, m := rq.ls.Link, rq.ls.Merchant
-	cur, _ := paylink.LookupCurrency(l.Currency)
 	v := &view{
 		Nonce: rq.nonce, CSRF: rq.csrf, CSS: h.css, Base: rq.base, VT: rq.ls.Mode == paylink.ChannelVT,
-		Trading: m.TradingName, Ref: l.MerchantReference, Subtotal: money(l.Amount, cur),
-		Total: money(l.Amount, cur), NoSurcharge: !l.ApplySurcharge, State: l.State(h.svc.Now()),
+		Trading: m.TradingName, Ref: l.MerchantReference, Subtotal: money(l.Amount, l.Currency),
+		Total: money(l.Amount, l.Currency), NoSurcharge: !l.ApplySurcharge, State: l.State(h.svc.Now()),
 		Form: customerForm(l.Customer), Errors: map[string]string{},
 		HoldMinutes: int(h.svc.Config().AuthenticationTimeout.Minutes()),
 	}
@@ -155,8 +154,8 @@ func rates(r paylink.SurchargeRates) []rateLine {
 }
 
 // money formats an amount for people: "AUD 10.50".
-func money(minor int64, cur paylink.Currency) string {
-	return cur.Code + " " + paylink.FormatAmount(minor, cur)
+func money(minor int64, currency string) string {
+	return currency + " " + paylink.FormatIn(minor, currency)
 }
 
 // autocomplete is a card or customer field's autocomplete token: the

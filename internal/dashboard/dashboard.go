@@ -202,23 +202,11 @@ func securityHeaders(w http.ResponseWriter) {
 // templateFuncs are the templates' helpers.
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
-		"money": func(minor int64, currency string) string {
-			cur, ok := paylink.LookupCurrency(currency)
-			if !ok {
-				return fmt.Sprintf("%d %s", minor, currency)
-			}
-			return currency + " " + paylink.FormatAmount(minor, cur)
-		},
-		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"money": func(minor int64, currency string) string { return currency + " " + paylink.FormatIn(minor, currency) },
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		// amount is minor units as a form's decimal value, without the code.
-		"amount": formatAmount,
+		"amount": paylink.FormatIn,
 		"micros": paylink.FormatMicros,
 		"roles":  paylink.Roles,
 	}
-}
-
-// formatAmount is minor units as a form's decimal value, without the code.
-func formatAmount(minor int64, currency string) string {
-	cur, _ := paylink.LookupCurrency(currency)
-	return paylink.FormatAmount(minor, cur)
 }

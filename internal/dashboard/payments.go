@@ -169,7 +169,7 @@ func (h *Handler) renderPayment(rq *request, base string, status int, v view) er
 		CanCancel:  role.Can(paylink.PermCancel) && held,
 		CanRefund:  role.Can(paylink.PermRefund) && t.Refundable() > 0}
 	d.Fees, d.Deducted, d.Billed, d.Net = fees(rq.ss.Merchant, tl)
-	d.CaptureAmount, d.RefundAmount = formatAmount(t.Amount, t.Currency), formatAmount(d.Refundable, t.Currency)
+	d.CaptureAmount, d.RefundAmount = paylink.FormatIn(t.Amount, t.Currency), paylink.FormatIn(d.Refundable, t.Currency)
 	if v.Error == "" {
 		v.Notice = actionNotice(rq.r.URL.Query().Get("done"), awaitingAnswer(tl))
 	} else if rq.r.Method == http.MethodPost {
