@@ -24,7 +24,7 @@ func (s *Service) TokenizeCard(ctx context.Context, m *Merchant, req TokenizeReq
 	if req.Card == nil {
 		f.Add("card", "the card details (number, expiry_month, expiry_year) are required")
 	} else {
-		checkCard(f, "card", req.Card, s.now())
+		checkCard(f, req.Card, s.now())
 	}
 	checkField(f, "customer.id", req.CustomerID, MaxFieldLength)
 	if err := f.Err(); err != nil {

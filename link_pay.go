@@ -80,7 +80,7 @@ func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 	if p.Card == nil {
 		f.Add("card.number", "is required")
 	} else {
-		checkCard(f, "card", p.Card, s.now())
+		checkCard(f, p.Card, s.now())
 	}
 	if err := f.Err(); err != nil {
 		return err

@@ -83,7 +83,7 @@ func (r *PurchaseRequest) validate(now time.Time) error {
 	case r.Card != nil && r.CardToken != "":
 		f.Add("card", "send either card.token or the card details, not both")
 	case r.Card != nil:
-		checkCard(f, "card", r.Card, now)
+		checkCard(f, r.Card, now)
 	}
 	if r.ThreeDS {
 		checkRedirectURL(f, r.RedirectURL)
@@ -147,27 +147,28 @@ func CheckTimezone(name string) error {
 	return nil
 }
 
-// checkCard validates card details in place (normalising PAN and year).
-func checkCard(f FieldErrors, prefix string, c *CardDetails, now time.Time) {
+// checkCard validates card details in place (normalising PAN and year);
+// its field errors name the request's card object, card.*.
+func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
 	pan, err := NormalizePAN(c.Number)
 	if err != nil {
-		f.Add(prefix+".number", err.Error())
+		f.Add("card.number", err.Error())
 	} else if BrandOf(pan) == "" {
-		f.Add(prefix+".number", "card brand is not supported")
+		f.Add("card.number", "card brand is not supported")
 	}
 	c.Number = pan
 	year, err := CheckExpiry(c.ExpiryMonth, c.ExpiryYear, now)
 	if err != nil {
-		field := prefix + ".expiry_year"
+		field := "card.expiry_year"
 		if c.ExpiryMonth < 1 || c.ExpiryMonth > 12 {
-			field = prefix + ".expiry_month"
+			field = "card.expiry_month"
 		}
 		f.Add(field, err.Error())
 	}
 	c.ExpiryYear = year
-	checkField(f, prefix+".holder_name", c.HolderName, MaxFieldLength)
+	checkField(f, "card.holder_name", c.HolderName, MaxFieldLength)
 	if c.CVC != "" && (!allDigits(c.CVC) || len(c.CVC) < 3 || len(c.CVC) > 4) {
-		f.Add(prefix+".cvc", "must be 3 or 4 digits")
+		f.Add("card.cvc", "must be 3 or 4 digits")
 	}
 }
 

@@ -7,19 +7,19 @@ import (
 	"github.com/paylink/paylink"
 )
 
-// audFlag is an amount in Australian dollars ("0.30"), kept in cents.
+// audFlag is an amount in the direct debit currency, Australian dollars
+// ("0.30"), kept in cents.
 type audFlag struct{ minor *int64 }
-
-var aud = paylink.Currency{Code: paylink.DirectDebitCurrency, Exponent: 2}
 
 func (f audFlag) String() string {
 	if f.minor == nil {
 		return ""
 	}
-	return paylink.FormatAmount(*f.minor, aud)
+	return paylink.FormatIn(*f.minor, paylink.DirectDebitCurrency)
 }
 
 func (f audFlag) Set(v string) error {
+	aud, _ := paylink.LookupCurrency(paylink.DirectDebitCurrency) // a known code: its exponent from the one table
 	n, err := paylink.ParseAmount(v, aud)
 	if err != nil {
 		return err
