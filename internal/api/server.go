@@ -239,11 +239,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeRaw(w, status, body)
 }
 
-// retryAfterSeconds is the Retry-After of a 503: a database restart or
-// fail-over takes seconds, and a retry with the same Idempotency-Key is
-// safe.
-const retryAfterSeconds = "1"
-
 // errorResponse renders an error as its status and body, logging
 // internal detail.
 func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error) (int, []byte) {
@@ -308,7 +303,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-s.draining: // nil without WithDraining, so never
-		w.Header().Set("Retry-After", retryAfterSeconds)
+		httpx.SetUnavailable(w)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
 			"reason": "shutting down: this instance finishes the requests it has and takes no new ones"})
 		return
@@ -320,7 +315,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		if !s.down.Swap(true) {
 			s.log.WarnContext(r.Context(), "not ready: the database cannot be reached or commits nothing; /readyz answers 503 until it does", "err", err)
 		}
-		w.Header().Set("Retry-After", retryAfterSeconds)
+		httpx.SetUnavailable(w)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
 			"reason": "the database cannot be reached, is restarting or commits nothing"})
 		return
