@@ -132,7 +132,7 @@ func TestRandomTokenIsAlphanumeric(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range 50 {
-		tok, err := s.token(TokenLength)
+		tok, err := s.randomToken(TokenLength)
 		if err != nil {
 			t.Fatal(err)
 		}

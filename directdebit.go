@@ -228,7 +228,7 @@ func (s *Service) newDirectDebit(m *Merchant, req *DirectDebitRequest, sealed Se
 		PaymentType: PaymentTypeBankAccount, Channel: ChannelAPI, Status: StatusProcessing,
 		Currency: DirectDebitCurrency, Amount: req.Amount, Fee: fee, Total: req.Amount + fee,
 		CreatedAt: now, UpdatedAt: now, Secret: sealed,
-		Details: TxDetails{
+		Details: TransactionDetails{
 			Customer: req.Customer, Metadata: req.Metadata, DirectDebitFee: ddFee,
 			BankAccount: &BankAccountInfo{Masked: MaskAccountNumber(req.Account.Number),
 				BSB: req.Account.BSB, HolderName: req.Account.HolderName},

@@ -55,18 +55,18 @@ func TestFeeLines(t *testing.T) {
 		summary string
 	}{
 		{name: "declined has no fee", p: DefaultPricing(),
-			t:    Transaction{Status: StatusDeclined, Currency: "AUD", Amount: 1000, PaymentType: PaymentTypeCard, Details: TxDetails{Card: visa}},
+			t:    Transaction{Status: StatusDeclined, Currency: "AUD", Amount: 1000, PaymentType: PaymentTypeCard, Details: TransactionDetails{Card: visa}},
 			want: `null`, summary: `{"TotalMicros":0,"Currency":"AUD","Calculation":"EXACT","LineCount":0}`},
 		{name: "hold is estimated", p: DefaultPricing(),
-			t:       Transaction{Status: StatusPreAuthorised, Currency: "AUD", Amount: 1000, PaymentType: PaymentTypeCard, Details: TxDetails{Card: visa}},
+			t:       Transaction{Status: StatusPreAuthorised, Currency: "AUD", Amount: 1000, PaymentType: PaymentTypeCard, Details: TransactionDetails{Card: visa}},
 			want:    `[{"Code":"SERVICE_BLENDED_FEE","Micros":475000,"Currency":"AUD","Settlement":"DEDUCTED","Calculation":"ESTIMATED"}]`,
 			summary: `{"TotalMicros":475000,"Currency":"AUD","Calculation":"ESTIMATED","LineCount":1}`},
 		{name: "direct debit is one DD_FEE line", p: Pricing{Billable: []string{FeeDirectDebit}},
-			t:       Transaction{Status: StatusPending, Currency: "AUD", Amount: 5000, PaymentType: PaymentTypeBankAccount, Details: TxDetails{DirectDebitFee: 125}},
+			t:       Transaction{Status: StatusPending, Currency: "AUD", Amount: 5000, PaymentType: PaymentTypeBankAccount, Details: TransactionDetails{DirectDebitFee: 125}},
 			want:    `[{"Code":"DD_FEE","Micros":1250000,"Currency":"AUD","Settlement":"BILLABLE","Calculation":"EXACT"}]`,
 			summary: `{"TotalMicros":1250000,"Currency":"AUD","Calculation":"EXACT","LineCount":1}`},
 		{name: "amex without tax", p: Pricing{AmexPercent: 30000},
-			t:       Transaction{Status: StatusApproved, Currency: "AUD", Amount: 1000, Surcharge: 25, PaymentType: PaymentTypeCard, Details: TxDetails{Card: amex}},
+			t:       Transaction{Status: StatusApproved, Currency: "AUD", Amount: 1000, Surcharge: 25, PaymentType: PaymentTypeCard, Details: TransactionDetails{Card: amex}},
 			want:    `[{"Code":"AMEX_FEE","Micros":307500,"Currency":"AUD","Settlement":"DEDUCTED","Calculation":"EXACT"}]`,
 			summary: `{"TotalMicros":307500,"Currency":"AUD","Calculation":"EXACT","LineCount":1}`},
 	}

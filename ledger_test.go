@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-func card(brand string) *TxDetails {
-	return &TxDetails{Card: &CardInfo{Brand: brand, Funding: "credit", Country: "AU"}}
+func card(brand string) *TransactionDetails {
+	return &TransactionDetails{Card: &CardInfo{Brand: brand, Funding: "credit", Country: "AU"}}
 }
 
-func txn(ref, typ string, status Status, total int64, d *TxDetails) *Transaction {
+func txn(ref, typ string, status Status, total int64, d *TransactionDetails) *Transaction {
 	t := &Transaction{Reference: ref, MerchantID: "m1", Currency: "AUD", PaymentType: typ, Status: status,
 		Amount: total, Total: total}
 	if d != nil {

@@ -200,13 +200,13 @@ func (s *Service) newLink(m *Merchant, n NewLink, now time.Time) (*PaymentLink, 
 	if err != nil {
 		return nil, toks, err
 	}
-	if toks.Page, err = s.token(linkTokenLength); err != nil {
+	if toks.Page, err = s.randomToken(linkTokenLength); err != nil {
 		return nil, toks, err
 	}
-	if toks.VT, err = s.token(linkTokenLength); err != nil {
+	if toks.VT, err = s.randomToken(linkTokenLength); err != nil {
 		return nil, toks, err
 	}
-	csrf, err := s.token(linkTokenLength)
+	csrf, err := s.randomToken(linkTokenLength)
 	if err != nil {
 		return nil, toks, err
 	}

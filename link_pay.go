@@ -146,7 +146,7 @@ func (s *Service) claimLinkFrom(tx Tx, l *PaymentLink, ref, browser string) erro
 }
 
 // startedBy reports whether t is an attempt on link linkID that browser
-// started (TxDetails.BrowserHash, or ThreeDS.BrowserHash for an attempt
+// started (TransactionDetails.BrowserHash, or ThreeDS.BrowserHash for an attempt
 // stored before the first).
 func startedBy(t *Transaction, linkID, browser string) bool {
 	hash := t.Details.BrowserHash
@@ -283,7 +283,7 @@ func (s *Service) newAltTransaction(ls *LinkSession, paymentType string, c Custo
 		Reference: ref, MerchantID: l.MerchantID, InvoiceNumber: l.MerchantReference,
 		PaymentType: paymentType, Channel: ls.Mode, Status: StatusProcessing, Currency: l.Currency,
 		Amount: l.Amount, Total: l.Amount, PaymentLinkID: l.ID, CreatedAt: now, UpdatedAt: now,
-		Details: TxDetails{Customer: c, WebhookURL: l.WebhookURL, RegionClass: RegionDomestic},
+		Details: TransactionDetails{Customer: c, WebhookURL: l.WebhookURL, RegionClass: RegionDomestic},
 	}
 	if browser != "" {
 		t.Details.BrowserHash = HashSecret(browser)

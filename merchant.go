@@ -245,7 +245,7 @@ func MaskSecrets(s string) string {
 }
 
 func (s *Service) newCredentials() (Credentials, error) {
-	mid, err := s.token(12)
+	mid, err := s.randomToken(12)
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -253,7 +253,7 @@ func (s *Service) newCredentials() (Credentials, error) {
 	if err != nil {
 		return Credentials{}, err
 	}
-	company, err := s.token(TokenLength)
+	company, err := s.randomToken(TokenLength)
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -263,7 +263,7 @@ func (s *Service) newCredentials() (Credentials, error) {
 // newAPIKey returns a fresh API key: the prefix and 40 random characters
 // (238 bits).
 func (s *Service) newAPIKey() (string, error) {
-	key, err := s.token(40)
+	key, err := s.randomToken(40)
 	if err != nil {
 		return "", err
 	}

@@ -104,7 +104,7 @@ type Transaction struct {
 	// (a direct debit's account number); empty for cards, which live in
 	// the card vault.
 	Secret  SealedSecret
-	Details TxDetails
+	Details TransactionDetails
 
 	// AuthenticationURL is not stored: it is set on the result of an
 	// operation that requires 3-D Secure, and holds the challenge page
@@ -112,9 +112,9 @@ type Transaction struct {
 	AuthenticationURL string
 }
 
-// TxDetails holds the parts of a transaction that are carried, not queried.
+// TransactionDetails holds the parts of a transaction that are carried, not queried.
 // It is stored as one JSON document.
-type TxDetails struct {
+type TransactionDetails struct {
 	Card            *CardInfo         `json:"card,omitempty"`
 	RegionClass     string            `json:"region_class,omitempty"`
 	CardMultiUse    bool              `json:"card_multi_use,omitempty"`
@@ -201,9 +201,9 @@ type ThreeDS struct {
 	ECI                string `json:"eci,omitempty"`
 	DSTransID          string `json:"ds_trans_id,omitempty"`
 	ChallengeIndicator string `json:"challenge_indicator,omitempty"`
-	// BrowserHash is TxDetails.BrowserHash of a hosted page's attempt,
+	// BrowserHash is TransactionDetails.BrowserHash of a hosted page's attempt,
 	// kept here too for builds that read it only here (a rolling
-	// upgrade); newer builds read TxDetails.BrowserHash first.
+	// upgrade); newer builds read TransactionDetails.BrowserHash first.
 	BrowserHash []byte `json:"browser_hash,omitempty"`
 }
 

@@ -205,7 +205,7 @@ func TestWritePaymentsCSV(t *testing.T) {
 						InvoiceNumber: fmt.Sprintf("=HYPERLINK(%d)", i), PaymentType: paylink.PaymentTypeCard, Channel: paylink.ChannelAPI,
 						Status: status, Currency: "AUD", Amount: 1000 + int64(i), Total: 1000 + int64(i),
 						CreatedAt: base.Add(time.Duration(i) * time.Second), UpdatedAt: base,
-						Details: paylink.TxDetails{Customer: paylink.Customer{Email: "jo@example.com"},
+						Details: paylink.TransactionDetails{Customer: paylink.Customer{Email: "jo@example.com"},
 							Card: &paylink.CardInfo{Masked: "411111******1111", Brand: "visa"}}}
 					if err := tx.CreateTransaction(tr); err != nil {
 						return err

@@ -32,7 +32,7 @@ type PurchaseRequest struct {
 	PaymentType   string
 	PaymentLinkID string
 	WebhookURL    string // the link's dynamic webhook, delivered besides the company one
-	Browser       string // the link page's browser cookie (TxDetails.BrowserHash)
+	Browser       string // the link page's browser cookie (TransactionDetails.BrowserHash)
 }
 
 // MaxInvoiceLength is the longest accepted invoice number (spec: 255).
@@ -362,7 +362,7 @@ func (s *Service) usableCard(tx Tx, m *Merchant, token string) (*Card, error) {
 // newCardTransaction builds the PROCESSING transaction ref of a purchase.
 func (s *Service) newCardTransaction(m *Merchant, req *PurchaseRequest, card *Card, ref string) *Transaction {
 	region := RegionClass(card.Info.Country, m.Country)
-	d := TxDetails{
+	d := TransactionDetails{
 		Card: &card.Info, RegionClass: region, CardMultiUse: card.MultiUse,
 		ReturnCardToken: card.MultiUse, Customer: req.Customer, Metadata: req.Metadata,
 		ApplySurcharge: req.ApplySurcharge, WebhookURL: req.WebhookURL,

@@ -150,9 +150,9 @@ func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
 
 const alphanumeric = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// token returns n characters [A-Za-z0-9] from the random source, without
+// randomToken returns n characters [A-Za-z0-9] from the random source, without
 // modulo bias (bytes of 248 and above are rejected).
-func (s *Service) token(n int) (string, error) {
+func (s *Service) randomToken(n int) (string, error) {
 	return RandomToken(s.random, n)
 }
 
@@ -182,7 +182,7 @@ const (
 
 // reference returns an opaque reference with a readable prefix.
 func (s *Service) reference(prefix string) (string, error) {
-	t, err := s.token(referenceRandom)
+	t, err := s.randomToken(referenceRandom)
 	if err != nil {
 		return "", err
 	}
@@ -198,7 +198,7 @@ func isBase62(r rune) bool {
 // cardToken returns a 128-character card token: time-ordered like a
 // reference (the cards table is keyed by it), then 119 random characters.
 func (s *Service) cardToken() (string, error) {
-	t, err := s.token(TokenLength - 9)
+	t, err := s.randomToken(TokenLength - 9)
 	if err != nil {
 		return "", err
 	}

@@ -56,7 +56,7 @@ func (d *ThreeDS) fail(reason string) {
 // one-time challenge secret: only its hash is stored, and the capability
 // "<reference>.<secret>" is returned in t.AuthenticationURL.
 func (s *Service) issueChallenge(t *Transaction) error {
-	secret, err := s.token(48)
+	secret, err := s.randomToken(48)
 	if err != nil {
 		return err
 	}

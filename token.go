@@ -36,7 +36,7 @@ func (s *Service) IssueTransactionToken(ctx context.Context, m *Merchant, compan
 	if err := s.CheckCompanyToken(ctx, m, companyToken); err != nil {
 		return "", err
 	}
-	nonce, err := s.token(tokenNonceLength)
+	nonce, err := s.randomToken(tokenNonceLength)
 	if err != nil {
 		return "", Internal("issue transaction token", err)
 	}

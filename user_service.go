@@ -229,11 +229,11 @@ const sessionTokenLength = 43
 
 // openSession creates a session for u after a correct password.
 func (s *Service) openSession(ctx context.Context, u *User) (*SignedIn, error) {
-	token, err := s.token(sessionTokenLength)
+	token, err := s.randomToken(sessionTokenLength)
 	if err != nil {
 		return nil, Internal("session id", err)
 	}
-	csrf, err := s.token(sessionTokenLength)
+	csrf, err := s.randomToken(sessionTokenLength)
 	if err != nil {
 		return nil, Internal("csrf token", err)
 	}
@@ -460,7 +460,7 @@ func (s *Service) CreateInvite(ctx context.Context, actor *User, email string, r
 		return "", nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "role: must be admin, staff or viewer",
 			Fields: map[string]string{"role": "must be admin, staff or viewer"}}
 	}
-	token, err := s.token(43)
+	token, err := s.randomToken(43)
 	if err != nil {
 		return "", nil, Internal("invite token", err)
 	}

@@ -138,7 +138,7 @@ func (s *Service) recoveryCodes() (codes, hashes []string, err error) {
 	codes = make([]string, recoveryCodeCount)
 	hashes = make([]string, recoveryCodeCount)
 	for i := range codes {
-		c, err := s.token(10)
+		c, err := s.randomToken(10)
 		if err != nil {
 			return nil, nil, Internal("recovery code", err)
 		}

@@ -119,7 +119,7 @@ type WebhookResult struct {
 // limit 0 to record them alone). Each recorded job's Delivery is updated
 // to its new state.
 func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, limit int, lease time.Duration) ([]*WebhookJob, error) {
-	token, err := s.token(32)
+	token, err := s.randomToken(32)
 	if err != nil {
 		return nil, fmt.Errorf("exchange webhooks: %w", err)
 	}

@@ -21,14 +21,14 @@ func TestWebhookPayloadFields(t *testing.T) {
 	at := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
 	bank := &Transaction{Reference: "pr_dd", Status: StatusPending, PaymentType: PaymentTypeBankAccount, Channel: ChannelAPI,
 		Currency: "AUD", Amount: 5000, Fee: 100, UpdatedAt: at,
-		Details: TxDetails{BankAccount: &BankAccountInfo{Masked: "*****678", BSB: "062000", HolderName: "Jo Citizen"}, DirectDebitFee: 100}}
+		Details: TransactionDetails{BankAccount: &BankAccountInfo{Masked: "*****678", BSB: "062000", HolderName: "Jo Citizen"}, DirectDebitFee: 100}}
 	card := &Transaction{Reference: "pr_3ds", Status: StatusPreAuthorised, PaymentType: PaymentTypeCard, Channel: ChannelHPP,
 		Currency: "AUD", Amount: 1000, ProcessedAt: at, CardToken: "tok", PaymentLinkID: "pl_1",
-		Details: TxDetails{Card: &CardInfo{Masked: "400000******3220", Brand: "VISA", ExpiryMonth: 3, ExpiryYear: 2031},
+		Details: TransactionDetails{Card: &CardInfo{Masked: "400000******3220", Brand: "VISA", ExpiryMonth: 3, ExpiryYear: 2031},
 			ReturnCardToken: true, AuthCode: "123456",
 			ThreeDS: &ThreeDS{Result: "authenticated", Version: "2.2.0", ECI: "05", DSTransID: "ds-1", ChallengeIndicator: "challenge"}}}
 	zip := &Transaction{Reference: "pr_zip", Status: StatusApproved, PaymentType: PaymentTypeZip, Channel: ChannelHPP,
-		Currency: "AUD", Amount: 1050, ProcessedAt: at, Details: TxDetails{AuthCode: "a1b2c3"}}
+		Currency: "AUD", Amount: 1050, ProcessedAt: at, Details: TransactionDetails{AuthCode: "a1b2c3"}}
 	jpy := &Transaction{Reference: "pr_jpy", Status: StatusApproved, PaymentType: PaymentTypeCard, Channel: ChannelAPI,
 		Currency: "JPY", Amount: 1000, Surcharge: 12, ProcessedAt: at}
 	kwd := &Transaction{Reference: "pr_kwd", Status: StatusApproved, PaymentType: PaymentTypeCard, Channel: ChannelAPI,
@@ -86,7 +86,7 @@ func TestWebhookPayloadFields(t *testing.T) {
 
 func TestDirectDebitFeeDetail(t *testing.T) {
 	tr := &Transaction{Status: StatusPending, PaymentType: PaymentTypeBankAccount, Currency: "AUD", Amount: 5000,
-		Details: TxDetails{DirectDebitFee: 125}}
+		Details: TransactionDetails{DirectDebitFee: 125}}
 	raw, err := json.Marshal(feeDetail(tr, DefaultPricing()))
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ func benchTransaction() *paylink.Transaction {
 	return &paylink.Transaction{
 		Reference: "tx_01JD3QB7M4N5P6Q7R8S9T0V1W2", InvoiceNumber: "INV-2026-000142", Status: paylink.StatusApproved,
 		Currency: "AUD", Amount: 14995, Surcharge: 165, Total: 15160, CreatedAt: at, UpdatedAt: at, ProcessedAt: at,
-		Details: paylink.TxDetails{
+		Details: paylink.TransactionDetails{
 			Card: &paylink.CardInfo{Masked: "411111******1111", Brand: "visa", Funding: "credit", Country: "AU",
 				ExpiryMonth: 12, ExpiryYear: 2029, HolderName: "Jo Citizen", Fingerprint: "fp_9c1d0e7a5b3f"},
 			Customer: paylink.Customer{ID: "", Reference: "CUST-10442", Email: "jo.citizen@example.com"},

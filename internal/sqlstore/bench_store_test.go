@@ -65,7 +65,7 @@ func purchaseValues(m *paylink.Merchant, n int64, now time.Time) (*paylink.Card,
 	t := &paylink.Transaction{Reference: fmt.Sprintf("pr_%016d", n), MerchantID: m.ID, PaymentType: paylink.PaymentTypeCard,
 		Channel: paylink.ChannelAPI, Status: paylink.StatusProcessing, Currency: "AUD", Amount: 1000, Surcharge: 15,
 		Total: 1015, CardToken: card.Token, CreatedAt: now, UpdatedAt: now,
-		Details: paylink.TxDetails{Customer: paylink.Customer{IPAddress: "203.0.113.9", Timezone: "UTC"}, Card: &card.Info}}
+		Details: paylink.TransactionDetails{Customer: paylink.Customer{IPAddress: "203.0.113.9", Timezone: "UTC"}, Card: &card.Info}}
 	return card, t
 }
 

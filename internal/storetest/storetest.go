@@ -356,7 +356,7 @@ func NewTransaction(m *paylink.Merchant, ref, invoice string, total int64) *payl
 		Reference: ref, MerchantID: m.ID, InvoiceNumber: invoice, PaymentType: paylink.PaymentTypeCard,
 		Channel: paylink.ChannelAPI, Status: paylink.StatusApproved, Currency: "AUD", Amount: total, Total: total,
 		CreatedAt: t0, UpdatedAt: t0, ProcessedAt: t0,
-		Details: paylink.TxDetails{Customer: paylink.Customer{Email: "jo@example.com"}, AuthCode: "123456"},
+		Details: paylink.TransactionDetails{Customer: paylink.Customer{Email: "jo@example.com"}, AuthCode: "123456"},
 	}
 }
 
