@@ -491,53 +491,20 @@ func (w *schemaWatch) check(ctx context.Context) error {
 	return nil
 }
 
-// backgroundTasks lists the periodic jobs of a serving instance; the
-// clock-offset-check only where there is a database clock (PostgreSQL).
+// backgroundTasks lists the periodic jobs of a serving instance: the
+// Service's maintenance jobs (Service.Jobs), then this instance's own
+// checks: the schema version, and the clock where there is a database
+// clock to measure it against (PostgreSQL). A nil svc gives the checks
+// alone (tests of them).
 func backgroundTasks(svc *paylink.Service, watch *schemaWatch, clock *clockWatch) []jobs.Task {
-	tasks := []jobs.Task{
-		// Notice a later build migrating the database while this one serves.
-		{Name: "schema-version-check", Every: time.Minute, Run: watch.check},
-		{Name: "transaction-token-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.CleanupTransactionTokens(ctx)
-			return err
-		}},
-		{Name: "spent-card-wipe", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.WipeSpentCards(ctx)
-			return err
-		}},
-		{Name: "dashboard-session-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.CleanupSessions(ctx)
-			return err
-		}},
-		{Name: "idempotency-key-cleanup", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.CleanupIdempotencyKeys(ctx)
-			return err
-		}},
-		{Name: "interrupted-transaction-recovery", Every: time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.RecoverInterrupted(ctx)
-			return err
-		}},
-		// Direct debit: clear or dishonour PENDING debits.
-		{Name: "direct-debit-clearing", Every: time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.ClearDirectDebits(ctx)
-			return err
-		}},
-		// End 3-D Secure attempts past their challenge or --authentication-timeout.
-		{Name: "3ds-challenge-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.ExpireChallenges(ctx)
-			return err
-		}},
-		// Card lifecycle: release holds older than --preauth-expiry.
-		{Name: "preauth-expiry", Every: time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.ExpirePreAuths(ctx)
-			return err
-		}},
-		// Ledger: settle and pay out everything before the daily cut-off.
-		{Name: "settlement", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
-			_, err := svc.SettleDue(ctx)
-			return err
-		}},
+	var tasks []jobs.Task
+	if svc != nil {
+		for _, j := range svc.Jobs() {
+			tasks = append(tasks, jobs.Task{Name: j.Name, Every: j.Every, Run: j.Run})
+		}
 	}
+	// Notice a later build migrating the database while this one serves.
+	tasks = append(tasks, jobs.Task{Name: "schema-version-check", Every: time.Minute, Run: watch.check})
 	if clock.measures() {
 		// Measure this instance's clock against the database server's (at
 		// start-up, as every job runs first then, and every minute).
