@@ -100,7 +100,10 @@ const (
 )
 
 // Error is paylink's error. Code and Message are safe to show a client;
-// Op and Err are internal detail that is logged and never sent.
+// Op and Err are internal detail that is logged and never sent. An
+// *Error kept in a package variable (errHoldExpired, the answers every
+// refusal of its kind shares) is never modified once made: code that
+// needs another Message or Fields copies it first, or makes a new one.
 type Error struct {
 	Kind    Kind
 	Code    string
