@@ -218,7 +218,12 @@ type CallOption func(*http.Request)
 // a retry from another process, with a token of its own, gets the first
 // response too once paylink has finished the first attempt (paylink
 // leaves the token out of a finished key's comparison), and a 409 while
-// it has not.
+// it has not. The one exception is an answer lost as paylink's database
+// stopped after the COMMIT (a 503 that releases the key): only the same
+// token then stops a second charge, and the Client remembers it in this
+// process alone (for 24 hours, its 10,000 latest keys). After such a 503,
+// a retry from another process or after a restart must look the payment
+// up first (PurchaseStatus by invoice number), not send it again.
 // That token lives only as long as paylink's token lifetime (5 minutes by
 // default, --transaction-token-ttl): when no attempt reached paylink
 // before then, a retry is refused with ErrReplaceIdempotencyKey, and the
@@ -511,9 +516,9 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 	if err != nil {
 		return nil, err
 	}
-	sent := c.noteSent(key, source, path, t.TransactionToken, body)
+	sends, sig := c.noteSent(key, source, path, t.TransactionToken, body)
 	out, err := call[T](ctx, c, path, body, opts...)
-	if spentBy(err) != "" && c.spentByThisRequest(key, source, t.TransactionToken, sent) {
+	if spentBy(err) != "" && c.spentByThisRequest(key, source, sends, sig) {
 		return spentByThisCall(ctx, c, err, find, opts)
 	}
 	if source == tokenRemembered && (IsCode(err, "transaction_token_expired") || IsCode(err, "transaction_token_invalid")) {
@@ -527,36 +532,38 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 
 // noteSent records, before a call under an idempotency key sends its
 // token with body to path, that the token went out with this request,
-// and returns the request's signature ("" when nothing was recorded: no
-// key, or the caller's own token).
-func (c *Client) noteSent(key string, source tokenSource, path, token string, body any) string {
+// and returns the record of the requests that sent that token (nil when
+// nothing was recorded: no key, or the caller's own token) and this
+// request's signature in it.
+func (c *Client) noteSent(key string, source tokenSource, path, token string, body any) (*tokenSends, string) {
 	if key == "" || source == tokenPassed {
-		return ""
+		return nil, ""
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
-		return "" // the call itself fails to encode it
+		return nil, "" // the call itself fails to encode it
 	}
 	sum := sha256.Sum256(append([]byte(path+"\n"), data...))
 	sig := string(sum[:])
-	c.keyed.sentWith(key, token, sig)
-	return sig
+	return c.keyed.sentWith(key, token, sig), sig
 }
 
 // spentByThisRequest says whether the operation that spent a call's
 // token is this request's earlier attempt: a token fetched for a call
 // without a key was sent by that call alone; one fetched or remembered
-// under a key, when every request that sent it was this one (same path,
-// same body: signature sig). A token the caller passed may have been
-// sent by anyone.
-func (c *Client) spentByThisRequest(key string, source tokenSource, token, sig string) bool {
+// under a key, when every request that sent it, in sends, was this one
+// (same path, same body: signature sig). The call holds sends itself,
+// so the answer stands when the key's entry has since left the cache
+// (a later call under the key fetches another token). A token the
+// caller passed may have been sent by anyone.
+func (c *Client) spentByThisRequest(key string, source tokenSource, sends *tokenSends, sig string) bool {
 	switch {
 	case source == tokenPassed:
 		return false
 	case key == "":
 		return source == tokenFetched
 	}
-	return sig != "" && c.keyed.onlySentWith(key, token, sig)
+	return c.keyed.onlySentWith(sends, sig)
 }
 
 // tokenSource says where the transaction token a call sent came from.
@@ -619,12 +626,18 @@ type keyedTokens struct {
 }
 
 // keyedToken is a remembered token, when it was fetched, and the
-// requests it was sent with (their signatures; see Client.noteSent).
+// requests it was sent with.
 type keyedToken struct {
 	token string
 	at    time.Time
-	sigs  []string
+	sends *tokenSends
 }
+
+// tokenSends are the signatures of the requests a remembered token was
+// sent with (see Client.noteSent), guarded by keyedTokens.mu. Two
+// different requests are enough to say the token was not one request's:
+// no more is kept.
+type tokenSends struct{ sigs []string }
 
 const (
 	keyedTokenLife = 24 * time.Hour
@@ -663,31 +676,32 @@ func (k *keyedTokens) putIfAbsent(key, token string, now time.Time) string {
 	if len(k.byKey) >= maxKeyedTokens {
 		k.evict(now)
 	}
-	k.byKey[key] = keyedToken{token: token, at: now}
+	k.byKey[key] = keyedToken{token: token, at: now, sends: &tokenSends{}}
 	return token
 }
 
 // sentWith records that key's token, token, was sent with the request
-// sig, unless a racing call has replaced it. Two different requests
-// are enough to say the token was not one request's: no more is kept.
-func (k *keyedTokens) sentWith(key, token, sig string) {
+// sig, and returns the record it went into; nil, recording nothing, when
+// the key no longer holds that token.
+func (k *keyedTokens) sentWith(key, token, sig string) *tokenSends {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e, ok := k.byKey[key]
-	if !ok || e.token != token || len(e.sigs) == 2 || slices.Contains(e.sigs, sig) {
-		return
+	if !ok || e.token != token {
+		return nil
 	}
-	e.sigs = append(e.sigs, sig)
-	k.byKey[key] = e
+	if len(e.sends.sigs) < 2 && !slices.Contains(e.sends.sigs, sig) {
+		e.sends.sigs = append(e.sends.sigs, sig)
+	}
+	return e.sends
 }
 
-// onlySentWith says whether key's token is still token and was sent
-// with the request sig alone.
-func (k *keyedTokens) onlySentWith(key, token, sig string) bool {
+// onlySentWith says whether the token of sends was sent with the request
+// sig alone.
+func (k *keyedTokens) onlySentWith(sends *tokenSends, sig string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	e, ok := k.byKey[key]
-	return ok && e.token == token && len(e.sigs) == 1 && e.sigs[0] == sig
+	return sends != nil && len(sends.sigs) == 1 && sends.sigs[0] == sig
 }
 
 // drop forgets key's token if it is still token (a racing call may

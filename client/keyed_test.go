@@ -54,29 +54,36 @@ func TestKeyedTokensKeepTheFirst(t *testing.T) {
 
 // TestKeyedTokensKnowTheRequestsThatSentThem: a token sent with one
 // request (any number of times) was that request's alone; once another
-// request sent it too, it is no request's alone, and a signature for a
-// token the key no longer holds counts for nothing.
+// request sent it too, it is no request's alone; a key that no longer
+// holds the token records nothing; and a call's record stays right when
+// the key's entry leaves the cache (verification sweep: a call's own
+// retry lost its recovery once 10,000 other keys had pushed its entry
+// out).
 func TestKeyedTokensKnowTheRequestsThatSentThem(t *testing.T) {
 	var k keyedTokens
-	k.putIfAbsent("k", "tok", time.Now())
-	if k.onlySentWith("k", "tok", "a") {
-		t.Error("a token never sent was request a's alone")
+	t0 := time.Now()
+	k.putIfAbsent("k", "tok", t0)
+	if k.sentWith("k", "other", "b") != nil {
+		t.Error("a token the key does not hold was recorded")
 	}
-	k.sentWith("k", "tok", "a")
-	k.sentWith("k", "tok", "a")
-	k.sentWith("k", "other", "b") // a token the key does not hold
-	if !k.onlySentWith("k", "tok", "a") {
+	a := k.sentWith("k", "tok", "a")
+	if k.sentWith("k", "tok", "a") != a || !k.onlySentWith(a, "a") {
 		t.Error("a token sent with request a alone, twice, was not a's alone")
 	}
-	if k.onlySentWith("k", "other", "a") || k.onlySentWith("k", "tok", "b") {
-		t.Error("another token or another request counted as a's")
+	if k.onlySentWith(a, "b") || k.onlySentWith(nil, "a") {
+		t.Error("another request, or no record, counted as a's")
 	}
-	k.sentWith("k", "tok", "b")
-	k.sentWith("k", "tok", "c")
-	if k.onlySentWith("k", "tok", "a") || k.onlySentWith("k", "tok", "b") {
-		t.Error("a token sent with two requests was one's alone")
+	for i := range maxKeyedTokens {
+		k.putIfAbsent(fmt.Sprint("other-", i), "tok", t0.Add(time.Second))
 	}
-	if n := len(k.byKey["k"].sigs); n != 2 {
-		t.Errorf("kept %d signatures, want 2 (enough to say it was not one request's)", n)
+	if _, ok := k.byKey["k"]; ok || !k.onlySentWith(a, "a") {
+		t.Errorf("after the key's entry left the cache (still there: %v), its record no longer says request a alone", ok)
+	}
+	k.putIfAbsent("j", "tok2", t0.Add(time.Minute))
+	b := k.sentWith("j", "tok2", "b")
+	k.sentWith("j", "tok2", "c")
+	k.sentWith("j", "tok2", "d")
+	if k.onlySentWith(b, "b") || k.onlySentWith(b, "c") || len(b.sigs) != 2 {
+		t.Errorf("a token sent with three requests: %d signatures kept (want 2), and one counted as alone", len(b.sigs))
 	}
 }
