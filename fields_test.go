@@ -139,8 +139,11 @@ func TestServiceFieldHygiene(t *testing.T) {
 }
 
 // TestCheckInvoice: an invoice number a look-up could not tell from
-// another (invisible formatting characters) or would resolve as a
-// paylink reference is refused; ones that merely look alike are kept
+// another (invisible characters that spell nothing) or would resolve as
+// a paylink reference is refused; ones that merely look alike, and the
+// invisible characters writing needs, are kept (verification sweep:
+// Persian invoice numbers, which need the zero-width non-joiner, were
+// refused with every Unicode format character)
 // (security sweep: "INV\u200b1" was stored, and a payment whose invoice
 // number was another's purchase reference could never be looked up by
 // it).
@@ -155,8 +158,13 @@ func TestCheckInvoice(t *testing.T) {
 		{"pr_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
 		{"dd_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
 		{"rf_8DxHT8k5hhG28BxkBy4YWpoZZ", "shape of a paylink reference"},
-		{"INV\u200b1", "invisible formatting"},
-		{"\ufeffINV-1", "invisible formatting"},
+		{"INV\u200b1", "invisible characters"},
+		{"\ufeffINV-1", "invisible characters"},
+		{"INV-\u00ad1", "invisible characters"},
+		{"INV\u20601", "invisible characters"},
+		{"\u0641\u0627\u06a9\u062a\u0648\u0631\u200c\u06f1\u06f2", ""}, // Persian, with its zero-width non-joiner
+		{"\u0641\u0627\u062a\u0648\u0631\u0629\u200e INV-7", ""},       // Arabic, with a left-to-right mark
+		{"\U0001f468\u200d\U0001f4bb-1", ""},                           // an emoji sequence
 		{"\u202eINV", "bidirectional"},
 		{"..", `"." or ".."`},
 	} {
