@@ -16,8 +16,12 @@ func validateDebitRefund(r *RefundRequest) error {
 	return f.Err()
 }
 
+// errNoSuchDirectDebit answers a direct debit refund whose reference
+// names no direct debit: it takes the purchase_reference, as the card
+// calls do (errNoSuchPurchase), and a card payment is refunded elsewhere.
 var errNoSuchDirectDebit = Errorf(KindNotFound, CodeNotFound,
-	"no direct debit with that purchase reference (card purchases are refunded with POST /v5/purchase/{purchase_reference}/refund)")
+	"no direct debit with that purchase reference (this call takes the purchase_reference paylink answered with, not an invoice number; "+
+		"card purchases are refunded with POST /v5/purchase/{purchase_reference}/refund)")
 
 // RefundDirectDebit refunds a cleared (APPROVED) direct debit. The amount
 // is reserved first, atomically with the transaction token, so that the

@@ -13,7 +13,7 @@ func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink
 	b.checkPlacement(&tokenizePlacement)
 	req := paylink.TokenizeRequest{
 		CompanyToken: b.companyToken("company_token"),
-		Card:         b.card(),
+		Card:         b.card(false),
 		MultiUse:     b.boolean(tokenizeStoreCard.paths...),
 		CustomerID:   b.str(maxField, "customer.id"),
 	}

@@ -82,6 +82,20 @@ func TestTokenizeCard(t *testing.T) {
 		r := env.Post("/v5/tokenize_card", m, map[string]any{"company_token": m.Creds.CompanyToken})
 		expectError(t, r, http.StatusBadRequest, paylink.CodeInvalidRequest)
 	})
+	t.Run("a number without its expiry asks for the expiry, a card token beside it or not", func(t *testing.T) {
+		// tokenize_card takes no card token: one sent is no reason to
+		// excuse the expiry (verification sweep: the answer said
+		// "expiry month must be 1 to 12" of a month never sent).
+		r := tokenize(env, m, visa, func(b map[string]any) {
+			apitest.Set(b, "card.token", strings.Repeat("a", paylink.TokenLength))
+			apitest.Delete(b, "card.expiry_month")
+			apitest.Delete(b, "card.expiry_year")
+		})
+		expectError(t, r, http.StatusBadRequest, paylink.CodeInvalidRequest)
+		if !strings.Contains(r.Raw, `"card.expiry_month":"is required with card details"`) || !strings.Contains(r.Raw, `"card.expiry_year"`) {
+			t.Errorf("got %s, want the expiry month and year asked for", r.Raw)
+		}
+	})
 	t.Run("a customer id holding a card number or too long is refused", func(t *testing.T) {
 		for _, id := range []string{"5555 5555 5555 4444", strings.Repeat("c", paylink.MaxFieldLength+1)} {
 			r := tokenize(env, m, visa, withPermission("store_card_permission"), func(b map[string]any) { apitest.Set(b, "customer.id", id) })

@@ -98,7 +98,7 @@ func FuzzParseBody(f *testing.F) {
 			t.Fatalf("negative amount %d accepted", amount)
 		}
 		b.customer()
-		b.card()
+		b.card(true)
 		if err := b.err(); err != nil && strings.TrimSpace(err.Error()) == "" {
 			t.Fatalf("field errors without a message: %v", b.f)
 		}

@@ -483,4 +483,16 @@ func TestCallsByPurchaseReferenceSayAnInvoiceNumberIsNone(t *testing.T) {
 	if got := statusOf(t, env, m, "INV-HOLD"); got != "PRE_AUTHORISED" {
 		t.Errorf("the status look-up by invoice number: got %s, want the hold, untouched", got)
 	}
+	// A direct debit refund by its debit's invoice number says the same
+	// (verification sweep: it sent the caller to the card refund).
+	d := env.Post("/v5/direct_debit", m, debitBody(env, m, testAccount, "10", func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", "INV-DEBIT")
+	}))
+	if d.Str("purchase.status") != "PENDING" {
+		t.Fatalf("direct debit: got %d %s", d.Status, d.Raw)
+	}
+	if res := env.Post("/v5/direct_debit/INV-DEBIT/refund", m, refundBody(env, m, "1")); res.Status != http.StatusNotFound ||
+		!strings.Contains(res.Str("error_message"), "not an invoice number") {
+		t.Errorf("direct debit refund by invoice number: got %d %s, want 404 saying it takes no invoice number", res.Status, res.Raw)
+	}
 }

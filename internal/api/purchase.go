@@ -104,12 +104,13 @@ func (b *body) metadata() map[string]string {
 // card reads card details, or nil when none were sent. Beside a card
 // token without a number, the details are not read: a client echoing a
 // look-up's expiry next to the token pays with the token's card, as one
-// sending its CVC or holder name there does. A number beside a token
-// is read without asking for its expiry: the Service refuses the two
-// together ("not both"), which is the client's mistake to hear of.
-func (b *body) card() *paylink.CardDetails {
+// sending its CVC or holder name there does. On a call that takes a
+// card token (takesToken), a number beside one is read without asking
+// for its expiry: the Service refuses the two together ("not both"),
+// which is the client's mistake to hear of.
+func (b *body) card(takesToken bool) *paylink.CardDetails {
 	number := b.str(paylink.MaxCardNumberInput, "card.number")
-	sentToken := b.lookup("card.token") != nil
+	sentToken := takesToken && b.lookup("card.token") != nil
 	if number == "" && (sentToken || b.lookup("card.expiry_month") == nil && b.lookup("card.expiry_year") == nil) {
 		return nil
 	}
@@ -154,7 +155,7 @@ func (b *body) purchaseRequest() (paylink.PurchaseRequest, error) {
 		ThreeDS:          b.boolean(purchaseThreeDS.paths...),
 		RedirectURL:      b.str(paylink.MaxURLLength, "customer.authentication_redirect_url"),
 		CardToken:        b.str(maxToken, "card.token"),
-		Card:             b.card(),
+		Card:             b.card(true),
 		InvoiceNumber:    b.str(paylink.MaxInvoiceLength, "purchase.invoice_number"),
 		ApplySurcharge:   b.boolean(purchaseSurcharge.paths...),
 		PreAuth:          b.boolean(purchasePreAuth.paths...),
@@ -169,7 +170,7 @@ func (s *Server) surcharge(w http.ResponseWriter, r *http.Request, m *paylink.Me
 	req := paylink.SurchargeRequest{
 		CompanyToken: b.companyToken("token.company"),
 		CardToken:    b.str(maxToken, "card.token"),
-		Card:         b.card(),
+		Card:         b.card(true),
 	}
 	req.Amount, req.Currency = b.money("amount", "currency")
 	if err := b.err(); err != nil {

@@ -45,7 +45,7 @@ func readForm(r *http.Request, errs map[string]string) formValues {
 		v := strings.TrimSpace(r.PostFormValue(name))
 		switch n := fieldLimit(name); {
 		case paylink.CheckText(v, n) != nil:
-			errs[name] = fmt.Sprintf("Use at most %d characters, without control characters.", n)
+			errs[name] = fmt.Sprintf("Use at most %d characters, without control or text-direction characters.", n)
 			return ""
 		case paylink.ContainsCardNumber(v):
 			errs[name] = "This looks like a card number: enter the card in the card fields only."
