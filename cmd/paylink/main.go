@@ -17,6 +17,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first SIGINT or SIGTERM asks for a clean stop (serve drains);
+	// once it has, the signals take their default action again, so a
+	// second one ends the process at once, as SIGKILL would.
+	context.AfterFunc(ctx, stop)
 	if err := runIO(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "paylink:", err)
 		os.Exit(1)

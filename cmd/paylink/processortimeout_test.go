@@ -60,6 +60,7 @@ func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
 		{[]string{"--preauth-expiry", "-1h"}, nil, []string{"--preauth-expiry: ", "positive"}},
 		{[]string{"--direct-debit-clearing", "0s"}, nil, []string{"--direct-debit-clearing: ", "positive"}},
 		{[]string{"--webhook-timeout", "-5s"}, nil, []string{"--webhook-timeout: ", "positive"}},
+		{[]string{"--shutdown-delay", "1h"}, nil, []string{"--shutdown-delay: ", "0 to 5m0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {

@@ -118,8 +118,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		return cfg, fmt.Errorf("--shutdown-timeout: got %s, want at least %s: a request may take that long, and one cut off may commit a payment its client never hears of",
 			cfg.shutdownTimeout, paylink.MaxRequestTime)
 	}
-	if cfg.shutdownDelay < 0 {
-		return cfg, fmt.Errorf("--shutdown-delay: got %s, want 0 or more", cfg.shutdownDelay)
+	if cfg.shutdownDelay < 0 || cfg.shutdownDelay > maxShutdownDelay {
+		return cfg, fmt.Errorf("--shutdown-delay: got %s, want 0 to %s (long enough for a load balancer to see /readyz fail)", cfg.shutdownDelay, maxShutdownDelay)
 	}
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
@@ -353,6 +353,11 @@ func runUntilDone(ctx context.Context, log *slog.Logger, d drainer, ln net.Liste
 	}
 	return err
 }
+
+// maxShutdownDelay bounds --shutdown-delay: a load balancer sees /readyz
+// fail within a few of its health checks, and an instance that stays up
+// longer only delays its deployment.
+const maxShutdownDelay = 5 * time.Minute
 
 // defaultShutdownTimeout is --shutdown-timeout's default: the longest a
 // request may take, and a margin for its answer to be written.

@@ -220,3 +220,29 @@ func TestShutdownTimeoutCoversTheLongestRequest(t *testing.T) {
 		t.Errorf("--shutdown-timeout %s: got %s, %v, want it taken", paylink.MaxRequestTime, cfg.shutdownTimeout, err)
 	}
 }
+
+// TestASecondSignalEndsTheProcessAtOnce: serve drains on the first
+// SIGTERM (here, sitting out a long --shutdown-delay); a second SIGTERM
+// ends it at once, as SIGKILL would (verification sweep: further signals
+// were swallowed, and only SIGKILL ended the delay or the drain).
+func TestASecondSignalEndsTheProcessAtOnce(t *testing.T) {
+	t.Setenv("PAYLINK_MASTER_KEY", strings.Repeat("ab", 32))
+	s := startServe(t, t.TempDir()+"/paylink.db", "--shutdown-delay", "4m")
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.waitLog(t, "shutting down")
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Errorf("serve exited cleanly, want it ended by the second signal")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve still running 10 s after a second SIGTERM; log:\n%s", s.logText())
+	}
+}
