@@ -269,3 +269,40 @@ func TestLockKeyFileIsExclusive(t *testing.T) {
 	}
 	again()
 }
+
+// TestKeyFileMovedAwayAndBackIsLoggedEachTime: the key file is moved
+// away (a warning), moved back unchanged (same inode, size and time: its
+// keys were in force all along, which is logged), then moved away again,
+// which is logged again (verification sweep: the return went unlogged,
+// and the second disappearance, the same error, was never logged).
+func TestKeyFileMovedAwayAndBackIsLoggedEachTime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.db.key")
+	var logs bytes.Buffer
+	serving, err := OpenKeyFile(path, 0, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seal := func() {
+		if _, err := serving.Seal([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seal()
+	aside := filepath.Join(dir, "aside")
+	for range 2 {
+		if err := os.Rename(path, aside); err != nil {
+			t.Fatal(err)
+		}
+		seal()
+		if err := os.Rename(aside, path); err != nil {
+			t.Fatal(err)
+		}
+		seal()
+	}
+	warns := strings.Count(logs.String(), "could not be read again")
+	agains := strings.Count(logs.String(), "master key file read again")
+	if warns != 2 || agains != 2 {
+		t.Errorf("got %d warnings and %d recoveries, want 2 and 2; log:\n%s", warns, agains, logs.String())
+	}
+}

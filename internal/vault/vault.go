@@ -332,6 +332,9 @@ func (f *keyFileSource) refresh(v *Vault, how look) {
 		return
 	}
 	if how != reload && sameFile(fi, f.seen) {
+		// The file whose keys are in force, back where it was (moved
+		// away and back, copied over with its times): they still are.
+		f.recovered(v.ring.Load())
 		return
 	}
 	keys, err := ReadKeyFile(f.path)
@@ -346,6 +349,13 @@ func (f *keyFileSource) refresh(v *Vault, how look) {
 	}
 	v.ring.Store(r)
 	f.seen = fi
+	f.recovered(r)
+}
+
+// recovered logs at INFO that the key file reads again, after a failure
+// failure logged, and clears that failure, so that the same failure
+// again is logged again; f.mu is held.
+func (f *keyFileSource) recovered(r *keyRing) {
 	if f.failed != "" {
 		f.failed = ""
 		f.log.Info("master key file read again", "path", f.path, "active_key", r.activeID)
