@@ -76,7 +76,7 @@ func (e *SettingError) Error() string {
 }
 
 // Validate checks the tunables that have limits, the one place they are
-// written: a duration is 0 (its default) or positive, and three have an
+// written: a duration is 0 (its default) or positive, and four have an
 // upper bound. It returns the first setting out of range as a
 // *SettingError. NewService refuses what it refuses.
 func (c Config) Validate() error {
@@ -89,6 +89,10 @@ func (c Config) Validate() error {
 			Why: "a challenged card's number is kept " + CardRetention.String()},
 		{Setting: "ProcessorTimeout", Got: c.ProcessorTimeout, Max: MaxProcessorTimeout,
 			Why: "half the recovery threshold " + ProcessingTimeout.String()},
+		// A time of day: past it, the daily settlement would settle up to
+		// a cut-off not yet come, payments still committing with it.
+		{Setting: "SettlementCutoff", Got: c.SettlementCutoff, Max: 24*time.Hour - time.Minute,
+			Why: "a time of day, since midnight UTC; 0 is midnight"},
 	} {
 		if s.Got < 0 || (s.Max > 0 && s.Got > s.Max) {
 			return &s

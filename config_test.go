@@ -65,6 +65,11 @@ func TestNewServiceRefusesWhatValidateRefuses(t *testing.T) {
 		{"ProcessorTimeout", Config{ProcessorTimeout: MaxProcessorTimeout + time.Second}},
 		{"PreAuthExpiry", Config{PreAuthExpiry: -time.Hour}},
 		{"DirectDebitClearing", Config{DirectDebitClearing: -time.Hour}},
+		// A cut-off past a day settled up to a time not yet come
+		// (verification sweep: SettleDue's cut-off was in the future).
+		{"SettlementCutoff", Config{SettlementCutoff: 48 * time.Hour}},
+		{"SettlementCutoff", Config{SettlementCutoff: 24 * time.Hour}},
+		{"SettlementCutoff", Config{SettlementCutoff: -time.Minute}},
 	} {
 		s, err := NewService(tt.cfg, Deps{})
 		var bad *SettingError
@@ -73,7 +78,7 @@ func TestNewServiceRefusesWhatValidateRefuses(t *testing.T) {
 		}
 	}
 	s, err := NewService(Config{TransactionTokenTTL: MaxTransactionTokenTTL, AuthenticationTimeout: MaxAuthenticationTimeout,
-		ProcessorTimeout: MaxProcessorTimeout}, Deps{})
+		ProcessorTimeout: MaxProcessorTimeout, SettlementCutoff: 23*time.Hour + 59*time.Minute}, Deps{})
 	if err != nil || s.cfg.TransactionTokenTTL != MaxTransactionTokenTTL || s.cfg.PreAuthExpiry != DefaultPreAuthExpiry {
 		t.Errorf("the bounds themselves and a default: got %+v, %v", s, err)
 	}
