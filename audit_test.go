@@ -441,6 +441,7 @@ func TestAuditRowRollsBackWithItsChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer faulty.Close(ctx)
 		last := auditLog(t, env, 0)
 		_, err = faulty.Capture(ctx, f.m, hold.Reference, paylink.CaptureRequest{CompanyToken: f.creds.CompanyToken,
 			TransactionToken: f.token(t, ctx), Amount: 1000, Currency: "AUD"})

@@ -316,6 +316,7 @@ func TestSignInThrottleHoldsDuringAKeyRotation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { svc.Close(context.Background()) })
 			return svc
 		}
 		notYet, upgraded := instanceOn(old, fresh), instanceOn(fresh, old)

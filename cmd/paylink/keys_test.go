@@ -445,6 +445,7 @@ func TestKeyRotationExitStatusAndKeyFileLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer foreign.Close(context.Background())
 	card, err := foreign.TokenizeCard(context.Background(), shops[0].m, paylink.TokenizeRequest{CompanyToken: shops[0].creds.CompanyToken,
 		Card: &paylink.CardDetails{Number: testPANs[0], ExpiryMonth: 12, ExpiryYear: time.Now().Year() + 3}})
 	if err != nil {
@@ -731,6 +732,7 @@ func TestARotationStoppedAnywhereIsCaughtAtStartUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer svc.Close(context.Background())
 			if err := svc.CheckSecretsOpen(context.Background()); err == nil {
 				t.Errorf("start-up check with the new key alone after %d batches: passed, want it to refuse", stop)
 			}

@@ -309,6 +309,7 @@ func startWithBase(t *testing.T, base string) (*httptest.Server, *paylink.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close(context.Background()) })
 	h, err := dashboard.New(svc)
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,7 @@ func benchMerchant(b testing.TB, st paylink.Store) (*paylink.Service, *paylink.M
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { svc.Close(context.Background()) })
 	m, creds, err := svc.CreateMerchant(context.Background(), paylink.NewMerchant{Name: "Bench", TradingName: "Bench", Country: "AU",
 		Settings: paylink.MerchantSettings{Surcharge: paylink.DefaultSurchargeRates()}})
 	if err != nil {
