@@ -38,8 +38,12 @@ const MaxAPIKeyOverlap = 7 * 24 * time.Hour
 // overlap is whole seconds, as the audit log records it. This
 // instance forgets its cached authentications; another instance sees the
 // roll when its cache entry ends (AuthCacheTTL), and never accepts a
-// previous key after its end once it has read it.
-func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap time.Duration) (string, error) {
+// previous key after its end once it has read it. A caller that showed
+// its user the current key passes its id as from: when another roll has
+// replaced that key meanwhile, this one is refused (a conflict naming
+// the key now current), rather than cutting the other roll's new key's
+// life to this roll's overlap; "" rolls whatever key is current.
+func (s *Service) RollAPIKey(ctx context.Context, merchantID, from string, overlap time.Duration) (string, error) {
 	if err := checkStaff(ctx, merchantID, PermAPIKeys); err != nil {
 		return "", err
 	}
@@ -59,6 +63,10 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap tim
 		if err != nil {
 			return err
 		}
+		if from != "" && m.APIKeyID() != from {
+			return Errorf(KindConflict, CodeInvalidState,
+				"the API key %s was rolled meanwhile, and %s is current now: nothing was changed; look at the keys again before rolling", from, m.APIKeyID())
+		}
 		if err := tx.RollAPIKey(k, now.Add(overlap)); err != nil {
 			return err
 		}
@@ -68,6 +76,9 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID string, overlap tim
 	})
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", merchantID)
+	}
+	if refused := (*Error)(nil); errors.As(err, &refused) && refused.Kind == KindConflict {
+		return "", err
 	}
 	if err != nil {
 		return "", Internal("roll api key", err)

@@ -46,17 +46,17 @@ func TestRollAPIKey(t *testing.T) {
 		wantAuth(t, svc, "old key before the roll", oldKey, true)
 
 		for _, bad := range []time.Duration{-time.Second, paylink.MaxAPIKeyOverlap + time.Second, time.Nanosecond, 1500 * time.Millisecond} {
-			_, err := svc.RollAPIKey(ctx, m.ID, bad)
+			_, err := svc.RollAPIKey(ctx, m.ID, "", bad)
 			wantError(t, "overlap "+bad.String(), err, paylink.KindInvalid, paylink.CodeInvalidRequest)
 		}
-		_, err := svc.RollAPIKey(ctx, "MNOSUCHMERCHANT", time.Hour)
+		_, err := svc.RollAPIKey(ctx, "MNOSUCHMERCHANT", "", time.Hour)
 		wantError(t, "unknown merchant", err, paylink.KindNotFound, paylink.CodeNotFound)
 		if keys, err := svc.APIKeys(ctx, m.Merchant); err != nil || len(keys) != 1 {
 			t.Fatalf("after refused rolls: got %d keys, %v; want the first key only", len(keys), err)
 		}
 
 		rolledAt := env.Clock.Now().UTC().Truncate(time.Microsecond)
-		newKey, err := svc.RollAPIKey(asStaff(t, svc, ctx, m.Merchant, "usr_1", paylink.PermAPIKeys), m.ID, time.Hour)
+		newKey, err := svc.RollAPIKey(asStaff(t, svc, ctx, m.Merchant, "usr_1", paylink.PermAPIKeys), m.ID, "", time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,13 +123,13 @@ func TestRollAPIKeyWithoutOverlap(t *testing.T) {
 		svc := env.Service
 		m := env.Onboard()
 		first := m.Creds.APIKey
-		second, err := svc.RollAPIKey(ctx, m.ID, time.Hour)
+		second, err := svc.RollAPIKey(ctx, m.ID, "", time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantAuth(t, svc, "first key in its overlap (cached)", first, true)
 		wantAuth(t, svc, "second key (cached)", second, true)
-		third, err := svc.RollAPIKey(ctx, m.ID, 0)
+		third, err := svc.RollAPIKey(ctx, m.ID, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestRollAPIKeyOnAnotherInstance(t *testing.T) {
 		m := a.Onboard()
 		wantAuth(t, b.Service, "old key on b before the roll", m.Creds.APIKey, true)
 		overlap := 3 * paylink.AuthCacheTTL
-		newKey, err := a.Service.RollAPIKey(context.Background(), m.ID, overlap)
+		newKey, err := a.Service.RollAPIKey(context.Background(), m.ID, "", overlap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestRollAPIKeyWhileAuthenticating(t *testing.T) {
 				}
 			}()
 		}
-		newKey, err := env.Service.RollAPIKey(context.Background(), m.ID, 0)
+		newKey, err := env.Service.RollAPIKey(context.Background(), m.ID, "", 0)
 		for range 50 {
 			if ok, _ := authenticates(t, env.Service, m.Creds.APIKey); ok {
 				t.Error("the old key authenticated after a roll without overlap returned")

@@ -101,7 +101,7 @@ func TestStaffNeedTheRoutesAuthority(t *testing.T) {
 			do func(context.Context) error
 		}{
 			"roll the API key": {paylink.PermAPIKeys, func(ctx context.Context) error {
-				_, err := env.Service.RollAPIKey(ctx, m.ID, 0)
+				_, err := env.Service.RollAPIKey(ctx, m.ID, "", 0)
 				return err
 			}},
 			"rotate the webhook secret": {paylink.PermWebhooks, func(ctx context.Context) error {

@@ -24,7 +24,7 @@ func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 		return errors.New("merchant roll-api-key: --merchant is required")
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		key, err := svc.RollAPIKey(ctx, *mid, *overlap)
+		key, err := svc.RollAPIKey(ctx, *mid, "", *overlap)
 		if err != nil {
 			return err
 		}

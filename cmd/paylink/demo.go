@@ -103,7 +103,7 @@ func workingDemoKey(ctx context.Context, svc *paylink.Service, path string, c pa
 			return c, nil
 		}
 	}
-	if c.APIKey, err = svc.RollAPIKey(ctx, c.MID, paylink.MaxAPIKeyOverlap); err != nil {
+	if c.APIKey, err = svc.RollAPIKey(ctx, c.MID, "", paylink.MaxAPIKeyOverlap); err != nil {
 		return c, fmt.Errorf("new demo API key: %w", err)
 	}
 	return c, saveDemoCredentials(path, c)

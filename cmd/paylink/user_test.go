@@ -110,7 +110,7 @@ func TestDemoKeyAfterARoll(t *testing.T) {
 	if err != nil || again != first {
 		t.Fatalf("second run: got %+v, %v, want the first run's credentials", again, err)
 	}
-	if _, err := env.Service.RollAPIKey(ctx, first.MID, time.Hour); err != nil {
+	if _, err := env.Service.RollAPIKey(ctx, first.MID, "", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if during, err := demoCredentials(ctx, env.Service, path); err != nil || during.APIKey != first.APIKey {

@@ -40,6 +40,15 @@ type developersData struct {
 	NewKey, NewSecret string
 }
 
+// CurrentKey is the id of the API key in force (Keys lists it first),
+// which the roll form sends back: a roll made meanwhile refuses this one.
+func (d developersData) CurrentKey() string {
+	if len(d.Keys) == 0 || !d.Keys[0].ExpiresAt.IsZero() {
+		return ""
+	}
+	return d.Keys[0].ID
+}
+
 // PreviousSecretUntil is when the previous signing secret stops signing
 // after a rotation, nil when only one secret signs.
 func (d developersData) PreviousSecretUntil() *time.Time {
@@ -117,7 +126,9 @@ func formOverlap(rq *request) (time.Duration, error) {
 // until the chosen overlap ends.
 func (h *Handler) rollKey(rq *request) error {
 	return h.issueSecret(rq, "roll_api_key", func(d time.Duration) (developersData, error) {
-		key, err := h.svc.RollAPIKey(rq.r.Context(), rq.ss.Merchant.ID, d)
+		// The key the page showed as current: a roll made meanwhile (by
+		// another admin) refuses this one.
+		key, err := h.svc.RollAPIKey(rq.r.Context(), rq.ss.Merchant.ID, rq.r.PostFormValue("current_key"), d)
 		return developersData{NewKey: key}, err
 	})
 }

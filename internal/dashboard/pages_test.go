@@ -762,3 +762,42 @@ func rowState(t *testing.T, body, id string) string {
 	}
 	return strings.TrimSpace(m[1])
 }
+
+// TestARollFromAStalePageIsRefused: two admins open the developers page;
+// the first rolls the API key with no overlap for the old one; the
+// second's roll, from a page that showed the key since replaced, is
+// refused (409, nothing changed), where it made its own key current and
+// cut the first roll's new key off at once, its overlap being 0.
+func TestARollFromAStalePageIsRefused(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "one@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "two@example.com", paylink.RoleAdmin)
+	one, two := signedIn(t, env, "one@example.com"), signedIn(t, env, "two@example.com")
+	pageOne, pageTwo := one.get("/dashboard/developers"), two.get("/dashboard/developers")
+	shown := regexp.MustCompile(`name="current_key" value="([^"]+)"`)
+	roll := func(b *browser, p page) page {
+		cur := shown.FindStringSubmatch(p.body)
+		if cur == nil || cur[1] != m.APIKeyID() {
+			t.Fatalf("the roll form names %v as the current key, want %s", cur, m.APIKeyID())
+		}
+		return b.post("/dashboard/developers/keys/roll", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)},
+			"current_key": {cur[1]}, "overlap": {"0s"}})
+	}
+	first := roll(one, pageOne)
+	newKey := regexp.MustCompile(`id="new-key" class="wide" readonly value="([^"]+)"`).FindStringSubmatch(first.body)
+	if first.status != http.StatusOK || newKey == nil {
+		t.Fatalf("the first roll: got %d without a new key", first.status)
+	}
+	second := roll(two, pageTwo)
+	if second.status != http.StatusConflict || !strings.Contains(second.body, "was rolled meanwhile") || strings.Contains(second.body, `id="new-key"`) {
+		t.Errorf("the roll from the stale page: got %d, want 409 saying the key was rolled meanwhile, and no new key", second.status)
+	}
+	if ks, err := env.Service.APIKeys(context.Background(), m.Merchant); err != nil || len(ks) != 2 {
+		t.Errorf("keys after the refused roll: got %d, %v; want 2", len(ks), err)
+	}
+	m.Creds.APIKey = newKey[1]
+	if r := env.Post("/v5/transaction_token", m, map[string]any{"company_token": m.Creds.CompanyToken}); r.Status != http.StatusOK {
+		t.Errorf("the first roll's key after the refused roll: got %d %s, want it working", r.Status, r.Raw)
+	}
+}
