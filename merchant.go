@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,6 +61,15 @@ type WebhookConfig struct {
 type SealedSecret struct {
 	KeyID      string `json:"key_id"`
 	Ciphertext []byte `json:"ciphertext"`
+}
+
+// Version names this sealing of a secret without revealing it (a hash of
+// its ciphertext): a form that showed the current webhook secret sends it
+// back, so that a rotation made meanwhile refuses the form's. Re-sealing
+// under a new master key gives the same secret a new version.
+func (s SealedSecret) Version() string {
+	sum := sha256.Sum256(s.Ciphertext)
+	return hex.EncodeToString(sum[:8])
 }
 
 // SurchargeRates is a merchant's surcharge table. International applies

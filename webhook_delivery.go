@@ -58,8 +58,12 @@ const MaxWebhookSecretOverlap = 7 * 24 * time.Hour
 
 // RotateWebhookSecret gives merchant mid a new signing secret and returns
 // it (shown once). Until overlap has passed, webhooks carry signatures
-// under both the new and the previous secret.
-func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap time.Duration) (string, error) {
+// under both the new and the previous secret. A caller that showed its
+// user the current secret passes its version as from: when another
+// rotation has replaced that secret meanwhile, this one is refused (a
+// conflict) rather than dropping the secret receivers verify with; ""
+// rotates whatever secret is current.
+func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, overlap time.Duration) (string, error) {
 	if err := checkStaff(ctx, mid, PermWebhooks); err != nil {
 		return "", err
 	}
@@ -80,6 +84,10 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 			return err
 		}
 		w := &m.Settings.Webhook
+		if from != "" && (len(w.Secrets) == 0 || w.Secrets[0].Version() != from) {
+			return Errorf(KindConflict, CodeInvalidState,
+				"the signing secret was rotated meanwhile: nothing was changed; look at the webhook settings again before rotating")
+		}
 		w.Secrets = append([]SealedSecret{sealed}, w.Secrets[:min(len(w.Secrets), 1)]...)
 		w.PreviousUntil = s.now().Add(overlap).Unix()
 		if err := tx.UpdateMerchantSettings(mid, m.Settings); err != nil {
@@ -90,6 +98,9 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid string, overlap t
 	})
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
+	}
+	if refused := (*Error)(nil); errors.As(err, &refused) && refused.Kind == KindConflict {
+		return "", err
 	}
 	if err != nil {
 		return "", Internal("rotate webhook secret", err)

@@ -102,7 +102,7 @@ func runRotateWebhookSecret(ctx context.Context, env environment, args []string)
 		return errors.New("merchant rotate-webhook-secret: --merchant is required")
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		secret, err := svc.RotateWebhookSecret(ctx, *mid, *overlap)
+		secret, err := svc.RotateWebhookSecret(ctx, *mid, "", *overlap)
 		if err != nil {
 			return err
 		}

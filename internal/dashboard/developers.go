@@ -49,6 +49,16 @@ func (d developersData) CurrentKey() string {
 	return d.Keys[0].ID
 }
 
+// CurrentSecret is the version of the signing secret in force, which
+// the rotation form sends back: a rotation made meanwhile refuses this
+// one.
+func (d developersData) CurrentSecret() string {
+	if len(d.Webhook.Secrets) == 0 {
+		return ""
+	}
+	return d.Webhook.Secrets[0].Version()
+}
+
 // PreviousSecretUntil is when the previous signing secret stops signing
 // after a rotation, nil when only one secret signs.
 func (d developersData) PreviousSecretUntil() *time.Time {
@@ -137,7 +147,7 @@ func (h *Handler) rollKey(rq *request) error {
 // it once; webhooks carry both signatures until the overlap ends.
 func (h *Handler) rotateSecret(rq *request) error {
 	return h.issueSecret(rq, "rotate_webhook_secret", func(d time.Duration) (developersData, error) {
-		secret, err := h.svc.RotateWebhookSecret(rq.r.Context(), rq.ss.Merchant.ID, d)
+		secret, err := h.svc.RotateWebhookSecret(rq.r.Context(), rq.ss.Merchant.ID, rq.r.PostFormValue("current_secret"), d)
 		return developersData{NewSecret: secret}, err
 	})
 }

@@ -769,11 +769,7 @@ func rowState(t *testing.T, body, id string) string {
 // refused (409, nothing changed), where it made its own key current and
 // cut the first roll's new key off at once, its overlap being 0.
 func TestARollFromAStalePageIsRefused(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{})
-	m := env.Onboard()
-	addUser(t, env, m, "one@example.com", paylink.RoleAdmin)
-	addUser(t, env, m, "two@example.com", paylink.RoleAdmin)
-	one, two := signedIn(t, env, "one@example.com"), signedIn(t, env, "two@example.com")
+	env, m, one, two := twoAdmins(t)
 	pageOne, pageTwo := one.get("/dashboard/developers"), two.get("/dashboard/developers")
 	shown := regexp.MustCompile(`name="current_key" value="([^"]+)"`)
 	roll := func(b *browser, p page) page {
@@ -800,4 +796,44 @@ func TestARollFromAStalePageIsRefused(t *testing.T) {
 	if r := env.Post("/v5/transaction_token", m, map[string]any{"company_token": m.Creds.CompanyToken}); r.Status != http.StatusOK {
 		t.Errorf("the first roll's key after the refused roll: got %d %s, want it working", r.Status, r.Raw)
 	}
+}
+
+// TestARotationFromAStalePageIsRefused: as TestARollFromAStalePageIsRefused
+// for the webhook signing secret: the second admin's rotation, from a
+// page that showed the secret since replaced, is refused, where it made
+// its own secret current and dropped the one receivers verify with (only
+// two secrets sign), whatever the overlaps.
+func TestARotationFromAStalePageIsRefused(t *testing.T) {
+	env, m, one, two := twoAdmins(t)
+	pageOne, pageTwo := one.get("/dashboard/developers"), two.get("/dashboard/developers")
+	shown := regexp.MustCompile(`name="current_secret" value="([0-9a-f]{16})"`)
+	rotate := func(b *browser, p page) page {
+		cur := shown.FindStringSubmatch(p.body)
+		if cur == nil {
+			t.Fatal("the rotation form names no current secret")
+		}
+		return b.post("/dashboard/developers/webhook-secret", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)},
+			"current_secret": {cur[1]}, "overlap": {"24h0m0s"}})
+	}
+	if first := rotate(one, pageOne); first.status != http.StatusOK || !strings.Contains(first.body, `id="new-secret"`) {
+		t.Fatalf("the first rotation: got %d without a new secret", first.status)
+	}
+	second := rotate(two, pageTwo)
+	if second.status != http.StatusConflict || !strings.Contains(second.body, "was rotated meanwhile") || strings.Contains(second.body, `id="new-secret"`) {
+		t.Errorf("the rotation from the stale page: got %d, want 409 saying the secret was rotated meanwhile, and no new secret", second.status)
+	}
+	if rows := staffAudit(t, env, m.ID, paylink.AuditWebhookSecretRotate); len(rows) != 1 {
+		t.Errorf("rotations audited: got %d, want the first alone", len(rows))
+	}
+}
+
+// twoAdmins is a merchant with two admins, each signed in in a browser of
+// their own.
+func twoAdmins(t *testing.T) (*apitest.Env, *apitest.Merchant, *browser, *browser) {
+	t.Helper()
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "one@example.com", paylink.RoleAdmin)
+	addUser(t, env, m, "two@example.com", paylink.RoleAdmin)
+	return env, m, signedIn(t, env, "one@example.com"), signedIn(t, env, "two@example.com")
 }
