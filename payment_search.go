@@ -179,7 +179,7 @@ func (f PaymentFilter) checkAmounts(q *PaymentQuery, fe FieldErrors) {
 	case f.MinTotal < 0 || f.MaxTotal < 0:
 		fe.Add("amount", "bounds must not be negative")
 	case f.MaxTotal > 0 && f.MaxTotal < f.MinTotal:
-		fe.Add("max_amount", "must not be below min_amount")
+		fe.Add("max_amount", "must not be below the lower bound")
 	case (f.MinTotal > 0 || f.MaxTotal > 0) && f.Currency == "":
 		fe.Add("currency", "is required with an amount bound")
 	}

@@ -83,7 +83,9 @@ func notice(done string) string {
 	case "security":
 		return "The sign-in settings were saved."
 	case "expired":
-		return "Your session ended after a while without use. Sign in again to go on where you were."
+		return "Your session has ended (after a while without use, a sign-out, or a change to your account). Sign in again to go on where you were."
+	case "expired_form":
+		return "Your session had ended, so the form you sent was not carried out. Sign in again, then check the page and send it again if you still mean to."
 	}
 	return ""
 }

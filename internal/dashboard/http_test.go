@@ -1037,7 +1037,7 @@ func TestSignInReturnsToThePage(t *testing.T) {
 		t.Fatalf("an ended session: got %d to %q, want %s", p.status, p.header.Get("Location"), want)
 	}
 	login := b.get(want)
-	if !strings.Contains(login.body, "Your session ended") || !strings.Contains(login.body, `name="next" value="/dashboard/team?x=1"`) {
+	if !strings.Contains(login.body, "Your session has ended") || !strings.Contains(login.body, `name="next" value="/dashboard/team?x=1"`) {
 		t.Fatalf("the sign-in page lacks the notice or the page to return to:\n%s", login.body)
 	}
 	done := b.post("/dashboard/login", url.Values{"csrf": {login.csrf()}, "email": {"admin@example.com"}, "password": {password},

@@ -98,7 +98,7 @@ func TestBrowserPayments(t *testing.T) {
 	env.Clock.Advance(paylink.SessionIdleDefault + time.Minute)
 	browsertest.Run(t, ctx, "refund amount", chromedp.SetValue(chromedp.ID("refund-amount"), "1.00"))
 	browsertest.Submit(t, ctx, "refund")
-	browsertest.WantText(t, ctx, "sign-in after the session ended", "Your session ended")
+	browsertest.WantText(t, ctx, "sign-in after the session ended", "the form you sent was not carried out")
 	next, err := chromedp.Run(ctx, chromedp.Attributes(chromedp.CSS(`input[name="next"]`)))
 	if err != nil || next["value"] != "/dashboard/payments/"+ref {
 		t.Errorf("page to return to: got %q (%v), want the payment page", next["value"], err)
@@ -141,4 +141,64 @@ func TestBrowserBackAfterAnActionShowsNow(t *testing.T) {
 		}
 	}
 	t.Errorf("after Back: got %v, want the payment page loaded again (not the document left before the refund) showing AUD 5.00 refunded", state)
+}
+
+// TestARefundAfterTheSessionEndedIsNotSaidMade: a refund made, then a
+// second one sent after the session ended: it is not made, and after
+// signing in again the payment page, reached from the refund page's
+// Referer, which still carried ?done=refunded, does not say "The refund
+// was made." (dashboard sweep: it did, of a refund never made).
+func TestARefundAfterTheSessionEndedIsNotSaidMade(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := purchase(t, env, m, "25.00", false)
+	ctx, base := clerkTab(t, env, m)
+	browsertest.Navigate(t, ctx, base+"/dashboard/payments/"+ref)
+	browsertest.Run(t, ctx, "amount", chromedp.SetValue(chromedp.ID("refund-amount"), "5.00"))
+	browsertest.Submit(t, ctx, "refund")
+	browsertest.WantText(t, ctx, "first refund", "The refund was made.")
+	env.Clock.Advance(paylink.SessionIdleDefault + time.Minute)
+	browsertest.Run(t, ctx, "amount", chromedp.SetValue(chromedp.ID("refund-amount"), "5.00"))
+	browsertest.Submit(t, ctx, "refund")
+	browsertest.WantText(t, ctx, "sign-in", "the form you sent was not carried out")
+	browsertest.Run(t, ctx, "sign in where the form was sent from",
+		chromedp.SendKeys(chromedp.ID("email"), "clerk@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), password))
+	browsertest.Submit(t, ctx, "sign-in")
+	browsertest.WantText(t, ctx, "the payment page", ref)
+	if got := stored(t, env, m, ref).Refunded; got != 500 {
+		t.Fatalf("refunded %d, want 500 (the second refund was not sent)", got)
+	}
+	if text := browsertest.Text(t, ctx); strings.Contains(text, "The refund was made.") {
+		t.Errorf("after signing in again the page says the refund was made, though the second one was not")
+	}
+}
+
+// TestPagesFitANarrowScreen: every dashboard page an admin opens, with
+// data in its tables, fits a 375 px wide phone without scrolling
+// sideways; wide tables scroll inside their own region (dashboard sweep:
+// home, payment, developers, team, link and balances pages scrolled as a
+// whole, by up to 320 px).
+func TestPagesFitANarrowScreen(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := purchase(t, env, m, "118.40", false)
+	purchase(t, env, m, "60.00", true)
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "10.50", "currency": "AUD", "merchantReference": "NARROW-1"})
+	if _, err := env.Service.Settle(context.Background(), env.Clock.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	ctx := chromium.Tab(t)
+	signInBrowser(t, ctx, env.Server.URL, "admin@example.com")
+	browsertest.Run(t, ctx, "375 px viewport", chromedp.EmulateViewport(375, 740))
+	for _, path := range []string{"/dashboard/", "/dashboard/payments", "/dashboard/payments/" + ref, "/dashboard/links",
+		"/dashboard/links/" + link.Str("id"), "/dashboard/balances", "/dashboard/developers", "/dashboard/team",
+		"/dashboard/audit", "/dashboard/account"} {
+		browsertest.Navigate(t, ctx, env.Server.URL+path)
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+		if err != nil || width > 375 {
+			t.Errorf("%s at a 375 px viewport: %d px wide (%v), want at most 375", path, width, err)
+		}
+	}
 }

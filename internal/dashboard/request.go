@@ -116,7 +116,11 @@ func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 			return nil, false
 		}
 		h.clearCookie(rq.w, sessionCookie)
-		target = loginPath + "?done=expired" + strings.Replace(next, "?", "&", 1)
+		ended := "expired"
+		if rq.r.Method != http.MethodGet && rq.r.Method != http.MethodHead {
+			ended = "expired_form" // the form was not carried out: say so
+		}
+		target = loginPath + "?done=" + ended + strings.Replace(next, "?", "&", 1)
 	}
 	http.Redirect(rq.w, rq.r, target, http.StatusSeeOther)
 	return nil, false
@@ -125,15 +129,29 @@ func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 // returnPath is the dashboard page to come back to after signing in: the
 // page asked for, or for a form sent after the session ended, the page
 // it was sent from (its Referer on this site; what was typed in it is
-// lost, and the page says so).
+// lost, and the page says so). Either comes back without its notice of
+// an earlier action (done=), which the page would otherwise show again
+// as if the form just lost had been carried out ("The refund was made.").
 func returnPath(r *http.Request) string {
 	if r.Method == http.MethodGet {
-		return r.URL.RequestURI()
+		return withoutNotice(r.URL)
 	}
 	if ref := refererOnSite(r); ref != nil {
-		return ref.RequestURI()
+		return withoutNotice(ref)
 	}
 	return ""
+}
+
+// withoutNotice is u's path and query, less its done= notice.
+func withoutNotice(u *url.URL) string {
+	q := u.Query()
+	if !q.Has("done") {
+		return u.RequestURI()
+	}
+	q.Del("done")
+	c := *u
+	c.RawQuery = q.Encode()
+	return c.RequestURI()
 }
 
 // refererOnSite is the page of this site the request came from (its
