@@ -59,6 +59,12 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID, from string, overl
 	k := &APIKey{MerchantID: merchantID, Hash: HashSecret(secret), CreatedAt: now}
 	k.ID = APIKeyID(k.Hash)
 	err = s.store.Update(ctx, func(tx Tx) error {
+		// Locked first, so that racing rolls read the key one after the
+		// other (PostgreSQL's READ COMMITTED would let each read the
+		// same key and pass the check below).
+		if err := tx.LockMerchantSettings(merchantID); err != nil {
+			return err
+		}
 		m, err := tx.Merchant(merchantID)
 		if err != nil {
 			return err

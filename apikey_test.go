@@ -202,3 +202,61 @@ func TestRollAPIKeyWhileAuthenticating(t *testing.T) {
 		wantAuth(t, env.Service, "new key", newKey, true)
 	})
 }
+
+// TestRacingRollsAndRotationsFromOnePage: six API key rolls, and six
+// webhook secret rotations, sent at once, each naming the key or secret
+// a page showed: exactly one of each is carried out, the others refused
+// as conflicts, on both engines (verification sweep: on PostgreSQL two
+// to six racing rolls all passed the check, each reading the old key
+// before the others committed).
+func TestRacingRollsAndRotationsFromOnePage(t *testing.T) {
+	onEngines(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		for round := range 5 {
+			m := env.Onboard()
+			mm, err := env.Service.Merchant(ctx, m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secret := mm.Settings.Webhook.Secrets[0].Version()
+			for name, act := range map[string]func() error{
+				"roll": func() error { _, err := env.Service.RollAPIKey(ctx, m.ID, m.APIKeyID(), time.Hour); return err },
+				"rotation": func() error {
+					_, err := env.Service.RotateWebhookSecret(ctx, m.ID, secret, time.Hour)
+					return err
+				},
+			} {
+				if done := racing(t, 6, act); done != 1 {
+					t.Errorf("round %d: %d of 6 racing %ss from one page carried out, want 1", round, done, name)
+				}
+			}
+		}
+	})
+}
+
+// racing runs act n times at once and counts those that succeeded; any
+// failure but a conflict is the test's error.
+func racing(t *testing.T, n int, act func() error) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = act()
+		})
+	}
+	close(start)
+	wg.Wait()
+	done := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			done++
+		case paylink.AsError(err).Kind != paylink.KindConflict:
+			t.Errorf("a racing call: %v, want success or a conflict", err)
+		}
+	}
+	return done
+}

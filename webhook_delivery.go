@@ -86,7 +86,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, ove
 		w := &m.Settings.Webhook
 		if from != "" && (len(w.Secrets) == 0 || w.Secrets[0].Version() != from) {
 			return Errorf(KindConflict, CodeInvalidState,
-				"the signing secret was rotated meanwhile: nothing was changed; look at the webhook settings again before rotating")
+				"the signing secret was rotated meanwhile (or sealed again by a master key rotation): nothing was changed; look at the webhook settings again before rotating")
 		}
 		w.Secrets = append([]SealedSecret{sealed}, w.Secrets[:min(len(w.Secrets), 1)]...)
 		w.PreviousUntil = s.now().Add(overlap).Unix()
