@@ -1089,3 +1089,21 @@ func TestWrongMethodsAre405(t *testing.T) {
 		}
 	}
 }
+
+// TestAFormSentWithoutASessionSaysItWasNotCarriedOut: a refund form sent
+// with no session cookie at all (signed out in another tab, which clears
+// the cookie for every tab) goes to the sign-in page saying the form was
+// not carried out, as one whose session ended does (verification sweep:
+// it said nothing, and signing in led back to the page as if done).
+func TestAFormSentWithoutASessionSaysItWasNotCarriedOut(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := purchase(t, env, m, "10.00", false)
+	p := newBrowser(t, env).post("/dashboard/payments/"+ref+"/refund", url.Values{"amount": {"1.00"}})
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/dashboard/login?done=expired_form") {
+		t.Errorf("a form without a session: got %d to %q, want the sign-in page saying it was not carried out", p.status, loc)
+	}
+	if got := stored(t, env, m, ref).Refunded; got != 0 {
+		t.Errorf("refunded %d, want nothing", got)
+	}
+}

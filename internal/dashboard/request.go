@@ -100,12 +100,16 @@ func (h *Handler) pending(fn pageFunc) http.Handler {
 }
 
 // session loads the request's session, redirecting to the sign-in page
-// (and clearing the cookie) when there is none.
+// (and clearing the cookie) when there is none. A form sent without a
+// live session, whether its cookie ended or was gone (signed out in
+// another tab), was not carried out, and the sign-in page says so (a
+// sign-out has nothing left to do).
 func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
-	c, err := rq.r.Cookie(sessionCookie)
-	next := nextQuery(returnPath(rq.r))
-	target := loginPath + next
-	if err == nil {
+	ended := ""
+	if rq.r.Method != http.MethodGet && rq.r.Method != http.MethodHead && rq.r.URL.Path != logoutPath {
+		ended = "expired_form"
+	}
+	if c, err := rq.r.Cookie(sessionCookie); err == nil {
 		ss, err := h.svc.StaffSession(rq.r.Context(), c.Value, h.idle)
 		if err == nil {
 			rq.r = rq.r.WithContext(paylink.WithActor(rq.r.Context(), staff(rq.r, ss.User)))
@@ -116,10 +120,13 @@ func (h *Handler) session(rq *request) (*paylink.StaffSession, bool) {
 			return nil, false
 		}
 		h.clearCookie(rq.w, sessionCookie)
-		ended := "expired"
-		if rq.r.Method != http.MethodGet && rq.r.Method != http.MethodHead {
-			ended = "expired_form" // the form was not carried out: say so
+		if ended == "" {
+			ended = "expired"
 		}
+	}
+	next := nextQuery(returnPath(rq.r))
+	target := loginPath + next
+	if ended != "" {
 		target = loginPath + "?done=" + ended + strings.Replace(next, "?", "&", 1)
 	}
 	http.Redirect(rq.w, rq.r, target, http.StatusSeeOther)
