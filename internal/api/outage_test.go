@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,7 +302,8 @@ func TestARetryAfterAnOutageRunsWithItsKey(t *testing.T) {
 // /readyz answers 503 at every probe but logs one WARN line when
 // readiness is lost and one line when it comes back, never an ERROR (an
 // outage is no bug); and the webhook dispatcher, unable to record an
-// attempt it made, logs that at WARN too.
+// attempt it made, logs that at WARN too, once, and once that the
+// database answers again.
 func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 	srv, dsn := pgtest.DurableDatabase(t)
 	arrived, answer := make(chan struct{}, 1), make(chan struct{})
@@ -335,7 +337,11 @@ func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 			t.Errorf("/readyz probe %d during the outage: got %d %s, want 503", i+1, r.Status, r.Raw)
 		}
 	}
-	waitFor(t, "the webhook attempt's failed recording", func() bool { return len(logLines(env, "record webhook attempts")) > 0 })
+	outageLines := func() []logLine {
+		return slices.Concat(logLines(env, "record webhook attempts"), logLines(env, "exchange webhooks"),
+			logLines(env, "webhook receivers held for"))
+	}
+	waitFor(t, "the webhook attempt's failed recording", func() bool { return len(outageLines()) > 0 })
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -350,10 +356,18 @@ func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 	if lines := logLines(env, "readiness check failed"); len(lines) > 0 {
 		t.Errorf("got %d lines \"readiness check failed\" (%s), want none: a probe during an outage logs nothing new", len(lines), lines[0].Level)
 	}
-	for _, l := range logLines(env, "record webhook attempts") {
+	for _, l := range outageLines() {
 		if l.Level != "WARN" {
-			t.Errorf("\"record webhook attempts\" with the database down logged at %s, want WARN", l.Level)
+			t.Errorf("%q with the database down logged at %s, want WARN", l.Msg, l.Level)
 		}
+	}
+	// The dispatcher, retrying at every turn, logs the outage once and
+	// its end once (it logged a WARN line at every turn).
+	waitFor(t, "the dispatcher's line that the database answers again", func() bool {
+		return len(logLines(env, "webhook outbox: the database answers again")) > 0
+	})
+	if n := len(outageLines()); n != 1 {
+		t.Errorf("the dispatcher logged the outage %d times, want once", n)
 	}
 }
 

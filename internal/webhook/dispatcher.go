@@ -111,6 +111,10 @@ type Dispatcher struct {
 	heldRead      time.Time            // when heldReceivers was read (zero before the first read, which asks for probes)
 	results       chan outcome         // capacity Concurrency: an attempt never waits to hand in its result
 	wg            sync.WaitGroup
+	// storeDown is set once an unavailable database is logged, and
+	// cleared, with a line saying so, at the first turn it answers; Run's
+	// alone.
+	storeDown bool
 }
 
 // receiver is what the dispatcher knows of one receiver: a merchant's
@@ -495,6 +499,10 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 		}
 		return d.recordEach(rctx, done), false
 	}
+	if d.storeDown {
+		d.storeDown = false
+		d.opts.Logger.Info("webhook outbox: the database answers again; deliveries and their records go on")
+	}
 	d.logAttempts(done)
 	more := d.releaseHeld(rctx)
 	done = done[:0]
@@ -508,15 +516,19 @@ func (d *Dispatcher) turn(ctx context.Context, done []paylink.WebhookResult) (_ 
 	return done, len(done) > 0 || more
 }
 
-// logStoreError logs a failed read or write of the outbox: at WARN when
-// the database is unavailable (an outage, retried at the next turn), at
-// ERROR otherwise (a bug).
+// logStoreError logs a failed read or write of the outbox: at ERROR
+// when it is a bug; when the database is unavailable (an outage, retried
+// at every turn), at WARN once, until a turn finds it answering again.
 func (d *Dispatcher) logStoreError(msg string, err error, args ...any) {
-	level := slog.LevelError
-	if errors.Is(err, paylink.ErrUnavailable) {
-		level = slog.LevelWarn
+	if !errors.Is(err, paylink.ErrUnavailable) {
+		d.opts.Logger.Error(msg, append(args, "err", err)...)
+		return
 	}
-	d.opts.Logger.Log(context.Background(), level, msg, append(args, "err", err)...)
+	if d.storeDown {
+		return
+	}
+	d.storeDown = true
+	d.opts.Logger.Warn(msg+": the database is unavailable; retried at every turn, logged again once it answers", append(args, "err", err)...)
 }
 
 // unhold makes due at once the rows in done that were to be held for a
