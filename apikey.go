@@ -83,11 +83,8 @@ func (s *Service) RollAPIKey(ctx context.Context, merchantID, from string, overl
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", merchantID)
 	}
-	if refused := (*Error)(nil); errors.As(err, &refused) && refused.Kind == KindConflict {
-		return "", err
-	}
 	if err != nil {
-		return "", Internal("roll api key", err)
+		return "", asServiceError("roll api key", err)
 	}
 	return secret, nil
 }

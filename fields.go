@@ -39,13 +39,20 @@ func CheckText(s string, max int) error {
 	if utf8.RuneCountInString(s) > max {
 		return fmt.Errorf("must be at most %d characters", max)
 	}
-	if strings.ContainsFunc(s, unicode.IsControl) {
+	i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || bidiControl(r) })
+	switch {
+	case i < 0:
+		return nil
+	case unicode.IsControl(firstRune(s[i:])):
 		return errors.New("must not contain control characters")
 	}
-	if strings.ContainsFunc(s, bidiControl) {
-		return errors.New("must not contain bidirectional control characters (U+202A to U+202E, U+2066 to U+2069)")
-	}
-	return nil
+	return errors.New("must not contain bidirectional control characters (U+202A to U+202E, U+2066 to U+2069)")
+}
+
+// firstRune is the first character of s.
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // bidiControl reports whether r embeds, overrides or isolates text

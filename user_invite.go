@@ -242,16 +242,10 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password string) (*Us
 	if gone != "" {
 		return nil, s.refuseInviteOf(ctx, inv, gone)
 	}
-	hash, err := s.hashPassword(password, inv.Email)
+	u, err := s.newUser(inv.MerchantID, inv.Email, inv.Role, password)
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.reference("usr_")
-	if err != nil {
-		return nil, Internal("user id", err)
-	}
-	now := s.now()
-	u := &User{ID: id, MerchantID: inv.MerchantID, Email: inv.Email, Role: inv.Role, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	err = s.store.Update(ctx, func(tx Tx) error {
 		var err error
 		gone, err = s.useInvite(ctx, tx, inv, u)

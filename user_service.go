@@ -81,16 +81,10 @@ func (s *Service) CreateUser(ctx context.Context, n NewUser) (*User, error) {
 		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "role: must be admin, staff or viewer",
 			Fields: map[string]string{"role": "must be admin, staff or viewer"}}
 	}
-	hash, err := s.hashPassword(n.Password, email)
+	u, err := s.newUser(n.MerchantID, email, n.Role, n.Password)
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.reference("usr_")
-	if err != nil {
-		return nil, Internal("user id", err)
-	}
-	now := s.now()
-	u := &User{ID: id, MerchantID: n.MerchantID, Email: email, Role: n.Role, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
 	err = s.store.Update(ctx, func(tx Tx) error {
 		if _, err := tx.Merchant(n.MerchantID); err != nil {
 			return err
@@ -265,3 +259,18 @@ func userEvent(u *User, action string) AuditEvent {
 
 // hexString is lower-case hex.
 func hexString(b []byte) string { return hex.EncodeToString(b) }
+
+// newUser is a staff user of merchantID to insert, with a new id and
+// password's hash (CreateUser, AcceptInvite).
+func (s *Service) newUser(merchantID, email string, role Role, password string) (*User, error) {
+	hash, err := s.hashPassword(password, email)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.reference("usr_")
+	if err != nil {
+		return nil, Internal("user id", err)
+	}
+	now := s.now()
+	return &User{ID: id, MerchantID: merchantID, Email: email, Role: role, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}, nil
+}

@@ -99,11 +99,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, ove
 	if errors.Is(err, ErrNotFound) {
 		return "", Errorf(KindNotFound, CodeNotFound, "no merchant %s", mid)
 	}
-	if refused := (*Error)(nil); errors.As(err, &refused) && refused.Kind == KindConflict {
-		return "", err
-	}
 	if err != nil {
-		return "", Internal("rotate webhook secret", err)
+		return "", asServiceError("rotate webhook secret", err)
 	}
 	return secret, nil
 }

@@ -516,7 +516,10 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 	if err != nil {
 		return nil, err
 	}
-	sends, sig := c.noteSent(key, source, path, t.TransactionToken, body)
+	sends, sig, encoded := c.noteSent(key, source, path, t.TransactionToken, body)
+	if encoded != nil {
+		body = encoded // sent as signed, not encoded a second time
+	}
 	out, err := call[T](ctx, c, path, body, opts...)
 	if spentBy(err) != "" && c.spentByThisRequest(key, source, sends, sig) {
 		return spentByThisCall(ctx, c, err, find, opts)
@@ -533,19 +536,20 @@ func spend[T any](ctx context.Context, c *Client, path string, t *Tokens, body a
 // noteSent records, before a call under an idempotency key sends its
 // token with body to path, that the token went out with this request,
 // and returns the record of the requests that sent that token (nil when
-// nothing was recorded: no key, or the caller's own token) and this
-// request's signature in it.
-func (c *Client) noteSent(key string, source tokenSource, path, token string, body any) (*tokenSends, string) {
+// nothing was recorded: no key, or the caller's own token), this
+// request's signature in it, and the body as encoded for it, which the
+// call sends.
+func (c *Client) noteSent(key string, source tokenSource, path, token string, body any) (*tokenSends, string, json.RawMessage) {
 	if key == "" || source == tokenPassed {
-		return nil, ""
+		return nil, "", nil
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
-		return nil, "" // the call itself fails to encode it
+		return nil, "", nil // the call itself fails to encode it
 	}
 	sum := sha256.Sum256(append([]byte(path+"\n"), data...))
 	sig := string(sum[:])
-	return c.keyed.sentWith(key, token, sig), sig
+	return c.keyed.sentWith(key, token, sig), sig, data
 }
 
 // spentByThisRequest says whether the operation that spent a call's
