@@ -39,7 +39,8 @@ const MaxAPIKeyOverlap = 7 * 24 * time.Hour
 // instance forgets its cached authentications; another instance sees the
 // roll when its cache entry ends (AuthCacheTTL), and never accepts a
 // previous key after its end once it has read it. A caller that showed
-// its user the current key passes its id as from: when another roll has
+// its user the current key (the dashboard), or read it (the CLI), passes
+// its id (Merchant.APIKeyID) as from: when another roll has
 // replaced that key meanwhile, this one is refused (a conflict naming
 // the key now current), rather than cutting the other roll's new key's
 // life to this roll's overlap; "" rolls whatever key is current.

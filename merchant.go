@@ -57,6 +57,16 @@ type WebhookConfig struct {
 	PreviousUntil int64          `json:"previous_until,omitempty"` // unix seconds
 }
 
+// CurrentSecret is the version of the signing secret in force, which a
+// rotation is made from (RotateWebhookSecret's from); "" when the
+// merchant has none yet.
+func (w WebhookConfig) CurrentSecret() string {
+	if len(w.Secrets) == 0 {
+		return ""
+	}
+	return w.Secrets[0].Version()
+}
+
 // SealedSecret is a secret encrypted by the vault.
 type SealedSecret struct {
 	KeyID      string `json:"key_id"`

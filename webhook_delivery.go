@@ -59,7 +59,8 @@ const MaxWebhookSecretOverlap = 7 * 24 * time.Hour
 // RotateWebhookSecret gives merchant mid a new signing secret and returns
 // it (shown once). Until overlap has passed, webhooks carry signatures
 // under both the new and the previous secret. A caller that showed its
-// user the current secret passes its version as from: when another
+// user the current secret (the dashboard), or read it (the CLI), passes
+// its version (WebhookConfig.CurrentSecret) as from: when another
 // rotation has replaced that secret meanwhile, this one is refused (a
 // conflict) rather than dropping the secret receivers verify with; ""
 // rotates whatever secret is current.
@@ -84,7 +85,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, ove
 			return err
 		}
 		w := &m.Settings.Webhook
-		if from != "" && (len(w.Secrets) == 0 || w.Secrets[0].Version() != from) {
+		if from != "" && w.CurrentSecret() != from {
 			return Errorf(KindConflict, CodeInvalidState,
 				"the signing secret was rotated meanwhile (or sealed again by a master key rotation): nothing was changed; look at the webhook settings again before rotating")
 		}

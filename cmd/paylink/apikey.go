@@ -11,7 +11,9 @@ import (
 
 // runRollAPIKey gives a merchant a new API key, printed once, and keeps
 // the previous one working for the overlap so that the merchant can
-// deploy the new key first (0 revokes it at once, for a leaked key).
+// deploy the new key first (0 revokes it at once, for a leaked key). It
+// rolls the key it read as current, and is refused when another roll
+// replaced that key before this one was made.
 func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 	f := newFlags("merchant roll-api-key", env)
 	dsn := f.str("db", defaultDB, "database DSN")
@@ -24,7 +26,16 @@ func runRollAPIKey(ctx context.Context, env environment, args []string) error {
 		return errors.New("merchant roll-api-key: --merchant is required")
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		key, err := svc.RollAPIKey(ctx, *mid, "", *overlap)
+		m, err := svc.Merchant(ctx, *mid)
+		if err != nil {
+			return err
+		}
+		// Rolled from the key read here, as the dashboard rolls from the
+		// key its page showed: a roll made meanwhile (another command, an
+		// admin) refuses this one, changing nothing, rather than having
+		// its new key cut off after this roll's overlap.
+		fmt.Fprintf(env.stderr, "Rolling API key %s of %s.\n", m.APIKeyID(), *mid)
+		key, err := svc.RollAPIKey(ctx, *mid, m.APIKeyID(), *overlap)
 		if err != nil {
 			return err
 		}

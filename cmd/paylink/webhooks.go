@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -90,6 +91,10 @@ func runWebhooksResend(ctx context.Context, env environment, args []string) erro
 	})
 }
 
+// runRotateWebhookSecret gives a merchant a new webhook signing secret,
+// printed once; the previous one also signs for the overlap. It rotates
+// the secret it read as current, and is refused when another rotation
+// replaced that secret before this one was made.
 func runRotateWebhookSecret(ctx context.Context, env environment, args []string) error {
 	f := newFlags("merchant rotate-webhook-secret", env)
 	dsn := f.str("db", defaultDB, "database DSN")
@@ -102,7 +107,17 @@ func runRotateWebhookSecret(ctx context.Context, env environment, args []string)
 		return errors.New("merchant rotate-webhook-secret: --merchant is required")
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
-		secret, err := svc.RotateWebhookSecret(ctx, *mid, "", *overlap)
+		m, err := svc.Merchant(ctx, *mid)
+		if err != nil {
+			return err
+		}
+		// Rotated from the secret read here, as the dashboard rotates
+		// from the one its page showed: a rotation made meanwhile refuses
+		// this one, rather than this one dropping the secret receivers
+		// verify with (only two sign).
+		from := m.Settings.Webhook.CurrentSecret()
+		fmt.Fprintf(env.stderr, "Rotating the webhook signing secret of %s (version %s).\n", *mid, cmp.Or(from, "none yet"))
+		secret, err := svc.RotateWebhookSecret(ctx, *mid, from, *overlap)
 		if err != nil {
 			return err
 		}

@@ -52,12 +52,7 @@ func (d developersData) CurrentKey() string {
 // CurrentSecret is the version of the signing secret in force, which
 // the rotation form sends back: a rotation made meanwhile refuses this
 // one.
-func (d developersData) CurrentSecret() string {
-	if len(d.Webhook.Secrets) == 0 {
-		return ""
-	}
-	return d.Webhook.Secrets[0].Version()
-}
+func (d developersData) CurrentSecret() string { return d.Webhook.CurrentSecret() }
 
 // PreviousSecretUntil is when the previous signing secret stops signing
 // after a rotation, nil when only one secret signs.
