@@ -1,6 +1,7 @@
 package paylink
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -77,9 +78,12 @@ func (e *SettingError) Error() string {
 
 // Validate checks the tunables that have limits, the one place they are
 // written: a duration is 0 (its default) or positive, and four have an
-// upper bound. It returns the first setting out of range as a
-// *SettingError. NewService refuses what it refuses.
+// upper bound. It reports every setting out of range, each a
+// *SettingError, joined (errors.Join): errors.As finds the first, and
+// SettingErrors lists them all, so that a caller can name each at once
+// rather than one a try. NewService refuses what it refuses.
 func (c Config) Validate() error {
+	var bad []error
 	for _, s := range []SettingError{
 		{Setting: "TransactionTokenTTL", Got: c.TransactionTokenTTL, Max: MaxTransactionTokenTTL,
 			Why: "a key rotation keeps a retired key that long"},
@@ -95,10 +99,32 @@ func (c Config) Validate() error {
 			Why: "a time of day, since midnight UTC; 0 is midnight"},
 	} {
 		if s.Got < 0 || (s.Max > 0 && s.Got > s.Max) {
-			return &s
+			bad = append(bad, &s)
 		}
 	}
-	return nil
+	return errors.Join(bad...)
+}
+
+// SettingErrors lists the settings out of range that err, an error of
+// Validate or one wrapping it, holds, in Validate's order; none for an
+// error that holds none.
+func SettingErrors(err error) []*SettingError {
+	var out []*SettingError
+	var walk func(error)
+	walk = func(e error) {
+		switch e := e.(type) {
+		case *SettingError:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
 }
 
 // withDefaults is c with each zero duration replaced by its default.

@@ -83,3 +83,36 @@ func TestNewServiceRefusesWhatValidateRefuses(t *testing.T) {
 		t.Errorf("the bounds themselves and a default: got %+v, %v", s, err)
 	}
 }
+
+// TestValidateNamesEverySettingOutOfRange: three settings out of range
+// are all reported, in Validate's order, each a *SettingError, and
+// errors.As still finds the first, through NewService's wrapping too
+// (Validate returned the first alone, so a fix of one met the next only
+// on the following try).
+func TestValidateNamesEverySettingOutOfRange(t *testing.T) {
+	cfg := Config{TransactionTokenTTL: MaxTransactionTokenTTL + time.Minute, PreAuthExpiry: -time.Hour,
+		ProcessorTimeout: MaxProcessorTimeout + time.Second}
+	want := []string{"TransactionTokenTTL", "PreAuthExpiry", "ProcessorTimeout"}
+	_, err := NewService(cfg, Deps{})
+	for name, err := range map[string]error{"Validate": cfg.Validate(), "NewService": err} {
+		var got []string
+		for _, bad := range SettingErrors(err) {
+			got = append(got, bad.Setting)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: got settings %v, want %v", name, got, want)
+		}
+		for _, w := range want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: got %v, want it to name %s", name, err, w)
+			}
+		}
+		var first *SettingError
+		if !errors.As(err, &first) || first.Setting != want[0] {
+			t.Errorf("%s: errors.As found %+v, want the first setting out of range, %s", name, first, want[0])
+		}
+	}
+	if got := SettingErrors(Config{}.Validate()); got != nil {
+		t.Errorf("a valid config: got %v, want none", got)
+	}
+}

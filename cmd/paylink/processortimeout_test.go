@@ -86,6 +86,31 @@ func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
 			}
 		})
 	}
+	for _, tt := range []struct {
+		args []string
+		want []string // each named once, in this order
+	}{
+		// Two over Config.Validate's bounds: only the first was named.
+		{[]string{"--transaction-token-ttl", "20m", "--processor-timeout", "61s"}, []string{"--transaction-token-ttl: ", "--processor-timeout: "}},
+		// One not positive, two over their bound: the first alone was named.
+		{[]string{"--authentication-timeout", "59m", "--preauth-expiry", "-1h", "--dashboard-idle", "0s", "--transaction-token-ttl", "16m"},
+			[]string{"--preauth-expiry: ", "--dashboard-idle: ", "--transaction-token-ttl: ", "--authentication-timeout: "}},
+	} {
+		_, err := parseServe(envWith(nil), tt.args)
+		msg := fmt.Sprint(err)
+		at := 0
+		for _, w := range tt.want {
+			i := strings.Index(msg[at:], w)
+			if i < 0 || strings.Count(msg, w) != 1 {
+				t.Errorf("%v: got %q, want each of %q named once, in that order", tt.args, msg, tt.want)
+				break
+			}
+			at += i
+		}
+		if strings.Count(msg, "--") != len(tt.want) {
+			t.Errorf("%v: got %q, want no flag but %q named", tt.args, msg, tt.want)
+		}
+	}
 	if cfg, err := parseServe(envWith(nil), []string{"--processor-timeout", "1m", "--authentication-timeout", "58m", "--transaction-token-ttl", "15m"}); err != nil ||
 		cfg.service.ProcessorTimeout != time.Minute || cfg.service.AuthenticationTimeout != 58*time.Minute || cfg.service.TransactionTokenTTL != 15*time.Minute {
 		t.Errorf("the bounds themselves: got %+v, %v, want accepted", cfg.service, err)

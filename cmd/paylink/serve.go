@@ -127,7 +127,8 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	// Every duration must be positive: a 0 on the command line is refused,
 	// though the library reads a zero Config field as its default. The
 	// upper bounds are Config.Validate's, reported below under the flag
-	// of the setting (setting: the Config field the flag sets).
+	// of the setting (setting: the Config field the flag sets), every
+	// flag out of range at once (checkDurations).
 	durations := []durationFlag{
 		{"transaction-token-ttl", "TransactionTokenTTL", *ttl},
 		{"preauth-expiry", "PreAuthExpiry", *preauth},
@@ -136,11 +137,6 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		{"authentication-timeout", "AuthenticationTimeout", *authTimeout},
 		{"processor-timeout", "ProcessorTimeout", *procTimeout},
 		{"dashboard-idle", "", *dashIdle},
-	}
-	for _, d := range durations {
-		if d.got <= 0 {
-			return cfg, fmt.Errorf("--%s: got %s, want a positive duration", d.flag, d.got)
-		}
 	}
 	if math.IsNaN(cfg.rateLimit) || math.IsInf(cfg.rateLimit, 0) || cfg.rateLimit < 0 || cfg.rateBurst < 1 {
 		return cfg, fmt.Errorf("--rate-limit %v, --rate-burst %d: want a rate of 0 (off) or more and a burst of 1 or more", cfg.rateLimit, cfg.rateBurst)
@@ -159,10 +155,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
 		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout,
 		RecordProcessingFirst: *processingFirst}
-	if err := cfg.service.Validate(); err != nil {
-		return cfg, underFlag(err, durations)
-	}
-	return cfg, nil
+	return cfg, checkDurations(durations, cfg.service.Validate())
 }
 
 // durationFlag is one of serve's duration flags, with the Config field it
@@ -172,18 +165,37 @@ type durationFlag struct {
 	got           time.Duration
 }
 
-// underFlag is a Config.Validate error told under the flag of its setting,
-// in the flags' own words (0 is no default on the command line).
-func underFlag(err error, flags []durationFlag) error {
-	var bad *paylink.SettingError
-	if errors.As(err, &bad) {
-		for _, d := range flags {
-			if d.setting == bad.Setting {
-				return fmt.Errorf("--%s: got %s, want %s", d.flag, bad.Got, bad.Want())
-			}
+// checkDurations names every duration flag out of range, each once under
+// its own name: those not positive (the command line's rule: 0 is no
+// default there), then the settings invalid (Config.Validate's error)
+// refuses, in the flags' own words; a setting no flag sets as Validate
+// says it.
+func checkDurations(flags []durationFlag, invalid error) error {
+	var errs []error
+	named := map[string]bool{}
+	for _, d := range flags {
+		if d.got <= 0 {
+			errs = append(errs, fmt.Errorf("--%s: got %s, want a positive duration", d.flag, d.got))
+			named[d.setting] = true
 		}
 	}
-	return err // a setting no flag sets
+	for _, bad := range paylink.SettingErrors(invalid) {
+		if err := underFlag(bad, flags); !named[bad.Setting] {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// underFlag is a setting Config.Validate refused, told under the flag of
+// its setting; bad itself when no flag sets it.
+func underFlag(bad *paylink.SettingError, flags []durationFlag) error {
+	for _, d := range flags {
+		if d.setting == bad.Setting {
+			return fmt.Errorf("--%s: got %s, want %s", d.flag, bad.Got, bad.Want())
+		}
+	}
+	return bad
 }
 
 // checkBaseURL refuses a --base-url that page links cannot be made from:
