@@ -121,6 +121,78 @@ func TestHangingReceiverBlocksNothing(t *testing.T) {
 	}
 }
 
+// TestAHangingDynamicPathDelaysNoCompanyWebhook: the company webhook and
+// a payment link's dynamic one are fire-and-forget, a failure at one not
+// blocking the other (spec 6.2.4), also when both URLs are on one host.
+// The dynamic path hangs; once its first attempt has timed out (the
+// dynamic receiver is held from then on), the next payment's company
+// webhook still goes out at once, not held behind the dynamic path's
+// next probe. Found by the webhook sweep (hack/sweep/hangdyn.py: company
+// webhooks 8 to 12.7 s late against a 10 s timeout). Both engines, as
+// held rows are stored.
+func TestAHangingDynamicPathDelaysNoCompanyWebhook(t *testing.T) {
+	const timeout = 3 * time.Second
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			opts := apitest.Options{WebhookTimeout: timeout}
+			if engine == "postgres" {
+				opts.DSN = pg.Database(t)
+			}
+			env := apitest.Start(t, opts)
+			company, release := make(chan struct{}, 10), make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/hook" {
+					company <- struct{}{}
+					return
+				}
+				select { // the dynamic path hangs
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) })
+			m := onboard(env, srv.URL+"/hook", nil)
+			dynamic := srv.URL + "/orders/dynhang"
+
+			servicePurchase(t, env, m, dynamic)
+			waitCompany(t, company, 30*time.Second)
+			waitDynamicFailed(t, env, m)
+
+			start := time.Now()
+			servicePurchase(t, env, m, dynamic)
+			waitCompany(t, company, timeout) // generous: an unheld attempt takes milliseconds
+			t.Logf("the second company webhook came %v after its payment", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// waitCompany waits up to within for a request to the company endpoint.
+func waitCompany(t *testing.T, company <-chan struct{}, within time.Duration) {
+	t.Helper()
+	select {
+	case <-company:
+	case <-time.After(within):
+		t.Fatalf("no company webhook within %v: held behind the hanging dynamic path", within)
+	}
+}
+
+// waitDynamicFailed waits until m's dynamic delivery has been tried and
+// failed (its attempt timed out).
+func waitDynamicFailed(t *testing.T, env *apitest.Env, m *apitest.Merchant) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for _, d := range deliveries(t, env, m) {
+			if d.Target == paylink.TargetDynamic && d.State == paylink.DeliveryFailed {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dynamic attempt did not time out within 30s")
+		}
+	}
+}
+
 func TestFailedDeliveryRetries(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -63,9 +63,10 @@ type Options struct {
 // leased row. A slot is free again once its attempt has an answer, so
 // under load a turn settles and starts many attempts for one commit.
 //
-// A receiver is one merchant's host (receiverOf): merchants whose
+// A receiver is one merchant's host for its company webhook, or for
+// its payment links' dynamic ones (receiverOf): merchants whose
 // endpoints share a host never hold back, nor release, each other's
-// rows. A receiver whose last attempt timed out has one attempt at a
+// rows, nor do a merchant's company and dynamic webhooks. A receiver whose last attempt timed out has one attempt at a
 // time (its probe) until it answers again. The slots are shared out by
 // host (scheme, host and port), as they are the host's resources: a
 // host whose last answer took at least half the timeout has an eighth of
@@ -349,18 +350,34 @@ func heldKeys(o outcome) []string {
 var defaultPorts = map[string]string{"http": "80", "https": "443"}
 
 // receiverOf names a delivery's receiver, the key its rows are held
-// under: its merchant and host (scheme, lower-case host or canonical IP
-// address, explicit port), so that merchants whose endpoints share a
-// host never hold back or release each other's rows, while one
-// merchant's endpoints on a host (a path per order, as payment links'
-// webhook URLs may have) hang together, as a host does; and its host,
+// under: its merchant, its target when that is the dynamic webhook (a
+// payment link's webhook_url), and its host (scheme, lower-case host or
+// canonical IP address, explicit port). So merchants whose endpoints
+// share a host never hold back or release each other's rows, and a
+// merchant's company webhook and its payment links' webhook URLs on one
+// host are two receivers: a failure at one does not delay the other
+// (spec 6.2.4). One merchant's dynamic endpoints on a host (a path per
+// order) hang together, as a host does. It also returns the host,
 // whose slots the merchants on it share. The key is short (a stored
-// index entry): a merchant id and a host name.
+// index entry): a merchant id, a word and a host name; the company
+// webhook's key has no word, as before dynamic rows had keys of their
+// own, so rows held by earlier versions keep their receiver.
 func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 	w := job.Delivery
-	u, err := url.Parse(w.URL)
+	host = originOf(w.URL)
+	if w.Target == paylink.TargetDynamic {
+		return w.MerchantID + " " + paylink.TargetDynamic + " " + host, host
+	}
+	return w.MerchantID + " " + host, host
+}
+
+// originOf names the host a webhook URL is sent to: its scheme, lower-case
+// host or canonical IP address, and port (explicit); "invalid" for a URL
+// send refuses before any connection.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil || len(u.Host) > maxHostLength {
-		return w.MerchantID + " invalid", "invalid" // refused before any connection by send
+		return "invalid"
 	}
 	scheme, port := strings.ToLower(u.Scheme), u.Port()
 	if port == "" {
@@ -372,8 +389,7 @@ func receiverOf(job *paylink.WebhookJob) (receiver, host string) {
 	if ip, err := netip.ParseAddr(name); err == nil {
 		name = ip.Unmap().String() // one spelling of an IPv6 address
 	}
-	host = scheme + "://" + net.JoinHostPort(name, port)
-	return w.MerchantID + " " + host, host
+	return scheme + "://" + net.JoinHostPort(name, port)
 }
 
 // maxHostLength bounds the host part of a webhook URL a key is made of

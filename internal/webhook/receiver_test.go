@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/webhook"
 )
 
@@ -13,7 +14,10 @@ import (
 // explicit default port or one with a leading zero, a trailing dot, an
 // IPv6 address written two ways) are one, and so are one merchant's
 // paths on it (a path per order must not make every webhook a receiver
-// of its own, never held). A key stays short whatever the URL's length.
+// of its own, never held). A merchant's company webhook and its payment
+// links' dynamic ones on one host are two receivers (spec 6.2.4: a
+// failure at one does not delay the other), its dynamic paths on a host
+// one. A key stays short whatever the URL's length.
 func TestReceiverKeys(t *testing.T) {
 	const base = "https://hooks.example.com/a"
 	for _, c := range []struct {
@@ -35,6 +39,13 @@ func TestReceiverKeys(t *testing.T) {
 		if (a == b) != c.same {
 			t.Errorf("%s %s: got key %q beside %q for %s %s, want same %v", c.mid, c.url, b, a, "M1", base, c.same)
 		}
+	}
+	dyn := webhook.TargetReceiverKey("M1", paylink.TargetDynamic, base)
+	if dyn == webhook.ReceiverKey("M1", base) {
+		t.Errorf("company and dynamic webhooks on one host: got one key %q, want two", dyn)
+	}
+	if other := webhook.TargetReceiverKey("M1", paylink.TargetDynamic, "https://HOOKS.example.com/orders/1042"); other != dyn {
+		t.Errorf("two dynamic paths on one host: got keys %q and %q, want one", dyn, other)
 	}
 	if a, b := webhook.ReceiverKey("M1", "https://[2001:db8::1]/x"), webhook.ReceiverKey("M1", "https://[2001:DB8:0::1]:443/y"); a != b {
 		t.Errorf("one IPv6 address written two ways: got keys %q and %q, want one", a, b)
