@@ -43,10 +43,12 @@ type WebhookDelivery struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	DeliveredAt    time.Time
-	// HeldFor names the receiver (the merchant and its endpoint: scheme,
-	// host, port and path; rows held by older versions name a host and
-	// port alone) this pending row is held for while that receiver
-	// hangs; "" when it is not held.
+	// HeldFor names the receiver this pending row is held for while that
+	// receiver hangs; "" when it is not held. A receiver is the merchant,
+	// the target when it is the dynamic webhook, and the URL's scheme,
+	// host and port, not its path (a merchant's paths on a host hang
+	// together); rows held by older versions name a host and port alone,
+	// or the company webhook's receiver for a dynamic row.
 	HeldFor string
 }
 
