@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -157,7 +158,8 @@ func webhookTargets(company, dynamic string) []webhookTarget {
 
 // normalizeURL compares addresses as equal when they differ only in the
 // case of scheme and host, in an explicit default port, in an empty query
-// ("/h?") or in a fragment, which is never sent.
+// ("/h?"), in a fragment, which is never sent, or in percent-encoding
+// (RFC 3986 6.2.2: normalizeEscapes).
 func normalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -170,8 +172,49 @@ func normalizeURL(raw string) string {
 	if u.Path == "" {
 		u.Path = "/"
 	}
+	u.RawPath, u.RawQuery = normalizeEscapes(u.EscapedPath()), normalizeEscapes(u.RawQuery)
 	u.ForceQuery, u.Fragment, u.RawFragment = false, "", ""
 	return u.String()
+}
+
+// normalizeEscapes normalises the percent-encoding of an escaped URL
+// component (RFC 3986 6.2.2.2): an escape of an unreserved character
+// (ALPHA, DIGIT, '-', '.', '_', '~') is decoded, the hex digits of any
+// other are upper-cased; everything else is kept as written.
+func normalizeEscapes(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' || i+2 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		switch {
+		case err != nil:
+			b.WriteByte(s[i]) // not an escape
+			continue
+		case unreserved(byte(v)):
+			b.WriteByte(byte(v))
+		default:
+			b.WriteString("%" + strings.ToUpper(s[i+1:i+3]))
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+// unreserved reports whether c is an unreserved character of RFC 3986
+// (2.3), which percent-encoding never changes the meaning of.
+func unreserved(c byte) bool {
+	switch {
+	case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // WebhookPayload renders the JSON body of a payment-outcome webhook (spec

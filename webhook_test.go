@@ -100,6 +100,39 @@ func TestDirectDebitFeeDetail(t *testing.T) {
 	}
 }
 
+// TestNormalizeURLPercentEncoding: addresses that differ only in
+// percent-encoding are one resource (RFC 3986 6.2.2.2): escapes of
+// unreserved characters (ALPHA, DIGIT, '-', '.', '_', '~') are decoded,
+// the hex digits of the others upper-cased, in the path and the query;
+// other escapes are kept (an escaped '/' is not a path separator). Spec
+// 6.1 delivers a URL present in both targets once; the outgoing-webhook
+// sweep found http://host/ok/%68ook and http://host/ok/hook delivered
+// twice.
+func TestNormalizeURLPercentEncoding(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://h.example/ok/%68ook", "http://h.example/ok/hook", true},
+		{"http://h.example/%41%7a%30-%2E%5f%7E", "http://h.example/Az0-._~", true},
+		{"http://h.example/a%2fb", "http://h.example/a%2Fb", true},
+		{"http://h.example/a%2Fb", "http://h.example/a/b", false},
+		{"http://h.example/a%c3%a9", "http://h.example/a%C3%A9", true},
+		{"http://h.example/a%c3%a9", "http://h.example/aé", true},
+		{"http://h.example/h?x=%61&y=%3d", "http://h.example/h?x=a&y=%3D", true},
+		{"http://h.example/h?x=%3D", "http://h.example/h?x==", false},
+		{"http://h.example/%48ook", "http://h.example/hook", false}, // H is not h: paths are case-sensitive
+		{"http://h.example/h%2", "http://h.example/h%2", true},      // not a URL: compared as written
+	} {
+		if got := normalizeURL(tt.a) == normalizeURL(tt.b); got != tt.same {
+			t.Errorf("%s and %s: got same %v (%q, %q), want %v", tt.a, tt.b, got, normalizeURL(tt.a), normalizeURL(tt.b), tt.same)
+		}
+	}
+	if got := len(webhookTargets("http://h.example/ok/hook", "http://h.example/ok/%68ook")); got != 1 {
+		t.Errorf("company http://h.example/ok/hook, dynamic http://h.example/ok/%%68ook: got %d targets, want 1", got)
+	}
+}
+
 func TestWebhookTargetsAndStatuses(t *testing.T) {
 	targets := []struct {
 		company, dynamic string
