@@ -33,6 +33,12 @@ func TestWebhookPayloadFields(t *testing.T) {
 		Currency: "JPY", Amount: 1000, Surcharge: 12, ProcessedAt: at}
 	kwd := &Transaction{Reference: "pr_kwd", Status: StatusApproved, PaymentType: PaymentTypeCard, Channel: ChannelAPI,
 		Currency: "KWD", Amount: 1234, ProcessedAt: at}
+	// A 3-D Secure decline has no processor answer: the reason is in
+	// threeds_result / threeds_result_reason (docs/webhooks.md).
+	abandoned := &Transaction{Reference: "pr_3ds_abandoned", Status: StatusDeclined, PaymentType: PaymentTypeCard, Channel: ChannelHPP,
+		Currency: "AUD", Amount: 1000, ProcessedAt: at,
+		Details: TransactionDetails{Card: &CardInfo{Masked: "400000******3220", Brand: "VISA", ExpiryMonth: 3, ExpiryYear: 2031},
+			ThreeDS: &ThreeDS{Requested: true, Result: ThreeDSFailed, Reason: ThreeDSAbandoned, Version: "2.2.0", ChallengeIndicator: "challenge"}}}
 	tests := []struct {
 		name string
 		t    *Transaction
@@ -58,6 +64,11 @@ func TestWebhookPayloadFields(t *testing.T) {
 			"webhook_type": "HPP", "threeds_result": "authenticated", "threeds_result_reason": nil, "threeds_version": "2.2.0",
 			"threeds_eci": "05", "threeds_ds_trans_id": "ds-1", "threeds_challenge_indicator": "challenge",
 			"transaction_auth_code": "123456", "amount": "10.00",
+		}},
+		{name: "3-D Secure decline", t: abandoned, want: map[string]any{
+			"status": "DECLINED", "threeds_result": "failed", "threeds_result_reason": "abandoned", "threeds_eci": nil,
+			"processor_error_code": nil, "processor_error_message": nil, "network_advice_code": nil, "network_decline_code": nil,
+			"transaction_auth_code": nil,
 		}},
 	}
 	for _, tt := range tests {
