@@ -66,8 +66,9 @@ type Options struct {
 // A receiver is one merchant's host for its company webhook, or for
 // its payment links' dynamic ones (receiverOf): merchants whose
 // endpoints share a host never hold back, nor release, each other's
-// rows, nor do a merchant's company and dynamic webhooks. A receiver whose last attempt timed out has one attempt at a
-// time (its probe) until it answers again. The slots are shared out by
+// rows, nor do a merchant's company and dynamic webhooks. A receiver
+// whose last attempt timed out has one attempt at a time (its probe)
+// until it answers again. The slots are shared out by
 // host (scheme, host and port), as they are the host's resources: a
 // host whose last answer took at least half the timeout has an eighth of
 // the slots until it answers faster, and one that has not answered for
