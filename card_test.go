@@ -1,6 +1,8 @@
 package paylink
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -246,6 +248,23 @@ func TestContainsCardNumberWithin(t *testing.T) {
 		}
 		if got := ContainsCardNumberWithin(tt.s); got != tt.with {
 			t.Errorf("ContainsCardNumberWithin(%q) = %v, want %v", tt.s, got, tt.with)
+		}
+	}
+}
+
+// TestEverySandboxCardIsListed: each test card the sandbox describes
+// (binTable) is in the README's table of test cards and in the list the
+// demo prints, so that no card behaves in a way only the code tells.
+func TestEverySandboxCardIsListed(t *testing.T) {
+	for _, file := range []string{"README.md", "cmd/paylink/demo.go"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for number := range binTable {
+			if !strings.Contains(string(b), number) {
+				t.Errorf("%s does not list the sandbox's test card %s", file, number)
+			}
 		}
 	}
 }

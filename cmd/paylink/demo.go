@@ -135,6 +135,7 @@ Test cards (any future expiry, any CVC)
   4111111111111111  visa credit AU        approved
   4000056655665556  visa debit AU         approved
   5555555555554444  mastercard credit AU  approved
+  5105105105105100  mastercard debit AU   approved (corporate)
   378282246310005   amex credit AU        approved
   4000008260000000  visa credit GB        approved (international)
   4000000000000002  visa credit AU        declined: do not honour (05)

@@ -124,7 +124,7 @@ func OpenExisting(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		return nil, err
 	}
 	if _, serr := os.Stat(d.Path); d.Engine == SQLite && errors.Is(serr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no database at %s: paylink serve, paylink migrate or paylink merchant create makes one", d.Path)
+		return nil, fmt.Errorf("no database at %s: paylink serve, paylink demo, paylink migrate or paylink merchant create makes one", d.Path)
 	}
 	return open(ctx, dsn, nil, (*Store).checkSchema, opts...)
 }
