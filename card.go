@@ -424,25 +424,43 @@ func isCardNumber(digits string) bool {
 	return false
 }
 
+// IINRange is one rule of BrandOf: a PAN whose first Digits digits, read
+// as a number, lie between Low and High (both included) is of Brand.
+type IINRange struct {
+	Brand             string
+	Digits, Low, High int
+}
+
+// IINRanges lists BrandOf's rules in the order they are tried; the first
+// that matches names the brand. They are data rather than code so that
+// the hosted payment page's script is given the very same rules (a copy
+// in JavaScript drifted and refused cards the server takes).
+func IINRanges() []IINRange {
+	r := iinRanges()
+	return r[:]
+}
+
+// iinRanges is IINRanges as an array, which BrandOf, called for every
+// run of digits a free-text check scans, reads without allocating.
+func iinRanges() [16]IINRange {
+	return [...]IINRange{
+		{BrandAmex, 2, 34, 34}, {BrandAmex, 2, 37, 37},
+		{BrandDiners, 2, 36, 36}, {BrandDiners, 2, 38, 39}, {BrandDiners, 3, 300, 305}, {BrandDiners, 3, 309, 309},
+		{BrandDiscover, 4, 6011, 6011}, {BrandDiscover, 2, 65, 65}, {BrandDiscover, 3, 644, 649}, {BrandDiscover, 6, 622126, 622925},
+		{BrandUnionPay, 2, 62, 62}, {BrandUnionPay, 2, 81, 81},
+		{BrandJCB, 4, 3528, 3589},
+		{BrandMastercard, 2, 51, 55}, {BrandMastercard, 4, 2221, 2720},
+		{BrandVisa, 1, 4, 4},
+	}
+}
+
 // BrandOf returns the brand of a PAN from its issuer identification
 // number, or "" when the range is not one paylink knows.
 func BrandOf(pan string) string {
-	p := func(n int) int { return prefixInt(pan, n) }
-	switch {
-	case p(2) == 34 || p(2) == 37:
-		return BrandAmex
-	case p(2) == 36 || p(2) == 38 || p(2) == 39 || (p(3) >= 300 && p(3) <= 305) || p(3) == 309:
-		return BrandDiners
-	case p(4) == 6011 || p(2) == 65 || (p(3) >= 644 && p(3) <= 649) || (p(6) >= 622126 && p(6) <= 622925):
-		return BrandDiscover
-	case p(2) == 62 || p(2) == 81:
-		return BrandUnionPay
-	case p(4) >= 3528 && p(4) <= 3589:
-		return BrandJCB
-	case (p(2) >= 51 && p(2) <= 55) || (p(4) >= 2221 && p(4) <= 2720):
-		return BrandMastercard
-	case p(1) == 4:
-		return BrandVisa
+	for _, r := range iinRanges() {
+		if p := prefixInt(pan, r.Digits); p >= r.Low && p <= r.High {
+			return r.Brand
+		}
 	}
 	return ""
 }

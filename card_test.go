@@ -13,6 +13,10 @@ func TestBrandOf(t *testing.T) {
 		"378282246310005": BrandAmex, "340000000000009": BrandAmex, "3530111333300000": BrandJCB,
 		"6011111111111117": BrandDiscover, "6445644564456445": BrandDiscover, "30569309025904": BrandDiners,
 		"36227206271667": BrandDiners, "6200000000000005": BrandUnionPay, "9999999999999995": "",
+		"3095000000000000": BrandDiners, "3060000000000000": "", "8171999927660000": BrandUnionPay,
+		"6221260000000000": BrandDiscover, "6229250000000000": BrandDiscover, "6221250000000000": BrandUnionPay,
+		"6229260000000000": BrandUnionPay, "6440000000000000": BrandDiscover, "6430000000000000": "",
+		"2720990000000000": BrandMastercard, "2721000000000000": "", "3589000000000000": BrandJCB, "3590000000000000": "",
 	}
 	for pan, want := range tests {
 		if got := BrandOf(pan); got != want {

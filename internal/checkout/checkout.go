@@ -50,7 +50,7 @@ type Options struct {
 
 // New builds the page handler.
 func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error) {
-	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete}).ParseFS(assets, "templates/*.html")
+	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete, "brandRules": brandRules}).ParseFS(assets, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}

@@ -28,15 +28,14 @@
     }
     return s.length >= 12 && sum % 10 === 0;
   }
+  // The brand rules are the server's (paylink.IINRanges), in its order:
+  // "digits,low,high,name" per rule; the first that matches names the brand.
+  var rules = (form.getAttribute("data-brands") || "").split(";").map(function (r) { return r.split(","); });
   function brand(s) {
-    var p2 = +s.slice(0, 2), p3 = +s.slice(0, 3), p4 = +s.slice(0, 4);
-    if (p2 === 34 || p2 === 37) { return "American Express"; }
-    if (p2 === 36 || p2 === 38 || p2 === 39 || (p3 >= 300 && p3 <= 305)) { return "Diners"; }
-    if (p4 === 6011 || p2 === 65) { return "Discover"; }
-    if (p2 === 62) { return "UnionPay"; }
-    if (p4 >= 3528 && p4 <= 3589) { return "JCB"; }
-    if ((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) { return "Mastercard"; }
-    if (s.charAt(0) === "4") { return "Visa"; }
+    for (var i = 0; i < rules.length; i++) {
+      var r = rules[i], p = +s.slice(0, +r[0]);
+      if (s.length >= +r[0] && p >= +r[1] && p <= +r[2]) { return r[3]; }
+    }
     return "";
   }
   function setError(input, msg) {

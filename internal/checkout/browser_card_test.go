@@ -1,0 +1,92 @@
+package checkout_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/browsertest"
+)
+
+// brandLabels are the brands as the page names them.
+var brandLabels = map[string]string{
+	paylink.BrandVisa: "Visa", paylink.BrandMastercard: "Mastercard", paylink.BrandAmex: "American Express",
+	paylink.BrandJCB: "JCB", paylink.BrandDiscover: "Discover", paylink.BrandDiners: "Diners",
+	paylink.BrandUnionPay: "UnionPay", "": "",
+}
+
+// withLuhnDigit pads prefix with zeros to 15 digits and appends the
+// digit that makes the Luhn check pass.
+func withLuhnDigit(prefix string) string {
+	s := prefix + strings.Repeat("0", 15-len(prefix))
+	sum := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i] - '0')
+		if (len(s)-i)%2 == 1 { // doubled once the check digit is appended
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return s + strconv.Itoa((10-sum%10)%10)
+}
+
+// brandCases are Luhn-valid numbers at both ends of every one of
+// BrandOf's ranges and just outside them, and the numbers a sweep found
+// the page and the server disagreeing on.
+func brandCases() []string {
+	out := []string{"3095000000000000", "6445644564456445", "8171999927660000", "6221260000000000", "9999999999999995"}
+	for _, r := range paylink.IINRanges() {
+		for _, p := range []int{r.Low - 1, r.Low, r.High, r.High + 1} {
+			if s := strconv.Itoa(p); len(s) == r.Digits {
+				out = append(out, withLuhnDigit(s))
+			}
+		}
+	}
+	return out
+}
+
+// TestBrowserBrandAgreesWithServer: the page's script names the brand of
+// every number as paylink.BrandOf does, and refuses as not valid exactly
+// the Luhn-valid numbers of no brand the server knows. The script once
+// kept its own copy of the ranges and refused Diners 309, Discover
+// 644-649 and UnionPay 81 cards the server takes.
+func TestBrowserBrandAgreesWithServer(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "10.50", nil)
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	numbers := brandCases()
+	arg, _ := json.Marshal(numbers)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(`+string(arg)+`).map(n => {
+		const el = document.getElementById("card_number");
+		el.value = n;
+		el.dispatchEvent(new Event("input"));
+		el.dispatchEvent(new Event("blur"));
+		return document.getElementById("brand").textContent + "|" + document.getElementById("card_number-err").textContent;
+	})`))
+	if err != nil || len(got) != len(numbers) {
+		t.Fatalf("run the page's checks: got %d results (%v), want %d", len(got), err, len(numbers))
+	}
+	for i, n := range numbers {
+		brand := paylink.BrandOf(n)
+		label, ok := brandLabels[brand]
+		if !ok {
+			t.Fatalf("no label for brand %q: add it to brandLabels", brand)
+		}
+		want := label + "|"
+		if brand == "" {
+			want += "This card number is not valid."
+		}
+		if got[i] != want {
+			t.Errorf("%s: got brand|error %q from the page, want %q (BrandOf %q)", n, got[i], want, brand)
+		}
+	}
+}
