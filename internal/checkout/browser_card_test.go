@@ -1,10 +1,12 @@
 package checkout_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -89,4 +91,51 @@ func TestBrowserBrandAgreesWithServer(t *testing.T) {
 			t.Errorf("%s: got brand|error %q from the page, want %q (BrandOf %q)", n, got[i], want, brand)
 		}
 	}
+}
+
+// TestBrowserBackClearsTheCard: Back from the 3-D Secure challenge or from
+// a decline brings the hosted page back with Chromium restoring what the
+// form held. The script clears the card number, expiry and security code,
+// and puts the brand, the summary and the Pay button back as the page
+// came (no surcharge shown), so a shared device never shows the card
+// again and what is shown matches what Pay would charge.
+func TestBrowserBackClearsTheCard(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	for _, card := range []string{card3DS, cardDecline} {
+		t.Run(card, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, true)
+			browsertest.Navigate(t, ctx, r.Str("url"))
+			fillCard(t, ctx, card)
+			waitTotal(t, ctx, "AUD 10.63")
+			browsertest.Submit(t, ctx, "pay")
+			back, cancel := context.WithTimeout(ctx, 5*time.Second)
+			chromedp.Do(back, chromedp.NavigateBack()) // may time out waiting for the load; the poll below waits for it
+			cancel()
+			waitBack(t, ctx)
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["card_holder", "card_number", "card_expiry", "card_cvc"].map(id => document.getElementById(id).value)
+				.concat(["brand", "surcharge", "total", "pay-total"].map(id => document.getElementById(id).textContent))`))
+			want := []string{"Jo Citizen", "", "", "", "", "Shown when you enter your card", "AUD 10.50", "AUD 10.50 + card surcharge"}
+			if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("after Back: got holder, number, expiry, code, brand, surcharge, total and Pay %q (%v), want %q", got, err, want)
+			}
+		})
+	}
+}
+
+// waitBack waits until the tab shows the hosted page's form again after a
+// Back, loaded in full (its pageshow handlers run).
+func waitBack(t *testing.T, ctx context.Context) {
+	t.Helper()
+	restored := `document.readyState === "complete" && performance.getEntriesByType("navigation")[0].type === "back_forward" && !!document.getElementById("card_number")`
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var ok bool
+		if ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](restored)); err == nil && ok {
+			return
+		}
+	}
+	t.Fatalf("the hosted page after Back: not shown (%v)", err)
 }

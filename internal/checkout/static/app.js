@@ -131,7 +131,24 @@
     if (first) { ev.preventDefault(); first.focus(); return; }
     pay.disabled = true; // a second click would only wait for this payment
   });
+  // clearCard empties the card fields and puts the brand, the summary and
+  // the Pay button back as the page came.
+  function clearCard() {
+    [num, exp, cvc].forEach(function (el) { el.value = ""; setError(el, ""); });
+    brandEl.textContent = "";
+    unquote();
+  }
+  // Back to this page (from a bank check or a decline) finds the browser
+  // restoring the card typed; it is cleared, so a shared device never
+  // shows it again and the summary never hides what Pay would charge.
   // A page restored from the back-forward cache can be sent again.
-  window.addEventListener("pageshow", function () { pay.disabled = false; });
-  if (num.value) { checkNumber(false); }
+  function backForward(ev) {
+    var nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    return ev.persisted || (nav && nav.type === "back_forward");
+  }
+  window.addEventListener("pageshow", function (ev) {
+    pay.disabled = false;
+    if (backForward(ev)) { clearCard(); }
+  });
+  if (num.value && !backForward({})) { checkNumber(false); }
 }());
