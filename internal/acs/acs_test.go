@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/processor"
 )
@@ -42,8 +44,9 @@ func browser(t *testing.T, scripts bool) context.Context {
 
 // challenge starts paylink and a merchant site, makes a purchase that
 // needs a challenge and returns the challenge page address and the
-// channel on which the merchant site reports each return.
-func challenge(t *testing.T) (pageURL, ref string, returns chan url.Values) {
+// channel on which the merchant site reports each return; mutate adjusts
+// the merchant.
+func challenge(t *testing.T, mutate ...func(*paylink.NewMerchant)) (pageURL, ref string, returns chan url.Values) {
 	t.Helper()
 	returns = make(chan url.Values, 4)
 	shop := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +56,7 @@ func challenge(t *testing.T) (pageURL, ref string, returns chan url.Values) {
 	}))
 	t.Cleanup(shop.Close)
 	env := apitest.Start(t, apitest.Options{})
-	m := env.Onboard()
+	m := env.Onboard(mutate...)
 	r := env.Post("/v5/purchase", m, env.CardPurchase(m, processor.CardThreeDSChallenge, "12.34", func(b map[string]any) {
 		apitest.Set(b, "customer.should_service_apply_authentication", true)
 		apitest.Set(b, "customer.authentication_redirect_url", shop.URL+"/return")
@@ -94,5 +97,25 @@ func TestChallengePageWorksWithoutJavaScript(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the browser never reached the merchant's return address (form blocked by CSP?)")
+	}
+}
+
+// TestChallengePageFitsANarrowScreen: a trading name of 128 characters
+// with no space wraps on a 320 px phone rather than make the challenge
+// page scroll sideways (the heading, the details and the note show it).
+func TestChallengePageFitsANarrowScreen(t *testing.T) {
+	trading := strings.Repeat("W", 128)
+	pageURL, _, _ := challenge(t, func(n *paylink.NewMerchant) { n.TradingName = trading })
+	ctx := browser(t, true)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640), chromedp.Navigate(pageURL)); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil || !strings.Contains(text, trading) {
+		t.Fatalf("the page does not show the trading name (%v): %q", err, text)
+	}
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil || width > 320 {
+		t.Errorf("page width at a 320 px viewport: got %d (%v), want at most 320", width, err)
 	}
 }

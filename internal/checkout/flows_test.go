@@ -208,14 +208,15 @@ func TestBrowserLiveValidation(t *testing.T) {
 	}
 }
 
-// TestBrowserLongReferenceFitsAPhone: a merchant reference of 108
-// characters without a space wraps in the order summary instead of making
+// TestBrowserLongNamesFitAPhone: a merchant reference of 108 characters
+// and a trading name of 128, neither with a space, wrap instead of making
 // each page scroll sideways on a phone: the hosted page, its decline, the
-// wallet sheet, Zip's page and the virtual terminal.
-func TestBrowserLongReferenceFitsAPhone(t *testing.T) {
+// wallet sheet, Zip's page, the virtual terminal and the paid page.
+func TestBrowserLongNamesFitAPhone(t *testing.T) {
 	chromium.Need(t)
 	env := start(t)
-	m := env.Onboard()
+	trading := strings.Repeat("W", 128)
+	m := env.Onboard(func(n *paylink.NewMerchant) { n.TradingName = trading })
 	r := link(t, env, m, "10.50", map[string]any{"merchantReference": "ORDER-" + strings.Repeat("0123456789", 10) + "AB"})
 	pages := []struct {
 		name string
@@ -232,13 +233,20 @@ func TestBrowserLongReferenceFitsAPhone(t *testing.T) {
 		}},
 		{"Zip", func(t *testing.T, ctx context.Context) { browsertest.SubmitCSS(t, ctx, `form[action$="/zip"] button`) }},
 		{"virtual terminal", func(t *testing.T, ctx context.Context) { browsertest.Navigate(t, ctx, r.Str("virtual_terminal_url")) }},
+		{"paid", func(t *testing.T, ctx context.Context) {
+			paid := link(t, env, m, "10.50", map[string]any{"merchantReference": "ORDER-" + strings.Repeat("0123456789", 10) + "AB"})
+			browsertest.Navigate(t, ctx, paid.Str("url"))
+			fillCard(t, ctx, cardOK)
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "paid", "Thank you")
+		}},
 	}
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := tab(t, true)
 			browsertest.Navigate(t, ctx, r.Str("url"))
 			p.open(t, ctx)
-			browsertest.WantText(t, ctx, "the page", "0123456789AB")
+			browsertest.WantText(t, ctx, "the page", "0123456789AB", trading)
 			fitsPhone(t, ctx)
 		})
 	}
