@@ -494,6 +494,29 @@ func MaskPAN(pan string) string {
 // four alone.
 const minBINMaskedLength = 15
 
+// CVCLength is how many digits a brand's security code has: 4 on
+// American Express, 3 on every other brand paylink knows, and 0 for an
+// unknown brand.
+func CVCLength(brand string) int {
+	switch brand {
+	case "":
+		return 0
+	case BrandAmex:
+		return 4
+	}
+	return 3
+}
+
+// CVCLengthProblem is the card.cvc field problem of a security code that
+// is not the n digits of its card's brand; the hosted page recognises it
+// to say the same in its own words.
+func CVCLengthProblem(n int) string {
+	if n == 4 {
+		return "must be 4 digits for an American Express card"
+	}
+	return fmt.Sprintf("must be %d digits for this card's brand (only American Express has 4)", n)
+}
+
 // ErrCardExpired is CheckExpiry's answer to an expiry date in the past.
 var ErrCardExpired = errors.New("card has expired")
 

@@ -183,8 +183,19 @@ func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
 	}
 	c.ExpiryYear = year
 	checkField(f, "card.holder_name", c.HolderName, MaxFieldLength)
-	if c.CVC != "" && (!allDigits(c.CVC) || len(c.CVC) < 3 || len(c.CVC) > 4) {
+	checkCVC(f, c.CVC, BrandOf(pan))
+}
+
+// checkCVC checks a security code, when one is sent, against its card's
+// brand: 4 digits on American Express, 3 on the other brands, 3 or 4
+// when the brand is not known (its number is refused anyway).
+func checkCVC(f FieldErrors, cvc, brand string) {
+	switch n := CVCLength(brand); {
+	case cvc == "":
+	case !allDigits(cvc) || len(cvc) < 3 || len(cvc) > 4:
 		f.Add("card.cvc", "must be 3 or 4 digits")
+	case n != 0 && len(cvc) != n:
+		f.Add("card.cvc", CVCLengthProblem(n))
 	}
 }
 

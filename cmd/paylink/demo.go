@@ -131,7 +131,7 @@ Demo merchant
   api_key:        %s
   company_token:  %s
 
-Test cards (any future expiry, any CVC)
+Test cards (any future expiry; any CVC of 3 digits, 4 on amex)
   4111111111111111  visa credit AU        approved
   4000056655665556  visa debit AU         approved
   5555555555554444  mastercard credit AU  approved

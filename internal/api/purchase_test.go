@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 )
 
@@ -142,7 +143,7 @@ func TestSurchargePreviewEqualsApplied(t *testing.T) {
 		t.Run(tt.card+"/"+tt.amount, func(t *testing.T) {
 			preview := env.Post("/v5/surcharge", m, map[string]any{
 				"token":  map[string]any{"company": m.Creds.CompanyToken},
-				"card":   map[string]any{"number": tt.card, "expiry_month": 12, "expiry_year": 40, "cvc": "123", "holder_name": "Jo"},
+				"card":   map[string]any{"number": tt.card, "expiry_month": 12, "expiry_year": 40, "holder_name": "Jo"},
 				"amount": tt.amount, "currency": "AUD",
 			})
 			if preview.Status != http.StatusOK || preview.Str("surcharge.amount") != tt.surcharge || preview.Str("surcharge.percent") != tt.percent {
@@ -373,6 +374,11 @@ var badInputs = []struct {
 	{"month 0", func(b map[string]any) { apitest.Set(b, "card.expiry_month", "00") }, 400, "card.expiry_month"},
 	{"expired card", func(b map[string]any) { apitest.Set(b, "card.expiry_year", 20) }, 400, "card.expiry_year"},
 	{"cvc letters", func(b map[string]any) { apitest.Set(b, "card.cvc", "12a") }, 400, "card.cvc"},
+	{"American Express with a 3-digit cvc", func(b map[string]any) {
+		apitest.Set(b, "card.number", "378282246310005")
+		apitest.Set(b, "card.cvc", "123")
+	}, 400, "card.cvc"},
+	{"Visa with a 4-digit cvc", func(b map[string]any) { apitest.Set(b, "card.cvc", "1234") }, 400, "card.cvc"},
 	{"token and details", func(b map[string]any) { apitest.Set(b, "card.token", strings.Repeat("a", 128)) }, 400, "card"},
 	{"token and a number without its expiry", func(b map[string]any) { // "not both", not "add the expiry"
 		apitest.Set(b, "card.token", strings.Repeat("a", 128))
@@ -509,12 +515,19 @@ var cvcAlone = regexp.MustCompile(`(^|[^0-9A-Za-z])7319([^0-9A-Za-z]|$)`)
 func TestNoCardDataAtRestOrInLogs(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
-	pans := []string{"4111111111111111", "4000000000000002", "5555555555554444"}
+	// The CVC looked for is an American Express card's (4 digits); the
+	// other brands', 3 digits, would turn up by chance.
+	pans := []string{"4111111111111111", "4000000000000002", "5555555555554444", "378282246310005", "371449635398431"}
 	for _, pan := range pans {
-		env.Post("/v5/purchase", m, env.CardPurchase(m, pan, "9.99", func(b map[string]any) {
-			apitest.Set(b, "card.cvc", "7319")
+		r := env.Post("/v5/purchase", m, env.CardPurchase(m, pan, "9.99", func(b map[string]any) {
+			if paylink.BrandOf(pan) == paylink.BrandAmex {
+				apitest.Set(b, "card.cvc", "7319")
+			}
 			apitest.Set(b, "customer.store_card_permission", true)
 		}))
+		if r.Get("purchase") == nil {
+			t.Fatalf("purchase with %.6s...: got %d %s, want a purchase", pan, r.Status, r.Raw)
+		}
 	}
 	// A card number sent as the amount, refused under an Idempotency-Key
 	// (whose answer is kept): the error quotes the value masked.

@@ -418,7 +418,8 @@ func (e *Env) TransactionToken(m *Merchant) string {
 }
 
 // CardPurchase is a purchase body with a fresh transaction token, the
-// given card number and amount (AUD); mutate adjusts it.
+// given card number and amount (AUD), and a security code of the card's
+// brand (4 digits on American Express, 3 on the others); mutate adjusts it.
 func (e *Env) CardPurchase(m *Merchant, number, amount string, mutate ...func(map[string]any)) map[string]any {
 	e.T.Helper()
 	b := map[string]any{
@@ -427,6 +428,9 @@ func (e *Env) CardPurchase(m *Merchant, number, amount string, mutate ...func(ma
 		"card": map[string]any{"number": number, "expiry_month": "12", "expiry_year": e.Clock.Now().Year()%100 + 3,
 			"cvc": "123", "holder_name": "Jo Citizen"},
 		"purchase": map[string]any{"amount": json.Number(amount), "currency": "AUD"},
+	}
+	if paylink.CVCLength(paylink.BrandOf(number)) == 4 {
+		Set(b, "card.cvc", "1234")
 	}
 	for _, f := range mutate {
 		f(b)

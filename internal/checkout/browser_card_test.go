@@ -139,3 +139,59 @@ func waitBack(t *testing.T, ctx context.Context) {
 	}
 	t.Fatalf("the hosted page after Back: not shown (%v)", err)
 }
+
+// TestBrowserSecurityCodeLengthFollowsTheBrand: the script refuses a
+// security code of the wrong length for the brand typed, in the page's
+// words, before the form is sent (no attempt on the link), and clears the
+// message once the number is of a brand the code fits.
+func TestBrowserSecurityCodeLengthFollowsTheBrand(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	tests := []struct{ number, cvc, want string }{
+		{"378282246310005", "123", "Enter the card's 4-digit security code."},
+		{cardOK, "1234", "Enter the card's 3-digit security code."},
+		{"9999999999999995", "12", "Enter the 3 or 4 digit security code."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.number, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			ctx := tab(t, true)
+			browsertest.Navigate(t, ctx, r.Str("url"))
+			fillCard(t, ctx, tt.number)
+			browsertest.Run(t, ctx, "type the code and pay", clearField("card_cvc"),
+				chromedp.SendKeys(chromedp.ID("card_cvc"), tt.cvc), chromedp.Click(chromedp.ID("pay")))
+			got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card_cvc-err")))
+			if err != nil || got != tt.want {
+				t.Errorf("security code error: got %q (%v), want %q", got, err, tt.want)
+			}
+			if st := linkState(t, env, m, r.Str("id")); st.Str("attempts") != "0" {
+				t.Errorf("got %s attempts, want 0: the form must not be sent", st.Str("attempts"))
+			}
+		})
+	}
+	// A code refused for one brand is accepted once the number is of a
+	// brand it fits: 4 digits, and the Visa number edited into an Amex.
+	r := link(t, env, m, "10.50", nil)
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	fillCard(t, ctx, cardOK)
+	browsertest.Run(t, ctx, "type 4 digits and pay", clearField("card_cvc"),
+		chromedp.SendKeys(chromedp.ID("card_cvc"), "1234"), chromedp.Click(chromedp.ID("pay")))
+	if got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card_cvc-err"))); err != nil || got != "Enter the card's 3-digit security code." {
+		t.Errorf("4 digits on a Visa: got security code error %q (%v), want the 3-digit one", got, err)
+	}
+	browsertest.Run(t, ctx, "edit the number into an Amex", clearField("card_number"),
+		chromedp.SendKeys(chromedp.ID("card_number"), "378282246310005"))
+	if got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("card_cvc-err"))); err != nil || got != "" {
+		t.Errorf("after the number is edited into an Amex: got security code error %q (%v), want none", got, err)
+	}
+	browsertest.Submit(t, ctx, "pay")
+	browsertest.WantText(t, ctx, "paid", "Thank you, this link has been paid")
+}
+
+// clearField empties the input id: chromedp.Clear left the code fillCard
+// typed in place, and the code then typed made 1231.
+func clearField(id string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.getElementById("` + id + `").value = ""`)
+}

@@ -600,6 +600,46 @@ func TestFormThatIsNotTextIsRefused(t *testing.T) {
 	}
 }
 
+// TestSecurityCodeLengthFollowsTheBrand: without JavaScript, the form
+// refuses a security code of the wrong length for the card's brand (an
+// American Express code has 4 digits, every other brand's 3) in the
+// customer's words, with no attempt on the link; the right length pays.
+func TestSecurityCodeLengthFollowsTheBrand(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	tests := []struct {
+		name, number, cvc, want string
+	}{
+		{"American Express with 3 digits", "378282246310005", "123", "Enter the card&#39;s 4-digit security code."},
+		{"Visa with 4 digits", cardOK, "1234", "Enter the card&#39;s 3-digit security code."},
+		{"Mastercard with 4 digits", "5555555555554444", "1234", "Enter the card&#39;s 3-digit security code."},
+		{"American Express with 4 digits", "378282246310005", "1234", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			hpp, _ := pageURLs(r)
+			b := newBrowser(t, env)
+			f := cardForm(b.get(hpp).csrf(t), tt.number)
+			f.Set("card_cvc", tt.cvc)
+			p := b.post(hpp, f)
+			st := linkState(t, env, m, r.Str("id"))
+			if tt.want == "" {
+				if p.status != http.StatusSeeOther || st.Str("status") != "paid" {
+					t.Errorf("got %d and link %s, want 303 and paid", p.status, st.Raw)
+				}
+				return
+			}
+			if w := `id="card_cvc-err" aria-live="polite">` + tt.want + `<`; p.status != http.StatusBadRequest || !strings.Contains(p.body, w) {
+				t.Errorf("got %d, want 400 with %q:\n%s", p.status, w, p.body)
+			}
+			if st.Str("status") != "unpaid" || st.Str("attempts") != "0" {
+				t.Errorf("got link %s, want unpaid with no attempt", st.Raw)
+			}
+		})
+	}
+}
+
 func TestSurchargeQuote(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()

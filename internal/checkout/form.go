@@ -121,7 +121,7 @@ func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
 		errs["card_holder"] = "Enter the name on the card."
 	}
 	if c.CVC == "" {
-		errs["card_cvc"] = "Enter the 3 or 4 digit security code."
+		errs["card_cvc"] = cvcMessage(0)
 	}
 	month, year, ok := parseExpiry(r.PostFormValue("card_expiry"))
 	if !ok {
@@ -191,9 +191,24 @@ func pageProblem(name, problem string) string {
 		}
 		return "Enter the expiry date as MM/YY."
 	case "card_cvc":
-		return "Enter the 3 or 4 digit security code."
+		for _, n := range []int{3, 4} {
+			if problem == paylink.CVCLengthProblem(n) {
+				return cvcMessage(n)
+			}
+		}
+		return cvcMessage(0)
 	}
 	return sentence(problem)
+}
+
+// cvcMessage asks for a security code of n digits, the card brand's
+// (paylink.CVCLength), or of 3 or 4 when n is 0 (the brand not known);
+// the script's live check says the same.
+func cvcMessage(n int) string {
+	if n == 0 {
+		return "Enter the 3 or 4 digit security code."
+	}
+	return fmt.Sprintf("Enter the card's %d-digit security code.", n)
 }
 
 // clear empties the form field name, if it is one of formValues'.

@@ -175,18 +175,19 @@ func autocomplete(vt bool, token string) string {
 func errFor(errs map[string]string, field string) string { return errs[field] }
 
 // brandRules is paylink.IINRanges for the page's script, which names the
-// brand as the card number is typed and refuses a number of no known
-// brand: "digits,low,high,name" per rule, ";" between rules, in BrandOf's
-// order. The script reads the server's rules rather than a copy of its
-// own, so the two cannot disagree. It is the same on every page, so the
-// page cache, keyed by the view, needs no part of it.
+// brand as the card number is typed, refuses a number of no known brand
+// and asks for a security code of the brand's length:
+// "digits,low,high,name,code length" per rule, ";" between rules, in
+// BrandOf's order. The script reads the server's rules rather than a copy
+// of its own, so the two cannot disagree. It is the same on every page,
+// so the page cache, keyed by the view, needs no part of it.
 func brandRules() string {
 	var b strings.Builder
 	for i, r := range paylink.IINRanges() {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		fmt.Fprintf(&b, "%d,%d,%d,%s", r.Digits, r.Low, r.High, brandName(r.Brand))
+		fmt.Fprintf(&b, "%d,%d,%d,%s,%d", r.Digits, r.Low, r.High, brandName(r.Brand), paylink.CVCLength(r.Brand))
 	}
 	return b.String()
 }

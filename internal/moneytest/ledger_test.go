@@ -42,10 +42,14 @@ func (f *flow) token() string {
 
 func (f *flow) card(number string, amount int64, hold, surcharge bool) *paylink.Transaction {
 	f.t.Helper()
+	cvc := "123"
+	if paylink.BrandOf(number) == paylink.BrandAmex {
+		cvc = "1234" // an American Express code has 4 digits
+	}
 	tr, err := f.e.Service.Purchase(f.ctx, f.m.Merchant, paylink.PurchaseRequest{
 		CompanyToken: f.m.Creds.CompanyToken, TransactionToken: f.token(),
 		Customer: customer,
-		Card:     &paylink.CardDetails{Number: number, ExpiryMonth: 12, ExpiryYear: f.e.Clock.Now().Year() + 2, CVC: "123", HolderName: "Jo"},
+		Card:     &paylink.CardDetails{Number: number, ExpiryMonth: 12, ExpiryYear: f.e.Clock.Now().Year() + 2, CVC: cvc, HolderName: "Jo"},
 		Amount:   amount, Currency: "AUD", PreAuth: hold, ApplySurcharge: surcharge,
 	})
 	if err != nil {

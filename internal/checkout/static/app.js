@@ -29,15 +29,17 @@
     return s.length >= 12 && sum % 10 === 0;
   }
   // The brand rules are the server's (paylink.IINRanges), in its order:
-  // "digits,low,high,name" per rule; the first that matches names the brand.
+  // "digits,low,high,name,code length" per rule; the first that matches
+  // names the brand and the length of its security code.
   var rules = (form.getAttribute("data-brands") || "").split(";").map(function (r) { return r.split(","); });
-  function brand(s) {
+  function rule(s) {
     for (var i = 0; i < rules.length; i++) {
       var r = rules[i], p = +s.slice(0, +r[0]);
-      if (s.length >= +r[0] && p >= +r[1] && p <= +r[2]) { return r[3]; }
+      if (s.length >= +r[0] && p >= +r[1] && p <= +r[2]) { return r; }
     }
-    return "";
+    return ["", "", "", "", 0];
   }
+  function brand(s) { return rule(s)[3]; }
   function setError(input, msg) {
     var el = document.getElementById(input.id + "-err");
     if (msg) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
@@ -66,9 +68,12 @@
     }
     setError(exp, ""); return true;
   }
+  // The security code has the brand's length (4 on American Express, 3
+  // on the others), 3 or 4 digits while the brand is not known.
   function checkCvc() {
-    var ok = /^\d{3,4}$/.test(cvc.value.trim());
-    setError(cvc, ok ? "" : "Enter the 3 or 4 digit security code.");
+    var v = cvc.value.trim(), n = +rule(digits(num.value))[4];
+    var ok = /^\d{3,4}$/.test(v) && (!n || v.length === n);
+    setError(cvc, ok ? "" : n ? "Enter the card's " + n + "-digit security code." : "Enter the 3 or 4 digit security code.");
     return ok;
   }
   // unquote puts back the summary the page came with: no card, no surcharge.
@@ -95,7 +100,10 @@
       if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
     }).catch(function () { if (s === lastQuoted) { unquote(); } });
   }
-  num.addEventListener("input", function () { checkNumber(false); });
+  num.addEventListener("input", function () {
+    checkNumber(false);
+    if (cvc.hasAttribute("aria-invalid")) { checkCvc(); } // its length follows the brand
+  });
   num.addEventListener("blur", function () { checkNumber(true); });
   exp.addEventListener("input", function () {
     var v = exp.value.replace(/[^\d]/g, "");
