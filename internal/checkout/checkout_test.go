@@ -672,12 +672,20 @@ func TestSurchargeQuote(t *testing.T) {
 	}
 }
 
+// cancelledAndExpiring makes two AUD 10.50 links of m: one cancelled, one
+// expiring in an hour.
+func cancelledAndExpiring(t *testing.T, env *apitest.Env, m *apitest.Merchant) (cancelled, expiring apitest.Response) {
+	t.Helper()
+	cancelled = link(t, env, m, "10.50", nil)
+	env.Post("/v5/payment-links/"+cancelled.Str("id")+"/cancel", m, nil)
+	expiring = link(t, env, m, "10.50", map[string]any{"expires_at": env.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	return cancelled, expiring
+}
+
 func TestCancelledAndExpiredLinks(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
-	cancelled := link(t, env, m, "10.50", nil)
-	env.Post("/v5/payment-links/"+cancelled.Str("id")+"/cancel", m, nil)
-	expiring := link(t, env, m, "10.50", map[string]any{"expires_at": env.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	cancelled, expiring := cancelledAndExpiring(t, env, m)
 	b := newBrowser(t, env)
 	expCSRF := b.get(expiring.Str("url")).csrf(t)
 	env.Clock.Advance(2 * time.Hour)
@@ -699,6 +707,41 @@ func TestCancelledAndExpiredLinks(t *testing.T) {
 	}
 	if p := b.post(expiring.Str("url"), cardForm(expCSRF, cardOK)); p.status != http.StatusConflict || strings.Count(p.body, "has expired") != 1 {
 		t.Errorf("paying an expired link: got %d, want 409 saying once that it expired:\n%s", p.status, p.body)
+	}
+}
+
+// TestTerminalSpeaksToTheAgent: the virtual terminal's notices are worded
+// for the merchant's agent, the hosted page's for the customer: a
+// cancelled or expired link asks the agent for a new link rather than
+// telling them to contact their own business, and a paid one says where
+// its reference leads rather than to keep it for their records.
+func TestTerminalSpeaksToTheAgent(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	cancelled, expiring := cancelledAndExpiring(t, env, m)
+	paid := link(t, env, m, "10.50", nil)
+	b := newBrowser(t, env)
+	b.post(paid.Str("url"), cardForm(b.get(paid.Str("url")).csrf(t), cardOK))
+	env.Clock.Advance(2 * time.Hour)
+	tests := []struct {
+		name            string
+		r               apitest.Response
+		customer, agent string
+	}{
+		{"cancelled", cancelled, "Contact Acme Coffee for a new link.", "Create a new payment link to take this payment."},
+		{"expired", expiring, "Contact Acme Coffee for a new link.", "Create a new payment link to take this payment."},
+		{"paid", paid, "Keep this reference for your records.", "The payment is found by this reference in the dashboard and the API."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hpp, vt := b.get(tt.r.Str("url")), b.get(tt.r.Str("virtual_terminal_url"))
+			if !strings.Contains(hpp.body, tt.customer) || strings.Contains(hpp.body, tt.agent) {
+				t.Errorf("hosted page: got %d, want %q and not %q:\n%s", hpp.status, tt.customer, tt.agent, hpp.body)
+			}
+			if !strings.Contains(vt.body, tt.agent) || strings.Contains(vt.body, tt.customer) {
+				t.Errorf("virtual terminal: got %d, want %q and not %q:\n%s", vt.status, tt.agent, tt.customer, vt.body)
+			}
+		})
 	}
 }
 
@@ -726,8 +769,17 @@ func TestAttemptInProgress(t *testing.T) {
 		!strings.Contains(p.body, fmt.Sprintf("at most %d minutes", int(paylink.DefaultAuthenticationTimeout.Minutes()))) {
 		t.Errorf("the page while claimed: got %d, want it to say a payment is in progress, without the form:\n%s", p.status, p.body)
 	}
-	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusConflict || !strings.Contains(p.body, "already in progress") {
-		t.Fatalf("while claimed: got %d, want 409 in progress", p.status)
+	// Pay pressed meanwhile says it once, in the notice (no alert saying
+	// it again), and the summary leaves out the card surcharge and its
+	// rates, which no form on the page can give.
+	p := b.post(hpp, cardForm(csrf, cardOK))
+	if p.status != http.StatusConflict || strings.Count(p.body, "in progress") != 1 || strings.Contains(p.body, `role="alert"`) {
+		t.Fatalf("while claimed: got %d, want 409 saying once that a payment is in progress:\n%s", p.status, p.body)
+	}
+	for _, absent := range []string{"Shown when you enter your card", "Card surcharge rates", "Total due"} {
+		if strings.Contains(p.body, absent) {
+			t.Errorf("while claimed: the page shows %q with no card form", absent)
+		}
 	}
 	// A wallet or Zip button pressed meanwhile gets the link's page with
 	// the notice and its reload link too, not a bare error page.

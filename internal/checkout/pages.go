@@ -249,6 +249,9 @@ func (h *Handler) attemptError(rq *request, v *view, e *paylink.Error) error {
 	if err := h.fillInProgress(rq, fresh); err != nil {
 		return err
 	}
+	if fresh.InProgress {
+		fresh.Alert = "" // the page's in-progress notice says it, once
+	}
 	if e.Kind == paylink.KindRateLimited {
 		wait := attemptsAgainIn(ls.Link, h.svc.Now())
 		rq.w.Header().Set("Retry-After", strconv.Itoa(wait))
