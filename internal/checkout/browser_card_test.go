@@ -195,3 +195,29 @@ func TestBrowserSecurityCodeLengthFollowsTheBrand(t *testing.T) {
 func clearField(id string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`document.getElementById("` + id + `").value = ""`)
 }
+
+// TestBrowserNoSurchargeReadsNone: a card whose surcharge rounds to
+// nothing (1.2% of AUD 0.01) shows "None" as the summary's surcharge, as
+// the paid page then does, not "AUD 0.00 (1.2%, Visa)".
+func TestBrowserNoSurchargeReadsNone(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	m := env.Onboard()
+	r := link(t, env, m, "0.01", nil)
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	fillCard(t, ctx, cardOK)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("surcharge").textContent !== "Shown when you enter your card"`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("no quote shown: %v", err)
+	}
+	for _, step := range []string{"typed", "paid"} {
+		if got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("surcharge"))); err != nil || got != "None" {
+			t.Errorf("%s: got surcharge %q (%v), want None", step, got, err)
+		}
+		if step == "typed" {
+			browsertest.Submit(t, ctx, "pay")
+			browsertest.WantText(t, ctx, "paid", "Thank you, this link has been paid")
+		}
+	}
+}

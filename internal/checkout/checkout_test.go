@@ -640,21 +640,46 @@ func TestSecurityCodeLengthFollowsTheBrand(t *testing.T) {
 	}
 }
 
+// TestNoSurchargeReadsNone: where nothing is added, the live quote, the
+// wallet sheet and the paid page all say "None", not "AUD 0.00 (1.2%,
+// Visa)" live, "AUD 0.00 (0%)" on the sheet and "None" once paid.
+func TestNoSurchargeReadsNone(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	off, _ := pageURLs(link(t, env, m, "10.50", map[string]any{"should_service_apply_surcharge": false}))
+	cent, _ := pageURLs(link(t, env, m, "0.01", nil)) // 1.2% of a cent rounds to nothing
+	for name, page := range map[string]string{"surcharge off": off, "rounds to zero": cent} {
+		t.Run(name, func(t *testing.T) {
+			b := newBrowser(t, env)
+			csrf := b.get(page).csrf(t)
+			req, _ := http.NewRequest(http.MethodPost, page+"/surcharge", strings.NewReader(`{"card_number":"4111111111111111"}`))
+			req.Header.Set("X-CSRF-Token", csrf)
+			if p := b.do(req); !strings.Contains(p.body, `"surcharge_label":"None"`) {
+				t.Errorf("live quote: got %d %s, want surcharge_label None", p.status, p.body)
+			}
+			sheet := b.post(page+"/wallet/applepay", url.Values{"csrf": {csrf}})
+			if !strings.Contains(sheet.body, `<dd id="surcharge">None</dd>`) {
+				t.Errorf("wallet sheet: got %d, want the surcharge None:\n%s", sheet.status, sheet.body)
+			}
+		})
+	}
+}
+
 func TestSurchargeQuote(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
 	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
 	noSurcharge, _ := pageURLs(link(t, env, m, "10.50", map[string]any{"should_service_apply_surcharge": false}))
 	tests := []struct {
-		name, page, number, surcharge, total string
-		status                               int
+		name, page, number, surcharge, total, label string
+		status                                      int
 	}{
-		{"visa credit 1.2%", hpp, "4111 1111 1111 1111", "AUD 0.13", "AUD 10.63", 200},
-		{"visa debit 0.5%", hpp, "4000056655665556", "AUD 0.05", "AUD 10.55", 200},
-		{"amex 2.5%", hpp, "378282246310005", "AUD 0.26", "AUD 10.76", 200},
-		{"international 2.9%", hpp, "4000008260000000", "AUD 0.30", "AUD 10.80", 200},
-		{"surcharge off", noSurcharge, "4111111111111111", "AUD 0.00", "AUD 10.50", 200},
-		{"invalid number", hpp, "4111111111111112", "", "", 400},
+		{"visa credit 1.2%", hpp, "4111 1111 1111 1111", "AUD 0.13", "AUD 10.63", "AUD 0.13 (1.2%, Visa)", 200},
+		{"visa debit 0.5%", hpp, "4000056655665556", "AUD 0.05", "AUD 10.55", "AUD 0.05 (0.5%, Visa)", 200},
+		{"amex 2.5%", hpp, "378282246310005", "AUD 0.26", "AUD 10.76", "AUD 0.26 (2.5%, American Express)", 200},
+		{"international 2.9%", hpp, "4000008260000000", "AUD 0.30", "AUD 10.80", "AUD 0.30 (2.9%, Visa)", 200},
+		{"surcharge off", noSurcharge, "4111111111111111", "AUD 0.00", "AUD 10.50", "None", 200},
+		{"invalid number", hpp, "4111111111111112", "", "", "", 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -663,7 +688,8 @@ func TestSurchargeQuote(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, tt.page+"/surcharge", strings.NewReader(`{"card_number":"`+tt.number+`"}`))
 			req.Header.Set("X-CSRF-Token", csrf)
 			p := b.do(req)
-			if p.status != tt.status || !strings.Contains(p.body, `"surcharge":"`+tt.surcharge) || !strings.Contains(p.body, `"total":"`+tt.total) {
+			if p.status != tt.status || !strings.Contains(p.body, `"surcharge":"`+tt.surcharge) || !strings.Contains(p.body, `"total":"`+tt.total) ||
+				!strings.Contains(p.body, `"surcharge_label":"`+tt.label) {
 				if tt.status == 200 || p.status != tt.status {
 					t.Errorf("got %d %s, want %d surcharge %q total %q", p.status, p.body, tt.status, tt.surcharge, tt.total)
 				}

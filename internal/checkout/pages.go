@@ -297,6 +297,7 @@ func (h *Handler) surcharge(rq *request) error {
 	return json.NewEncoder(rq.w).Encode(map[string]string{
 		"brand": q.Card.Brand, "brand_name": brandName(q.Card.Brand), "percent": q.Rate.String(),
 		"surcharge": money(q.Amount, q.Currency), "total": money(l.Amount+q.Amount, q.Currency),
+		"surcharge_label": surchargeLabel(q, true),
 	})
 }
 
@@ -313,7 +314,7 @@ func (h *Handler) walletSheet(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
-	v.Surcharge, v.Total = money(q.Amount, q.Currency)+" ("+q.Rate.String()+"%)", money(rq.ls.Link.Amount+q.Amount, q.Currency)
+	v.Surcharge, v.Total = surchargeLabel(q, false), money(rq.ls.Link.Amount+q.Amount, q.Currency)
 	v.Sheet = &sheetView{Provider: w.Name() + " (sandbox)", Action: rq.base + "/wallet/" + w.Path() + "/confirm",
 		Detail: brandName(q.Card.Brand) + " ending " + q.Card.Masked[len(q.Card.Masked)-4:],
 		Total:  v.Total, Cancel: rq.base}

@@ -154,6 +154,21 @@ func rates(r paylink.SurchargeRates) []rateLine {
 	return out
 }
 
+// surchargeLabel is a surcharge quote as the page shows it: "None" when
+// nothing is added (the link adds none, or its rate rounds to nothing on
+// the amount), as on the paid page; else the amount and its rate, with
+// the brand's name when named ("AUD 0.13 (1.2%, Visa)").
+func surchargeLabel(q *paylink.SurchargeQuote, withBrand bool) string {
+	if q.Amount == 0 {
+		return "None"
+	}
+	detail := q.Rate.String() + "%"
+	if withBrand {
+		detail += ", " + brandName(q.Card.Brand)
+	}
+	return money(q.Amount, q.Currency) + " (" + detail + ")"
+}
+
 // money formats an amount for people: "AUD 10.50".
 func money(minor int64, currency string) string {
 	return currency + " " + paylink.FormatIn(minor, currency)

@@ -94,7 +94,7 @@
     }).then(function (r) { return r.ok ? r.json() : null; }).then(function (q) {
       if (s !== lastQuoted) { return; }
       if (!q) { unquote(); return; }
-      surchargeEl.textContent = q.surcharge + (q.percent !== "0" ? " (" + q.percent + "%, " + q.brand_name + ")" : "");
+      surchargeEl.textContent = q.surcharge_label;
       totalEl.textContent = q.total;
       payTotal.textContent = q.total;
       if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
