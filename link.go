@@ -136,6 +136,16 @@ func (n *NewLink) validate(m *Merchant, now time.Time) error {
 	return checkWebhookURL(m, n.WebhookURL)
 }
 
+// CheckLinkCustomer checks customer details typed into a hosted page by
+// the rules its payment applies: the page checks them before it offers a
+// wallet's sheet or Zip's approval, so that a detail the payment would
+// refuse is heard of before the customer approves, not after.
+func CheckLinkCustomer(c Customer) error {
+	f := FieldErrors{}
+	checkLinkCustomer(f, "customer.", c)
+	return f.Err()
+}
+
 // checkLinkCustomer validates the optional customer details of a link or
 // of the hosted page's form.
 func checkLinkCustomer(f FieldErrors, prefix string, c Customer) {

@@ -238,9 +238,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if ls.Mode != ChannelHPP {
 		return nil, Errorf(KindInvalid, CodeNotSupported, "the virtual terminal takes card payments only")
 	}
-	f := FieldErrors{}
-	checkLinkCustomer(f, "customer.", c)
-	if err := f.Err(); err != nil {
+	if err := CheckLinkCustomer(c); err != nil {
 		return nil, err
 	}
 	c.Timezone = orDefault(c.Timezone, "UTC")

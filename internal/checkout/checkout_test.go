@@ -665,6 +665,35 @@ func TestNoSurchargeReadsNone(t *testing.T) {
 	}
 }
 
+// TestSheetsCheckTheDetailsFirst: a wallet's sheet or Zip's approval is
+// offered only for details the payment would take; a mistyped email is
+// shown on the form beside its field (400, no attempt), where it used to
+// be refused only after the customer approved (a 400 at /zip/confirm).
+func TestSheetsCheckTheDetailsFirst(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	for _, method := range []string{"/zip", "/wallet/applepay", "/wallet/googlepay"} {
+		t.Run(method, func(t *testing.T) {
+			r := link(t, env, m, "10.50", nil)
+			hpp, _ := pageURLs(r)
+			b := newBrowser(t, env)
+			f := url.Values{"csrf": {b.get(hpp).csrf(t)}, "first_name": {"Jo"}, "email": {"not-an-email"}}
+			p := b.post(hpp+method, f)
+			if p.status != http.StatusBadRequest || strings.Contains(p.body, `id="sheet-pay"`) ||
+				!strings.Contains(p.body, `<span class="err" id="email-err">Must be an email address.</span>`) {
+				t.Errorf("got %d, want 400 with the form and the email's problem, no sheet:\n%s", p.status, p.body)
+			}
+			if st := linkState(t, env, m, r.Str("id")); st.Str("attempts") != "0" {
+				t.Errorf("got link %s, want no attempt", st.Raw)
+			}
+			f.Set("email", "jo@example.com")
+			if p := b.post(hpp+method, f); p.status != http.StatusOK || !strings.Contains(p.body, `id="sheet-pay"`) {
+				t.Errorf("with a good email: got %d, want 200 with the sheet", p.status)
+			}
+		})
+	}
+}
+
 func TestSurchargeQuote(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()

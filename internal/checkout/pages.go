@@ -314,6 +314,9 @@ func (h *Handler) walletSheet(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
+	if refused, err := h.refuseDetails(rq, v); refused || err != nil {
+		return err
+	}
 	v.Surcharge, v.Total = surchargeLabel(q, false), money(rq.ls.Link.Amount+q.Amount, q.Currency)
 	v.Sheet = &sheetView{Provider: w.Name() + " (sandbox)", Action: rq.base + "/wallet/" + w.Path() + "/confirm",
 		Detail: brandName(q.Card.Brand) + " ending " + q.Card.Masked[len(q.Card.Masked)-4:],
@@ -379,6 +382,19 @@ func (h *Handler) startAlternative(rq *request, confirm bool) (answered bool, er
 	return false, err
 }
 
+// refuseDetails shows the form again, with each problem beside its field
+// (400), when the customer's details in v would be refused by the
+// payment: a wallet's sheet or Zip's approval is not offered for them.
+func (h *Handler) refuseDetails(rq *request, v *view) (refused bool, err error) {
+	if err := paylink.CheckLinkCustomer(v.Form.customer(rq.r)); err != nil {
+		formErrors(paylink.AsError(err), v.Errors, &v.Form)
+	}
+	if len(v.Errors) == 0 {
+		return false, nil
+	}
+	return true, h.render(rq, http.StatusBadRequest, v)
+}
+
 // zipPage shows the simulated Zip approval page.
 func (h *Handler) zipPage(rq *request) error {
 	if answered, err := h.startAlternative(rq, false); answered || err != nil {
@@ -386,6 +402,9 @@ func (h *Handler) zipPage(rq *request) error {
 	}
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
+	if refused, err := h.refuseDetails(rq, v); refused || err != nil {
+		return err
+	}
 	v.Surcharge = "None with " + h.zip.Name()
 	v.Sheet = &sheetView{Provider: h.zip.Name() + " (sandbox)", Action: rq.base + "/zip/confirm",
 		Detail: "Pay in 4 interest-free instalments", Total: v.Subtotal, Cancel: rq.base}
