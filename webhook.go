@@ -159,50 +159,65 @@ func webhookTargets(company, dynamic string) []webhookTarget {
 // normalizeURL compares addresses as equal when they differ only in the
 // case of scheme and host, in an explicit default port, in an empty query
 // ("/h?"), in a fragment, which is never sent, or in percent-encoding
-// (RFC 3986 6.2.2: normalizeEscapes).
+// (RFC 3986 6.2.2: normalizeEscapes). The path and query are taken as
+// written: url.URL rebuilds a path holding a character it would escape
+// from the decoded one, which made an escaped '/' a separator.
 func normalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
+	if err != nil || u.Opaque != "" {
 		return raw
 	}
-	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
-		u.Host = u.Hostname()
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if (scheme == "https" && u.Port() == "443") || (scheme == "http" && u.Port() == "80") {
+		host = strings.TrimSuffix(host, ":"+u.Port())
 	}
-	if u.Path == "" {
-		u.Path = "/"
+	if u.User != nil {
+		host = u.User.String() + "@" + host
 	}
-	u.RawPath, u.RawQuery = normalizeEscapes(u.EscapedPath()), normalizeEscapes(u.RawQuery)
-	u.ForceQuery, u.Fragment, u.RawFragment = false, "", ""
-	return u.String()
+	path := u.RawPath // the path as written, when it is not url's own escaping of u.Path
+	if path == "" {
+		path = u.EscapedPath()
+	}
+	if path == "" {
+		path = "/"
+	}
+	out := scheme + "://" + host + normalizeEscapes(path)
+	if u.RawQuery != "" {
+		out += "?" + normalizeEscapes(u.RawQuery)
+	}
+	return out
 }
 
-// normalizeEscapes normalises the percent-encoding of an escaped URL
-// component (RFC 3986 6.2.2.2): an escape of an unreserved character
-// (ALPHA, DIGIT, '-', '.', '_', '~') is decoded, the hex digits of any
-// other are upper-cased; everything else is kept as written.
+// normalizeEscapes normalises the percent-encoding of a URL's path or
+// query as written (RFC 3986 6.2.2.2): an escape of an unreserved
+// character (ALPHA, DIGIT, '-', '.', '_', '~') is decoded, the hex digits
+// of any other are upper-cased, and a byte a URL may not hold as it is
+// (a space, '|', a UTF-8 letter's bytes) is escaped, so that "x|y" and
+// "x%7cy" are one address; a '%' not followed by two hex digits is kept.
 func normalizeEscapes(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
+	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
-		if s[i] != '%' || i+2 >= len(s) {
-			b.WriteByte(s[i])
+		c := s[i]
+		if c == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				if unreserved(byte(v)) {
+					b.WriteByte(byte(v))
+				} else {
+					b.WriteString("%" + strings.ToUpper(s[i+1:i+3]))
+				}
+				i += 2
+				continue
+			}
+		}
+		if c == '%' || unreserved(c) || strings.IndexByte("!$&'()*+,;=:@/?", c) >= 0 {
+			b.WriteByte(c)
 			continue
 		}
-		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-		switch {
-		case err != nil:
-			b.WriteByte(s[i]) // not an escape
-			continue
-		case unreserved(byte(v)):
-			b.WriteByte(byte(v))
-		default:
-			b.WriteString("%" + strings.ToUpper(s[i+1:i+3]))
-		}
-		i += 2
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
 	}
 	return b.String()
 }

@@ -132,12 +132,22 @@ func TestNormalizeURLPercentEncoding(t *testing.T) {
 		{"http://h.example/a%c3%a9", "http://h.example/aé", true},
 		{"http://h.example/h?x=%61&y=%3d", "http://h.example/h?x=a&y=%3D", true},
 		{"http://h.example/h?x=%3D", "http://h.example/h?x==", false},
-		{"http://h.example/%48ook", "http://h.example/hook", false}, // H is not h: paths are case-sensitive
-		{"http://h.example/h%2", "http://h.example/h%2", true},      // not a URL: compared as written
+		{"http://h.example/%48ook", "http://h.example/hook", false},     // H is not h: paths are case-sensitive
+		{"http://h.example/h?x=%zz", "http://h.example/h?x=%ZZ", false}, // not escapes: kept as written
+		{"http://h.example/x|y", "http://h.example/x%7cy", true},
+		{"http://h.example/café", "http://h.example/caf%c3%a9", true},
+		// url.URL rebuilds a path holding a character it escapes from
+		// the decoded path, where %2F is a '/' (verification sweep).
+		{"https://h.example/a/b/x|y", "https://h.example/a%2Fb/x|y", false},
+		{"https://h.example/a/b/café", "https://h.example/a%2Fb/café", false},
+		{"http://[::1]:80/h", "http://[::1]/h", true},
 	} {
 		if got := normalizeURL(tt.a) == normalizeURL(tt.b); got != tt.same {
 			t.Errorf("%s and %s: got same %v (%q, %q), want %v", tt.a, tt.b, got, normalizeURL(tt.a), normalizeURL(tt.b), tt.same)
 		}
+	}
+	if got := len(webhookTargets("https://h.example/a/b/x|y", "https://h.example/a%2Fb/x|y")); got != 2 {
+		t.Errorf("company https://h.example/a/b/x|y, dynamic https://h.example/a%%2Fb/x|y: got %d targets, want 2", got)
 	}
 	if got := len(webhookTargets("http://h.example/ok/hook", "http://h.example/ok/%68ook")); got != 1 {
 		t.Errorf("company http://h.example/ok/hook, dynamic http://h.example/ok/%%68ook: got %d targets, want 1", got)
