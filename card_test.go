@@ -272,3 +272,42 @@ func TestEverySandboxCardIsListed(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCVC: a security code has its card brand's length, and a code
+// of the wrong shape is told that length too; a surcharge preview, whose
+// code the spec types a number (no leading zero), takes 3 or 4 digits on
+// any card (verification sweep).
+func TestCheckCVC(t *testing.T) {
+	const amex, visa = "378282246310005", "4111111111111111"
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		number, cvc string
+		quoted      bool
+		want        string // "" for no problem
+	}{
+		{visa, "123", false, ""},
+		{visa, "1234", false, CVCLengthProblem(3)},
+		{visa, "12", false, CVCLengthProblem(3)},
+		{visa, "12a", false, CVCLengthProblem(3)},
+		{amex, "1234", false, ""},
+		{amex, "0123", false, ""},
+		{amex, "123", false, CVCLengthProblem(4)},
+		{amex, "12345", false, CVCLengthProblem(4)},
+		{visa, "", false, ""},
+		{"not a number", "12", false, "must be 3 or 4 digits"},
+		{amex, "123", true, ""},
+		{visa, "1234", true, ""},
+		{visa, "12", true, "must be 3 or 4 digits"},
+	} {
+		f := FieldErrors{}
+		c := &CardDetails{Number: tt.number, CVC: tt.cvc, ExpiryMonth: 12, ExpiryYear: 2030, HolderName: "Jo"}
+		if tt.quoted {
+			checkQuotedCard(f, c, now)
+		} else {
+			checkCard(f, c, now)
+		}
+		if got := f["card.cvc"]; got != tt.want {
+			t.Errorf("%s with cvc %q (preview %v): got %q, want %q", tt.number, tt.cvc, tt.quoted, got, tt.want)
+		}
+	}
+}

@@ -164,8 +164,24 @@ func CheckTimezone(name string) error {
 }
 
 // checkCard validates card details in place (normalising PAN and year);
-// its field errors name the request's card object, card.*.
+// its field errors name the request's card object, card.*. A security
+// code must have its brand's length (CVCLength).
 func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
+	checkCardDetails(f, c, now)
+	checkCVC(f, c.CVC, CVCLength(BrandOf(c.Number)))
+}
+
+// checkQuotedCard is checkCard for a surcharge preview, which authorises
+// nothing and whose security code the spec types a number (4.6), which
+// cannot carry an American Express code's leading zero: the code need
+// only be 3 or 4 digits.
+func checkQuotedCard(f FieldErrors, c *CardDetails, now time.Time) {
+	checkCardDetails(f, c, now)
+	checkCVC(f, c.CVC, 0)
+}
+
+// checkCardDetails checks everything of a card but its security code.
+func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) {
 	pan, err := NormalizePAN(c.Number)
 	if err != nil {
 		f.Add("card.number", err.Error())
@@ -183,19 +199,18 @@ func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
 	}
 	c.ExpiryYear = year
 	checkField(f, "card.holder_name", c.HolderName, MaxFieldLength)
-	checkCVC(f, c.CVC, BrandOf(pan))
 }
 
-// checkCVC checks a security code, when one is sent, against its card's
-// brand: 4 digits on American Express, 3 on the other brands, 3 or 4
-// when the brand is not known (its number is refused anyway).
-func checkCVC(f FieldErrors, cvc, brand string) {
-	switch n := CVCLength(brand); {
+// checkCVC checks a security code, when one is sent: n digits, its
+// card brand's length (CVCLength), or 3 or 4 when n is 0 (the brand not
+// known, whose number is refused anyway, or a preview's code).
+func checkCVC(f FieldErrors, cvc string, n int) {
+	switch {
 	case cvc == "":
-	case !allDigits(cvc) || len(cvc) < 3 || len(cvc) > 4:
-		f.Add("card.cvc", "must be 3 or 4 digits")
-	case n != 0 && len(cvc) != n:
+	case n != 0 && (len(cvc) != n || !allDigits(cvc)):
 		f.Add("card.cvc", CVCLengthProblem(n))
+	case n == 0 && (len(cvc) < 3 || len(cvc) > 4 || !allDigits(cvc)):
+		f.Add("card.cvc", "must be 3 or 4 digits")
 	}
 }
 

@@ -36,7 +36,7 @@ func (s *Service) PreviewSurcharge(ctx context.Context, m *Merchant, req Surchar
 	case req.Card != nil && req.CardToken != "":
 		f.Add("card", "send either card.token or the card details, not both")
 	case req.Card != nil:
-		checkCard(f, req.Card, s.now())
+		checkQuotedCard(f, req.Card, s.now())
 	}
 	if err := f.Err(); err != nil {
 		return nil, err

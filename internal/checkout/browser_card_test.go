@@ -198,7 +198,8 @@ func clearField(id string) chromedp.Action[chromedp.Void] {
 
 // TestBrowserNoSurchargeReadsNone: a card whose surcharge rounds to
 // nothing (1.2% of AUD 0.01) shows "None" as the summary's surcharge, as
-// the paid page then does, not "AUD 0.00 (1.2%, Visa)".
+// the paid page then does, not "AUD 0.00 (1.2%, Visa)", and the hint
+// below the Pay button does not say a surcharge is included.
 func TestBrowserNoSurchargeReadsNone(t *testing.T) {
 	chromium.Need(t)
 	env := start(t)
@@ -216,8 +217,43 @@ func TestBrowserNoSurchargeReadsNone(t *testing.T) {
 			t.Errorf("%s: got surcharge %q (%v), want None", step, got, err)
 		}
 		if step == "typed" {
+			const want = "No card surcharge applies to this card."
+			if got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("pay-hint"))); err != nil || got != want {
+				t.Errorf("typed: got the hint %q (%v), want %q", got, err, want)
+			}
 			browsertest.Submit(t, ctx, "pay")
 			browsertest.WantText(t, ctx, "paid", "Thank you, this link has been paid")
 		}
+	}
+}
+
+// TestBrowserScriptWithoutBrandRulesLeavesTheBrandToTheServer: a page
+// rendered by an instance older than the brand rules (no data-brands on
+// its form, during a rolling upgrade) running this build's script takes
+// a valid card number instead of refusing every one (verification sweep).
+func TestBrowserScriptWithoutBrandRulesLeavesTheBrandToTheServer(t *testing.T) {
+	chromium.Need(t)
+	env := start(t)
+	r := link(t, env, env.Onboard(), "10.50", nil)
+	src := newBrowser(t, env).get(env.Server.URL + "/checkout/static/app.js").body
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const f = document.getElementById("payform");
+		const copy = f.cloneNode(true);
+		copy.removeAttribute("data-brands");
+		f.replaceWith(copy);
+		`+src+`
+		const el = document.getElementById("card_number");
+		el.value = "4111111111111111";
+		el.dispatchEvent(new Event("input"));
+		el.dispatchEvent(new Event("blur"));
+		return document.getElementById("card_number-err").textContent;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "" {
+		t.Errorf("a valid number on a form without brand rules: got the error %q, want none", got)
 	}
 }

@@ -10,8 +10,10 @@ package checkout
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"html/template"
 	"io"
 	"log/slog"
@@ -50,7 +52,13 @@ type Options struct {
 
 // New builds the page handler.
 func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error) {
-	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete, "brandRules": brandRules}).ParseFS(assets, "templates/*.html")
+	js, err := assets.ReadFile("static/app.js")
+	if err != nil {
+		return nil, err
+	}
+	src := scriptPath(js)
+	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete,
+		"brandRules": brandRules, "scriptSrc": func() string { return src }}).ParseFS(assets, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +192,16 @@ func (h *Handler) randomString(n int) (string, error) {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.log.ErrorContext(r.Context(), "checkout page error", "route", r.Pattern, "err", err)
 	http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
+}
+
+// scriptPath is the address pages load the script js from: its path,
+// with a digest of its content as the query, so that a page always loads
+// the script of the build that rendered it, not one a browser kept from
+// an earlier build for the hour the script may be cached (the path alone
+// is served the same, for pages rendered before the query was added).
+func scriptPath(js []byte) string {
+	sum := sha256.Sum256(js)
+	return "/checkout/static/app.js?v=" + hex.EncodeToString(sum[:6])
 }
 
 // script serves the page's JavaScript (loaded with the page's nonce).

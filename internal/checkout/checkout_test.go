@@ -2,6 +2,8 @@ package checkout_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -75,6 +77,25 @@ func TestTerminalTurnsAutocompleteOff(t *testing.T) {
 				t.Errorf("%s: #%s autocomplete got %q, want %q", tt.url, id, got[id], want)
 			}
 		}
+	}
+}
+
+// TestPagesLoadTheirBuildsScript: a page loads the script at an address
+// naming its content's digest, so that a browser holding an earlier
+// build's script (cached for an hour) fetches this build's, and the
+// address serves it.
+func TestPagesLoadTheirBuildsScript(t *testing.T) {
+	env := start(t)
+	hpp, _ := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b := newBrowser(t, env)
+	script := b.get(env.Server.URL + "/checkout/static/app.js").body
+	sum := sha256.Sum256([]byte(script))
+	want := `src="/checkout/static/app.js?v=` + hex.EncodeToString(sum[:6]) + `"`
+	if page := b.get(hpp).body; !strings.Contains(page, want) {
+		t.Fatalf("the page does not load its script as %s", want)
+	}
+	if got := b.get(env.Server.URL + "/checkout/static/app.js?v=" + hex.EncodeToString(sum[:6])).body; got != script {
+		t.Error("the versioned address does not serve the script")
 	}
 }
 
@@ -614,6 +635,11 @@ func TestSecurityCodeLengthFollowsTheBrand(t *testing.T) {
 		{"Visa with 4 digits", cardOK, "1234", "Enter the card&#39;s 3-digit security code."},
 		{"Mastercard with 4 digits", "5555555555554444", "1234", "Enter the card&#39;s 3-digit security code."},
 		{"American Express with 4 digits", "378282246310005", "1234", ""},
+		// A code of the wrong shape asks for the brand's length too, as
+		// the script does (the verification sweep found "3 or 4").
+		{"Visa with 2 digits", cardOK, "12", "Enter the card&#39;s 3-digit security code."},
+		{"American Express with a letter", "378282246310005", "12a4", "Enter the card&#39;s 4-digit security code."},
+		{"Visa left empty", cardOK, "", "Enter the card&#39;s 3-digit security code."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,7 +121,8 @@ func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
 		errs["card_holder"] = "Enter the name on the card."
 	}
 	if c.CVC == "" {
-		errs["card_cvc"] = cvcMessage(0)
+		pan, _ := paylink.NormalizePAN(c.Number) // "" when not a number: no brand
+		errs["card_cvc"] = cvcMessage(paylink.CVCLength(paylink.BrandOf(pan)))
 	}
 	month, year, ok := parseExpiry(r.PostFormValue("card_expiry"))
 	if !ok {

@@ -30,8 +30,11 @@
   }
   // The brand rules are the server's (paylink.IINRanges), in its order:
   // "digits,low,high,name,code length" per rule; the first that matches
-  // names the brand and the length of its security code.
-  var rules = (form.getAttribute("data-brands") || "").split(";").map(function (r) { return r.split(","); });
+  // names the brand and the length of its security code. A page without
+  // them (rendered by an older instance during an upgrade) leaves the
+  // brand to the server rather than refuse every card.
+  var rules = (form.getAttribute("data-brands") || "").split(";").map(function (r) { return r.split(","); })
+    .filter(function (r) { return r.length === 5; });
   function rule(s) {
     for (var i = 0; i < rules.length; i++) {
       var r = rules[i], p = +s.slice(0, +r[0]);
@@ -54,7 +57,7 @@
     var s = digits(num.value);
     brandEl.textContent = s.length >= 2 ? brand(s) : "";
     if (!/^\d*$/.test(s)) { setError(num, "Use digits only."); return false; }
-    if (luhn(s) && brand(s)) { setError(num, ""); quote(s); return true; }
+    if (luhn(s) && (brand(s) || !rules.length)) { setError(num, ""); quote(s); return true; }
     unquote();
     if (final || s.length >= 16) { setError(num, s ? "This card number is not valid." : "Enter the card number."); }
     return false;
@@ -97,7 +100,9 @@
       surchargeEl.textContent = q.surcharge_label;
       totalEl.textContent = q.total;
       payTotal.textContent = q.total;
-      if (hint) { hint.textContent = "The total includes the card surcharge for this card."; }
+      if (hint) {
+        hint.textContent = q.surcharge_label === "None" ? "No card surcharge applies to this card." : "The total includes the card surcharge for this card.";
+      }
     }).catch(function () { if (s === lastQuoted) { unquote(); } });
   }
   num.addEventListener("input", function () {
@@ -152,7 +157,8 @@
   // A page restored from the back-forward cache can be sent again.
   function backForward(ev) {
     var nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
-    return ev.persisted || (nav && nav.type === "back_forward");
+    var old = performance.navigation; // browsers without Navigation Timing 2
+    return ev.persisted || (nav ? nav.type === "back_forward" : !!old && old.type === 2);
   }
   window.addEventListener("pageshow", function (ev) {
     pay.disabled = false;
