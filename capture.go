@@ -274,7 +274,7 @@ func (s *Service) claim(tx Tx, t *Transaction, op string) error {
 // for recovery's inquiry.
 func (s *Service) settleHold(ctx context.Context, t *Transaction, token string) (*Transaction, error) {
 	op := t.Details.Pending.Op
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
 	res, perr := s.holdCall(call, t)
 	if answerLost(call, perr) {

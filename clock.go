@@ -12,7 +12,7 @@ const ClockTolerance = 2 * time.Second
 // ClockSkewTolerance is the skew between two instances' clocks that
 // every timing margin between instances must exceed, with room for a
 // commit's delay: the webhook lease beyond its attempt timeout, recovery's
-// threshold beyond the processor timeout (ProcessingTimeout less
-// MaxProcessorTimeout), SettlementGrace, the idempotency lock beyond
+// threshold beyond the window a processor call must end in
+// (ProcessingTimeout less CallWindow), SettlementGrace, the idempotency lock beyond
 // MaxRequestTime. Instances apart by more are what the warning is for.
 const ClockSkewTolerance = 2 * ClockTolerance

@@ -251,7 +251,7 @@ func debitOf(t *Transaction, number string) BankDebit {
 // database transaction, and records PENDING (or FAILED) with a
 // compare-and-set.
 func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount) (*Transaction, error) {
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
 	sub, err := s.bank.SubmitDebit(call, debitOf(t, a.Number))
 	if answerLost(call, err) {

@@ -91,7 +91,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		return nil, Internal("open account number", err)
 	}
 	debit := debitOf(t, string(number))
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, r.CreatedAt)
 	defer cancel()
 	res, err := s.bank.RefundDebit(call, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},

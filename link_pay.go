@@ -255,7 +255,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	if err != nil {
 		return nil, asServiceError("alternative payment", err)
 	}
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
 	res, err := charge(call, t)
 	if answerLost(call, err) {

@@ -3,7 +3,11 @@ package paylink
 import "context"
 
 // Processor is the acquirer: the one place that would talk to a card
-// network. internal/processor has the deterministic sandbox.
+// network. internal/processor has the deterministic sandbox. A call's
+// context carries its deadline (callContext), which ends before recovery
+// asks about the item: an implementation must not send a request once
+// the context is done (an HTTP client does not), and one it gets done
+// already it must refuse unsent.
 type Processor interface {
 	// Authorize asks the issuer to approve (and, unless Hold, capture) a
 	// card payment.

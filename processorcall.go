@@ -18,15 +18,27 @@ const DefaultProcessorTimeout = 30 * time.Second
 // between instances.
 const MaxProcessorTimeout = ProcessingTimeout / 2
 
-// callContext returns the contexts of one processor call: detached, for
-// recording the answer, is free of the caller's cancellation, because a
-// client that disconnects must not leave a call half-done with its answer
-// unrecorded; call adds the processor deadline, so that the call is over
-// long before recovery looks at its item. cancel stops the deadline's
-// timer.
-func (s *Service) callContext(ctx context.Context) (detached, call context.Context, cancel context.CancelFunc) {
+// CallWindow is how long after its item was claimed a processor call
+// may still run: recovery asks the processor about an item
+// ProcessingTimeout after its claim, and the call must be over by then,
+// with a quarter of that left for recording its answer and for the
+// instances' clocks.
+const CallWindow = ProcessingTimeout * 3 / 4
+
+// callContext returns the contexts of one processor call about an item
+// claimed (made PROCESSING) at claimed: detached, for recording the
+// answer, is free of the caller's cancellation, because a client that
+// disconnects must not leave a call half-done with its answer
+// unrecorded; call adds the processor deadline, cut short to end within
+// CallWindow of the claim, so that the call is over before recovery
+// looks at its item however long the claim's commit took (a claim that
+// committed after the window has ended makes no call at all: its item
+// waits for recovery's inquiry, as after a lost answer). cancel stops the
+// deadline's timer.
+func (s *Service) callContext(ctx context.Context, claimed time.Time) (detached, call context.Context, cancel context.CancelFunc) {
 	detached = context.WithoutCancel(ctx)
-	call, cancel = context.WithTimeout(detached, s.cfg.ProcessorTimeout)
+	timeout := min(s.cfg.ProcessorTimeout, claimed.Add(CallWindow).Sub(s.now()))
+	call, cancel = context.WithTimeout(detached, timeout)
 	return detached, call, cancel
 }
 

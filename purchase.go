@@ -452,7 +452,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	if err != nil {
 		return nil, err
 	}
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
 	res, err := s.processor.Authorize(call, ar)
 	if answerLost(call, err) {

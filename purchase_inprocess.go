@@ -90,7 +90,7 @@ func (s *Service) authorizeInProcess(ctx context.Context, t *Transaction, card *
 	if err != nil {
 		return err
 	}
-	_, call, cancel := s.callContext(ctx)
+	_, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
 	res, err := s.inProcess.AuthorizeInProcess(call, ar)
 	if answerLost(call, err) {

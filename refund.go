@@ -123,7 +123,7 @@ func reserve(tx Tx, t *Transaction, r *Refund) error {
 // the reservation released.
 func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
 	cur, _ := LookupCurrency(r.Currency)
-	ctx, call, cancel := s.callContext(ctx)
+	ctx, call, cancel := s.callContext(ctx, r.CreatedAt)
 	defer cancel()
 	_, perr := s.processor.Refund(call, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
 		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})

@@ -134,7 +134,7 @@ func TestMarginsExceedTheClockSkewTolerance(t *testing.T) {
 		name   string
 		margin time.Duration
 	}{
-		{"recovery: ProcessingTimeout less the longest processor timeout", paylink.ProcessingTimeout - paylink.MaxProcessorTimeout},
+		{"recovery: ProcessingTimeout less the window a call must end in", paylink.ProcessingTimeout - paylink.CallWindow},
 		{"settlement: SettlementGrace", paylink.SettlementGrace},
 		{"idempotency: IdempotencyLock less MaxRequestTime", paylink.IdempotencyLock - paylink.MaxRequestTime},
 	} {
