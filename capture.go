@@ -276,7 +276,7 @@ func (s *Service) settleHold(ctx context.Context, t *Transaction, token string) 
 	op := t.Details.Pending.Op
 	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
-	res, perr := s.holdCall(call, t)
+	res, perr := ask(call, s.holdCall, t)
 	if answerLost(call, perr) {
 		return s.awaitInquiry(ctx, t, op, perr), nil
 	}

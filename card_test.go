@@ -275,8 +275,8 @@ func TestEverySandboxCardIsListed(t *testing.T) {
 
 // TestCheckCVC: a security code has its card brand's length, and a code
 // of the wrong shape is told that length too; a surcharge preview, whose
-// code the spec types a number (no leading zero), takes 3 or 4 digits on
-// any card (verification sweep).
+// code the spec types a number (no leading zeros), takes up to 4 digits
+// on any card (verification sweeps).
 func TestCheckCVC(t *testing.T) {
 	const amex, visa = "378282246310005", "4111111111111111"
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -297,7 +297,9 @@ func TestCheckCVC(t *testing.T) {
 		{"not a number", "12", false, "must be 3 or 4 digits"},
 		{amex, "123", true, ""},
 		{visa, "1234", true, ""},
-		{visa, "12", true, "must be 3 or 4 digits"},
+		{visa, "45", true, ""}, // "045" sent as the number the spec types it
+		{visa, "12345", true, "must be at most 4 digits"},
+		{visa, "1a", true, "must be at most 4 digits"},
 	} {
 		f := FieldErrors{}
 		c := &CardDetails{Number: tt.number, CVC: tt.cvc, ExpiryMonth: 12, ExpiryYear: 2030, HolderName: "Jo"}

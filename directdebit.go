@@ -253,7 +253,7 @@ func debitOf(t *Transaction, number string) BankDebit {
 func (s *Service) submitDebit(ctx context.Context, t *Transaction, a BankAccount) (*Transaction, error) {
 	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
-	sub, err := s.bank.SubmitDebit(call, debitOf(t, a.Number))
+	sub, err := ask(call, s.bank.SubmitDebit, debitOf(t, a.Number))
 	if answerLost(call, err) {
 		return s.awaitInquiry(ctx, t, "debit", err), nil
 	}

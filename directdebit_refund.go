@@ -93,7 +93,7 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 	debit := debitOf(t, string(number))
 	ctx, call, cancel := s.callContext(ctx, r.CreatedAt)
 	defer cancel()
-	res, err := s.bank.RefundDebit(call, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
+	res, err := ask(call, s.bank.RefundDebit, BankRefund{Reference: r.Reference, DebitReference: t.Reference,
 		Account: debit.Account, Amount: Money{Amount: r.Amount, Currency: debit.Amount.Currency},
 		DebitAcquirerID: t.Details.AcquirerTransID})
 	if answerLost(call, err) {

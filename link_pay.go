@@ -257,7 +257,7 @@ func (s *Service) PayLinkAlternative(ctx context.Context, ls *LinkSession, payme
 	}
 	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
-	res, err := charge(call, t)
+	res, err := ask(call, charge, t)
 	if answerLost(call, err) {
 		return s.awaitInquiry(ctx, t, "alternative payment", err), nil
 	}

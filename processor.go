@@ -6,8 +6,8 @@ import "context"
 // network. internal/processor has the deterministic sandbox. A call's
 // context carries its deadline (callContext), which ends before recovery
 // asks about the item: an implementation must not send a request once
-// the context is done (an HTTP client does not), and one it gets done
-// already it must refuse unsent.
+// the context is done (an HTTP client does not). The Service never hands
+// it a context already done (ask).
 type Processor interface {
 	// Authorize asks the issuer to approve (and, unless Hold, capture) a
 	// card payment.

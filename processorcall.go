@@ -32,14 +32,31 @@ const CallWindow = ProcessingTimeout * 3 / 4
 // unrecorded; call adds the processor deadline, cut short to end within
 // CallWindow of the claim, so that the call is over before recovery
 // looks at its item however long the claim's commit took (a claim that
-// committed after the window has ended makes no call at all: its item
-// waits for recovery's inquiry, as after a lost answer). cancel stops the
-// deadline's timer.
+// committed after the window has ended makes no call at all, ask, and
+// its operation is recorded as not done). cancel stops the deadline's
+// timer.
 func (s *Service) callContext(ctx context.Context, claimed time.Time) (detached, call context.Context, cancel context.CancelFunc) {
 	detached = context.WithoutCancel(ctx)
 	timeout := min(s.cfg.ProcessorTimeout, claimed.Add(CallWindow).Sub(s.now()))
 	call, cancel = context.WithTimeout(detached, timeout)
 	return detached, call, cancel
+}
+
+// errNotSent answers a call not made (ask): its item's claim committed
+// after CallWindow had ended, so nothing was sent, and the operation is
+// recorded as not done at once, as after a processor's refusal.
+var errNotSent = errors.New("the operation's claim committed after the window its processor call must end in: nothing was sent to the processor")
+
+// ask makes a processor or bank call, op(call, req), unless call's
+// window (callContext) ended before it: then nothing is sent, whatever
+// op would do with a done context, and the answer is errNotSent. Every
+// call of the Service about a claimed item goes through it.
+func ask[Q, R any](call context.Context, op func(context.Context, Q) (R, error), req Q) (R, error) {
+	if call.Err() != nil {
+		var none R
+		return none, errNotSent
+	}
+	return op(call, req)
 }
 
 // ErrOutcomeUnknown is what a Processor or BankProcessor returns (wrapped)
@@ -55,7 +72,10 @@ var ErrOutcomeUnknown = errors.New("the processor's answer was lost: the operati
 // recorded as done or as not done. The item stays PROCESSING and recovery
 // asks the processor (Inquire).
 func answerLost(callCtx context.Context, err error) bool {
-	return err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) || callCtx.Err() != nil)
+	if err == nil || errors.Is(err, errNotSent) {
+		return false
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) || callCtx.Err() != nil
 }
 
 // msgAwaitingInquiry is what a client is told when the processor's answer

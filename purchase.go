@@ -173,11 +173,13 @@ func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
 
 // checkQuotedCard is checkCard for a surcharge preview, which authorises
 // nothing and whose security code the spec types a number (4.6), which
-// cannot carry an American Express code's leading zero: the code need
-// only be 3 or 4 digits.
+// loses a code's leading zeros ("045" arrives as 45): the code need only
+// be at most 4 digits.
 func checkQuotedCard(f FieldErrors, c *CardDetails, now time.Time) {
 	checkCardDetails(f, c, now)
-	checkCVC(f, c.CVC, 0)
+	if len(c.CVC) > 4 || !allDigits(c.CVC) {
+		f.Add("card.cvc", "must be at most 4 digits")
+	}
 }
 
 // checkCardDetails checks everything of a card but its security code.
@@ -454,7 +456,7 @@ func (s *Service) authorize(ctx context.Context, t *Transaction, card *Card, det
 	}
 	ctx, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
-	res, err := s.processor.Authorize(call, ar)
+	res, err := ask(call, s.processor.Authorize, ar)
 	if answerLost(call, err) {
 		return s.awaitInquiry(ctx, t, "authorize", err), nil
 	}

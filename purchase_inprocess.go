@@ -92,7 +92,7 @@ func (s *Service) authorizeInProcess(ctx context.Context, t *Transaction, card *
 	}
 	_, call, cancel := s.callContext(ctx, t.UpdatedAt)
 	defer cancel()
-	res, err := s.inProcess.AuthorizeInProcess(call, ar)
+	res, err := ask(call, s.inProcess.AuthorizeInProcess, ar)
 	if answerLost(call, err) {
 		return &Error{Kind: KindUnavailable, Code: CodeProcessorUnavailable, Op: "authorize", Err: err,
 			Message: "the payment processor did not answer; nothing was charged, please try again"}

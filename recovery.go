@@ -11,8 +11,9 @@ import (
 
 // ProcessingTimeout is how long a transaction or refund may stay
 // PROCESSING (its processor call in flight) before the recovery job asks
-// the processor what happened to it. Every processor call has a deadline
-// of at most half of it (MaxProcessorTimeout), so by then the call is over.
+// the processor what happened to it. Every processor call ends within
+// CallWindow of its item's claim (callContext), so by then the call is
+// over.
 const ProcessingTimeout = 2 * time.Minute
 
 // RecoveryBatch is how many transactions and how many refunds one

@@ -125,7 +125,7 @@ func (s *Service) settleRefund(ctx context.Context, t *Transaction, r *Refund) (
 	cur, _ := LookupCurrency(r.Currency)
 	ctx, call, cancel := s.callContext(ctx, r.CreatedAt)
 	defer cancel()
-	_, perr := s.processor.Refund(call, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
+	_, perr := ask(call, s.processor.Refund, OpRequest{Reference: t.Reference, AcquirerTransID: t.Details.AcquirerTransID,
 		OpReference: r.Reference, Amount: Money{Amount: r.Amount, Currency: cur}})
 	if answerLost(call, perr) {
 		s.log.WarnContext(ctx, "processor answer lost: the recovery job will ask the processor", "op", "refund", "reference", r.Reference, "err", perr)

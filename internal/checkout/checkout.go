@@ -10,10 +10,8 @@ package checkout
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"encoding/hex"
 	"html/template"
 	"io"
 	"log/slog"
@@ -40,6 +38,9 @@ type Handler struct {
 	wallets map[string]Wallet // by path name: applepay, googlepay
 	zip     PayLater
 	pages   *pageCache // rendered link pages (pagecache.go)
+	// scriptVersion is the version of static/app.js pages name in its
+	// address (httpx.AssetVersion).
+	scriptVersion string
 }
 
 // Options adjust a Handler. Zero values select the sandbox simulations and
@@ -56,7 +57,8 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 	if err != nil {
 		return nil, err
 	}
-	src := scriptPath(js)
+	version := httpx.AssetVersion(js)
+	src := scriptPath + "?v=" + version
 	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete,
 		"brandRules": brandRules, "scriptSrc": func() string { return src }}).ParseFS(assets, "templates/*.html")
 	if err != nil {
@@ -76,7 +78,7 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 		opts.Zip = SandboxZip{}
 	}
 	h := &Handler{svc: svc, log: log, random: opts.Random, tmpl: tmpl, css: template.CSS(css),
-		wallets: map[string]Wallet{}, zip: opts.Zip}
+		wallets: map[string]Wallet{}, zip: opts.Zip, scriptVersion: version}
 	for _, w := range opts.Wallets {
 		h.wallets[w.Path()] = w
 	}
@@ -88,7 +90,7 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 
 // Register adds every page route to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.Handle("GET /checkout/static/app.js", http.HandlerFunc(h.script))
+	mux.Handle("GET "+scriptPath, http.HandlerFunc(h.script))
 	for _, prefix := range []string{"/pay/{token}", "/vt/{token}"} {
 		mux.Handle("GET "+prefix, h.page(h.show))
 		mux.Handle("POST "+prefix, h.page(h.payCard))
@@ -194,17 +196,13 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	http.Error(w, "Something went wrong on our side. No money was taken. Please try again.", http.StatusInternalServerError)
 }
 
-// scriptPath is the address pages load the script js from: its path,
-// with a digest of its content as the query, so that a page always loads
-// the script of the build that rendered it, not one a browser kept from
-// an earlier build for the hour the script may be cached (the path alone
-// is served the same, for pages rendered before the query was added).
-func scriptPath(js []byte) string {
-	sum := sha256.Sum256(js)
-	return "/checkout/static/app.js?v=" + hex.EncodeToString(sum[:6])
-}
+// scriptPath is where the pages' script is served; pages name its
+// version (httpx.AssetVersion) in the query, so that a page always runs
+// the script of the build that rendered it.
+const scriptPath = "/checkout/static/app.js"
 
-// script serves the page's JavaScript (loaded with the page's nonce).
+// script serves the page's JavaScript (loaded with the page's nonce),
+// cached by the version its address names (httpx.AssetCacheControl).
 func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	js, err := assets.ReadFile("static/app.js")
 	if err != nil {
@@ -212,7 +210,7 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Cache-Control", httpx.AssetCacheControl(r.URL.Query().Get("v"), h.scriptVersion))
 	w.Write(js)
 }
 

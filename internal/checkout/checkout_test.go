@@ -83,19 +83,27 @@ func TestTerminalTurnsAutocompleteOff(t *testing.T) {
 // TestPagesLoadTheirBuildsScript: a page loads the script at an address
 // naming its content's digest, so that a browser holding an earlier
 // build's script (cached for an hour) fetches this build's, and the
-// address serves it.
+// address serves it, cached by whether it names this build's.
 func TestPagesLoadTheirBuildsScript(t *testing.T) {
 	env := start(t)
 	hpp, _ := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
 	b := newBrowser(t, env)
 	script := b.get(env.Server.URL + "/checkout/static/app.js").body
 	sum := sha256.Sum256([]byte(script))
-	want := `src="/checkout/static/app.js?v=` + hex.EncodeToString(sum[:6]) + `"`
+	version := hex.EncodeToString(sum[:6])
+	want := `src="/checkout/static/app.js?v=` + version + `"`
 	if page := b.get(hpp).body; !strings.Contains(page, want) {
 		t.Fatalf("the page does not load its script as %s", want)
 	}
-	if got := b.get(env.Server.URL + "/checkout/static/app.js?v=" + hex.EncodeToString(sum[:6])).body; got != script {
-		t.Error("the versioned address does not serve the script")
+	// Kept a year at its own address; not kept at another build's (an
+	// older page asking this instance mid-upgrade, or a newer page asking
+	// an older instance: the file must not be kept under the other's
+	// address); an hour at the bare path of pages before versions.
+	for v, want := range map[string]string{version: "public, max-age=31536000, immutable", "000000000000": "no-store", "": "public, max-age=3600"} {
+		got := b.get(env.Server.URL + "/checkout/static/app.js?v=" + v)
+		if got.body != script || got.header.Get("Cache-Control") != want {
+			t.Errorf("v=%q: got Cache-Control %q (the script %v), want %q", v, got.header.Get("Cache-Control"), got.body == script, want)
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 //go:embed templates/*.html static/*
@@ -102,7 +103,7 @@ func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(templateFuncs()).ParseFS(assets, "templates/layout.html", "templates/"+e.Name())
+		t, err := template.New(name).Funcs(h.templateFuncs()).ParseFS(assets, "templates/layout.html", "templates/"+e.Name())
 		if err != nil {
 			return nil, fmt.Errorf("dashboard template %s: %w", name, err)
 		}
@@ -173,11 +174,13 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound(mux)))
 }
 
-// asset serves an embedded file; it is public and cacheable.
+// asset serves an embedded file; it is public, and cached by the version
+// its address names (httpx.AssetCacheControl).
 func asset(contentType string, body []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	version := httpx.AssetVersion(body)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
-		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("Cache-Control", httpx.AssetCacheControl(r.URL.Query().Get("v"), version))
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Write(body)
 	})
@@ -200,10 +203,15 @@ func securityHeaders(w http.ResponseWriter) {
 }
 
 // templateFuncs are the templates' helpers.
-func templateFuncs() template.FuncMap {
+func (h *Handler) templateFuncs() template.FuncMap {
+	css, js := "?v="+httpx.AssetVersion(h.css), "?v="+httpx.AssetVersion(h.js)
 	return template.FuncMap{
-		"money": func(minor int64, currency string) string { return currency + " " + paylink.FormatIn(minor, currency) },
-		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		// cssVersion and jsVersion name the build's style and script in
+		// their addresses (httpx.AssetVersion).
+		"cssVersion": func() string { return css },
+		"jsVersion":  func() string { return js },
+		"money":      func(minor int64, currency string) string { return currency + " " + paylink.FormatIn(minor, currency) },
+		"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		// amount is minor units as a form's decimal value, without the code.
 		"amount": paylink.FormatIn,
 		"micros": paylink.FormatMicros,

@@ -19,6 +19,7 @@ import (
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/dashboard"
+	"github.com/paylink/paylink/internal/httpx"
 	"github.com/paylink/paylink/internal/mailer"
 	"github.com/paylink/paylink/internal/mailer/mailertest"
 	"github.com/paylink/paylink/internal/processor"
@@ -71,7 +72,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 			if strings.Contains(csp, "unsafe-") || strings.Count(csp, "script-src") != 1 {
 				t.Errorf("CSP %q allows scripts beyond the dashboard's own files", csp)
 			}
-			if !strings.Contains(p.body, `<script src="/dashboard/static/app.js" defer></script>`) || strings.Contains(p.body, "<script>") {
+			if !regexp.MustCompile(`<script src="/dashboard/static/app\.js\?v=[0-9a-f]{12}" defer></script>`).MatchString(p.body) || strings.Contains(p.body, "<script>") {
 				t.Errorf("the page does not load the dashboard's script, or has an inline one")
 			}
 			if got := p.header.Get("Cache-Control"); got != "no-store" {
@@ -108,13 +109,31 @@ func TestIcon(t *testing.T) {
 
 // TestScript: the dashboard's one script is served, public, as
 // JavaScript, and reloads a page restored from the back/forward cache
-// (TestBrowserBackAfterAnActionShowsNow runs it).
+// (TestBrowserBackAfterAnActionShowsNow runs it). Pages load the script
+// and the style at addresses naming their build's versions, kept a year
+// there; another build's address is not kept (an upgrade's other
+// instance answering it would have its own file kept under it).
 func TestScript(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
-	p := newBrowser(t, env).get("/dashboard/static/app.js")
+	b := newBrowser(t, env)
+	p := b.get("/dashboard/static/app.js")
 	if p.status != http.StatusOK || p.header.Get("Content-Type") != "text/javascript; charset=utf-8" ||
 		p.header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(p.body, `addEventListener("pageshow"`) {
 		t.Errorf("got %d %q %q, want 200 text/javascript, nosniff, the pageshow handler", p.status, p.header.Get("Content-Type"), p.body)
+	}
+	login := b.get("/dashboard/login").body
+	for _, file := range []string{"app.js", "app.css"} {
+		content := b.get("/dashboard/static/" + file).body
+		own := "/dashboard/static/" + file + "?v=" + httpx.AssetVersion([]byte(content))
+		if !strings.Contains(login, own) {
+			t.Errorf("the sign-in page does not load %s", own)
+		}
+		for addr, want := range map[string]string{own: "public, max-age=31536000, immutable",
+			"/dashboard/static/" + file + "?v=000000000000": "no-store", "/dashboard/static/" + file: "public, max-age=3600"} {
+			if got := b.get(addr); got.body != content || got.header.Get("Cache-Control") != want {
+				t.Errorf("%s: got Cache-Control %q (same file %v), want %q", addr, got.header.Get("Cache-Control"), got.body == content, want)
+			}
+		}
 	}
 }
 
