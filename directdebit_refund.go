@@ -101,11 +101,12 @@ func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Re
 		r.Details.Message = msgAwaitingInquiry
 		return r, nil
 	}
-	if err != nil {
+	if err != nil { // not sent, or refused unsent: not the bank's rejection
 		s.log.ErrorContext(ctx, "bank error on refund", "reference", r.Reference, "err", err)
-		res = BankRefundResult{Reason: &Decline{ProcessorMessage: "the bank could not be reached"}}
+		r.Status, r.Details.Message = StatusFailed, "The refund could not be sent because the bank could not be reached; nothing was refunded, try again"
+	} else {
+		applyBankRefund(r, res)
 	}
-	applyBankRefund(r, res)
 	err = s.store.Update(ctx, func(tx Tx) error { return s.recordRefund(ctx, tx, t, r, StatusProcessing) })
 	if errors.Is(err, ErrConflict) {
 		return s.lateRefund(ctx, r)

@@ -552,6 +552,12 @@ func TestDirectDebitBankUnreachable(t *testing.T) {
 	if rf.Status != http.StatusOK || rf.Str("refund.status") != "FAILED" {
 		t.Errorf("refund with the bank down: got %d %s, want 200 FAILED", rf.Status, rf.Raw)
 	}
+	// The bank was not reached: it rejected nothing (the verification
+	// sweep found "The bank rejected the refund ...: the bank could not
+	// be reached").
+	if strings.Contains(rf.Raw, "rejected") || !strings.Contains(rf.Raw, "could not be reached") {
+		t.Errorf("refund with the bank down: got %s, want it said the bank could not be reached, not that it rejected the refund", rf.Raw)
+	}
 	wantRefunded(t, env, m, ref, 0)
 	bank.down.Store(false)
 	if rf := env.Post("/v5/direct_debit/"+ref+"/refund", m, refundBody(env, m, "10")); rf.Str("refund.status") != "APPROVED" {
