@@ -205,7 +205,7 @@ func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) {
 
 // checkCVC checks a security code, when one is sent: n digits, its
 // card brand's length (CVCLength), or 3 or 4 when n is 0 (the brand not
-// known, whose number is refused anyway, or a preview's code).
+// known, whose number is refused anyway).
 func checkCVC(f FieldErrors, cvc string, n int) {
 	switch {
 	case cvc == "":
