@@ -167,8 +167,8 @@ func CheckTimezone(name string) error {
 // its field errors name the request's card object, card.*. A security
 // code must have its brand's length (CVCLength).
 func checkCard(f FieldErrors, c *CardDetails, now time.Time) {
-	checkCardDetails(f, c, now)
-	checkCVC(f, c.CVC, CVCLength(BrandOf(c.Number)))
+	brand := checkCardDetails(f, c, now)
+	checkCVC(f, c.CVC, CVCLength(brand))
 }
 
 // checkQuotedCard is checkCard for a surcharge preview, which authorises
@@ -182,12 +182,13 @@ func checkQuotedCard(f FieldErrors, c *CardDetails, now time.Time) {
 	}
 }
 
-// checkCardDetails checks everything of a card but its security code.
-func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) {
+// checkCardDetails checks everything of a card but its security code,
+// and returns its brand ("" when its number is refused).
+func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) (brand string) {
 	pan, err := NormalizePAN(c.Number)
 	if err != nil {
 		f.Add("card.number", err.Error())
-	} else if BrandOf(pan) == "" {
+	} else if brand = BrandOf(pan); brand == "" {
 		f.Add("card.number", "card brand is not supported")
 	}
 	c.Number = pan
@@ -201,6 +202,7 @@ func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) {
 	}
 	c.ExpiryYear = year
 	checkField(f, "card.holder_name", c.HolderName, MaxFieldLength)
+	return brand
 }
 
 // checkCVC checks a security code, when one is sent: n digits, its

@@ -180,8 +180,8 @@ func checkDurations(flags []durationFlag, invalid error) error {
 		}
 	}
 	for _, bad := range paylink.SettingErrors(invalid) {
-		if err := underFlag(bad, flags); !named[bad.Setting] {
-			errs = append(errs, err)
+		if !named[bad.Setting] {
+			errs = append(errs, underFlag(bad, flags))
 		}
 	}
 	return errors.Join(errs...)

@@ -38,8 +38,9 @@ type Handler struct {
 	wallets map[string]Wallet // by path name: applepay, googlepay
 	zip     PayLater
 	pages   *pageCache // rendered link pages (pagecache.go)
-	// scriptVersion is the version of static/app.js pages name in its
-	// address (httpx.AssetVersion).
+	// script is static/app.js, and scriptVersion the version pages name
+	// in its address (httpx.AssetVersion).
+	script        []byte
 	scriptVersion string
 }
 
@@ -57,10 +58,10 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 	if err != nil {
 		return nil, err
 	}
-	version := httpx.AssetVersion(js)
+	version, rules := httpx.AssetVersion(js), brandRules()
 	src := scriptPath + "?v=" + version
 	tmpl, err := template.New("pages").Funcs(template.FuncMap{"errFor": errFor, "maxlen": fieldLimit, "autocomplete": autocomplete,
-		"brandRules": brandRules, "scriptSrc": func() string { return src }}).ParseFS(assets, "templates/*.html")
+		"brandRules": func() string { return rules }, "scriptSrc": func() string { return src }}).ParseFS(assets, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 		opts.Zip = SandboxZip{}
 	}
 	h := &Handler{svc: svc, log: log, random: opts.Random, tmpl: tmpl, css: template.CSS(css),
-		wallets: map[string]Wallet{}, zip: opts.Zip, scriptVersion: version}
+		wallets: map[string]Wallet{}, zip: opts.Zip, script: js, scriptVersion: version}
 	for _, w := range opts.Wallets {
 		h.wallets[w.Path()] = w
 	}
@@ -90,7 +91,7 @@ func New(svc *paylink.Service, log *slog.Logger, opts Options) (*Handler, error)
 
 // Register adds every page route to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.Handle("GET "+scriptPath, http.HandlerFunc(h.script))
+	mux.Handle("GET "+scriptPath, http.HandlerFunc(h.serveScript))
 	for _, prefix := range []string{"/pay/{token}", "/vt/{token}"} {
 		mux.Handle("GET "+prefix, h.page(h.show))
 		mux.Handle("POST "+prefix, h.page(h.payCard))
@@ -201,17 +202,12 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // the script of the build that rendered it.
 const scriptPath = "/checkout/static/app.js"
 
-// script serves the page's JavaScript (loaded with the page's nonce),
+// serveScript serves the page's JavaScript (loaded with the page's nonce),
 // cached by the version its address names (httpx.AssetCacheControl).
-func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
-	js, err := assets.ReadFile("static/app.js")
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
+func (h *Handler) serveScript(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	w.Header().Set("Cache-Control", httpx.AssetCacheControl(r.URL.Query().Get("v"), h.scriptVersion))
-	w.Write(js)
+	w.Write(h.script)
 }
 
 var errBadCSRF = paylink.Errorf(paylink.KindForbidden, paylink.CodeCSRFFailed,

@@ -47,6 +47,9 @@ type Handler struct {
 	js     []byte
 	icon   []byte
 	mail   Mailer // nil: invites are only shown to the admin
+	// cssVersion and jsVersion name the style's and the script's content
+	// in their addresses (httpx.AssetVersion).
+	cssVersion, jsVersion string
 }
 
 // Mailer sends one plain-text message (*mailer.SMTP is one); the
@@ -91,6 +94,7 @@ func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
 	if h.js, err = assets.ReadFile("static/app.js"); err != nil {
 		return nil, fmt.Errorf("dashboard script: %w", err)
 	}
+	h.cssVersion, h.jsVersion = httpx.AssetVersion(h.css), httpx.AssetVersion(h.js)
 	if h.icon, err = assets.ReadFile("static/favicon.svg"); err != nil {
 		return nil, fmt.Errorf("dashboard icon: %w", err)
 	}
@@ -98,12 +102,13 @@ func New(svc *paylink.Service, opts ...Option) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard templates: %w", err)
 	}
+	funcs := h.templateFuncs()
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".html")
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(h.templateFuncs()).ParseFS(assets, "templates/layout.html", "templates/"+e.Name())
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+e.Name())
 		if err != nil {
 			return nil, fmt.Errorf("dashboard template %s: %w", name, err)
 		}
@@ -125,12 +130,12 @@ func originOf(base string) string {
 // Register adds every dashboard route to mux. Each page names the
 // permission it needs (paylink.Role.Can is the table).
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.Handle("GET /dashboard/static/app.css", asset("text/css; charset=utf-8", h.css))
-	mux.Handle("GET /dashboard/static/app.js", asset("text/javascript; charset=utf-8", h.js))
-	mux.Handle("GET /dashboard/static/favicon.svg", asset("image/svg+xml", h.icon))
+	mux.Handle("GET /dashboard/static/app.css", asset("text/css; charset=utf-8", h.css, h.cssVersion))
+	mux.Handle("GET /dashboard/static/app.js", asset("text/javascript; charset=utf-8", h.js, h.jsVersion))
+	mux.Handle("GET /dashboard/static/favicon.svg", asset("image/svg+xml", h.icon, ""))
 	// Browsers ask every site for /favicon.ico (a page's <link rel=icon>
 	// aside); the answer is the dashboard's icon rather than a 404.
-	mux.Handle("GET /favicon.ico", asset("image/svg+xml", h.icon))
+	mux.Handle("GET /favicon.ico", asset("image/svg+xml", h.icon, ""))
 	mux.Handle("GET /dashboard/login", h.public(h.loginPage))
 	mux.Handle("POST /dashboard/login", h.public(h.login))
 	mux.Handle("GET /dashboard/invite/{token}", h.public(h.invitePage))
@@ -174,10 +179,10 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("/dashboard/", h.page(paylink.PermView, h.notFound(mux)))
 }
 
-// asset serves an embedded file; it is public, and cached by the version
+// asset serves an embedded file of version (httpx.AssetVersion; "" for
+// one pages name unversioned); it is public, and cached by the version
 // its address names (httpx.AssetCacheControl).
-func asset(contentType string, body []byte) http.Handler {
-	version := httpx.AssetVersion(body)
+func asset(contentType string, body []byte, version string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Cache-Control", httpx.AssetCacheControl(r.URL.Query().Get("v"), version))
@@ -204,7 +209,7 @@ func securityHeaders(w http.ResponseWriter) {
 
 // templateFuncs are the templates' helpers.
 func (h *Handler) templateFuncs() template.FuncMap {
-	css, js := "?v="+httpx.AssetVersion(h.css), "?v="+httpx.AssetVersion(h.js)
+	css, js := "?v="+h.cssVersion, "?v="+h.jsVersion
 	return template.FuncMap{
 		// cssVersion and jsVersion name the build's style and script in
 		// their addresses (httpx.AssetVersion).
