@@ -91,6 +91,17 @@
 // A webhook receiver checks paylink's signatures with a WebhookVerifier
 // (several secrets during a rotation, a timestamp tolerance, errors to
 // test with errors.Is) and reads the payload as a Webhook.
+//
+// Formatting or logging a value that holds a card number, a security
+// code, a bank account number, a token, the API key or a signing secret
+// (fmt's verbs, log/slog's text and JSON handlers) shows none of them: a
+// number its last four digits, the rest "[redacted]". What is sent is
+// unchanged.
+//
+// The package is github.com/paylink/paylink/client (go get
+// github.com/paylink/paylink/client): it imports nothing outside the
+// standard library, but lives in paylink's module, so a program using it
+// is built with the Go version that module's go.mod names.
 package client
 
 import (
@@ -126,7 +137,7 @@ type Client struct {
 type Option func(*Client)
 
 // WithHTTPClient sets the HTTP client (default, and for nil: one with a
-// 60 s timeout).
+// timeout of DefaultTimeout).
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) {
 		if h != nil {
@@ -135,10 +146,17 @@ func WithHTTPClient(h *http.Client) Option {
 	}
 }
 
+// DefaultTimeout bounds a call made with the default HTTP client. It is
+// longer than paylink takes to answer any request (at most 90 seconds:
+// a purchase waits up to a minute for its processor), so that a slow
+// payment's answer arrives rather than a timeout that leaves its outcome
+// to be looked up.
+const DefaultTimeout = 2 * time.Minute
+
 // New returns a client for baseURL (e.g. "https://pay.example.com").
 func New(baseURL, apiKey, companyToken string, opts ...Option) *Client {
 	c := &Client{baseURL: strings.TrimRight(baseURL, "/"), apiKey: apiKey, companyToken: companyToken,
-		http: &http.Client{Timeout: 60 * time.Second}, firstWait: defaultFirstWait, longestWait: defaultLongestWait}
+		http: &http.Client{Timeout: DefaultTimeout}, firstWait: defaultFirstWait, longestWait: defaultLongestWait}
 	for _, o := range opts {
 		o(c)
 	}
@@ -482,12 +500,17 @@ func retryAfter(v string, now time.Time) time.Duration {
 // ref escapes a reference for use in a path.
 func ref(s string) string { return url.PathEscape(s) }
 
-// TransactionToken obtains a single-use transaction token.
+// TransactionToken obtains a single-use transaction token. An
+// IdempotencyKey among opts is not sent: under it paylink would answer
+// every later fetch with the token it issued first, and the money call
+// that spends the token under the same key would be another request with
+// that key (409 idempotency_key_conflict).
 func (c *Client) TransactionToken(ctx context.Context, opts ...CallOption) (string, error) {
 	var out struct {
 		Result
 		TransactionToken string `json:"transaction_token"`
 	}
+	opts = append(opts[:len(opts):len(opts)], withoutIdempotencyKey)
 	if err := c.post(ctx, reads, "/v5/transaction_token", map[string]string{"company_token": c.companyToken}, &out, opts...); err != nil {
 		return "", err
 	}
@@ -597,9 +620,8 @@ func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key st
 		return key, tokenRemembered, nil
 	}
 	// The fetch carries the call's options (its RequestID: one id for
-	// the whole payment) but not its key, under which paylink would
-	// replay the token fetched for another call.
-	tok, err := c.TransactionToken(ctx, append(opts[:len(opts):len(opts)], withoutIdempotencyKey)...)
+	// the whole payment); TransactionToken leaves its key out.
+	tok, err := c.TransactionToken(ctx, opts...)
 	if err != nil {
 		return "", tokenPassed, err
 	}
@@ -612,13 +634,15 @@ func (c *Client) fill(ctx context.Context, t *Tokens, opts []CallOption) (key st
 	return key, tokenFetched, nil
 }
 
-// idempotencyKeyOf is the Idempotency-Key that opts set, "" for none.
+// idempotencyKeyOf is the Idempotency-Key that opts set as paylink reads
+// it, "" for none: HTTP drops the spaces and tabs around a header's
+// value, so a blank key is no key (errors.md) and " k " is "k".
 func idempotencyKeyOf(opts []CallOption) string {
 	probe := &http.Request{Header: http.Header{}}
 	for _, o := range opts {
 		o(probe)
 	}
-	return probe.Header.Get("Idempotency-Key")
+	return strings.Trim(probe.Header.Get("Idempotency-Key"), " \t")
 }
 
 // keyedTokens remembers the transaction token fetched for each

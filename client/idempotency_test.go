@@ -142,3 +142,27 @@ func TestARetryAfterTheTokenLifetimeAsksForANewKey(t *testing.T) {
 		t.Errorf("under a new key: got %+v, %v; want APPROVED", res, err)
 	}
 }
+
+// TestTransactionTokenLeavesTheKeyOut: a caller fetching its own token
+// with the options of its order, an IdempotencyKey among them, gets a
+// fresh token each time, and the purchase spending it under that key
+// runs (paylink would otherwise replay the first token under the key and
+// refuse the purchase as another request with it).
+func TestTransactionTokenLeavesTheKeyOut(t *testing.T) {
+	c, env := newClient(t)
+	ctx := context.Background()
+	opts := []client.CallOption{client.IdempotencyKey("order-42"), client.RequestID("order-42")}
+	first, err := c.TransactionToken(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.TransactionToken(ctx, opts...)
+	if err != nil || second == first {
+		t.Errorf("two fetches with one key: got the same token %v (%v), want two", second == first, err)
+	}
+	req := retryPurchase(env, "ORDER-42")
+	req.Token.TransactionToken = first
+	if res, err := c.Purchase(ctx, req, opts...); err != nil || res.Purchase.Status != client.StatusApproved {
+		t.Errorf("purchase with the token under the order's key: got %+v, %v; want approved", res, err)
+	}
+}

@@ -451,3 +451,32 @@ func TestGivingUpKeepsAnInDoubtAnswer(t *testing.T) {
 	}
 	wantAttempts(t, p, "/v5/purchase", 2)
 }
+
+// TestABlankKeyIsNoKey: an Idempotency-Key of spaces is no key to
+// paylink (HTTP drops the spaces around a header's value; errors.md), so
+// the client treats it as none: a retried write gets a generated key
+// (one payment link for one call whose first answer was lost), and two
+// purchases sent with it are two requests, each with its own token.
+func TestABlankKeyIsNoKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	p := newProxy(t, env, on("/v5/payment-links", 1, loseAnswer))
+	c := retryingClient(p, m, 3)
+	blank := client.IdempotencyKey(" \t ")
+	ctx := context.Background()
+	if _, err := c.CreatePaymentLink(ctx, client.PaymentLinkRequest{Amount: "5", Currency: "AUD", MerchantReference: "BLANK-1"}, blank); err != nil {
+		t.Fatalf("payment link: %v", err)
+	}
+	var links int
+	if err := env.WriterDB(t).QueryRow(`SELECT count(*) FROM payment_links`).Scan(&links); err != nil {
+		t.Fatal(err)
+	}
+	if links != 1 {
+		t.Errorf("payment links made by one call: got %d, want 1", links)
+	}
+	for _, invoice := range []string{"BLANK-2", "BLANK-3"} {
+		if res, err := c.Purchase(ctx, retryPurchase(env, invoice), blank); err != nil || res.Purchase.Status != client.StatusApproved {
+			t.Errorf("purchase %s under a blank key: got %+v, %v; want approved", invoice, res, err)
+		}
+	}
+}
