@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/client"
 	"github.com/paylink/paylink/internal/apitest"
 )
@@ -114,5 +115,15 @@ func TestClientDirectDebit(t *testing.T) {
 	}
 	if c := refund.Card; c == nil || c.Number != account.Number || c.HolderName != account.HolderName || c.BSB != account.BSB {
 		t.Errorf("refund: got card %+v, want a copy of %+v", c, account)
+	}
+}
+
+// TestDefaultTimeoutOutlastsEveryAnswer: the default HTTP client waits
+// longer than paylink may take to answer (a purchase whose processor
+// takes its whole deadline), so a slow payment's answer is not cut into
+// an error that leaves its outcome to be looked up.
+func TestDefaultTimeoutOutlastsEveryAnswer(t *testing.T) {
+	if client.DefaultTimeout <= paylink.MaxRequestTime {
+		t.Errorf("DefaultTimeout %s: want more than paylink's MaxRequestTime %s", client.DefaultTimeout, paylink.MaxRequestTime)
 	}
 }

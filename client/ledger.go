@@ -45,7 +45,8 @@ type Payout struct {
 
 // Page names a page of a newest-first list: the id of the last item of
 // the page before ("" for the first page) and how many items (0 for the
-// server's default of 20; a negative count is an error).
+// server's default of 20; at most 100, paylink answers 400 above; a
+// negative count is an error).
 type Page struct {
 	StartingAfter string
 	Limit         int
