@@ -197,7 +197,7 @@ func TestAuditLogRecordsEveryEvent(t *testing.T) {
 			}})
 		cases = append(cases, auditCase{name: "webhook secret rotated", actor: paylink.Actor{Kind: paylink.ActorCLI, ID: "merchant rotate-webhook-secret"},
 			do: func(ctx context.Context) ([]wantRow, error) {
-				_, err := svc.RotateWebhookSecret(ctx, f.m.ID, "", time.Hour)
+				_, err := svc.RotateWebhookSecret(ctx, f.m.ID, env.WebhookSecretVersion(f.m.ID), time.Hour)
 				return []wantRow{{paylink.AuditWebhookSecretRotate, paylink.ObjectWebhookSecret, f.m.ID, paylink.OutcomeSuccess, "overlap=3600s"}}, err
 			}})
 		cases = append(cases, auditCase{name: "settings and whitelist changed", actor: paylink.Actor{Kind: paylink.ActorStaff, ID: "user_42", IP: "198.51.100.9", RequestID: "req-settings"},

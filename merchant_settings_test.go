@@ -29,7 +29,10 @@ func TestSettingsChangesAtOnceAreAllKept(t *testing.T) {
 			errs := make([]error, 3)
 			for i, change := range []func() error{
 				func() error { return env.Service.SetTOTPRequired(ctx, admin, on) },
-				func() error { _, err := env.Service.RotateWebhookSecret(ctx, m.ID, "", 0); return err },
+				func() error {
+					_, err := env.Service.RotateWebhookSecret(ctx, m.ID, before.Webhook.CurrentSecret(), 0)
+					return err
+				},
 				func() error {
 					_, err := env.Service.UpdateSettings(ctx, m.ID, paylink.SettingsChange{WebhookRetries: &on})
 					return err
@@ -80,7 +83,7 @@ func TestAWebhookSecretOverlapIsWholeSeconds(t *testing.T) {
 	m := env.Onboard()
 	for overlap, ok := range map[time.Duration]bool{1500 * time.Millisecond: false, -time.Second: false,
 		paylink.MaxWebhookSecretOverlap + time.Second: false, 2 * time.Second: true} {
-		if _, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, "", overlap); (err == nil) != ok {
+		if _, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, env.WebhookSecretVersion(m.ID), overlap); (err == nil) != ok {
 			t.Errorf("overlap %s: got %v, want ok=%v", overlap, err, ok)
 		}
 	}

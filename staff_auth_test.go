@@ -105,7 +105,7 @@ func TestStaffNeedTheRoutesAuthority(t *testing.T) {
 				return err
 			}},
 			"rotate the webhook secret": {paylink.PermWebhooks, func(ctx context.Context) error {
-				_, err := env.Service.RotateWebhookSecret(ctx, m.ID, "", 0)
+				_, err := env.Service.RotateWebhookSecret(ctx, m.ID, env.WebhookSecretVersion(m.ID), 0)
 				return err
 			}},
 			"resend a webhook": {paylink.PermWebhooks, func(ctx context.Context) error {

@@ -62,8 +62,10 @@ const MaxWebhookSecretOverlap = 7 * 24 * time.Hour
 // user the current secret (the dashboard), or read it (the CLI), passes
 // its version (WebhookConfig.CurrentSecret) as from: when another
 // rotation has replaced that secret meanwhile, this one is refused (a
-// conflict) rather than dropping the secret receivers verify with; ""
-// rotates whatever secret is current.
+// conflict) rather than dropping the secret receivers verify with. A
+// merchant with no secret yet has version "": from "" expects none, so
+// of two racing first rotations one is refused too, rather than the
+// second keeping the first's new secret only as the previous one.
 func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, overlap time.Duration) (string, error) {
 	if err := checkStaff(ctx, mid, PermWebhooks); err != nil {
 		return "", err
@@ -85,9 +87,9 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, ove
 			return err
 		}
 		w := &m.Settings.Webhook
-		if from != "" && w.CurrentSecret() != from {
+		if w.CurrentSecret() != from {
 			return Errorf(KindConflict, CodeInvalidState,
-				"the signing secret was rotated meanwhile (or sealed again by a master key rotation): nothing was changed; look at the webhook settings again before rotating")
+				"the signing secret was rotated meanwhile (or first given, or sealed again by a master key rotation): nothing was changed; look at the webhook settings again before rotating")
 		}
 		w.Secrets = append([]SealedSecret{sealed}, w.Secrets[:min(len(w.Secrets), 1)]...)
 		w.PreviousUntil = s.now().Add(overlap).Unix()

@@ -176,7 +176,7 @@ func TestVerifyRealWebhooks(t *testing.T) {
 		t.Errorf("a real payload has a field client.Webhook lacks: %v", err)
 	}
 
-	newSecret, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, "", time.Hour)
+	newSecret, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, env.WebhookSecretVersion(m.ID), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

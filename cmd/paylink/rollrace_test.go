@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/sqlstore"
 	"github.com/paylink/paylink/internal/vault"
 )
 
@@ -54,15 +55,27 @@ func TestRacingRollCommands(t *testing.T) {
 				secret := raceCommands(t, engine, db, vars, c.MID, "rotate-webhook-secret", `webhook_secret: (whsec_\S+)`)
 				wantSecrets(t, master, loadMerchant(t, db, c.MID).Settings.Webhook, secret, before.Settings.Webhook.CurrentSecret())
 			})
+			// A merchant with no secret yet (one onboarded before
+			// secrets were given, or whose secret an operator removed):
+			// the first rotation is compare-and-set too, expecting none.
+			// Without that both racing first rotations were carried out.
+			t.Run("first rotate-webhook-secret", func(t *testing.T) {
+				dropWebhookSecrets(t, db, c.MID)
+				secret := raceCommands(t, engine, db, vars, c.MID, "rotate-webhook-secret", `webhook_secret: (whsec_\S+)`)
+				wantSecrets(t, master, loadMerchant(t, db, c.MID).Settings.Webhook, secret, "")
+			})
 		})
 	}
 }
 
 // wantSecrets checks that w signs with secret, as printed, and with the
-// secret of version previous.
+// secret of version previous (with no other when previous is "").
 func wantSecrets(t *testing.T, master string, w paylink.WebhookConfig, secret, previous string) {
 	t.Helper()
-	if len(w.Secrets) != 2 || w.Secrets[1].Version() != previous {
+	switch {
+	case previous == "" && len(w.Secrets) != 1:
+		t.Fatalf("got %d secrets, want the new one alone", len(w.Secrets))
+	case previous != "" && (len(w.Secrets) != 2 || w.Secrets[1].Version() != previous):
 		t.Fatalf("got %d secrets, want the new one and the one before the rotations (%s)", len(w.Secrets), previous)
 	}
 	mk, err := vault.ParseKey(master)
@@ -79,6 +92,28 @@ func wantSecrets(t *testing.T, master string, w paylink.WebhookConfig, secret, p
 	}
 	if "whsec_"+base64.StdEncoding.EncodeToString(plain) != secret {
 		t.Errorf("the secret the carried-out rotation printed is not the current secret")
+	}
+}
+
+// dropWebhookSecrets leaves merchant mid with no webhook signing secret,
+// as a merchant onboarded before secrets were given has.
+func dropWebhookSecrets(t *testing.T, db, mid string) {
+	t.Helper()
+	st, err := sqlstore.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.Update(context.Background(), func(tx paylink.Tx) error {
+		m, err := tx.Merchant(mid)
+		if err != nil {
+			return err
+		}
+		m.Settings.Webhook.Secrets, m.Settings.Webhook.PreviousUntil = nil, 0
+		return tx.UpdateMerchantSettings(mid, m.Settings)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

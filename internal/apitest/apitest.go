@@ -280,6 +280,18 @@ func (e *Env) Onboard(mutate ...func(*paylink.NewMerchant)) *Merchant {
 	return &Merchant{Merchant: m, Creds: c}
 }
 
+// WebhookSecretVersion is the version of merchant mid's signing secret
+// in force now (paylink.WebhookConfig.CurrentSecret), which a rotation is
+// made from; "" when it has none.
+func (e *Env) WebhookSecretVersion(mid string) string {
+	e.T.Helper()
+	m, err := e.Service.Merchant(context.Background(), mid)
+	if err != nil {
+		e.T.Fatalf("merchant %s: %v", mid, err)
+	}
+	return m.Settings.Webhook.CurrentSecret()
+}
+
 // Response is a decoded JSON response.
 type Response struct {
 	Status int

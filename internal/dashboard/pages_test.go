@@ -28,6 +28,17 @@ func formKey(t *testing.T, p page) string {
 	return m[1]
 }
 
+// formSecret is the version of the signing secret the page's rotation
+// form names as current, which the rotation is made from.
+func formSecret(t *testing.T, p page) string {
+	t.Helper()
+	m := regexp.MustCompile(`name="current_secret" value="([^"]*)"`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no current secret on the page (status %d)", p.status)
+	}
+	return m[1]
+}
+
 // staffAudit is the actor of the merchant's audit rows of an action.
 func staffAudit(t *testing.T, env *apitest.Env, mid, action string) []string {
 	t.Helper()
@@ -328,7 +339,8 @@ func TestDevelopersPage(t *testing.T) {
 		})
 		t.Run("rotate the signing secret", func(t *testing.T) {
 			p := b.get("/dashboard/developers")
-			r := b.post("/dashboard/developers/webhook-secret", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)}, "overlap": {"24h0m0s"}})
+			r := b.post("/dashboard/developers/webhook-secret", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)},
+				"current_secret": {formSecret(t, p)}, "overlap": {"24h0m0s"}})
 			if r.status != http.StatusOK || !regexp.MustCompile(`id="new-secret" class="wide" readonly value="whsec_`).MatchString(r.body) {
 				t.Errorf("got %d without the new secret, want 200 showing it", r.status)
 			}

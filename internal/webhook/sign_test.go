@@ -110,7 +110,7 @@ func TestSignatureVerifiesAndRotates(t *testing.T) {
 		t.Error("replayed an hour later: got nil, want a timestamp error")
 	}
 
-	newSecret, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, "", time.Hour)
+	newSecret, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, env.WebhookSecretVersion(m.ID), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
