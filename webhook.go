@@ -157,20 +157,20 @@ func webhookTargets(company, dynamic string) []webhookTarget {
 }
 
 // normalizeURL compares addresses as equal when they differ only in the
-// case of scheme and host, in an explicit default port, in an empty query
-// ("/h?"), in a fragment, which is never sent, or in percent-encoding
-// (RFC 3986 6.2.2: normalizeEscapes). The path and query are taken as
-// written: url.URL rebuilds a path holding a character it would escape
-// from the decoded one, which made an escaped '/' a separator.
+// case of scheme and host, in an internationalised host against its
+// ASCII ("xn--") form (asciiHost), in the port's spelling (an explicit
+// default port, leading zeros), in an empty query ("/h?"), in a fragment,
+// which is never sent, or in percent-encoding (RFC 3986 6.2.2:
+// normalizeEscapes). The path and query are taken as written: url.URL
+// rebuilds a path holding a character it would escape from the decoded
+// one, which made an escaped '/' a separator.
 func normalizeURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Opaque != "" {
 		return raw
 	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if (scheme == "https" && u.Port() == "443") || (scheme == "http" && u.Port() == "80") {
-		host = strings.TrimSuffix(host, ":"+u.Port())
-	}
+	scheme := strings.ToLower(u.Scheme)
+	host := normalizeAuthority(scheme, u.Hostname(), u.Port())
 	if u.User != nil {
 		host = u.User.String() + "@" + host
 	}
@@ -186,6 +186,28 @@ func normalizeURL(raw string) string {
 		out += "?" + normalizeEscapes(u.RawQuery)
 	}
 	return out
+}
+
+// normalizeAuthority is the host and port of a URL of scheme as
+// normalizeURL compares them: the host lower case and in ASCII (an IPv6
+// literal in brackets), the port as its number, or none when it is the
+// scheme's default ("http://h:080" is "http://h").
+func normalizeAuthority(scheme, hostname, port string) string {
+	host := asciiHost(hostname)
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" {
+		return host
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return host + ":" + port
+	}
+	if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
+		return host
+	}
+	return host + ":" + strconv.FormatUint(n, 10)
 }
 
 // normalizeEscapes normalises the percent-encoding of a URL's path or

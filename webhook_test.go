@@ -111,6 +111,23 @@ func TestDirectDebitFeeDetail(t *testing.T) {
 	}
 }
 
+// urlPair is two webhook addresses and whether normalizeURL should take
+// them for one.
+type urlPair struct {
+	a, b string
+	same bool
+}
+
+// wantSameURLs checks normalizeURL on each pair.
+func wantSameURLs(t *testing.T, pairs []urlPair) {
+	t.Helper()
+	for _, p := range pairs {
+		if got := normalizeURL(p.a) == normalizeURL(p.b); got != p.same {
+			t.Errorf("%s and %s: got same %v (%q, %q), want %v", p.a, p.b, got, normalizeURL(p.a), normalizeURL(p.b), p.same)
+		}
+	}
+}
+
 // TestNormalizeURLPercentEncoding: addresses that differ only in
 // percent-encoding are one resource (RFC 3986 6.2.2.2): escapes of
 // unreserved characters (ALPHA, DIGIT, '-', '.', '_', '~') are decoded,
@@ -120,10 +137,7 @@ func TestDirectDebitFeeDetail(t *testing.T) {
 // sweep found http://host/ok/%68ook and http://host/ok/hook delivered
 // twice.
 func TestNormalizeURLPercentEncoding(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		same bool
-	}{
+	wantSameURLs(t, []urlPair{
 		{"http://h.example/ok/%68ook", "http://h.example/ok/hook", true},
 		{"http://h.example/%41%7a%30-%2E%5f%7E", "http://h.example/Az0-._~", true},
 		{"http://h.example/a%2fb", "http://h.example/a%2Fb", true},
@@ -141,16 +155,42 @@ func TestNormalizeURLPercentEncoding(t *testing.T) {
 		{"https://h.example/a/b/x|y", "https://h.example/a%2Fb/x|y", false},
 		{"https://h.example/a/b/café", "https://h.example/a%2Fb/café", false},
 		{"http://[::1]:80/h", "http://[::1]/h", true},
-	} {
-		if got := normalizeURL(tt.a) == normalizeURL(tt.b); got != tt.same {
-			t.Errorf("%s and %s: got same %v (%q, %q), want %v", tt.a, tt.b, got, normalizeURL(tt.a), normalizeURL(tt.b), tt.same)
-		}
-	}
+	})
 	if got := len(webhookTargets("https://h.example/a/b/x|y", "https://h.example/a%2Fb/x|y")); got != 2 {
 		t.Errorf("company https://h.example/a/b/x|y, dynamic https://h.example/a%%2Fb/x|y: got %d targets, want 2", got)
 	}
 	if got := len(webhookTargets("http://h.example/ok/hook", "http://h.example/ok/%68ook")); got != 1 {
 		t.Errorf("company http://h.example/ok/hook, dynamic http://h.example/ok/%%68ook: got %d targets, want 1", got)
+	}
+}
+
+// TestNormalizeURLHostAndPort: addresses that differ only in the host's
+// case or script (an internationalised name against its "xn--" form,
+// which net/http dials) or in the port's spelling (an explicit default
+// port, leading zeros) are one receiver, and spec 6.1 delivers a link
+// webhook to the company URL once. Before, http://h:80/h, http://h:080/h,
+// https://h:443/h beside no port, and http://bücher.example/h beside
+// http://xn--bcher-kva.example/h were delivered twice.
+func TestNormalizeURLHostAndPort(t *testing.T) {
+	wantSameURLs(t, []urlPair{
+		{"http://h.example:80/h", "http://h.example/h", true},
+		{"http://h.example:080/h", "http://h.example/h", true},
+		{"https://h.example:443/h", "https://h.example/h", true},
+		{"https://h.example:0443/h", "https://h.example/h", true},
+		{"HTTPS://H.Example:443/h", "https://h.example/h", true},
+		{"http://h.example:8080/h", "http://h.example:08080/h", true},
+		{"http://h.example:8080/h", "http://h.example/h", false},
+		{"http://h.example:443/h", "http://h.example/h", false},  // not http's default
+		{"https://h.example:80/h", "https://h.example/h", false}, // nor https's
+		{"http://h.example/h", "https://h.example/h", false},
+		{"http://bücher.example/h", "http://xn--bcher-kva.example/h", true},
+		{"http://BÜCHER.example/h", "http://xn--bcher-kva.example:80/h", true},
+		{"http://b%C3%BCcher.example/h", "http://xn--bcher-kva.example/h", true},
+		{"http://bücher.example/h", "http://bucher.example/h", false},
+		{"http://[2001:DB8::1]:80/h", "http://[2001:db8::1]/h", true},
+	})
+	if got := len(webhookTargets("http://bücher.example:080/h", "http://xn--bcher-kva.example/h")); got != 1 {
+		t.Errorf("company http://bücher.example:080/h, dynamic http://xn--bcher-kva.example/h: got %d targets, want 1", got)
 	}
 }
 
