@@ -45,10 +45,17 @@ func runWebhooksList(ctx context.Context, env environment, args []string) error 
 			return err
 		}
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tMID\tREFERENCE\tSTATUS\tTARGET\tSTATE\tATTEMPTS\tLAST CODE\tCREATED\tURL\tLAST ERROR")
+		latency := "" // the column of an attempt's latency, with --attempts
+		if *attempts {
+			latency = "LATENCY\t"
+		}
+		fmt.Fprintf(tw, "ID\tMID\tREFERENCE\tSTATUS\tTARGET\tSTATE\tATTEMPTS\tLAST CODE\t%sCREATED\tURL\tLAST ERROR\n", latency)
 		for _, d := range ds {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", d.ID, d.MerchantID, d.Reference, d.EventStatus,
-				d.Target, d.State, d.Attempts, d.LastStatusCode, d.CreatedAt.Format(time.RFC3339), d.URL, d.LastError)
+			if *attempts {
+				latency = "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s%s\t%s\t%s\n", d.ID, d.MerchantID, d.Reference, d.EventStatus,
+				d.Target, d.State, d.Attempts, d.LastStatusCode, latency, d.CreatedAt.Format(time.RFC3339), d.URL, d.LastError)
 			if *attempts {
 				if err := printAttempts(ctx, tw, svc, d.ID); err != nil {
 					return err
@@ -59,14 +66,19 @@ func runWebhooksList(ctx context.Context, env environment, args []string) error 
 	})
 }
 
+// printAttempts writes the attempts of delivery id as rows of the list's
+// table below it, each value in the column of its delivery's like value:
+// its number under ATTEMPTS, its HTTP status under LAST CODE, when it
+// started under CREATED, its URL and error under URL and LAST ERROR, and
+// how long it took under LATENCY, a column of attempts only.
 func printAttempts(ctx context.Context, tw *tabwriter.Writer, svc *paylink.Service, id string) error {
 	as, err := svc.WebhookAttempts(ctx, id)
 	if err != nil {
 		return err
 	}
 	for _, a := range as {
-		fmt.Fprintf(tw, "  attempt %d\t%s\tHTTP %d\t%dms\t%s\t%s\n", a.Attempt, a.StartedAt.Format(time.RFC3339),
-			a.StatusCode, a.Latency.Milliseconds(), a.URL, a.Error)
+		fmt.Fprintf(tw, "  attempt\t\t\t\t\t\t%d\t%d\t%dms\t%s\t%s\t%s\n", a.Attempt, a.StatusCode,
+			a.Latency.Milliseconds(), a.StartedAt.Format(time.RFC3339), a.URL, a.Error)
 	}
 	return nil
 }
