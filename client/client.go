@@ -67,8 +67,10 @@
 // looks it up (PurchaseStatus for a purchase, capture, cancel or direct
 // debit; RefundStatus for a refund) and returns it with Result.Recovered
 // and Replayed set, the response code its answer had (declined for a
-// decline, not the look-up's success), only the look-up's fields filled
-// in. A token the caller passed in Tokens, or one the client also sent
+// decline, not the look-up's success; pending for anything found
+// PENDING, a direct debit too, whose answer said success when the bank
+// had lodged it: the look-up cannot tell that from a debit whose bank
+// has not answered), only the look-up's fields filled in. A token the caller passed in Tokens, or one the client also sent
 // with another request under the same key (a key reused for another
 // order after the 503 released it, or racing calls with different
 // bodies), may have been spent by that other request: the refusal is the
@@ -305,7 +307,8 @@ type Result struct {
 	// attempt, which the client looked up (PurchaseStatus, or
 	// RefundStatus for a refund) and returns. Only what the look-up
 	// tells is filled in: the response code (the outcome's, as the lost
-	// answer had it), status, references,
+	// answer had it, but CodePending for any PENDING, a direct debit's
+	// too), status, references,
 	// invoice number, time, currency and amount (for a purchase,
 	// capture, cancel or direct debit, Purchase.TotalAmount: the
 	// look-up's amount is the total; Amount and the surcharge or fee

@@ -55,30 +55,30 @@ func spentByThisCall[T any](ctx context.Context, c *Client, err error, find find
 
 // recovered is r, a status look-up's, as the result of the earlier
 // attempt it found: marked Recovered and Replayed, and with the outcome
-// code the attempt's own answer had (a look-up always says "success":
-// it found the payment), so that a caller deciding on ResponseCode never
-// ships a declined order.
-func (r Result) recovered(status string, debit bool) Result {
+// code of the status it found (a look-up always says "success": it found
+// the payment), so that a caller deciding on ResponseCode never ships a
+// declined or pending order.
+func (r Result) recovered(status string) Result {
 	r.Replayed, r.Recovered = true, true
-	r.ResponseCode = outcomeCode(status, debit)
+	r.ResponseCode = outcomeCode(status)
 	return r
 }
 
-// outcomeCode is the response_code paylink gives a payment or refund in
-// status, as its answer to the call that made it. A direct debit PENDING
-// is submitted, awaiting clearing: "success", as its answer said (one
-// whose bank has not answered yet reads PENDING too, and said "pending":
-// rare, and its status is the same).
-func outcomeCode(status string, debit bool) string {
+// outcomeCode is the response_code of a recovered payment or refund in
+// status: the one paylink's answer to the call that made it had, except
+// that PENDING is always "pending". A look-up shows a card payment whose
+// processor's answer is awaited, a direct debit lodged and awaiting
+// clearing (answered "success" when it was made), and one whose bank has
+// not acknowledged it yet (answered "pending"), all as PENDING: the
+// status cannot tell which, and none of them is money received, so the
+// caller is told to look it up later, never that it succeeded.
+func outcomeCode(status string) string {
 	switch status {
 	case StatusDeclined:
 		return CodeDeclined
 	case StatusFailed:
 		return CodeFailed
 	case StatusPending:
-		if debit {
-			return CodeSuccess
-		}
 		return CodePending
 	case StatusUnknown:
 		return CodeUnknown
@@ -103,7 +103,7 @@ func purchaseFound(ctx context.Context, c *Client, reference string, opts []Call
 		// to the caller without it.
 		return nil, errAwaitsAuthentication
 	}
-	out := &TransactionResult{Result: st.Result.recovered(st.Status, false)}
+	out := &TransactionResult{Result: st.Result.recovered(st.Status)}
 	p := &out.Purchase
 	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
 	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, &st.Amount
@@ -116,7 +116,7 @@ func directDebitFound(ctx context.Context, c *Client, reference string, opts []C
 	if err != nil {
 		return nil, err
 	}
-	out := &DirectDebitResult{Result: st.Result.recovered(st.Status, true)}
+	out := &DirectDebitResult{Result: st.Result.recovered(st.Status)}
 	p := &out.Purchase
 	p.TransactionTimeUTC, p.Status, p.PurchaseReference = st.TransactionTimeUTC, st.Status, st.PurchaseReference
 	p.InvoiceNumber, p.Currency, p.TotalAmount = st.InvoiceNumber, st.Currency, st.Amount
@@ -130,7 +130,7 @@ func refundFound(ctx context.Context, c *Client, reference string, opts []CallOp
 	if err != nil {
 		return nil, err
 	}
-	out := &RefundResult{Result: st.Result.recovered(st.Status, false)}
+	out := &RefundResult{Result: st.Result.recovered(st.Status)}
 	r := &out.Refund
 	r.TransactionTimeUTC, r.Status, r.PurchaseReference, r.RefundReference = &st.TransactionTimeUTC, st.Status, st.PurchaseReference, st.RefundReference
 	r.InvoiceNumber, r.Amount, r.Currency = st.InvoiceNumber, st.Amount, st.Currency

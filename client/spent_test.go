@@ -199,6 +199,29 @@ func TestARecoveredDeclineSaysDeclined(t *testing.T) {
 	}
 }
 
+// TestARecoveredPendingDirectDebitIsPending: a direct debit whose answer
+// was lost is recovered PENDING, and its response code says "pending",
+// as a card payment's recovered PENDING does: the look-up cannot tell a
+// debit lodged with the bank from one whose bank has not answered, and
+// neither is money received (docs/direct-debit.md). It said "success",
+// which a caller deciding on the response code read as paid.
+func TestARecoveredPendingDirectDebitIsPending(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	p := newProxy(t, env, on("/v5/direct_debit", 1, paidUnanswered))
+	res, err := retryingClient(p, m, 3).DirectDebit(context.Background(), client.DirectDebitRequest{
+		BankAccount: client.BankAccount{Number: "123456789", HolderName: "Jo Citizen", BSB: "062-000"},
+		Customer:    buyer,
+		Purchase:    client.DirectDebitDetails{Amount: "50.00", Currency: "AUD", InvoiceNumber: "DD-LOST-1"},
+	})
+	if err != nil || !res.Recovered || res.Purchase.Status != client.StatusPending || res.ResponseCode != client.CodePending {
+		t.Fatalf("got %+v, %v; want the debit recovered PENDING with response_code pending", res, err)
+	}
+	if res.Purchase.InvoiceNumber != "DD-LOST-1" || res.Purchase.PurchaseReference == "" {
+		t.Errorf("got invoice %q, reference %q; want the lost attempt's debit", res.Purchase.InvoiceNumber, res.Purchase.PurchaseReference)
+	}
+}
+
 // TestARecoveredChallengeIsNoResult: a purchase whose lost answer asked
 // for a 3-D Secure challenge carried the challenge's address alone; the
 // look-up has none, so the refusal stands, saying why.
