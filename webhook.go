@@ -157,9 +157,8 @@ func webhookTargets(company, dynamic string) []webhookTarget {
 }
 
 // normalizeURL compares addresses as equal when they differ only in the
-// case of scheme and host, in an internationalised host against its
-// ASCII ("xn--") form (asciiHost), in the port's spelling (an explicit
-// default port, leading zeros), in an empty query ("/h?"), in a fragment,
+// case of scheme and host, in the port's spelling (an explicit default
+// port, leading zeros), in an empty query ("/h?"), in a fragment,
 // which is never sent, or in percent-encoding (RFC 3986 6.2.2:
 // normalizeEscapes). The path and query are taken as written: url.URL
 // rebuilds a path holding a character it would escape from the decoded
@@ -189,11 +188,12 @@ func normalizeURL(raw string) string {
 }
 
 // normalizeAuthority is the host and port of a URL of scheme as
-// normalizeURL compares them: the host lower case and in ASCII (an IPv6
-// literal in brackets), the port as its number, or none when it is the
+// normalizeURL compares them: the host lower case (an IPv6 literal in
+// brackets; an internationalised name is not its "xn--" form here, as in
+// the whitelist), the port as its number, or none when it is the
 // scheme's default ("http://h:080" is "http://h").
 func normalizeAuthority(scheme, hostname, port string) string {
-	host := asciiHost(hostname)
+	host := strings.ToLower(hostname)
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
