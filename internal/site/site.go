@@ -140,14 +140,15 @@ func dotSegments(path string) bool {
 // JSON 404.
 func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if u := withoutSlash(r.URL); u != nil && httpx.Routed(mux, r.Method, r.Host, u, "/") {
+		u := withoutSlash(r.URL)
+		if u != nil && httpx.Routed(mux, r.Method, r.Host, u, "/") {
 			r2 := r.Clone(r.Context())
 			r2.URL = u
 			mux.ServeHTTP(w, r2)
 			r.Pattern = r2.Pattern // the route served, for the access log and metrics
 			return
 		}
-		if allow := httpx.Allowed(mux, r.Host, r.URL, "/"); len(allow) > 0 {
+		if allow := allowedMethods(mux, r.Host, r.URL, u); len(allow) > 0 {
 			if customerPage(r.URL.Path) {
 				pages.MethodNotAllowed(w, r, strings.Join(allow, ", "))
 			} else {
@@ -161,6 +162,18 @@ func fallback(mux *http.ServeMux, a *api.Server, pages *checkout.Handler) http.H
 		}
 		a.NotFound(w, r)
 	}
+}
+
+// allowedMethods is the methods routes serve u under or, when none does
+// and the path has a trailing slash to drop, those they serve the
+// slash-less path under: POST /v5/balance/ is told what /v5/balance
+// allows, as the slash would be dropped for a method it allows.
+func allowedMethods(mux *http.ServeMux, host string, u, slashless *url.URL) []string {
+	allow := httpx.Allowed(mux, host, u, "/")
+	if len(allow) == 0 && slashless != nil {
+		allow = httpx.Allowed(mux, host, slashless, "/")
+	}
+	return allow
 }
 
 // customerPage reports whether path is under the addresses customers

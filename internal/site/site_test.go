@@ -284,6 +284,11 @@ func TestUnroutedRequests(t *testing.T) {
 		{http.MethodPost, "/v5/balance", "GET, HEAD"},
 		{http.MethodGet, "/v5/transaction_token", "POST"},
 		{http.MethodDelete, "/v5/purchase/pr_1", "GET, HEAD, POST"},
+		// A trailing slash too many changes nothing: it was 404, as
+		// fallback asked which methods the slashed path has.
+		{http.MethodPost, "/v5/balance/", "GET, HEAD"},
+		{http.MethodDelete, "/v5/transaction_token/", "POST"},
+		{http.MethodPost, "/v5/reports/settlement/", "GET, HEAD"},
 	} {
 		var allow string
 		res := env.DoWith(c.method, c.path, m, nil, func(r *http.Response) { allow = r.Header.Get("Allow") })
@@ -295,19 +300,21 @@ func TestUnroutedRequests(t *testing.T) {
 		t.Errorf("an unknown path: got %d %s, want 404", res.Status, res.Raw)
 	}
 	for _, method := range []string{http.MethodPut, http.MethodDelete} {
-		req, err := http.NewRequest(method, env.Server.URL+page, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET, HEAD, POST" ||
-			!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || res.Header.Get("Content-Security-Policy") == "" {
-			t.Errorf("%s on a payment page: got %d, Allow %q, %q; want the pages' HTML 405",
-				method, res.StatusCode, res.Header.Get("Allow"), res.Header.Get("Content-Type"))
+		for _, path := range []string{page, page + "/"} {
+			req, err := http.NewRequest(method, env.Server.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET, HEAD, POST" ||
+				!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || res.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("%s %s: got %d, Allow %q, %q; want the pages' HTML 405",
+					method, path, res.StatusCode, res.Header.Get("Allow"), res.Header.Get("Content-Type"))
+			}
 		}
 	}
 }
