@@ -42,10 +42,16 @@ type ReportRow struct {
 }
 
 // ParseDay parses a YYYY-MM-DD date, the unit of settlement and reports.
+// Its refusal names the field date, as every call that takes a day
+// calls it: a missing one is required, one that is no day (2026-02-30)
+// is told the form.
 func ParseDay(s string) (string, error) {
+	if s == "" {
+		return "", FieldErrors{"date": "is required: a day as YYYY-MM-DD, such as 2026-11-23"}.Err()
+	}
 	d, err := time.Parse(time.DateOnly, s)
 	if err != nil || d.Format(time.DateOnly) != s {
-		return "", Errorf(KindInvalid, CodeInvalidRequest, "date must be a day as YYYY-MM-DD, such as 2026-11-23")
+		return "", FieldErrors{"date": "must be a day as YYYY-MM-DD, such as 2026-11-23"}.Err()
 	}
 	return s, nil
 }

@@ -59,16 +59,19 @@ func page(r *http.Request) (string, int, error) {
 	if err := q.err(); err != nil {
 		return "", 0, err
 	}
+	problems := paylink.FieldErrors{}
 	if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > paylink.MaxBalanceTransactions {
-			return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest,
-				"limit must be a whole number from 1 to %d", paylink.MaxBalanceTransactions)
+			problems.Add("limit", "must be a whole number from 1 to "+strconv.Itoa(paylink.MaxBalanceTransactions))
 		}
 		limit = n
 	}
 	if len(after) > maxToken {
-		return "", 0, paylink.Errorf(paylink.KindInvalid, paylink.CodeInvalidRequest, "starting_after is not an id")
+		problems.Add("starting_after", "is not an id")
+	}
+	if err := problems.Err(); err != nil {
+		return "", 0, err
 	}
 	return after, limit, nil
 }

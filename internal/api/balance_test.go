@@ -82,10 +82,24 @@ func TestLedgerAPI(t *testing.T) {
 	payoutID, _ := p.Get("data").([]any)[0].(map[string]any)["id"].(string)
 	reportMatchesBalanceTransactions(t, rows, all, payoutID)
 
-	for _, bad := range []string{"/v5/balance_transactions?limit=0", "/v5/balance_transactions?limit=101", "/v5/payouts?limit=x",
-		"/v5/reports/settlement?date=2026-13-01", "/v5/reports/settlement"} {
-		if r := env.Do(http.MethodGet, bad, m, nil); r.Status != http.StatusBadRequest || r.Str("response_code") != "invalid_request" {
-			t.Errorf("%s: got %d %s, want 400 invalid_request", bad, r.Status, r.Raw)
+	// Each refusal's fields name the parameter, as docs/errors.md says
+	// of every 400 invalid_request (they had none but starting_after's,
+	// found by a hostile-input sweep).
+	for _, bad := range []struct{ path, field, says string }{
+		{"/v5/balance_transactions?limit=0", "limit", "whole number"},
+		{"/v5/balance_transactions?limit=101", "limit", "whole number"},
+		{"/v5/payouts?limit=x", "limit", "whole number"},
+		{"/v5/balance_transactions?limit=5&limit=6", "limit", "sent twice"},
+		{"/v5/payouts?starting_after=" + strings.Repeat("b", 200), "starting_after", "not an id"},
+		{"/v5/reports/settlement?date=2026-13-01", "date", "YYYY-MM-DD"},
+		{"/v5/reports/settlement?date=2026-02-30", "date", "YYYY-MM-DD"},
+		{"/v5/reports/settlement", "date", "is required"},
+	} {
+		r := env.Do(http.MethodGet, bad.path, m, nil)
+		fields, _ := r.Get("fields").(map[string]any)
+		problem, _ := fields[bad.field].(string)
+		if r.Status != http.StatusBadRequest || r.Str("response_code") != "invalid_request" || !strings.Contains(problem, bad.says) {
+			t.Errorf("%s: got %d %s, want 400 invalid_request with fields.%s saying %q", bad.path, r.Status, r.Raw, bad.field, bad.says)
 		}
 	}
 

@@ -50,6 +50,18 @@ func (fr formRules) refuse(msg string) error {
 	return paylink.Errorf(paylink.KindInvalid, fr.code, "%s", msg)
 }
 
+// sentTwice is the 400 of a form key sent twice with different values;
+// its fields name the key as the body path it spells (purchase[amount]
+// is purchase.amount), as a JSON body's key sent twice is named.
+func (fr formRules) sentTwice(key string) error {
+	field := key
+	if path, ok := formPath(key); ok {
+		field = strings.Join(path, ".")
+	}
+	return &paylink.Error{Kind: paylink.KindInvalid, Code: fr.code,
+		Message: fr.noun + " " + key + " is " + problemSentTwice, Fields: map[string]string{field: problemSentTwice}}
+}
+
 // valuesJSON is the JSON object a form's values spell (formBody).
 func valuesJSON(values url.Values, fr formRules) ([]byte, error) {
 	root := map[string]any{}
@@ -110,7 +122,7 @@ func formValue(key string, vs []string, fr formRules) (string, error) {
 			return "", fr.refuse("the form is not UTF-8")
 		case strings.TrimSpace(s) == "":
 		case v != "" && strings.TrimSpace(s) != strings.TrimSpace(v):
-			return "", fr.refuse(fr.noun + " " + key + " is sent twice with different values")
+			return "", fr.sentTwice(key)
 		default:
 			v = s
 		}

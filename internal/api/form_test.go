@@ -71,8 +71,9 @@ func TestFormBodies(t *testing.T) {
 	}
 	twice["token[transaction_token]"] = []string{env.TransactionToken(m)}
 	twice["purchase[amount]"] = []string{"1.00", "1000.00"} // a proxy reading the first sees another amount
-	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 400 || !strings.Contains(body, "sent twice with different values") {
-		t.Errorf("an amount sent twice by form: got %d %s, want 400", status, body)
+	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 400 ||
+		!strings.Contains(body, `"fields":{"purchase.amount":"sent twice with different values"}`) {
+		t.Errorf("an amount sent twice by form: got %d %s, want 400 naming purchase.amount in fields", status, body)
 	}
 	twice["purchase[amount]"] = []string{"10.50", " 10.50"}
 	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 200 {

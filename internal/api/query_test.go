@@ -57,7 +57,7 @@ func TestQueryParameters(t *testing.T) {
 		{"x=1;starting_after=bt_none", 400, 0, "the query string does not parse"},
 		// Parameters not read are ignored, whatever they hold.
 		{"limit=1&_=1;2&a[]=3&_=4", 200, 1, ""},
-		{"limit=0", 400, 0, "limit must be a whole number"},
+		{"limit=0", 400, 0, `"fields":{"limit":"must be a whole number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
