@@ -4,7 +4,37 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
+
+// TestInvisibleCharsAreDefaultIgnorable: invisibleChars is Unicode's
+// Default_Ignorable_Code_Point set, derived here rune by rune as
+// DerivedCoreProperties.txt derives it, but the characters kept on
+// purpose, plus the interlinear annotation marks; and it holds the
+// characters that file lists, at both ends of its ranges.
+func TestInvisibleCharsAreDefaultIgnorable(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		ignorable := (unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.In(r, unicode.Cf, unicode.Variation_Selector)) &&
+			!unicode.Is(unicode.White_Space, r) && !(r >= 0xfff9 && r <= 0xfffb) && !(r >= 0x13430 && r <= 0x13440) &&
+			!unicode.Is(unicode.Prepended_Concatenation_Mark, r)
+		want := ignorable && !kept(r) || r >= 0xfff9 && r <= 0xfffb
+		if got := unicode.Is(invisibleChars, r); got != want {
+			t.Errorf("U+%04X: got %v, want %v", r, got, want)
+		}
+	}
+	// DerivedCoreProperties.txt (Unicode 15.0), less what is kept.
+	for _, r := range []rune{0x00ad, 0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x180b, 0x180f, 0x200b, 0x2060, 0x206f,
+		0x3164, 0xfe00, 0xfe0f, 0xfeff, 0xffa0, 0xfff0, 0xfff8, 0x1bca0, 0x1bca3, 0x1d173, 0x1d17a, 0xe0000, 0xe0fff} {
+		if !unicode.Is(invisibleChars, r) {
+			t.Errorf("U+%04X is default-ignorable and not in invisibleChars", r)
+		}
+	}
+	for _, r := range []rune{' ', 'A', 0x00a0, 0x061c, 0x200c, 0x200d, 0x200e, 0x202e, 0x2069, 0x0600, 0x13430, 0x3000} {
+		if unicode.Is(invisibleChars, r) {
+			t.Errorf("U+%04X is in invisibleChars, want it kept", r)
+		}
+	}
+}
 
 func TestCheckText(t *testing.T) {
 	tests := []struct {
@@ -167,6 +197,38 @@ func TestCheckInvoice(t *testing.T) {
 		{"\U0001f468\u200d\U0001f4bb-1", ""},                           // an emoji sequence
 		{"\u202eINV", "bidirectional"},
 		{"..", `"." or ".."`},
+		// The rest of Unicode's default-ignorable characters (hostile
+		// input sweep s23d: tag characters, the combining grapheme joiner
+		// and the Hangul fillers were stored, "INV-7" and "INV-7" with a
+		// tag after it two invoices).
+		{"INV-7\U000e0041", "invisible characters"},
+		{"INV-7\U000e0001", "invisible characters"},
+		{"INV-7\u034f", "invisible characters"},
+		{"INV-7\u115f", "invisible characters"},
+		{"INV-7\u1160", "invisible characters"},
+		{"INV-7\u3164", "invisible characters"},
+		{"INV-7\uffa0", "invisible characters"},
+		{"INV\u17b41", "invisible characters"},
+		{"INV\u206a1", "invisible characters"},
+		{"INV\U0001bca01", "invisible characters"},
+		{"INV\ufff91", "invisible characters"}, // not default-ignorable, refused before and still
+		// A variation selector is kept where it selects a look of the
+		// character before it, and refused where it selects nothing.
+		{"\u2764\ufe0f-1", ""},                  // a red heart, emoji presentation
+		{"\u845b\U000e0100-1", ""},              // an ideograph's variant
+		{"1\ufe0f\u20e3-INV", ""},               // a keycap
+		{"INV-7\ufe0f", "invisible characters"}, // after ASCII, no keycap
+		{"\ufe0fINV-7", "invisible characters"}, // at the start
+		{"\u2764\ufe0f\ufe0f-1", "invisible characters"},
+		{"INV-7\u200b\ufe0f", "invisible characters"},
+		{"INV \U000e0100", "invisible characters"},
+		// Tags are kept in a subdivision flag, and only there.
+		{"\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f-1", ""}, // Scotland's flag
+		{"\U0001f3f4\U000e007f-1", "invisible characters"},                               // no tag
+		{"\U0001f3f4\U000e0067\U000e0062-1", "invisible characters"},                     // not ended
+		{"A\U000e0067\U000e007f", "invisible characters"},
+		// Prepended concatenation marks are visible and kept.
+		{"\u0600\u0661\u0662", ""},
 	} {
 		f := FieldErrors{}
 		checkInvoice(f, "purchase.invoice_number", tt.in)

@@ -41,8 +41,9 @@ const MaxInvoiceLength = 255
 // MaxInvoiceLength; not "." or "..", which a status look-up by invoice
 // number (GET /v5/purchase/{invoice}) could never reach: HTTP routers
 // resolve them as path segments; no invisible characters that spell
-// nothing (invisibleMark), with which two invoice numbers that read the
-// same are different look-ups;
+// nothing (invisibleIn: Unicode's default-ignorable characters but those
+// writing needs), with which two invoice numbers that read the same are
+// different look-ups;
 // and not in the shape of a paylink payment or refund reference, which a
 // look-up resolves first: a payment whose invoice number is another's
 // reference could never be looked up by it.
@@ -51,28 +52,13 @@ func checkInvoice(f FieldErrors, field, value string) {
 	switch {
 	case value == "." || value == "..":
 		f.Add(field, `must not be "." or ".."`)
-	case strings.ContainsFunc(value, invisibleMark):
-		f.Add(field, "must not contain invisible characters (zero-width spaces, word joiners, soft hyphens, byte order marks)")
+	case invisibleIn(value):
+		f.Add(field, "must not contain invisible characters that spell nothing (Unicode's default-ignorable characters: "+
+			"zero-width spaces, word joiners, soft hyphens, byte order marks, tag characters, Hangul fillers, "+
+			"a variation selector that selects no look of the character before it)")
 	case paymentReferenceShape(value):
 		f.Add(field, "must not have the shape of a paylink reference (pr_, dd_ or rf_ and 25 letters and digits), which a look-up would resolve as that reference")
 	}
-}
-
-// invisibleMark reports whether r is a character that is invisible and
-// spells nothing: the zero-width space, the word joiner and the
-// invisible operators, the byte order mark, the soft hyphen, the
-// Mongolian vowel separator, the interlinear annotation marks. The
-// invisible characters that writing needs are not among them: the
-// zero-width non-joiner and joiner (Persian and Indic spelling, emoji
-// sequences) and the direction marks U+200E, U+200F and U+061C.
-func invisibleMark(r rune) bool {
-	switch {
-	case r == '\u00ad', r == '\u180e', r == '\u200b', r == '\ufeff':
-		return true
-	case r >= '\u2060' && r <= '\u2064', r >= '\ufff9' && r <= '\ufffb':
-		return true
-	}
-	return false
 }
 
 // paymentReferenceShape reports whether s has the shape of a reference

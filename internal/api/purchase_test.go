@@ -388,6 +388,8 @@ var badInputs = []struct {
 	{"invoice number ..", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "..") }, 400, "purchase.invoice_number"},
 	{"invoice number with a bidirectional override", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "\u202eINV") }, 400, "purchase.invoice_number"},
 	{"invoice number with a zero-width space", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV\u200b1") }, 400, "purchase.invoice_number"},
+	{"invoice number with a tag character", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV-7\U000e0041") }, 400, "purchase.invoice_number"},
+	{"invoice number with a Hangul filler", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "INV-7\u3164") }, 400, "purchase.invoice_number"},
 	{"invoice number shaped as a purchase reference", func(b map[string]any) {
 		apitest.Set(b, "purchase.invoice_number", "pr_8DxHT8k5hhG28BxkBy4YWpoZZ")
 	}, 400, "purchase.invoice_number"},

@@ -285,3 +285,24 @@ func TestLongestInvoiceNumberIsFound(t *testing.T) {
 		t.Errorf("refund by its 255-character invoice number: got %d %s", s.Status, s.Raw)
 	}
 }
+
+// TestAnInvoiceNumberStoredBeforeTheInvisibleRuleIsFound: an invoice
+// number with a character the invisible-character rule refuses now (a
+// tag character, refused since the s23d sweep) that was stored before it
+// is still found by a look-up, which applies no field rule.
+func TestAnInvoiceNumberStoredBeforeTheInvisibleRuleIsFound(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "5.00", func(b map[string]any) { apitest.Set(b, "purchase.invoice_number", "OLD-1") }))
+	if r.Status != http.StatusOK {
+		t.Fatalf("purchase: got %d %s", r.Status, r.Raw)
+	}
+	ref, old := r.Str("purchase.purchase_reference"), "OLD-1\U000e0041"
+	if _, err := env.WriterDB(t).Exec(`UPDATE transactions SET invoice_number = $1 WHERE reference = $2`, old, ref); err != nil {
+		t.Fatal(err)
+	}
+	company := map[string]any{"company_token": m.Creds.CompanyToken}
+	if s := env.Post("/v5/purchase/"+url.PathEscape(old), m, company); s.Status != http.StatusOK || s.Str("purchase_reference") != ref {
+		t.Errorf("purchase by its old invoice number: got %d %s, want %s", s.Status, s.Raw, ref)
+	}
+}

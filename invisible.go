@@ -1,0 +1,170 @@
+package paylink
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// invisibleChars is the table behind invisibleIn: Unicode's
+// Default_Ignorable_Code_Point characters (defaultIgnorable) but those
+// writing needs and those another rule decides (kept), and the
+// interlinear annotation marks U+FFF9 to U+FFFB, which no text field
+// needs either. Built once, when the package loads, and never modified.
+var invisibleChars = invisibleTable()
+
+// kept is what invisibleTable leaves out of Default_Ignorable_Code_Point:
+// the zero-width non-joiner and joiner (Persian and Indic spelling, emoji
+// sequences), the direction marks U+061C, U+200E and U+200F, and the
+// bidirectional controls, which CheckText refuses in every field with its
+// own message (bidiControl).
+func kept(r rune) bool {
+	switch r {
+	case '\u061c', '\u200c', '\u200d', '\u200e', '\u200f':
+		return true
+	}
+	return bidiControl(r)
+}
+
+// invisibleTable builds invisibleChars.
+func invisibleTable() *unicode.RangeTable {
+	var runes []rune
+	for r := range defaultIgnorable() {
+		if !kept(r) {
+			runes = append(runes, r)
+		}
+	}
+	runes = append(runes, '\ufff9', '\ufffa', '\ufffb')
+	return rangeTable(runes)
+}
+
+// defaultIgnorable yields Unicode's Default_Ignorable_Code_Point set,
+// derived as DerivedCoreProperties.txt derives it from properties Go's
+// unicode package has: Other_Default_Ignorable_Code_Point + Cf +
+// Variation_Selector - White_Space - U+FFF9..U+FFFB - U+13430..U+13440 -
+// Prepended_Concatenation_Mark. A rune may be yielded twice.
+func defaultIgnorable() func(yield func(rune) bool) {
+	return func(yield func(rune) bool) {
+		for _, t := range []*unicode.RangeTable{unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector} {
+			for r := range tableRunes(t) {
+				switch {
+				case unicode.Is(unicode.White_Space, r), r >= '\ufff9' && r <= '\ufffb',
+					r >= 0x13430 && r <= 0x13440, unicode.Is(unicode.Prepended_Concatenation_Mark, r):
+				case !yield(r):
+					return
+				}
+			}
+		}
+	}
+}
+
+// tableRunes yields every rune of t.
+func tableRunes(t *unicode.RangeTable) func(yield func(rune) bool) {
+	return func(yield func(rune) bool) {
+		for _, rg := range t.R16 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				if !yield(r) {
+					return
+				}
+			}
+		}
+		for _, rg := range t.R32 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				if !yield(r) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// rangeTable is the table of runes, in runs of consecutive runes.
+func rangeTable(runes []rune) *unicode.RangeTable {
+	slices.Sort(runes)
+	runes = slices.Compact(runes)
+	t := &unicode.RangeTable{}
+	for i := 0; i < len(runes); {
+		j := i + 1
+		for j < len(runes) && runes[j] == runes[j-1]+1 && (runes[j] > 0xffff) == (runes[i] > 0xffff) {
+			j++
+		}
+		lo, hi := runes[i], runes[j-1]
+		if hi <= 0xffff {
+			t.R16 = append(t.R16, unicode.Range16{Lo: uint16(lo), Hi: uint16(hi), Stride: 1})
+			if hi <= unicode.MaxLatin1 {
+				t.LatinOffset++
+			}
+		} else {
+			t.R32 = append(t.R32, unicode.Range32{Lo: uint32(lo), Hi: uint32(hi), Stride: 1})
+		}
+		i = j
+	}
+	return t
+}
+
+// Characters of the two emoji sequences in which default-ignorable
+// characters spell something visible.
+const (
+	blackFlag   = '\U0001f3f4' // the base of a subdivision flag (England, Scotland, Wales)
+	cancelTag   = '\U000e007f' // ends a tag sequence
+	keycapMark  = '\u20e3'     // combining enclosing keycap: 1️⃣ is 1, U+FE0F, U+20E3
+	emojiSelect = '\ufe0f'     // variation selector-16, emoji presentation
+)
+
+// invisibleIn reports whether s holds a character that is invisible and
+// spells nothing (invisibleChars), with which two values that read the
+// same differ. A variation selector is kept where it selects the look of
+// the character before it (selects), and the tag characters of a
+// subdivision flag (U+1F3F4, tags, U+E007F) are kept as the flag they
+// spell; anywhere else they are invisible ("INV-7" and "INV-7" with a
+// tag or a selector after it read the same).
+func invisibleIn(s string) bool {
+	prev := rune(-1)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == blackFlag {
+			if tags := tagSequence(s[i+n:]); tags > 0 {
+				i, prev = i+n+tags, cancelTag
+				continue
+			}
+		}
+		if unicode.Is(invisibleChars, r) && !(unicode.Is(unicode.Variation_Selector, r) && selects(prev, r, s[i+n:])) {
+			return true
+		}
+		i, prev = i+n, r
+	}
+	return false
+}
+
+// tagSequence is the length in bytes of the tag specification that s
+// starts with (tags U+E0020 to U+E007E, at least one, ended by the cancel
+// tag), 0 when it starts with none.
+func tagSequence(s string) int {
+	for i, r := range s {
+		switch {
+		case r == cancelTag && i > 0:
+			return i + utf8.RuneLen(r)
+		case r < 0xe0020 || r > 0xe007e:
+			return 0
+		}
+	}
+	return 0
+}
+
+// selects reports whether the variation selector vs, after prev and
+// before rest, selects a look of prev: prev is a visible character
+// outside ASCII (an emoji, a CJK ideograph, a Mongolian letter, a
+// mathematical symbol), or the ASCII base of a keycap (#, *, a digit)
+// with U+FE0F and the keycap mark after it. After ASCII otherwise, at the
+// start, or after another selector or an invisible character it spells
+// nothing.
+func selects(prev, vs rune, rest string) bool {
+	switch {
+	case prev < 0:
+		return false
+	case prev < utf8.RuneSelf:
+		r, _ := utf8.DecodeRuneInString(rest)
+		return vs == emojiSelect && r == keycapMark && (prev == '#' || prev == '*' || prev >= '0' && prev <= '9')
+	}
+	return unicode.IsGraphic(prev) && !unicode.IsSpace(prev) && !unicode.Is(invisibleChars, prev)
+}
