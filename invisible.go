@@ -1,19 +1,11 @@
 package paylink
 
 import (
-	"slices"
 	"unicode"
 	"unicode/utf8"
 )
 
-// invisibleChars is the table behind invisibleIn: Unicode's
-// Default_Ignorable_Code_Point characters (defaultIgnorable) but those
-// writing needs and those another rule decides (kept), and the
-// interlinear annotation marks U+FFF9 to U+FFFB, which no text field
-// needs either. Built once, when the package loads, and never modified.
-var invisibleChars = invisibleTable()
-
-// kept is what invisibleTable leaves out of Default_Ignorable_Code_Point:
+// kept is what invisibleChar leaves out of Default_Ignorable_Code_Point:
 // the zero-width non-joiner and joiner (Persian and Indic spelling, emoji
 // sequences), the direction marks U+061C, U+200E and U+200F, and the
 // bidirectional controls, which CheckText refuses in every field with its
@@ -26,80 +18,32 @@ func kept(r rune) bool {
 	return bidiControl(r)
 }
 
-// invisibleTable builds invisibleChars.
-func invisibleTable() *unicode.RangeTable {
-	var runes []rune
-	for r := range defaultIgnorable() {
-		if !kept(r) {
-			runes = append(runes, r)
-		}
+// invisibleChar reports whether r is invisible and spells nothing:
+// Unicode's Default_Ignorable_Code_Point characters (defaultIgnorable)
+// but those writing needs and those another rule decides (kept), and
+// the interlinear annotation marks U+FFF9 to U+FFFB, which no text field
+// needs either.
+func invisibleChar(r rune) bool {
+	if r < 0xad {
+		return false // ASCII and Latin-1 up to the soft hyphen: none
 	}
-	runes = append(runes, '\ufff9', '\ufffa', '\ufffb')
-	return rangeTable(runes)
+	return (r >= '\ufff9' && r <= '\ufffb') || (defaultIgnorable(r) && !kept(r))
 }
 
-// defaultIgnorable yields Unicode's Default_Ignorable_Code_Point set,
-// derived as DerivedCoreProperties.txt derives it from properties Go's
-// unicode package has: Other_Default_Ignorable_Code_Point + Cf +
-// Variation_Selector - White_Space - U+FFF9..U+FFFB - U+13430..U+13440 -
-// Prepended_Concatenation_Mark. A rune may be yielded twice.
-func defaultIgnorable() func(yield func(rune) bool) {
-	return func(yield func(rune) bool) {
-		for _, t := range []*unicode.RangeTable{unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector} {
-			for r := range tableRunes(t) {
-				switch {
-				case unicode.Is(unicode.White_Space, r), r >= '\ufff9' && r <= '\ufffb',
-					r >= 0x13430 && r <= 0x13440, unicode.Is(unicode.Prepended_Concatenation_Mark, r):
-				case !yield(r):
-					return
-				}
-			}
-		}
+// defaultIgnorable reports whether r is in Unicode's
+// Default_Ignorable_Code_Point set, derived as DerivedCoreProperties.txt
+// derives it from properties Go's unicode package has:
+// Other_Default_Ignorable_Code_Point + Cf + Variation_Selector -
+// White_Space - U+FFF9..U+FFFB - U+13430..U+13440 -
+// Prepended_Concatenation_Mark.
+func defaultIgnorable(r rune) bool {
+	switch {
+	case !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector),
+		unicode.Is(unicode.White_Space, r), r >= '\ufff9' && r <= '\ufffb', r >= 0x13430 && r <= 0x13440,
+		unicode.Is(unicode.Prepended_Concatenation_Mark, r):
+		return false
 	}
-}
-
-// tableRunes yields every rune of t.
-func tableRunes(t *unicode.RangeTable) func(yield func(rune) bool) {
-	return func(yield func(rune) bool) {
-		for _, rg := range t.R16 {
-			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				if !yield(r) {
-					return
-				}
-			}
-		}
-		for _, rg := range t.R32 {
-			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
-				if !yield(r) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// rangeTable is the table of runes, in runs of consecutive runes.
-func rangeTable(runes []rune) *unicode.RangeTable {
-	slices.Sort(runes)
-	runes = slices.Compact(runes)
-	t := &unicode.RangeTable{}
-	for i := 0; i < len(runes); {
-		j := i + 1
-		for j < len(runes) && runes[j] == runes[j-1]+1 && (runes[j] > 0xffff) == (runes[i] > 0xffff) {
-			j++
-		}
-		lo, hi := runes[i], runes[j-1]
-		if hi <= 0xffff {
-			t.R16 = append(t.R16, unicode.Range16{Lo: uint16(lo), Hi: uint16(hi), Stride: 1})
-			if hi <= unicode.MaxLatin1 {
-				t.LatinOffset++
-			}
-		} else {
-			t.R32 = append(t.R32, unicode.Range32{Lo: uint32(lo), Hi: uint32(hi), Stride: 1})
-		}
-		i = j
-	}
-	return t
+	return true
 }
 
 // Characters of the two emoji sequences in which default-ignorable
@@ -112,7 +56,7 @@ const (
 )
 
 // invisibleIn reports whether s holds a character that is invisible and
-// spells nothing (invisibleChars), with which two values that read the
+// spells nothing (invisibleChar), with which two values that read the
 // same differ. A variation selector is kept where it selects the look of
 // the character before it (selects), and the tag characters of a
 // subdivision flag (U+1F3F4, tags, U+E007F) are kept as the flag they
@@ -128,7 +72,7 @@ func invisibleIn(s string) bool {
 				continue
 			}
 		}
-		if unicode.Is(invisibleChars, r) && !(unicode.Is(unicode.Variation_Selector, r) && selects(prev, r, s[i+n:])) {
+		if invisibleChar(r) && !(unicode.Is(unicode.Variation_Selector, r) && selects(prev, r, s[i+n:])) {
 			return true
 		}
 		i, prev = i+n, r
@@ -166,5 +110,5 @@ func selects(prev, vs rune, rest string) bool {
 		r, _ := utf8.DecodeRuneInString(rest)
 		return vs == emojiSelect && r == keycapMark && (prev == '#' || prev == '*' || prev >= '0' && prev <= '9')
 	}
-	return unicode.IsGraphic(prev) && !unicode.IsSpace(prev) && !unicode.Is(invisibleChars, prev)
+	return unicode.IsGraphic(prev) && !unicode.IsSpace(prev) && !invisibleChar(prev)
 }

@@ -3,6 +3,8 @@ package checkout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -282,13 +284,11 @@ func (h *Handler) surcharge(rq *request) error {
 	if err := rq.checkCSRF(); err != nil {
 		return err
 	}
-	var in struct {
-		Number string `json:"card_number"`
+	number, err := quoteNumber(rq.r.Body)
+	if err != nil {
+		return err
 	}
-	if err := json.NewDecoder(rq.r.Body).Decode(&in); err != nil {
-		return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "body must be JSON")
-	}
-	q, err := h.svc.LinkSurcharge(rq.ls, in.Number)
+	q, err := h.svc.LinkSurcharge(rq.ls, number)
 	if err != nil {
 		return err
 	}
@@ -299,6 +299,30 @@ func (h *Handler) surcharge(rq *request) error {
 		"surcharge": money(q.Amount, q.Currency), "total": money(l.Amount+q.Amount, q.Currency),
 		"surcharge_label": surchargeLabel(q, true),
 	})
+}
+
+// quoteNumber reads the card number of a live surcharge quote's body,
+// {"card_number": "..."}: one JSON object and nothing after it, the
+// number a string. The quote is the page script's own call, shown and
+// never charged (a payment works its surcharge out again from the card
+// it is sent), so the body is read by encoding/json's rules, not the
+// API's lenient ones: a key sent twice is read as its last value.
+func quoteNumber(body io.Reader) (string, error) {
+	var in struct {
+		Number string `json:"card_number"`
+	}
+	dec := json.NewDecoder(body)
+	err := dec.Decode(&in)
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+		return "", paylink.FieldErrors{"card_number": "must be a string"}.Err()
+	}
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("data after the JSON object")
+	}
+	if err != nil {
+		return "", paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "body must be one JSON object, {\"card_number\": \"...\"}")
+	}
+	return in.Number, nil
 }
 
 // walletSheet shows the simulated wallet sheet for the customer to approve.
