@@ -761,6 +761,34 @@ func TestSurchargeQuote(t *testing.T) {
 	}
 }
 
+// TestSurchargeQuoteBody: the live quote's body is one JSON object with
+// the number a string (hostile-input sweep: anything after the object was
+// ignored, and a number sent as a JSON number was "body must be JSON").
+func TestSurchargeQuoteBody(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.00", nil))
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	const visa = "4111111111111111"
+	for _, tt := range []struct {
+		body, want string
+		status     int
+	}{
+		{`{"card_number":"` + visa + `"} trailing`, `"error_code":"malformed_json"`, 400},
+		{`{"card_number":"` + visa + `"}{}`, `"error_code":"malformed_json"`, 400},
+		{`{"card_number":"` + visa, `"error_code":"malformed_json"`, 400},
+		{`{"card_number":` + visa + `}`, `card_number: must be a string`, 400},
+		{`{"card_number":"` + visa + `","extra":[1]}` + "\n", `"brand":"visa"`, 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(tt.body))
+		req.Header.Set("X-CSRF-Token", csrf)
+		if p := b.do(req); p.status != tt.status || !strings.Contains(p.body, tt.want) || strings.Contains(p.body, visa) {
+			t.Errorf("%s: got %d %s, want %d with %s", tt.body, p.status, p.body, tt.status, tt.want)
+		}
+	}
+}
+
 // cancelledAndExpiring makes two AUD 10.50 links of m: one cancelled, one
 // expiring in an hour.
 func cancelledAndExpiring(t *testing.T, env *apitest.Env, m *apitest.Merchant) (cancelled, expiring apitest.Response) {
