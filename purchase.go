@@ -204,7 +204,11 @@ func checkCVC(f FieldErrors, cvc string, n int) {
 	}
 }
 
-// checkRedirectURL requires an absolute HTTPS address.
+// checkRedirectURL requires an absolute HTTPS address whose host is an
+// ASCII name or an IPv4 address: the challenge page sends the customer
+// back there through a form, and its Content-Security-Policy's
+// form-action, which must name the address's origin, can name no IPv6
+// literal, and a browser compares a name in its ASCII form.
 func checkRedirectURL(f FieldErrors, raw string) {
 	const field = "customer.authentication_redirect_url"
 	if raw == "" {
@@ -215,6 +219,9 @@ func checkRedirectURL(f FieldErrors, raw string) {
 	switch {
 	case err != nil || u.Scheme != "https" || u.Hostname() == "" || !validPort(u):
 		f.Add(field, "must be an absolute https:// address")
+	case strings.Trim(u.Hostname(), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != "":
+		f.Add(field, "must name its host in ASCII, an internationalised name in its xn-- form, or by an IPv4 address: "+
+			"the customer's browser is sent back there from the challenge page, whose security policy can name no other")
 	case ContainsCardNumber(raw): // kept with the purchase and shown again
 		f.Add(field, errCardNumberInText.Error())
 	}

@@ -174,15 +174,24 @@ func authenticatedECI(c *CardInfo) string {
 	return "05"
 }
 
-// returnAddress adds purchase_reference to the merchant's return address.
+// returnAddress adds purchase_reference to the merchant's return address,
+// in place of any it holds. The rest of its query is kept as written, in
+// its order (url.Values would drop a pair holding ';' or a bad escape,
+// and sort and re-encode the others: an address signed over its query
+// would no longer verify).
 func returnAddress(raw, ref string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", err
 	}
-	q := u.Query()
-	q.Set("purchase_reference", ref)
-	u.RawQuery = q.Encode()
+	var pairs []string
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(key); pair != "" && (err != nil || k != "purchase_reference") {
+			pairs = append(pairs, pair)
+		}
+	}
+	u.RawQuery = strings.Join(append(pairs, "purchase_reference="+url.QueryEscape(ref)), "&")
 	return u.String(), nil
 }
 

@@ -105,6 +105,12 @@ func TestThreeDSRedirectURLRules(t *testing.T) {
 		{"plain http", "http://shop.example.com/back", http.StatusBadRequest},
 		{"relative", "/back", http.StatusBadRequest},
 		{"https", "https://shop.example.com/back", http.StatusOK},
+		{"IPv4 host", "https://203.0.113.7:8443/back", http.StatusOK},
+		{"internationalised name as xn--", "https://xn--bcher-kva.example/back", http.StatusOK},
+		// The challenge page's form-action could not name these, and the
+		// customer was kept there after answering (spec sweep).
+		{"internationalised name", "https://bücher.example/back", http.StatusBadRequest},
+		{"IPv6 host", "https://[2001:db8::1]/back", http.StatusBadRequest},
 		// Longer than the spec's 128, up to 2048 (docs/api.md, "Where
 		// paylink differs from the spec").
 		{"2048 characters", "https://shop.example.com/back?s=" + strings.Repeat("a", 2048-32), http.StatusOK},
