@@ -94,7 +94,9 @@ type RefundRequest struct {
 // RefundResult is the refund result object (spec 2.5 and 4.15). When
 // Refund.Status is FAILED, Refund.RefundReference and
 // Refund.PurchaseReference are "" (spec 2.5, 7.2); RefundStatus with the
-// purchase reference or invoice number finds the attempt.
+// purchase reference or invoice number finds the attempt. A result the
+// client recovered (Result.Recovered) is that look-up's, and carries both
+// references whatever the status.
 type RefundResult struct {
 	Result
 	BankAccount *BankAccount `json:"bank_account,omitempty"`
