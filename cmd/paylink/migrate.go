@@ -10,12 +10,15 @@ import (
 func runMigrate(ctx context.Context, env environment, args []string) error {
 	f := newFlags("migrate", env)
 	dsn := f.str("db", defaultDB, "database DSN")
+	force := f.Bool("force", false, "on PostgreSQL, apply a migration that needs every older instance stopped even while other "+
+		"paylink sessions are connected: instances of an older build still serving may then misbehave on the new schema")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}
-	// Open applies every pending migration, those that need every older
-	// instance stopped too: migrate is how an operator applies them.
-	st, err := sqlstore.Open(ctx, *dsn, sqlstore.WithLogger(newLogger(env.stderr)))
+	// It applies every pending migration, those that need every older
+	// instance stopped too (migrate is how an operator applies them), but
+	// those only once no other paylink session is connected, or --force.
+	st, err := sqlstore.OpenToMigrate(ctx, *dsn, *force, sqlstore.WithLogger(newLogger(env.stderr)))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}

@@ -30,33 +30,13 @@ func TestServeLeavesAStopEveryInstanceMigrationToMigrate(t *testing.T) {
 	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	exec := func(q string) {
-		t.Helper()
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	applied := func() bool {
-		t.Helper()
-		var n int
-		if err := raw.QueryRow(`SELECT COUNT(*) FROM schema_migrations WHERE version = 28`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n == 1
-	}
-	// The database as if 0028 had not run yet (its one statement undone).
-	exec(`DELETE FROM schema_migrations WHERE version = 28`)
-	exec(`ALTER TABLE idempotency_keys DROP COLUMN response_key_id`)
+	applied, undo := without0028(t, dsn)
+	undo()
 
 	key := strings.Repeat("ab", 32)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = run(ctx, []string{"serve", "--db", dsn, "--addr", "127.0.0.1:0"},
+	err := run(ctx, []string{"serve", "--db", dsn, "--addr", "127.0.0.1:0"},
 		func(k string) string { return map[string]string{"PAYLINK_MASTER_KEY": key}[k] }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "migration 0028_idempotency_sealed.sql needs every instance of an older paylink stopped") ||
 		!strings.Contains(err.Error(), "Stop every paylink instance, run this build's paylink migrate, then start this build") {
@@ -77,6 +57,37 @@ func TestServeLeavesAStopEveryInstanceMigrationToMigrate(t *testing.T) {
 	}
 	t.Setenv("PAYLINK_MASTER_KEY", key)
 	startServe(t, dsn)
+}
+
+// without0028 returns, for the PostgreSQL database of dsn, whether
+// migration 0028 (which needs every instance of an older build stopped)
+// is applied, and a function that makes the database as if it had not
+// run yet (its one statement undone).
+func without0028(t *testing.T, dsn string) (applied func() bool, undo func()) {
+	t.Helper()
+	raw, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	applied = func() bool {
+		t.Helper()
+		var n int
+		if err := raw.QueryRow(`SELECT COUNT(*) FROM schema_migrations WHERE version = 28`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	undo = func() {
+		t.Helper()
+		for _, q := range []string{`DELETE FROM schema_migrations WHERE version = 28`,
+			`ALTER TABLE idempotency_keys DROP COLUMN response_key_id`} {
+			if _, err := raw.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return applied, undo
 }
 
 // TestRunningInstanceWarnsWhenTheSchemaMovesPastIt: serve's

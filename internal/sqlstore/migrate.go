@@ -197,7 +197,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if s.writer != nil {
 		return s.migrateOn(ctx, s.writer.db, ms)
 	}
-	return s.whileMigrating(ctx, func() error { return s.migrateOn(ctx, s.db, ms) })
+	return s.whileMigrating(ctx, func(*sql.Conn) error { return s.migrateOn(ctx, s.db, ms) })
 }
 
 // migrationRunLock is the PostgreSQL advisory lock held, on a connection
@@ -209,8 +209,8 @@ func (s *Store) migrate(ctx context.Context) error {
 // connection.
 const migrationRunLock = 7275731
 
-// whileMigrating runs fn holding migrationRunLock.
-func (s *Store) whileMigrating(ctx context.Context, fn func() error) error {
+// whileMigrating runs fn holding migrationRunLock on conn.
+func (s *Store) whileMigrating(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrations lock: %w", err)
@@ -220,7 +220,7 @@ func (s *Store) whileMigrating(ctx context.Context, fn func() error) error {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationRunLock)
-	return fn()
+	return fn(conn)
 }
 
 // runLockPoll is how often a start waiting for migrationRunLock tries it
@@ -298,45 +298,132 @@ func (s *Store) migrateToServe(ctx context.Context) error {
 	if s.engine != Postgres {
 		return s.migrate(ctx)
 	}
-	return s.whileMigrating(ctx, func() error { return s.migrateInUse(ctx) })
+	return s.whileMigrating(ctx, func(conn *sql.Conn) error { return s.migrateInUse(ctx, conn) })
 }
 
 // migrateInUse is migrateToServe's check and migrations on PostgreSQL.
-func (s *Store) migrateInUse(ctx context.Context) error {
+func (s *Store) migrateInUse(ctx context.Context, conn *sql.Conn) error {
+	return s.migrateUnless(ctx, conn, func(m *migration, have int) error {
+		return fmt.Errorf("%s, and the database is in use, at schema version %d: paylink serve does not apply it. "+
+			"Stop every paylink instance, run this build's paylink migrate, then start this build (docs/operations.md, Upgrading)",
+			m.needsStopped(), have)
+	})
+}
+
+// migrateStopped is migrate as paylink migrate does it. On PostgreSQL it
+// applies nothing when a pending migration needs every older instance
+// stopped (stopEveryInstance), the database is in use (past version 0)
+// and other sessions under this one's application name (paylink, unless
+// the DSN names another) are connected to it: instances still serving,
+// most likely. force applies it all the same. SQLite has no such check:
+// another process holding the file cannot be seen cheaply, and serve
+// applies every migration there itself (docs/operations.md, Upgrading).
+func (s *Store) migrateStopped(ctx context.Context, force bool) error {
+	if s.engine != Postgres || force {
+		return s.migrate(ctx)
+	}
+	return s.whileMigrating(ctx, func(conn *sql.Conn) error {
+		return s.migrateUnless(ctx, conn, func(m *migration, have int) error {
+			others, err := otherSessions(ctx, conn)
+			if err != nil || others == 0 {
+				return err
+			}
+			return fmt.Errorf("%s, and %d other paylink session(s) are connected to the database (at schema version %d): nothing applied. "+
+				"Stop every paylink instance and run paylink migrate again, or give --force if those sessions are not instances "+
+				"(docs/operations.md, Upgrading)", m.needsStopped(), others, have)
+		})
+	})
+}
+
+// migrateUnless applies every pending migration on PostgreSQL unless one
+// of them needs every older instance stopped, on a database in use, and
+// refuse, given it and the database's version, returns an error.
+func (s *Store) migrateUnless(ctx context.Context, conn *sql.Conn, refuse func(m *migration, have int) error) error {
 	ms, err := loadMigrations(s.engine)
 	if err != nil {
 		return err
 	}
-	if err := s.createMigrationsTable(ctx, s.db); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
+	m, have, err := s.pendingStop(ctx, conn, ms)
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		if err := refuse(m, have); err != nil {
+			return err
+		}
+	}
+	return s.migrateOn(ctx, s.db, ms)
+}
+
+// needsStopped says that m needs every older instance stopped, and why.
+func (m migration) needsStopped() string {
+	return fmt.Sprintf("migration %s needs every instance of an older paylink stopped before it is applied (%s)", m.name, m.stopEveryInstance)
+}
+
+// otherSessions counts the sessions connected to conn's database under
+// its application name, other than conn's own. It must run while conn
+// is the store's only connection (whileMigrating's, the first the store
+// opens, on which pendingStop reads), or the store's own idle
+// connections are counted too. A session
+// whose client has just closed it stays listed until its backend exits,
+// a few milliseconds later, so a count above zero is taken again for up
+// to sessionsGoneWait: instances stopped just before are not counted.
+func otherSessions(ctx context.Context, conn *sql.Conn) (int, error) {
+	deadline := time.Now().Add(sessionsGoneWait)
+	for {
+		var n int
+		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = current_setting('application_name')
+			AND pid <> pg_backend_pid()`).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// sessionsGoneWait is how long otherSessions waits for sessions to go.
+const sessionsGoneWait = 2 * time.Second
+
+// pendingStop returns the first of ms that needs every older instance
+// stopped and is not applied to a database in use (past version 0), or
+// nil, with the database's version. It creates schema_migrations if it
+// is missing and reads it on conn alone.
+func (s *Store) pendingStop(ctx context.Context, conn *sql.Conn, ms []migration) (*migration, int, error) {
+	if err := s.createMigrationsTable(ctx, conn); err != nil {
+		return nil, 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	applied := map[int]bool{}
-	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	rows, err := conn.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
-		return fmt.Errorf("applied migrations: %w", err)
+		return nil, 0, fmt.Errorf("applied migrations: %w", err)
 	}
 	have := 0
 	for rows.Next() {
 		var v int
 		if err := rows.Scan(&v); err != nil {
 			rows.Close()
-			return fmt.Errorf("applied migrations: %w", err)
+			return nil, 0, fmt.Errorf("applied migrations: %w", err)
 		}
 		applied[v], have = true, max(have, v)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("applied migrations: %w", err)
+		return nil, 0, fmt.Errorf("applied migrations: %w", err)
 	}
-	for _, m := range ms {
+	for i, m := range ms {
 		if have > 0 && !applied[m.version] && m.stopEveryInstance != "" {
-			return fmt.Errorf("migration %s needs every instance of an older paylink stopped before it is applied (%s), "+
-				"and the database is in use, at schema version %d: paylink serve does not apply it. "+
-				"Stop every paylink instance, run this build's paylink migrate, then start this build (docs/operations.md, Upgrading)",
-				m.name, m.stopEveryInstance, have)
+			return &ms[i], have, nil
 		}
 	}
-	return s.migrateOn(ctx, s.db, ms)
+	return nil, have, nil
 }
 
 func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error {
@@ -407,7 +494,7 @@ const migrationsLock = 7275730
 // createMigrationsTable creates schema_migrations if it is missing, under
 // migrationsLock on PostgreSQL: two CREATE TABLE IF NOT EXISTS at once on
 // an empty database collide on the table's type, and all but one fail.
-func (s *Store) createMigrationsTable(ctx context.Context, db *sql.DB) error {
+func (s *Store) createMigrationsTable(ctx context.Context, db beginner) error {
 	t, err := s.beginMigrating(ctx, db)
 	if err != nil {
 		return err
@@ -420,9 +507,14 @@ func (s *Store) createMigrationsTable(ctx context.Context, db *sql.DB) error {
 	return t.Commit()
 }
 
+// beginner starts transactions: a *sql.DB, or one of its connections.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
 // beginMigrating starts a transaction that holds migrationsLock on
 // PostgreSQL (SQLite's writes are serialised by the database itself).
-func (s *Store) beginMigrating(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+func (s *Store) beginMigrating(ctx context.Context, db beginner) (*sql.Tx, error) {
 	t, err := db.BeginTx(ctx, nil)
 	if err != nil || s.engine != Postgres {
 		return t, err

@@ -114,6 +114,14 @@ func OpenToServe(ctx context.Context, dsn string, opts ...Option) (*Store, error
 	return open(ctx, dsn, nil, (*Store).migrateToServe, opts...)
 }
 
+// OpenToMigrate is Open as paylink migrate does it: on PostgreSQL it
+// refuses, applying nothing, a database in use that a pending migration
+// needing every older instance stopped would change while other paylink
+// sessions are connected to it, unless force (migrateStopped).
+func OpenToMigrate(ctx context.Context, dsn string, force bool, opts ...Option) (*Store, error) {
+	return open(ctx, dsn, nil, func(s *Store, ctx context.Context) error { return s.migrateStopped(ctx, force) }, opts...)
+}
+
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
 // administrative commands use it, so that a mistyped --db is an error

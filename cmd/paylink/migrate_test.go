@@ -1,0 +1,70 @@
+package main
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+)
+
+// TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected:
+// on a PostgreSQL database in use that lacks migration 0028 (which needs
+// every instance of an older build stopped), paylink migrate applies
+// nothing and exits with an error naming the migration's reason and how
+// many other paylink sessions are connected while a session named paylink
+// (an instance still serving) is; it applies 0028 once that session is
+// gone, or with --force. Before, it applied 0028 under the instances'
+// feet and said only "database is at schema version N".
+func TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected(t *testing.T) {
+	dsn := pg.Database(t)
+	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
+		t.Fatal(err)
+	}
+	applied, undo28 := without0028(t, dsn)
+	// instance is a session named paylink standing in for a running
+	// instance; closing the returned pool ends it.
+	instance := func() *sql.DB {
+		t.Helper()
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		db, err := sql.Open("pgx", dsn+sep+"application_name=paylink")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Ping(); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+
+	undo28()
+	serving := instance()
+	_, err := runCLI(t, "migrate", "--db", dsn)
+	for _, want := range []string{"migration 0028_idempotency_sealed.sql needs every instance of an older paylink stopped",
+		"1 other paylink session(s) are connected", "--force", "nothing applied"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("migrate with an instance connected: got %v, want an error with %q", err, want)
+		}
+	}
+	if applied() {
+		t.Fatal("migrate applied 0028 while an instance was connected")
+	}
+	serving.Close()
+	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
+		t.Fatalf("migrate once the instance is gone: %v", err)
+	}
+	if !applied() {
+		t.Fatal("migrate did not apply 0028 once the instance was gone")
+	}
+
+	undo28()
+	serving = instance()
+	defer serving.Close()
+	if _, err := runCLI(t, "migrate", "--db", dsn, "--force"); err != nil {
+		t.Fatalf("migrate --force with an instance connected: %v", err)
+	}
+	if !applied() {
+		t.Fatal("migrate --force did not apply 0028")
+	}
+}
