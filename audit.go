@@ -15,7 +15,8 @@ import (
 // from where, and did it work" for security-relevant events: onboarding,
 // credentials created or rotated, authentication failures, captures,
 // cancels, refunds, payment links created and cancelled, settings and
-// whitelist changes, and later the dashboard's sign-ins and actions.
+// whitelist changes, settlement batches, payouts and reconciliation runs,
+// and the dashboard's sign-ins and actions.
 //
 // It is not the events table (Event, Tx.AddEvent): that one is the state
 // history of each transaction and refund, step by step, for support and
@@ -42,7 +43,8 @@ type AuditEvent struct {
 	// Detail is a short machine-readable reason (an error code, the names
 	// of changed settings); never a value of a secret or card field. A
 	// money action's row (a capture, cancel or expiry of a hold, a refund,
-	// a payment link created) ends it with the amount and its currency
+	// a payment link created, a settlement batch or a payout) ends it with
+	// the amount and its currency
 	// (auditMoney; Money reads them).
 	Detail string
 }
@@ -59,7 +61,7 @@ func auditMoney(what string, minor int64, currency string) string {
 // written before money actions' rows named their amount.
 func (e *AuditEvent) Money() string {
 	switch e.Action {
-	case AuditCapture, AuditCancel, AuditExpire, AuditRefund, AuditLinkCreate:
+	case AuditCapture, AuditCancel, AuditExpire, AuditRefund, AuditLinkCreate, AuditBatchCreate, AuditPayoutCreate:
 	default:
 		return ""
 	}
@@ -106,7 +108,10 @@ const (
 	AuditSettingsUpdate      = "merchant.settings.update"
 	AuditWhitelistUpdate     = "merchant.whitelist.update"
 	AuditWebhookResend       = "webhook_delivery.resend"
-	AuditMasterKeyRotate     = "master_key.rotate" // stored secrets re-sealed under the active master key
+	AuditMasterKeyRotate     = "master_key.rotate"       // stored secrets re-sealed under the active master key
+	AuditBatchCreate         = "settlement_batch.create" // a day of a merchant's balance settled
+	AuditPayoutCreate        = "payout.create"           // a merchant's available balance paid out
+	AuditReconcile           = "reconciliation.run"      // a settlement file matched against the ledger
 )
 
 // Audited object types.
@@ -121,6 +126,9 @@ const (
 	ObjectCard          = "card" // by its fingerprint, never its token or number
 	ObjectWebhook       = "webhook_delivery"
 	ObjectMasterKey     = "master_key" // by its key id, never the key
+	ObjectBatch         = "settlement_batch"
+	ObjectPayout        = "payout"
+	ObjectReconcile     = "reconciliation"
 )
 
 // AuditFilter selects audit rows for an export, oldest first.

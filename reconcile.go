@@ -236,10 +236,27 @@ func (s *Service) Reconcile(ctx context.Context, fileName string, records []Acqu
 		return nil, Internal("reconciliation id", err)
 	}
 	rec.ID = id
-	if err := s.store.Update(ctx, func(tx Tx) error { return tx.CreateReconciliation(rec) }); err != nil {
+	if err := s.store.Update(ctx, func(tx Tx) error {
+		if err := tx.CreateReconciliation(rec); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{Action: AuditReconcile, ObjectType: ObjectReconcile, ObjectID: rec.ID,
+			Outcome: OutcomeSuccess, Detail: rec.auditDetail()})
+	}); err != nil {
 		return nil, Internal("store reconciliation", err)
 	}
 	return rec, nil
+}
+
+// auditDetail is a run's audit detail: what it matched and found, and
+// the days its file covered ("matched=4 variances=1 days=1 from=2026-01-02
+// to=2026-01-02"; no days for an empty file).
+func (rec *Reconciliation) auditDetail() string {
+	d := fmt.Sprintf("matched=%d variances=%d days=%d", rec.Matched, len(rec.Variances), len(rec.Days))
+	if len(rec.Days) > 0 {
+		d += fmt.Sprintf(" from=%s to=%s", rec.Days[0], rec.Days[len(rec.Days)-1])
+	}
+	return d
 }
 
 // postedOnOtherDays adds to ledger the postings of the file's references

@@ -80,8 +80,10 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 		var payout *Payout
 		err := s.store.Update(ctx, func(tx Tx) error {
 			var err error
-			batches, payout, err = s.settleAccount(tx, a, cutoff.UTC())
-			return err
+			if batches, payout, err = s.settleAccount(tx, a, cutoff.UTC()); err != nil {
+				return err
+			}
+			return s.auditSettlement(ctx, tx, batches, payout)
 		})
 		switch {
 		case err == nil: // committed: only now is it settled
@@ -119,6 +121,25 @@ func (s *Service) settleAccount(tx Tx, a MerchantCurrency, cutoff time.Time) ([]
 	}
 	payout, err := s.payOut(tx, a)
 	return batches, payout, err
+}
+
+// auditSettlement records, inside the transaction that made them, each
+// batch and the payout of one account's settlement, with the actor of
+// ctx: the operator's paylink settle, or the settlement job.
+func (s *Service) auditSettlement(ctx context.Context, tx Tx, batches []*SettlementBatch, payout *Payout) error {
+	for _, b := range batches {
+		if err := s.audit(ctx, tx, AuditEvent{MerchantID: b.MerchantID, Action: AuditBatchCreate, ObjectType: ObjectBatch,
+			ObjectID: b.ID, Outcome: OutcomeSuccess,
+			Detail: auditMoney(fmt.Sprintf("day=%s balance_transactions=%d", b.Day, b.Count), b.Net, b.Currency)}); err != nil {
+			return err
+		}
+	}
+	if payout == nil {
+		return nil
+	}
+	return s.audit(ctx, tx, AuditEvent{MerchantID: payout.MerchantID, Action: AuditPayoutCreate, ObjectType: ObjectPayout,
+		ObjectID: payout.ID, Outcome: OutcomeSuccess,
+		Detail: auditMoney(fmt.Sprintf("batches=%d", len(payout.BatchIDs)), payout.Amount, payout.Currency)})
 }
 
 // byDay groups postings, oldest first, by the UTC day they were made.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,57 @@ func TestSettleReportReconcile(t *testing.T) {
 	os.WriteFile(path, []byte("date,reference,currency,amount\n"+day+",x,AUD,1.001\n"), 0o600)
 	if _, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("malformed file: got %v, want an error naming line 2", err)
+	}
+}
+
+// TestSettleAndReconcileAreAudited: paylink settle records, in the audit
+// log and by its command, each settlement batch and payout it makes with
+// what it settled and paid; paylink reconcile records its run with its
+// counts. Before, neither wrote a row, where every other operator command
+// does.
+func TestSettleAndReconcileAreAudited(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{Clock: apitest.NewClock(time.Now().Add(-10 * time.Minute))})
+	m := e.Onboard()
+	if r := e.Post("/v5/purchase", m, e.CardPurchase(m, "4111111111111111", "10.50")); r.Str("purchase.status") != "APPROVED" {
+		t.Fatalf("purchase: %s", r.Raw)
+	}
+	day := e.Clock.Now().UTC().Format(time.DateOnly)
+	db := e.DBPath
+	out, err := paylinkCmd(t, "settle", "--db", db, "--before", e.Clock.Now().Add(time.Minute).Format(time.RFC3339))
+	if err != nil || !strings.Contains(out, "settled 1 batches, 1 payouts") {
+		t.Fatalf("settle: %v\n%s", err, out)
+	}
+	file, err := paylinkCmd(t, "acquirer", "settlement-file", "--db", db, "--date", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "settlement.csv")
+	os.WriteFile(path, []byte(file), 0o600)
+	if out, err := paylinkCmd(t, "reconcile", "--db", db, "--file", path); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
+	}
+	export, err := paylinkCmd(t, "audit", "export", "--db", db, "--since", "2000-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ action, actorID, merchant, detail string }
+	var got []row
+	for _, l := range exportLines(t, export) {
+		switch a := l["action"].(string); a {
+		case "settlement_batch.create", "payout.create", "reconciliation.run":
+			if l["actor_kind"] != "cli" || l["outcome"] != "success" || l["object_id"] == "" {
+				t.Errorf("%s: got %v, want by the cli, success, naming its object", a, l)
+			}
+			got = append(got, row{a, l["actor_id"].(string), l["merchant_id"].(string), l["detail"].(string)})
+		}
+	}
+	// 10.50 less its fee of 0.48 (1.75% + 0.30).
+	want := []row{
+		{"settlement_batch.create", "settle", m.ID, "day=" + day + " balance_transactions=1 amount=10.02 currency=AUD"},
+		{"payout.create", "settle", m.ID, "batches=1 amount=10.02 currency=AUD"},
+		{"reconciliation.run", "reconcile", "", "matched=1 variances=0 days=1 from=" + day + " to=" + day},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got audit rows %v, want %v", got, want)
 	}
 }
