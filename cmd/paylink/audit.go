@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/sqlstore"
 )
 
 // Audit: the operator's export of the audit log (docs/operations.md).
@@ -37,13 +38,13 @@ func runAuditExport(ctx context.Context, env environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("audit export: --since: %w", err)
 	}
-	st, err := openExistingStore(ctx, *dsn)
+	log := newLogger(env.stderr)
+	st, err := openExistingStore(ctx, *dsn, sqlstore.WithLogger(log))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	// Reading the log needs no master key: no vault, so none is created.
-	log := newLogger(env.stderr)
 	svc, err := paylink.NewService(paylink.Config{}, paylink.Deps{Store: st, Logger: log})
 	if err != nil {
 		return err

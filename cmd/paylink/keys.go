@@ -40,15 +40,18 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openExistingStore(ctx, *dsn)
+	log := newLogger(env.stderr)
+	st, err := openExistingStore(ctx, *dsn, sqlstore.WithLogger(log))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := refuseNewerSchema(ctx, st); err != nil {
+		return err
+	}
 	if err := checkKeyFileFor(ctx, env, st, *dsn); err != nil {
 		return err // a new key file would open none of the merchants' secrets
 	}
-	log := newLogger(env.stderr)
 	var v *vault.Vault
 	if env.getenv("PAYLINK_MASTER_KEY") == "" && d.Engine == sqlstore.SQLite {
 		unlock, err := vault.LockKeyFile(keyFilePath(d))
@@ -84,6 +87,22 @@ func runKeysRotate(ctx context.Context, env environment, args []string) error {
 	fmt.Fprintf(env.stdout, "still under an old key: %d\n", res.Remaining)
 	if res.Remaining > 0 {
 		return errOldKeysInUse
+	}
+	return nil
+}
+
+// refuseNewerSchema refuses a database whose schema is newer than this
+// binary's: a later release may seal secrets in columns this one does not
+// know, which a rotation would leave under the old key while reporting
+// none left.
+func refuseNewerSchema(ctx context.Context, st *sqlstore.Store) error {
+	have, err := st.AppliedVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if want := sqlstore.SchemaVersion(st.Engine()); have > want {
+		return fmt.Errorf("keys rotate: the database is at schema version %d, newer than this paylink's %d: "+
+			"a later release may seal secrets this one does not know of; run that release's paylink keys rotate", have, want)
 	}
 	return nil
 }

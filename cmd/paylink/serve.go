@@ -502,8 +502,7 @@ func (w *schemaWatch) check(ctx context.Context) error {
 	}
 	if have > w.seen {
 		w.seen = have
-		w.log.Warn("the database's schema is newer than this paylink's: a later release migrated it; restart this instance on that release",
-			"database_version", have, "paylink_version", w.ours)
+		w.log.Warn(sqlstore.NewerSchemaWarning, "database_version", have, "paylink_version", w.ours)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,5 +149,57 @@ func TestRunningInstanceWarnsWhenTheSchemaMovesPastIt(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the warnings do not say %s:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestOlderCommandsOnANewerSchema: the commands that open an existing
+// database warn, in one line on standard error, when a later release has
+// migrated it past this binary's schema, and go on; keys rotate refuses,
+// changing nothing: it cannot know every column a later release seals.
+// Before, they all ran silently, and keys rotate reported "still under an
+// old key: 0" whatever a later release had sealed.
+func TestOlderCommandsOnANewerSchema(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	if _, err := runCLI(t, "merchant", "create", "--db", db, "--name", "Acme Pty Ltd", "--trading-name", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		var stderr bytes.Buffer
+		err := run(context.Background(), append(args, "--db", db), func(string) string { return "" }, io.Discard, &stderr)
+		return stderr.String(), err
+	}
+	commands := [][]string{{"settle"}, {"audit", "export", "--since", "1h"}, {"ledger", "verify"}}
+	for _, c := range commands {
+		if stderr, err := cli(c...); err != nil || strings.Contains(stderr, "newer") {
+			t.Errorf("%v at this binary's schema: %v, stderr %q; want no warning", c, err, stderr)
+		}
+	}
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ours := sqlstore.SchemaVersion(sqlstore.SQLite)
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'later_release', 0)`, ours+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		stderr, err := cli(c...)
+		if err != nil || strings.Count(stderr, sqlstore.NewerSchemaWarning) != 1 || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, fmt.Sprintf(`"database_version":%d,"paylink_version":%d`, ours+1, ours)) {
+			t.Errorf("%v on a newer schema: %v, stderr %q; want it to go on after one line of warning naming both versions", c, err, stderr)
+		}
+	}
+	key, err := os.ReadFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cli("keys", "rotate")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d, newer than this paylink's %d", ours+1, ours)) {
+		t.Errorf("keys rotate on a newer schema: got %v, want it refused naming both versions", err)
+	}
+	if after, err := os.ReadFile(db + ".key"); err != nil || !bytes.Equal(after, key) {
+		t.Errorf("keys rotate on a newer schema changed the key file (%v)", err)
 	}
 }

@@ -125,7 +125,8 @@ func OpenToMigrate(ctx context.Context, dsn string, force bool, opts ...Option) 
 // OpenExisting opens a database paylink has already set up, at this
 // binary's schema version or newer, and creates or migrates nothing: the
 // administrative commands use it, so that a mistyped --db is an error
-// rather than a new, empty database that every check then passes.
+// rather than a new, empty database that every check then passes. A
+// newer schema is logged (NewerSchemaWarning) to WithLogger's logger.
 func OpenExisting(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
@@ -150,11 +151,21 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if err != nil { // a login refused, a permission missing: not an empty database
 		return fmt.Errorf("the database's schema version cannot be read: %w", err)
 	}
-	if want := SchemaVersion(s.engine); have < want {
+	want := SchemaVersion(s.engine)
+	if have < want {
 		return fmt.Errorf("the database is at schema version %d and this paylink needs %d: run paylink migrate", have, want)
+	}
+	if have > want {
+		s.log.Warn(NewerSchemaWarning, "database_version", have, "paylink_version", want)
 	}
 	return nil
 }
+
+// NewerSchemaWarning is the warning logged, with database_version and
+// paylink_version, when the database's schema is newer than this
+// binary's: by a serving instance (its schema-version-check) and by the
+// administrative commands (OpenExisting, WithLogger), which go on.
+const NewerSchemaWarning = "the database's schema is newer than this paylink's: a later release migrated it; restart this instance on that release"
 
 // noSchemaTable reports whether err says the schema's version table does
 // not exist (PostgreSQL's undefined_table, SQLite's "no such table").
