@@ -145,7 +145,7 @@ func TestRunningInstanceWarnsWhenTheSchemaMovesPastIt(t *testing.T) {
 			t.Errorf("check %d: got paylink_schema_behind %v, want %v", i, got, want)
 		}
 	}
-	for _, want := range []string{fmt.Sprintf(`"database_version":%d,"paylink_version":%d`, ours+2, ours), "restart this instance on that release"} {
+	for _, want := range []string{fmt.Sprintf(`"database_version":%d,"paylink_version":%d`, ours+2, ours), "use that release's paylink"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the warnings do not say %s:\n%s", want, logs.String())
 		}

@@ -165,7 +165,7 @@ func (s *Store) checkSchema(ctx context.Context) error {
 // paylink_version, when the database's schema is newer than this
 // binary's: by a serving instance (its schema-version-check) and by the
 // administrative commands (OpenExisting, WithLogger), which go on.
-const NewerSchemaWarning = "the database's schema is newer than this paylink's: a later release migrated it; restart this instance on that release"
+const NewerSchemaWarning = "the database's schema is newer than this paylink's: a later release migrated it; use that release's paylink"
 
 // noSchemaTable reports whether err says the schema's version table does
 // not exist (PostgreSQL's undefined_table, SQLite's "no such table").
