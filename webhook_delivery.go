@@ -125,10 +125,12 @@ type WebhookResult struct {
 // to limit due deliveries for lease (longer than the delivery timeout; an
 // instance that dies holding a lease loses it when it runs out), all in
 // one database transaction: a dispatcher's turn costs one commit however
-// many attempts it settles and starts. It is all or nothing: on an error
-// nothing was recorded or leased, and done may be given again (with
-// limit 0 to record them alone). Each recorded job's Delivery is updated
-// to its new state.
+// many attempts it settles and starts. It is all or nothing, but an error
+// does not say which: the COMMIT may have reached the database and only
+// its answer been lost. Either way done may be given again (with limit 0
+// to record them alone): an attempt recorded before is not logged twice,
+// and a deferral written before is left as it is. Each recorded job's
+// Delivery is updated to its new state.
 func (s *Service) ExchangeWebhooks(ctx context.Context, done []WebhookResult, limit int, lease time.Duration) ([]*WebhookJob, error) {
 	token, err := s.randomToken(32)
 	if err != nil {
@@ -341,29 +343,63 @@ func settle(done []WebhookResult, now time.Time) ([]WebhookFinish, []*WebhookAtt
 	return finished, attempts
 }
 
-// recordAttempts writes the attempts to the delivery log and the
-// deliveries' new states. An attempt whose lease was lost (it outlived
-// its lease) is logged, but its delivery is left as it is.
+// recordAttempts writes the deliveries' new states and their attempts to
+// the delivery log. An attempt whose lease was lost (it outlived its
+// lease) is logged, but its delivery is left as it is. A result this
+// dispatcher gave before, in a turn whose COMMIT reached the database but
+// whose answer was lost, finds its lease released too: recordedBefore
+// tells it apart, and it is neither logged again nor warned about.
 func (s *Service) recordAttempts(ctx context.Context, tx Tx, finished []WebhookFinish, attempts []*WebhookAttempt) error {
 	if len(finished) == 0 {
 		return nil
-	}
-	if err := tx.AddWebhookAttempts(attempts); err != nil {
-		return err
 	}
 	ids, err := tx.FinishWebhookAttempts(finished)
 	if err != nil {
 		return err
 	}
-	if len(ids) == len(finished) {
-		return nil
-	}
-	for _, f := range finished {
-		if !slices.Contains(ids, f.Delivery.ID) {
-			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", f.Delivery.ID)
+	if len(ids) < len(finished) {
+		if attempts, err = s.leaseLost(ctx, tx, finished, ids, attempts); err != nil {
+			return err
 		}
 	}
-	return nil
+	return tx.AddWebhookAttempts(attempts)
+}
+
+// leaseLost sorts out the finishes whose delivery was not written (ids
+// are those written): it warns of each lost lease and returns the
+// attempts to log, less those recorded before.
+func (s *Service) leaseLost(ctx context.Context, tx Tx, finished []WebhookFinish, ids []string, attempts []*WebhookAttempt) ([]*WebhookAttempt, error) {
+	var lost []string
+	for _, f := range finished {
+		if !slices.Contains(ids, f.Delivery.ID) {
+			lost = append(lost, f.Delivery.ID)
+		}
+	}
+	logged, err := tx.WebhookAttempts(lost...)
+	if err != nil {
+		return nil, err
+	}
+	keep := attempts[:0:0]
+	for _, a := range attempts {
+		if !slices.Contains(lost, a.DeliveryID) {
+			keep = append(keep, a)
+		} else if !recordedBefore(logged, a) {
+			keep = append(keep, a)
+			s.log.WarnContext(ctx, "webhook lease lost before the attempt was recorded", "delivery", a.DeliveryID)
+		}
+	}
+	return keep, nil
+}
+
+// recordedBefore reports whether the log holds attempt a already: the
+// same delivery, attempt number and start (to the microsecond the stores
+// keep). An attempt of another dispatcher that took over the lease
+// started later.
+func recordedBefore(logged []*WebhookAttempt, a *WebhookAttempt) bool {
+	return slices.ContainsFunc(logged, func(l *WebhookAttempt) bool {
+		return l.DeliveryID == a.DeliveryID && l.Attempt == a.Attempt &&
+			l.StartedAt.UnixMicro() == a.StartedAt.UnixMicro()
+	})
 }
 
 // nextRetry is when retry number attempts is due, and whether it is

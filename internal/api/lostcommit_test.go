@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,57 @@ func TestLostCommitAnswerOfACreation(t *testing.T) {
 		if err := env.Store.DB().QueryRow(tc.count, m.ID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%s: %d stored (%v), want 1", tc.path, n, err)
 		}
+	}
+}
+
+// TestLostCommitAnswerOfAWebhookTurn: when the COMMIT of the webhook
+// dispatcher's turn (ExchangeWebhooks: record the attempts, lease more)
+// reaches PostgreSQL and only its answer is lost, the dispatcher gives
+// the same results again. The first commit recorded them: the attempt
+// is logged once (one HTTP request was made), and no lease is said to be
+// lost. It logged two rows for the attempt, and the warning, when the
+// attempts were inserted before the lease was checked.
+func TestLostCommitAnswerOfAWebhookTurn(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{})
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Stored as the attempt's response excerpt: only the turn that
+		// records the attempt sends it.
+		_, _ = w.Write([]byte("LOST-WEBHOOK-TURN"))
+	}))
+	defer receiver.Close()
+	m := env.Onboard(func(n *paylink.NewMerchant) {
+		n.Settings.Webhook.URL, n.Settings.Webhook.Domains = receiver.URL+"/hooks", []string{"127.0.0.1"}
+	})
+	cut := proxy.Arm(pgtest.Cut{Marker: "LOST-WEBHOOK-TURN", Forward: true, Delay: 300 * time.Millisecond})
+	ref := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "12.50")).Str("purchase.purchase_reference")
+	waitCut(t, cut)
+	// Results not recorded are given again at every turn until they are:
+	// once a later payment's delivery is settled, the first one's are.
+	later := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "13.50")).Str("purchase.purchase_reference")
+	if ref == "" || later == "" {
+		t.Fatalf("purchases: got references %q and %q", ref, later)
+	}
+	env.WaitWebhooks()
+
+	ctx := context.Background()
+	for _, r := range []string{ref, later} {
+		ds, err := env.Service.ListWebhooks(ctx, paylink.WebhookFilter{Reference: r, Limit: 10})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("deliveries of %s: got %d, %v; want 1", r, len(ds), err)
+		}
+		var as []*paylink.WebhookAttempt
+		if err := env.Store.View(ctx, func(tx paylink.Tx) error {
+			as, err = tx.WebhookAttempts(ds[0].ID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(as) != 1 || ds[0].State != paylink.DeliveryDelivered || ds[0].Attempts != 1 {
+			t.Errorf("delivery of %s: got %s after %d attempts with %d rows in the log, want %s after 1 with 1 row",
+				r, ds[0].State, ds[0].Attempts, len(as), paylink.DeliveryDelivered)
+		}
+	}
+	if log := env.LogText(); strings.Contains(log, "webhook lease lost") {
+		t.Errorf("a lease said to be lost, when the first commit had recorded the attempt:\n%s", log)
 	}
 }
