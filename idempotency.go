@@ -172,8 +172,9 @@ func sameRequest(stored, hash []byte, earlier [][]byte) bool {
 // sealed, or releases the key when the request failed in a way worth
 // retrying (status 0 or 5xx; see Retryable for the API's errors). When
 // the database cannot be reached (the request most likely failed for the
-// same outage), it returns the error and goes on trying in the background
-// (finishLater), so that the client's retry once the database is back
+// same outage), it logs that at WARN (an outage is no bug), returns the
+// error, which wraps ErrUnavailable and needs no more logging, and goes
+// on trying in the background (finishLater), so that the client's retry once the database is back
 // finds the key released, or its answer kept, instead of a 409 "still in
 // progress" for the rest of IdempotencyLock.
 func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, status int, response []byte) error {
@@ -196,7 +197,10 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 	err := write(ctx)
 	if errors.Is(err, ErrUnavailable) {
 		detached := context.WithoutCancel(ctx)
-		if !s.bg.start(func(stop context.Context) { s.finishLater(detached, stop, c, write) }) {
+		if s.bg.start(func(stop context.Context) { s.finishLater(detached, stop, c, write) }) {
+			s.log.WarnContext(ctx, "idempotency key's end not written: the database is unavailable; written in the background once it answers",
+				"merchant_id", c.MerchantID, "err", err)
+		} else {
 			s.log.WarnContext(ctx, "idempotency key left locked: the service is closing; a retry waits for the lock to expire",
 				"merchant_id", c.MerchantID)
 		}
@@ -206,6 +210,14 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 	}
 	return nil
 }
+
+// finishLaterLongestWait is the longest wait between finishLater's tries:
+// a retry of the request meanwhile is answered 409 "still in progress"
+// (Retry-After: 1), so it bounds how long the key stays claimed after
+// the database answers again. It was 10 s (PostgreSQL three-instance
+// sweep); one try every 2 s per key costs a database that is down
+// nothing it notices.
+const finishLaterLongestWait = 2 * time.Second
 
 // finishLater tries write again, with backoff, until the claim's lock
 // runs out, or IdempotencyLock has passed on the wall clock, whichever
@@ -219,7 +231,7 @@ func (s *Service) finishLater(ctx, stop context.Context, c *IdempotencyClaim, wr
 	deadline, wallDeadline := c.until(), time.Now().Add(IdempotencyLock)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, finishLaterLongestWait) {
 		timer.Reset(wait)
 		select {
 		case <-timer.C:

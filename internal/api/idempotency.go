@@ -45,7 +45,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if err != nil && paylink.Retryable(err) {
 		keep = 0
 	}
-	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), claim, keep, body); err != nil {
+	// An outage's failure is logged by FinishIdempotent, at WARN.
+	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), claim, keep, body); err != nil && !errors.Is(err, paylink.ErrUnavailable) {
 		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body

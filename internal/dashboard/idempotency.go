@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -46,7 +47,8 @@ func (h *Handler) once(rq *request, action string, parts ...string) (*paylink.Id
 		return replay, nil, err
 	}
 	finish := func(status int, response []byte) {
-		if err := h.svc.FinishIdempotent(context.WithoutCancel(ctx), claim, status, response); err != nil {
+		// An outage's failure is logged by FinishIdempotent, at WARN.
+		if err := h.svc.FinishIdempotent(context.WithoutCancel(ctx), claim, status, response); err != nil && !errors.Is(err, paylink.ErrUnavailable) {
 			h.log.ErrorContext(ctx, "dashboard: finish idempotency key", "action", action, "err", err)
 		}
 	}
