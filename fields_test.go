@@ -211,6 +211,17 @@ func TestCheckInvoice(t *testing.T) {
 		{"\u2764\ufe0f\ufe0f-1", "invisible characters"},
 		{"INV-7\u200b\ufe0f", "invisible characters"},
 		{"INV \U000e0100", "invisible characters"},
+		// After a letter, a currency sign, a combining or enclosing mark,
+		// a selector selects nothing (verification sweep).
+		{"INV-\u00c4\ufe0f7", "invisible characters"},
+		{"INV-\u00c4\ufe007", "invisible characters"},
+		{"INV-\u20ac\ufe0f5", "invisible characters"},
+		{"INV-e\u0301\ufe0f", "invisible characters"},
+		{"1\ufe0f\u20e3\ufe0f", "invisible characters"},
+		{"\u00a9\ufe0f-1", ""},     // ©, emoji presentation
+		{"\u2194\ufe0f-1", ""},     // ↔
+		{"\u1820\u180b-1", ""},     // a Mongolian letter's variant
+		{"\U0001f3f3\ufe0f-1", ""}, // a white flag
 		// Tags are kept in a subdivision flag, and only there.
 		{"\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f-1", ""}, // Scotland's flag
 		{"\U0001f3f4\U000e007f-1", "invisible characters"},                               // no tag

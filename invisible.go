@@ -96,8 +96,8 @@ func tagSequence(s string) int {
 }
 
 // selects reports whether the variation selector vs, after prev and
-// before rest, selects a look of prev: prev is a visible character
-// outside ASCII (an emoji, a CJK ideograph, a Mongolian letter, a
+// before rest, selects a look of prev: prev is a character whose look a
+// selector chooses (an emoji, a CJK ideograph, a Mongolian letter, a
 // mathematical symbol), or the ASCII base of a keycap (#, *, a digit)
 // with U+FE0F and the keycap mark after it. After ASCII otherwise, at the
 // start, or after another selector or an invisible character it spells
@@ -110,5 +110,10 @@ func selects(prev, vs rune, rest string) bool {
 		r, _ := utf8.DecodeRuneInString(rest)
 		return vs == emojiSelect && r == keycapMark && (prev == '#' || prev == '*' || prev >= '0' && prev <= '9')
 	}
-	return unicode.IsGraphic(prev) && !unicode.IsSpace(prev) && !invisibleChar(prev)
+	// The characters whose look a selector chooses: symbols (emoji, ©,
+	// ↔), CJK ideographs, and the scripts with standardised variants of
+	// their letters. After a letter of another script (Ä), a currency
+	// sign, a combining or enclosing mark or another selector it spells
+	// nothing.
+	return unicode.In(prev, unicode.So, unicode.Sm, unicode.Han, unicode.Mongolian, unicode.Phags_Pa, unicode.Myanmar)
 }
