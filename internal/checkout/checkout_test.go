@@ -779,6 +779,8 @@ func TestSurchargeQuoteBody(t *testing.T) {
 		{`{"card_number":"` + visa + `"}{}`, `"error_code":"malformed_json"`, 400},
 		{`{"card_number":"` + visa, `"error_code":"malformed_json"`, 400},
 		{`{"card_number":` + visa + `}`, `card_number: must be a string`, 400},
+		{`["` + visa + `"]`, `"error_code":"malformed_json"`, 400},
+		{`42`, `"error_code":"malformed_json"`, 400},
 		{`{"card_number":"` + visa + `","extra":[1]}` + "\n", `"brand":"visa"`, 200},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(tt.body))

@@ -313,7 +313,7 @@ func quoteNumber(body io.Reader) (string, error) {
 	}
 	dec := json.NewDecoder(body)
 	err := dec.Decode(&in)
-	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "card_number" {
 		return "", paylink.FieldErrors{"card_number": "must be a string"}.Err()
 	}
 	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
