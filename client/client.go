@@ -94,11 +94,14 @@
 // (several secrets during a rotation, a timestamp tolerance, errors to
 // test with errors.Is) and reads the payload as a Webhook.
 //
-// Formatting or logging a value that holds a card number, a security
-// code, a bank account number, a token, the API key or a signing secret
-// (fmt's verbs, log/slog's text and JSON handlers) shows none of them: a
-// number its last four digits, the rest "[redacted]". What is sent is
-// unchanged.
+// Formatting or logging a request, a Card, Tokens, a BankAccount, the
+// Client or a WebhookVerifier (fmt's verbs, log/slog's text and JSON
+// handlers) shows no card or account number, security code, API key,
+// company or transaction token, card token sent to pay, or signing
+// secret: a number its last four digits, the rest "[redacted]". What is
+// sent is unchanged. Results show the card tokens paylink answered with
+// (an identifier, docs/lifecycle.md, not a credential); a nil pointer to
+// one of these types logged with log/slog shows slog's note of a panic.
 //
 // The package is github.com/paylink/paylink/client (go get
 // github.com/paylink/paylink/client): it imports nothing outside the

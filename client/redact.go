@@ -5,13 +5,14 @@ import (
 	"log/slog"
 )
 
-// What holds a card number, a security code, a bank account number, an
-// API key, a company token, a transaction or card token, or a webhook
-// signing secret shows none of them when formatted (fmt's verbs, and so
-// log.Printf or an error wrapping it) or logged with log/slog, whose JSON
-// handler would otherwise encode a request as it is sent: a number shows
-// its last four digits, the rest "[redacted]". Encoding a request to JSON
-// (what the client sends) is unchanged.
+// A request, a Card, Tokens, a BankAccount, the Client or a
+// WebhookVerifier, which hold card numbers, security codes, bank account
+// numbers, the API key, company and transaction tokens, a card token sent
+// to pay, and webhook signing secrets, shows none of them when formatted
+// (fmt's verbs, and so log.Printf or an error wrapping it) or logged with
+// log/slog, whose JSON handler would otherwise encode a request as it is
+// sent: a number shows its last four digits, the rest "[redacted]".
+// Encoding a request to JSON (what the client sends) is unchanged.
 
 // hidden stands in for a secret in formatted output.
 const hidden = "[redacted]"
