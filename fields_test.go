@@ -218,10 +218,12 @@ func TestCheckInvoice(t *testing.T) {
 		{"INV-\u20ac\ufe0f5", "invisible characters"},
 		{"INV-e\u0301\ufe0f", "invisible characters"},
 		{"1\ufe0f\u20e3\ufe0f", "invisible characters"},
-		{"\u00a9\ufe0f-1", ""},     // ©, emoji presentation
-		{"\u2194\ufe0f-1", ""},     // ↔
-		{"\u1820\u180b-1", ""},     // a Mongolian letter's variant
-		{"\U0001f3f3\ufe0f-1", ""}, // a white flag
+		{"\u00a9\ufe0f-1", ""},                                     // ©, emoji presentation
+		{"\u2194\ufe0f-1", ""},                                     // ↔
+		{"\u1820\u180b-1", ""},                                     // a Mongolian letter's variant
+		{"\U0001f3f3\ufe0f-1", ""},                                 // a white flag
+		{"\u2139\ufe0f-1", ""},                                     // ℹ️, a letter by category
+		{"\u203c\ufe0f\u2049\ufe0f\u3030\ufe0f\u303d\ufe0f-1", ""}, // ‼️ ⁉️ 〰️ 〽️, punctuation
 		// Tags are kept in a subdivision flag, and only there.
 		{"\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f-1", ""}, // Scotland's flag
 		{"\U0001f3f4\U000e007f-1", "invisible characters"},                               // no tag

@@ -111,9 +111,16 @@ func selects(prev, vs rune, rest string) bool {
 		return vs == emojiSelect && r == keycapMark && (prev == '#' || prev == '*' || prev >= '0' && prev <= '9')
 	}
 	// The characters whose look a selector chooses: symbols (emoji, ©,
-	// ↔), CJK ideographs, and the scripts with standardised variants of
-	// their letters. After a letter of another script (Ä), a currency
+	// ↔), CJK ideographs, the scripts with standardised variants of
+	// their letters, and the five emoji outside the symbol categories
+	// (‼ ⁉ ℹ 〰 〽). After a letter of another script (Ä), a currency
 	// sign, a combining or enclosing mark or another selector it spells
-	// nothing.
+	// nothing. The rule goes by category, not by Unicode's list of
+	// variation sequences: after a symbol that has no variants (°) a
+	// selector is kept all the same.
+	switch prev {
+	case '\u203c', '\u2049', '\u2139', '\u3030', '\u303d':
+		return true
+	}
 	return unicode.In(prev, unicode.So, unicode.Sm, unicode.Han, unicode.Mongolian, unicode.Phags_Pa, unicode.Myanmar)
 }
