@@ -68,3 +68,32 @@ func TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected(t *
 		t.Fatal("migrate --force did not apply 0028")
 	}
 }
+
+// TestTwoMigratesAtOnce: two paylink migrate runs started together on a
+// database in use with a stop-every-instance migration pending, no
+// instance connected, both succeed: the one waiting for the run lock is
+// not an instance (verification sweep: it was counted as one, and the
+// other run refused).
+func TestTwoMigratesAtOnce(t *testing.T) {
+	dsn := pg.Database(t)
+	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
+		t.Fatal(err)
+	}
+	applied, undo28 := without0028(t, dsn)
+	undo28()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := runCLI(t, "migrate", "--db", dsn)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("one of two migrates at once: %v", err)
+		}
+	}
+	if !applied() {
+		t.Error("0028 not applied by two migrates at once")
+	}
+}

@@ -209,13 +209,25 @@ func (s *Store) migrate(ctx context.Context) error {
 // connection.
 const migrationRunLock = 7275731
 
-// whileMigrating runs fn holding migrationRunLock on conn.
+// runLockApp is added to the application name of the connection that
+// waits for and holds migrationRunLock ("paylink migrations"), so that a
+// run waiting its turn, paylink migrate's or a starting serve's, is not
+// counted as an instance serving (otherSessions).
+const runLockApp = " migrations"
+
+// whileMigrating runs fn holding migrationRunLock on conn, which is
+// named as runLockApp says while it waits and holds the lock.
 func (s *Store) whileMigrating(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT set_config('application_name', current_setting('application_name') || $1, false)`,
+		runLockApp); err != nil {
+		return fmt.Errorf("migrations lock: name the connection: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET application_name`)
 	if err := s.takeRunLock(ctx, conn); err != nil {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
@@ -361,7 +373,9 @@ func (m migration) needsStopped() string {
 }
 
 // otherSessions counts the sessions connected to conn's database under
-// its application name, other than conn's own. It must run while conn
+// the application name conn had before whileMigrating named it (runLockApp):
+// other runs of migrations, waiting for the lock, have conn's name and
+// are not counted. It must run while conn
 // is the store's only connection (whileMigrating's, the first the store
 // opens, on which pendingStop reads), or the store's own idle
 // connections are counted too. A session
@@ -373,8 +387,8 @@ func otherSessions(ctx context.Context, conn *sql.Conn) (int, error) {
 	for {
 		var n int
 		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND application_name = current_setting('application_name')
-			AND pid <> pg_backend_pid()`).Scan(&n)
+			WHERE datname = current_database() AND application_name || $1 = current_setting('application_name')
+			AND pid <> pg_backend_pid()`, runLockApp).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
 		}
