@@ -326,9 +326,25 @@ func withService(ctx context.Context, env environment, dsn string, fn func(*payl
 }
 
 // withNewService is withService for merchant create, which may start
-// the database: it is created and migrated when missing.
+// the database: it is created and migrated when missing. A schema newer
+// than this binary's is warned about, as openExistingStore does.
 func withNewService(ctx context.Context, env environment, dsn string, fn func(*paylink.Service) error) error {
-	return serviceOn(ctx, env, dsn, openStore, fn)
+	return serviceOn(ctx, env, dsn, openStoreWarning, fn)
+}
+
+// openStoreWarning is openStore, then OpenExisting's check of the
+// schema (sqlstore.Store.CheckSchema): a schema newer than this binary's
+// is warned about on the store's logger.
+func openStoreWarning(ctx context.Context, dsn string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
+	st, err := openStore(ctx, dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return st, nil
 }
 
 // serviceOn opens the database with open and runs fn with a service on

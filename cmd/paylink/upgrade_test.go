@@ -169,7 +169,8 @@ func TestOlderCommandsOnANewerSchema(t *testing.T) {
 		err := run(context.Background(), append(args, "--db", db), func(string) string { return "" }, io.Discard, &stderr)
 		return stderr.String(), err
 	}
-	commands := [][]string{{"settle"}, {"audit", "export", "--since", "1h"}, {"ledger", "verify"}}
+	commands := [][]string{{"settle"}, {"audit", "export", "--since", "1h"}, {"ledger", "verify"},
+		{"merchant", "create", "--name", "Beta Pty Ltd", "--trading-name", "Beta"}}
 	for _, c := range commands {
 		if stderr, err := cli(c...); err != nil || strings.Contains(stderr, "newer") {
 			t.Errorf("%v at this binary's schema: %v, stderr %q; want no warning", c, err, stderr)

@@ -135,12 +135,14 @@ func OpenExisting(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	if _, serr := os.Stat(d.Path); d.Engine == SQLite && errors.Is(serr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s: paylink serve, paylink demo, paylink migrate or paylink merchant create makes one", d.Path)
 	}
-	return open(ctx, dsn, nil, (*Store).checkSchema, opts...)
+	return open(ctx, dsn, nil, (*Store).CheckSchema, opts...)
 }
 
-// checkSchema refuses a database without paylink's schema, or with an
-// older one than this binary's.
-func (s *Store) checkSchema(ctx context.Context) error {
+// CheckSchema refuses a database without paylink's schema, or with an
+// older one than this binary's, and logs NewerSchemaWarning for a newer
+// one: OpenExisting's check, and merchant create's after it opened the
+// database to serve.
+func (s *Store) CheckSchema(ctx context.Context) error {
 	have, err := s.AppliedVersion(ctx)
 	if err = s.classify(err); errors.Is(err, paylink.ErrUnavailable) {
 		return fmt.Errorf("the database cannot be reached: %w", err)
@@ -179,7 +181,7 @@ func noSchemaTable(err error) bool {
 
 // open connects to the database of dsn (for PostgreSQL through dial, nil
 // for the default: tests count round trips through it) and makes the
-// schema ready with prepare: migrate, or checkSchema.
+// schema ready with prepare: migrate, or CheckSchema.
 func open(ctx context.Context, dsn string, dial pgconn.DialFunc, prepare func(*Store, context.Context) error, opts ...Option) (*Store, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
