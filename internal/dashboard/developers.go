@@ -55,7 +55,8 @@ func (d developersData) CurrentKey() string {
 func (d developersData) CurrentSecret() string { return d.Webhook.CurrentSecret() }
 
 // PreviousSecretUntil is when the previous signing secret stops signing
-// after a rotation, nil when only one secret signs.
+// after a rotation, nil when one secret signs or none (the template
+// tells these apart by CurrentSecret).
 func (d developersData) PreviousSecretUntil() *time.Time {
 	until := time.Unix(d.Webhook.PreviousUntil, 0)
 	if len(d.Webhook.Secrets) < 2 || !until.After(d.Now) {

@@ -377,6 +377,62 @@ func TestDevelopersPage(t *testing.T) {
 	})
 }
 
+// TestDevelopersPageOfAMerchantWithoutASigningSecret: a merchant with no
+// signing secret (onboarded before secrets: docs/webhooks.md) sends its
+// webhooks unsigned, and the page says so rather than "one" (dashboard
+// sweep), and offers to give the first secret, with no overlap to choose
+// since no old secret signs.
+func TestDevelopersPageOfAMerchantWithoutASigningSecret(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m := env.Onboard()
+		addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+		err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+			mm, err := tx.Merchant(m.ID)
+			if err != nil {
+				return err
+			}
+			mm.Settings.Webhook.Secrets, mm.Settings.Webhook.PreviousUntil = nil, 0
+			return tx.UpdateMerchantSettings(m.ID, mm.Settings)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := signedIn(t, env, "admin@example.com")
+		p := b.get("/dashboard/developers")
+		if p.status != http.StatusOK {
+			t.Fatalf("page: got %d, want 200", p.status)
+		}
+		if !strings.Contains(p.body, `id="signing-secrets">none: webhooks are sent unsigned`) {
+			t.Errorf("the page does not say webhooks are sent unsigned: %s", section(p.body, `id="signing-secrets"`))
+		}
+		if strings.Contains(p.body, `id="secret-overlap"`) || !strings.Contains(p.body, `id="rotate-secret">Give a signing secret<`) {
+			t.Errorf("the form offers an overlap with an old secret (there is none), or does not offer to give the first secret")
+		}
+		overlap := regexp.MustCompile(`name="overlap" value="([^"]+)"`).FindStringSubmatch(p.body)
+		if overlap == nil {
+			t.Fatal("the form sends no overlap")
+		}
+		r := b.post("/dashboard/developers/webhook-secret", url.Values{"csrf": {p.csrf()}, "idempotency_key": {formKey(t, p)},
+			"current_secret": {formSecret(t, p)}, "overlap": {overlap[1]}})
+		if r.status != http.StatusOK || !strings.Contains(r.body, `id="new-secret" class="wide" readonly value="whsec_`) {
+			t.Fatalf("giving the first secret: got %d without the new secret, want 200 showing it", r.status)
+		}
+		if !strings.Contains(r.body, `id="signing-secrets">one<`) || !strings.Contains(r.body, `id="rotate-secret">Rotate signing secret<`) {
+			t.Errorf("after the first secret: got %s, want one secret and the rotation form", section(r.body, `id="signing-secrets"`))
+		}
+	})
+}
+
+// section is up to 300 bytes of body from marker, for a failure message.
+func section(body, marker string) string {
+	i := strings.Index(body, marker)
+	if i < 0 {
+		return "(no " + marker + ")"
+	}
+	return body[i:min(len(body), i+300)]
+}
+
 // hook is a webhook receiver answering status.
 func hook(t *testing.T, status int) func(*paylink.NewMerchant) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
