@@ -2,6 +2,9 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +209,54 @@ func TestPagesFitANarrowScreen(t *testing.T) {
 			t.Errorf("%s at a 375 px viewport: %d px wide (%v), want at most 375", path, width, err)
 		}
 		auditPage(t, ctx, "375 px "+path) // a region that scrolls is reached by keyboard
+	}
+}
+
+// TestLongValuesFitANarrowScreen: the longest values a payment or link
+// may carry (a 255-character invoice number, 128-character email, names,
+// card holder and references, none with a space to break at) do not make
+// a page scroll sideways at 375 px, nor at 1280 px, and short values
+// stay on one line (dashboard sweep: a 44-character invoice number and an
+// 85-character email made the payment page 831 px wide, a 63-character
+// merchantReference the link page 686 px).
+func TestLongValuesFitANarrowScreen(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	long := func(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
+	ref := purchase(t, env, m, "7.00", false, func(b map[string]any) {
+		apitest.Set(b, "purchase.invoice_number", long("INV-", paylink.MaxInvoiceLength))
+		apitest.Set(b, "customer.email", long("jo.", paylink.MaxFieldLength-len("@example.com"))+"@example.com")
+		apitest.Set(b, "customer.first_name", long("Jo", paylink.MaxFieldLength))
+		apitest.Set(b, "customer.last_name", long("Citizen", paylink.MaxFieldLength))
+		apitest.Set(b, "customer.customer_reference", long("C-", paylink.MaxFieldLength))
+		apitest.Set(b, "card.holder_name", long("Jo", paylink.MaxFieldLength))
+	})
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "10.50", "currency": "AUD",
+		"merchantReference": long("REF-", paylink.MaxFieldLength)})
+	if link.Status != http.StatusOK && link.Status != http.StatusCreated {
+		t.Fatalf("link: %d %s", link.Status, link.Raw)
+	}
+	ctx, base := clerkTab(t, env, m)
+	for _, width := range []int{375, 1280} {
+		browsertest.Run(t, ctx, fmt.Sprintf("%d px viewport", width), chromedp.EmulateViewport(int64(width), 800))
+		for _, c := range []struct{ path, short string }{
+			{"/dashboard/payments/" + ref, "#total"}, {"/dashboard/links/" + link.Str("id"), "#link-state"},
+			{"/dashboard/payments", ""}, {"/dashboard/links", ""},
+		} {
+			browsertest.Navigate(t, ctx, base+c.path)
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			if err != nil || got > width {
+				t.Errorf("%s at a %d px viewport: %d px wide (%v), want at most %d", c.path, width, got, err, width)
+			}
+			if c.short == "" {
+				continue
+			}
+			// Lines of a short value's text: it is not broken up for room.
+			lines, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => { const r = document.createRange();
+				r.selectNodeContents(document.querySelector(`+strconv.Quote(c.short)+`)); return r.getClientRects().length })()`))
+			if err != nil || lines != 1 {
+				t.Errorf("%s at a %d px viewport: %s takes %d lines (%v), want 1", c.path, width, c.short, lines, err)
+			}
+		}
 	}
 }
