@@ -33,9 +33,10 @@ type PeriodVolume struct {
 // authorised (approved, or held), in percent with one decimal, rounded
 // half-up ("92.96" is "93.0"), but never "100.0" unless every one was
 // nor "0.0" unless none was; "0.0" without answered transactions. A hold
-// not yet captured, a direct debit not yet cleared or a payment in
-// progress has no answer yet and counts for neither side: they made the
-// rate look like declines before.
+// is an answer, authorised, whether still held, captured or released; a
+// direct debit not yet cleared or a payment in progress has no answer
+// yet and counts for neither side: they made the rate look like
+// declines before.
 func (p PeriodVolume) ApprovalRate() string {
 	if p.Answered == 0 {
 		return "0.0"
