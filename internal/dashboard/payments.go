@@ -137,6 +137,19 @@ type paymentData struct {
 	CaptureAmount, RefundAmount, Refused string
 }
 
+// FeesLabel names the fees the summary shows: what the ledger deducted,
+// or, before a hold's capture or a direct debit's clearing posts them,
+// the pricing's estimate of what that will deduct.
+func (d paymentData) FeesLabel() string {
+	switch {
+	case d.T.Status == paylink.StatusPreAuthorised:
+		return "Fees to be deducted at capture (estimated)"
+	case d.T.Status == paylink.StatusPending && d.T.PaymentType == paylink.PaymentTypeBankAccount:
+		return "Fees to be deducted at clearing (estimated)"
+	}
+	return "Fees deducted"
+}
+
 // payment shows one payment of the merchant; another merchant's
 // reference is not found.
 func (h *Handler) payment(rq *request) error {

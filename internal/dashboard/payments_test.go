@@ -48,6 +48,24 @@ func purchase(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string
 // clearedDebit makes a direct debit of m and clears it.
 func clearedDebit(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string) string {
 	t.Helper()
+	ref := pendingDebit(t, env, m, amount)
+	clearDebits(t, env)
+	return ref
+}
+
+// clearDebits clears the direct debits made so far, once their clearing
+// time has passed on the test clock.
+func clearDebits(t *testing.T, env *apitest.Env) {
+	t.Helper()
+	env.Clock.Advance(env.Service.Config().DirectDebitClearing + time.Second)
+	if _, err := env.Service.ClearDirectDebits(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pendingDebit makes a direct debit of m, not yet cleared.
+func pendingDebit(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount string) string {
+	t.Helper()
 	r := env.Post("/v5/direct_debit", m, map[string]any{
 		"token":        map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)},
 		"bank_account": map[string]any{"number": "987654321", "holder_name": "Jo Citizen", "bsb": "062-000"},
@@ -57,10 +75,6 @@ func clearedDebit(t *testing.T, env *apitest.Env, m *apitest.Merchant, amount st
 	})
 	if r.Status != http.StatusOK {
 		t.Fatalf("direct debit: %d %s", r.Status, r.Raw)
-	}
-	env.Clock.Advance(env.Service.Config().DirectDebitClearing + time.Second)
-	if _, err := env.Service.ClearDirectDebits(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 	return r.Str("purchase.purchase_reference")
 }
@@ -606,6 +620,30 @@ func TestPaymentPageShowsItsPostedFees(t *testing.T) {
 	if !strings.Contains(p.body, "Fees deducted</th><td class=\"num\">AUD 0.74") || !strings.Contains(p.body, `id="net">AUD 24.26`) ||
 		strings.Contains(p.body, "Fees billed separately") {
 		t.Errorf("the page does not show the posted fee 0.74 and net 24.26 (and nothing billed):\n%s", p.body)
+	}
+}
+
+// TestPendingDebitFeesAreAnEstimate: a direct debit not yet cleared has
+// no posting, so its fees are the pricing's estimate of what clearing
+// will deduct and are labelled so, with no net; once cleared they are
+// the posting's, deducted (dashboard sweep: a pending debit's page said
+// "Fees deducted").
+func TestPendingDebitFeesAreAnEstimate(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "viewer@example.com", paylink.RoleViewer)
+	debit := pendingDebit(t, env, m, "40.00")
+	b := signedIn(t, env, "viewer@example.com")
+	p := b.get(debitsPath + "/" + debit)
+	if !strings.Contains(p.body, `<th scope="row">Fees to be deducted at clearing (estimated)</th>`) ||
+		strings.Contains(p.body, "Fees deducted") || strings.Contains(p.body, `id="net"`) {
+		t.Errorf("a pending debit: got %s, want its fees labelled an estimate to be deducted at clearing, and no net",
+			section(p.body, `id="refunded"`))
+	}
+	clearDebits(t, env)
+	p = signedIn(t, env, "viewer@example.com").get(debitsPath + "/" + debit) // the clock moved past the session's idle end
+	if !strings.Contains(p.body, `<th scope="row">Fees deducted</th>`) || strings.Contains(p.body, "(estimated)") || !strings.Contains(p.body, `id="net"`) {
+		t.Errorf("a cleared debit: got %s, want its fees deducted and its net", section(p.body, `id="refunded"`))
 	}
 }
 
