@@ -653,11 +653,11 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 		}
 	}
 	var named int
-	if err := holder.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'paylink'`).Scan(&named); err != nil {
+	if err := holder.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'paylink migrations'`).Scan(&named); err != nil {
 		t.Fatal(err)
 	}
 	if named == 0 {
-		t.Error("the waiting start's session is not named paylink in pg_stat_activity")
+		t.Error("the waiting start's session is not named 'paylink migrations' in pg_stat_activity")
 	}
 	select {
 	case err := <-done:
