@@ -174,8 +174,8 @@ func sameRequest(stored, hash []byte, earlier [][]byte) bool {
 // the database cannot be reached (the request most likely failed for the
 // same outage), it logs that at WARN (an outage is no bug), returns the
 // error, which wraps ErrUnavailable and needs no more logging, and goes
-// on trying in the background (finishLater), so that the client's retry once the database is back
-// finds the key released, or its answer kept, instead of a 409 "still in
+// on trying in the background (finishLater), so that the client's retry
+// once the database is back finds the key released, or its answer kept, instead of a 409 "still in
 // progress" for the rest of IdempotencyLock.
 func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, status int, response []byte) error {
 	keep := status != 0 && status < 500

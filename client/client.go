@@ -70,8 +70,9 @@
 // decline, not the look-up's success; pending for anything found
 // PENDING, a direct debit too, whose answer said success when the bank
 // had lodged it: the look-up cannot tell that from a debit whose bank
-// has not answered), only the look-up's fields filled in. A token the caller passed in Tokens, or one the client also sent
-// with another request under the same key (a key reused for another
+// has not answered), only the look-up's fields filled in. A token the
+// caller passed in Tokens, or one the client also sent with another
+// request under the same key (a key reused for another
 // order after the 503 released it, or racing calls with different
 // bodies), may have been spent by that other request: the refusal is the
 // call's error, and the caller looks the operation up. So is an attempt

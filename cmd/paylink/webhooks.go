@@ -45,15 +45,13 @@ func runWebhooksList(ctx context.Context, env environment, args []string) error 
 			return err
 		}
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		latency := "" // the column of an attempt's latency, with --attempts
+		// With --attempts a LATENCY column, which only attempts fill.
+		header, latency := "", ""
 		if *attempts {
-			latency = "LATENCY\t"
+			header, latency = "LATENCY\t", "\t"
 		}
-		fmt.Fprintf(tw, "ID\tMID\tREFERENCE\tSTATUS\tTARGET\tSTATE\tATTEMPTS\tLAST CODE\t%sCREATED\tURL\tLAST ERROR\n", latency)
+		fmt.Fprintf(tw, "ID\tMID\tREFERENCE\tSTATUS\tTARGET\tSTATE\tATTEMPTS\tLAST CODE\t%sCREATED\tURL\tLAST ERROR\n", header)
 		for _, d := range ds {
-			if *attempts {
-				latency = "\t"
-			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s%s\t%s\t%s\n", d.ID, d.MerchantID, d.Reference, d.EventStatus,
 				d.Target, d.State, d.Attempts, d.LastStatusCode, latency, d.CreatedAt.Format(time.RFC3339), d.URL, d.LastError)
 			if *attempts {
