@@ -219,12 +219,26 @@ func checkRedirectURL(f FieldErrors, raw string) {
 	switch {
 	case err != nil || u.Scheme != "https" || u.Hostname() == "" || !validPort(u):
 		f.Add(field, "must be an absolute https:// address")
-	case strings.Trim(u.Hostname(), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != "":
+	case !asciiHostName(u.Hostname()):
 		f.Add(field, "must name its host in ASCII, an internationalised name in its xn-- form, or by an IPv4 address: "+
 			"the customer's browser is sent back there from the challenge page, whose security policy can name no other")
 	case ContainsCardNumber(raw): // kept with the purchase and shown again
 		f.Add(field, errCardNumberInText.Error())
 	}
+}
+
+// asciiHostName reports whether host is a name in ASCII or an IPv4
+// address: dot-separated labels of 1 to 63 letters, digits and hyphens,
+// none starting or ending with a hyphen, a final dot allowed.
+func asciiHostName(host string) bool {
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' ||
+			strings.Trim(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // Purchase charges (or, with PreAuth, holds) a card. Declines and

@@ -111,6 +111,12 @@ func TestThreeDSRedirectURLRules(t *testing.T) {
 		// customer was kept there after answering (spec sweep).
 		{"internationalised name", "https://bücher.example/back", http.StatusBadRequest},
 		{"IPv6 host", "https://[2001:db8::1]/back", http.StatusBadRequest},
+		// Nor names at all (security sweep).
+		{"a dot", "https://./back", http.StatusBadRequest},
+		{"dots", "https://..../back", http.StatusBadRequest},
+		{"a hyphen", "https://-/back", http.StatusBadRequest},
+		{"an empty label", "https://shop..example/back", http.StatusBadRequest},
+		{"a final dot", "https://shop.example./back", http.StatusOK},
 		// Longer than the spec's 128, up to 2048 (docs/api.md, "Where
 		// paylink differs from the spec").
 		{"2048 characters", "https://shop.example.com/back?s=" + strings.Repeat("a", 2048-32), http.StatusOK},
