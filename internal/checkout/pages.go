@@ -313,6 +313,9 @@ func quoteNumber(body io.Reader) (string, error) {
 	}
 	dec := json.NewDecoder(body)
 	err := dec.Decode(&in)
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		return "", paylink.Errorf(paylink.KindTooLarge, paylink.CodeBodyTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
+	}
 	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "card_number" {
 		return "", paylink.FieldErrors{"card_number": "must be a string"}.Err()
 	}
