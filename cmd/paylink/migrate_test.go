@@ -97,3 +97,33 @@ func TestTwoMigratesAtOnce(t *testing.T) {
 		t.Error("0028 not applied by two migrates at once")
 	}
 }
+
+// TestMigrateCountsInstancesWithALongApplicationName: pg_stat_activity
+// keeps an application name's first 63 bytes, and migrate compares by
+// them, so instances named with a longer name are still counted
+// (security sweep: with a 68-byte name migrate counted none and applied
+// 0028 under a connected instance).
+func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
+	dsn := pg.Database(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	named := dsn + sep + "application_name=paylink-" + strings.Repeat("x", 60)
+	if _, err := runCLI(t, "migrate", "--db", named); err != nil {
+		t.Fatal(err)
+	}
+	applied, undo28 := without0028(t, dsn)
+	undo28()
+	serving, err := sql.Open("pgx", named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serving.Close()
+	if err := serving.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "migrate", "--db", named); err == nil || !strings.Contains(err.Error(), "1 other paylink session(s)") || applied() {
+		t.Errorf("migrate with an instance of a 68-byte name connected: got %v (applied %v), want it refused", err, applied())
+	}
+}

@@ -375,7 +375,10 @@ func (m migration) needsStopped() string {
 // otherSessions counts the sessions connected to conn's database under
 // the application name conn had before whileMigrating named it (runLockApp):
 // other runs of migrations, waiting for the lock, have conn's name and
-// are not counted. It must run while conn
+// are not counted. PostgreSQL keeps an application name's first 63
+// bytes, so a name that long cannot take runLockApp: conn keeps it, and
+// another run waiting for the lock is then counted as an instance (a
+// refusal that --force overrides, never an instance missed). It must run while conn
 // is the store's only connection (whileMigrating's, the first the store
 // opens, on which pendingStop reads), or the store's own idle
 // connections are counted too. A session
@@ -387,8 +390,10 @@ func otherSessions(ctx context.Context, conn *sql.Conn) (int, error) {
 	for {
 		var n int
 		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND application_name || $1 = current_setting('application_name')
-			AND pid <> pg_backend_pid()`, runLockApp).Scan(&n)
+			WHERE datname = current_database() AND pid <> pg_backend_pid()
+			AND application_name = CASE WHEN right(current_setting('application_name'), length($1)) = $1
+				THEN left(current_setting('application_name'), -length($1)) ELSE current_setting('application_name') END`,
+			runLockApp).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
 		}
