@@ -103,6 +103,10 @@
 // sent is unchanged. Results show the card tokens paylink answered with
 // (an identifier, docs/lifecycle.md, not a credential); a nil pointer to
 // one of these types logged with log/slog shows slog's note of a panic.
+// log/slog asks only the value logged itself for its LogValue: a slice,
+// map or struct of requests or cards given to its JSON handler is encoded
+// as sent, card numbers included, so log them one at a time (or with
+// %+v, which hides them at any depth).
 //
 // The package is github.com/paylink/paylink/client (go get
 // github.com/paylink/paylink/client): it imports nothing outside the

@@ -12,7 +12,10 @@ import (
 // (fmt's verbs, and so log.Printf or an error wrapping it) or logged with
 // log/slog, whose JSON handler would otherwise encode a request as it is
 // sent: a number shows its last four digits, the rest "[redacted]".
-// Encoding a request to JSON (what the client sends) is unchanged.
+// Encoding a request to JSON (what the client sends) is unchanged, and so
+// slog's JSON handler encodes as sent a value nested in a slice, map or
+// struct it was given, whose LogValue it does not ask for (the package
+// doc says so).
 
 // hidden stands in for a secret in formatted output.
 const hidden = "[redacted]"
