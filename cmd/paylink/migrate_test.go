@@ -98,32 +98,39 @@ func TestTwoMigratesAtOnce(t *testing.T) {
 	}
 }
 
-// TestMigrateCountsInstancesWithALongApplicationName: pg_stat_activity
-// keeps an application name's first 63 bytes, and migrate compares by
-// them, so instances named with a longer name are still counted
+// TestMigrateCountsInstancesWithALongApplicationName: PostgreSQL keeps
+// an application name's first 63 bytes, and migrate compares by the name
+// as PostgreSQL keeps it, so instances with a long name are still counted
 // (security sweep: with a 68-byte name migrate counted none and applied
-// 0028 under a connected instance).
+// 0028 under a connected instance; the fourth verification sweep found
+// the same for 53 to 62 bytes after the first fix).
 func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
 	dsn := pg.Database(t)
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"
 	}
-	named := dsn + sep + "application_name=paylink-" + strings.Repeat("x", 60)
-	if _, err := runCLI(t, "migrate", "--db", named); err != nil {
+	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
 		t.Fatal(err)
 	}
 	applied, undo28 := without0028(t, dsn)
-	undo28()
-	serving, err := sql.Open("pgx", named)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer serving.Close()
-	if err := serving.Ping(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := runCLI(t, "migrate", "--db", named); err == nil || !strings.Contains(err.Error(), "1 other paylink session(s)") || applied() {
-		t.Errorf("migrate with an instance of a 68-byte name connected: got %v (applied %v), want it refused", err, applied())
+	// 53 to 62 bytes: the lock connection's longer name is cut to 63 and
+	// no longer ends in " migrations" (fourth verification sweep).
+	for _, n := range []int{52, 53, 58, 62, 63, 68} {
+		named := dsn + sep + "application_name=paylink-" + strings.Repeat("x", n-len("paylink-"))
+		if applied() {
+			undo28()
+		}
+		serving, err := sql.Open("pgx", named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := serving.Ping(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runCLI(t, "migrate", "--db", named); err == nil || !strings.Contains(err.Error(), "1 other paylink session(s)") || applied() {
+			t.Errorf("migrate with an instance of a %d-byte name connected: got %v (applied %v), want it refused", n, err, applied())
+		}
+		serving.Close()
 	}
 }

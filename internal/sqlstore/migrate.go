@@ -197,7 +197,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if s.writer != nil {
 		return s.migrateOn(ctx, s.writer.db, ms)
 	}
-	return s.whileMigrating(ctx, func(*sql.Conn) error { return s.migrateOn(ctx, s.db, ms) })
+	return s.whileMigrating(ctx, func(*sql.Conn, string) error { return s.migrateOn(ctx, s.db, ms) })
 }
 
 // migrationRunLock is the PostgreSQL advisory lock held, on a connection
@@ -216,15 +216,19 @@ const migrationRunLock = 7275731
 const runLockApp = " migrations"
 
 // whileMigrating runs fn holding migrationRunLock on conn, which is
-// named as runLockApp says while it waits and holds the lock.
-func (s *Store) whileMigrating(ctx context.Context, fn func(conn *sql.Conn) error) error {
+// named as runLockApp says while it waits and holds the lock; fn is given
+// the name conn had before, which the store's other sessions have.
+func (s *Store) whileMigrating(ctx context.Context, fn func(conn *sql.Conn, app string) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT set_config('application_name', current_setting('application_name') || $1, false)`,
-		runLockApp); err != nil {
+	var app string
+	if err := conn.QueryRowContext(ctx, `SELECT current_setting('application_name')`).Scan(&app); err != nil {
+		return fmt.Errorf("migrations lock: the connection's name: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT set_config('application_name', $1, false)`, app+runLockApp); err != nil {
 		return fmt.Errorf("migrations lock: name the connection: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `RESET application_name`)
@@ -232,7 +236,7 @@ func (s *Store) whileMigrating(ctx context.Context, fn func(conn *sql.Conn) erro
 		return fmt.Errorf("migrations lock: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationRunLock)
-	return fn(conn)
+	return fn(conn, app)
 }
 
 // runLockPoll is how often a start waiting for migrationRunLock tries it
@@ -310,7 +314,7 @@ func (s *Store) migrateToServe(ctx context.Context) error {
 	if s.engine != Postgres {
 		return s.migrate(ctx)
 	}
-	return s.whileMigrating(ctx, func(conn *sql.Conn) error { return s.migrateInUse(ctx, conn) })
+	return s.whileMigrating(ctx, func(conn *sql.Conn, _ string) error { return s.migrateInUse(ctx, conn) })
 }
 
 // migrateInUse is migrateToServe's check and migrations on PostgreSQL.
@@ -334,9 +338,9 @@ func (s *Store) migrateStopped(ctx context.Context, force bool) error {
 	if s.engine != Postgres || force {
 		return s.migrate(ctx)
 	}
-	return s.whileMigrating(ctx, func(conn *sql.Conn) error {
+	return s.whileMigrating(ctx, func(conn *sql.Conn, app string) error {
 		return s.migrateUnless(ctx, conn, func(m *migration, have int) error {
-			others, err := otherSessions(ctx, conn)
+			others, err := otherSessions(ctx, conn, app)
 			if err != nil || others == 0 {
 				return err
 			}
@@ -373,27 +377,25 @@ func (m migration) needsStopped() string {
 }
 
 // otherSessions counts the sessions connected to conn's database under
-// the application name conn had before whileMigrating named it (runLockApp):
-// other runs of migrations, waiting for the lock, have conn's name and
-// are not counted. PostgreSQL keeps an application name's first 63
-// bytes, so a name that long cannot take runLockApp: conn keeps it, and
-// another run waiting for the lock is then counted as an instance (a
-// refusal that --force overrides, never an instance missed). It must run while conn
-// is the store's only connection (whileMigrating's, the first the store
-// opens, on which pendingStop reads), or the store's own idle
-// connections are counted too. A session
-// whose client has just closed it stays listed until its backend exits,
-// a few milliseconds later, so a count above zero is taken again for up
-// to sessionsGoneWait: instances stopped just before are not counted.
-func otherSessions(ctx context.Context, conn *sql.Conn) (int, error) {
+// app, the application name conn had before whileMigrating named it
+// (runLockApp) and the store's other sessions have: other runs of
+// migrations, waiting for the lock under the longer name, are not
+// counted. PostgreSQL keeps a name's first 63 bytes, as app was read, so
+// a name of 63 bytes or more cannot take runLockApp: another run waiting
+// for the lock is then counted as an instance (a refusal --force
+// overrides, never an instance missed). It must run while conn is the
+// store's only connection (whileMigrating's, the first the store opens,
+// on which pendingStop reads), or the store's own idle connections are
+// counted too. A session whose client has just closed it stays listed
+// until its backend exits, a few milliseconds later, so a count above
+// zero is taken again for up to sessionsGoneWait: instances stopped just
+// before are not counted.
+func otherSessions(ctx context.Context, conn *sql.Conn, app string) (int, error) {
 	deadline := time.Now().Add(sessionsGoneWait)
 	for {
 		var n int
 		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()
-			AND application_name = CASE WHEN right(current_setting('application_name'), length($1)) = $1
-				THEN left(current_setting('application_name'), -length($1)) ELSE current_setting('application_name') END`,
-			runLockApp).Scan(&n)
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1`, app).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
 		}
