@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -228,10 +229,18 @@ func checkRedirectURL(f FieldErrors, raw string) {
 }
 
 // asciiHostName reports whether host is a name in ASCII or an IPv4
-// address: dot-separated labels of 1 to 63 letters, digits and hyphens,
-// none starting or ending with a hyphen, a final dot allowed.
+// address as a browser writes it: dot-separated labels of 1 to 63
+// letters, digits and hyphens, none starting or ending with a hyphen, a
+// final dot allowed; a host whose last label is a number (all digits, or
+// 0x and hex digits) is an IPv4 address to a browser, which rewrites
+// 127.1 or 0x7f.0.0.1 as 127.0.0.1 and refuses shop.123, so it must be
+// one in dotted decimal already.
 func asciiHostName(host string) bool {
 	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if last := strings.ToLower(labels[len(labels)-1]); allDigits(last) || strings.HasPrefix(last, "0x") {
+		a, err := netip.ParseAddr(host)
+		return err == nil && a.Is4()
+	}
 	for _, l := range labels {
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' ||
 			strings.Trim(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {

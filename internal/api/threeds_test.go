@@ -117,6 +117,15 @@ func TestThreeDSRedirectURLRules(t *testing.T) {
 		{"a hyphen", "https://-/back", http.StatusBadRequest},
 		{"an empty label", "https://shop..example/back", http.StatusBadRequest},
 		{"a final dot", "https://shop.example./back", http.StatusOK},
+		// A browser takes a last label that is a number for an IPv4
+		// address, rewriting it or refusing it (fourth verification sweep).
+		{"a short IPv4", "https://127.1/back", http.StatusBadRequest},
+		{"hex IPv4", "https://0x7f.0.0.1/back", http.StatusBadRequest},
+		{"IPv4 with a final dot", "https://127.0.0.1./back", http.StatusBadRequest},
+		{"a number last", "https://shop.123/back", http.StatusBadRequest},
+		{"five numbers", "https://1.2.3.4.5/back", http.StatusBadRequest},
+		{"over 255", "https://256.1.1.1/back", http.StatusBadRequest},
+		{"a hex last label", "https://shop.0xff/back", http.StatusBadRequest},
 		// Longer than the spec's 128, up to 2048 (docs/api.md, "Where
 		// paylink differs from the spec").
 		{"2048 characters", "https://shop.example.com/back?s=" + strings.Repeat("a", 2048-32), http.StatusOK},
