@@ -782,6 +782,7 @@ func TestSurchargeQuoteBody(t *testing.T) {
 		{`["` + visa + `"]`, `"error_code":"malformed_json"`, 400},
 		{`42`, `"error_code":"malformed_json"`, 400},
 		{`{"card_number":"` + visa + `","pad":"` + strings.Repeat("a", 20<<10) + `"}`, `"error_code":"body_too_large"`, 413},
+		{`{"card_number":"` + visa + `"}` + strings.Repeat(" ", 20<<10), `"error_code":"body_too_large"`, 413},
 		{`{"card_number":"` + visa + `","extra":[1]}` + "\n", `"brand":"visa"`, 200},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(tt.body))

@@ -313,14 +313,18 @@ func quoteNumber(body io.Reader) (string, error) {
 	}
 	dec := json.NewDecoder(body)
 	err := dec.Decode(&in)
+	if err == nil { // nothing may follow the object, up to the body's end
+		if err = dec.Decode(&struct{}{}); err == nil {
+			err = errors.New("data after the JSON object")
+		} else if err == io.EOF {
+			err = nil
+		}
+	}
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 		return "", paylink.Errorf(paylink.KindTooLarge, paylink.CodeBodyTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
 	}
 	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "card_number" {
 		return "", paylink.FieldErrors{"card_number": "must be a string"}.Err()
-	}
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("data after the JSON object")
 	}
 	if err != nil {
 		return "", paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "body must be one JSON object, {\"card_number\": \"...\"}")
