@@ -197,17 +197,35 @@ func normalizeAuthority(scheme, hostname, port string) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
+	if p, isDefault := URLPort(scheme, port); !isDefault && p != "" {
+		return host + ":" + p
+	}
+	return host
+}
+
+// URLPort is the port a URL of scheme sends to, written as its number
+// (":0443" is "443"), the scheme's default when the URL names none (80
+// for http, 443 for https, "" for another scheme), and whether it is that
+// default: the one reading of a webhook URL's port, for comparing two
+// addresses (normalizeURL) and naming a receiver (the dispatcher). A port
+// that is no 16-bit number is returned as written.
+func URLPort(scheme, port string) (string, bool) {
+	def := ""
+	switch scheme {
+	case "http":
+		def = "80"
+	case "https":
+		def = "443"
+	}
 	if port == "" {
-		return host
+		return def, def != ""
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return host + ":" + port
+		return port, false
 	}
-	if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
-		return host
-	}
-	return host + ":" + strconv.FormatUint(n, 10)
+	p := strconv.FormatUint(n, 10)
+	return p, p == def
 }
 
 // normalizeEscapes normalises the percent-encoding of a URL's path or

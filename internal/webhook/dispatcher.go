@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -347,9 +346,6 @@ func heldKeys(o outcome) []string {
 	return []string{o.receiver}
 }
 
-// defaultPorts are the ports a webhook URL without one is sent to.
-var defaultPorts = map[string]string{"http": "80", "https": "443"}
-
 // receiverOf names a delivery's receiver, the key its rows are held
 // under: its merchant, its target when that is the dynamic webhook (a
 // payment link's webhook_url), and its host (scheme, lower-case host or
@@ -380,12 +376,8 @@ func originOf(raw string) string {
 	if err != nil || len(u.Host) > maxHostLength {
 		return "invalid"
 	}
-	scheme, port := strings.ToLower(u.Scheme), u.Port()
-	if port == "" {
-		port = defaultPorts[scheme]
-	} else if n, err := strconv.Atoi(port); err == nil {
-		port = strconv.Itoa(n) // ":0443" is ":443"
-	}
+	scheme := strings.ToLower(u.Scheme)
+	port, _ := paylink.URLPort(scheme, u.Port()) // ":0443" is "443"; none is the scheme's
 	name := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(name); err == nil {
 		name = ip.Unmap().String() // one spelling of an IPv6 address
