@@ -686,9 +686,7 @@ func TestNoSurchargeReadsNone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := newBrowser(t, env)
 			csrf := b.get(page).csrf(t)
-			req, _ := http.NewRequest(http.MethodPost, page+"/surcharge", strings.NewReader(`{"card_number":"4111111111111111"}`))
-			req.Header.Set("X-CSRF-Token", csrf)
-			if p := b.do(req); !strings.Contains(p.body, `"surcharge_label":"None"`) {
+			if p := b.quote(page, csrf, `{"card_number":"4111111111111111"}`); !strings.Contains(p.body, `"surcharge_label":"None"`) {
 				t.Errorf("live quote: got %d %s, want surcharge_label None", p.status, p.body)
 			}
 			sheet := b.post(page+"/wallet/applepay", url.Values{"csrf": {csrf}})
@@ -748,9 +746,7 @@ func TestSurchargeQuote(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBrowser(t, env)
 			csrf := b.get(tt.page).csrf(t)
-			req, _ := http.NewRequest(http.MethodPost, tt.page+"/surcharge", strings.NewReader(`{"card_number":"`+tt.number+`"}`))
-			req.Header.Set("X-CSRF-Token", csrf)
-			p := b.do(req)
+			p := b.quote(tt.page, csrf, `{"card_number":"`+tt.number+`"}`)
 			if p.status != tt.status || !strings.Contains(p.body, `"surcharge":"`+tt.surcharge) || !strings.Contains(p.body, `"total":"`+tt.total) ||
 				!strings.Contains(p.body, `"surcharge_label":"`+tt.label) {
 				if tt.status == 200 || p.status != tt.status {
@@ -785,9 +781,7 @@ func TestSurchargeQuoteBody(t *testing.T) {
 		{`{"card_number":"` + visa + `"}` + strings.Repeat(" ", 20<<10), `"error_code":"body_too_large"`, 413},
 		{`{"card_number":"` + visa + `","extra":[1]}` + "\n", `"brand":"visa"`, 200},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(tt.body))
-		req.Header.Set("X-CSRF-Token", csrf)
-		if p := b.do(req); p.status != tt.status || !strings.Contains(p.body, tt.want) || strings.Contains(p.body, visa) {
+		if p := b.quote(hpp, csrf, tt.body); p.status != tt.status || !strings.Contains(p.body, tt.want) || strings.Contains(p.body, visa) {
 			t.Errorf("%s: got %d %s, want %d with %s", tt.body, p.status, p.body, tt.status, tt.want)
 		}
 	}

@@ -72,6 +72,14 @@ func (b *browser) do(req *http.Request) page {
 	return page{status: res.StatusCode, header: res.Header, body: string(raw)}
 }
 
+// quote posts body to the live surcharge quote of the page at pageURL,
+// with the CSRF token csrf, as the page's script does.
+func (b *browser) quote(pageURL, csrf, body string) page {
+	req, _ := http.NewRequest(http.MethodPost, pageURL+"/surcharge", strings.NewReader(body))
+	req.Header.Set("X-CSRF-Token", csrf)
+	return b.do(req)
+}
+
 func (b *browser) get(u string) page {
 	b.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, u, nil)
