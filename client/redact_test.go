@@ -48,8 +48,8 @@ func TestFormattedValuesHideSecrets(t *testing.T) {
 			out = append(out, fmt.Sprintf(verb, v))
 		}
 		for _, h := range []func(*bytes.Buffer) slog.Handler{
-			func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
-			func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+			func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, noTime) },
+			func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, noTime) },
 		} {
 			var b bytes.Buffer
 			slog.New(h(&b)).Info("call", "value", v)
@@ -71,3 +71,12 @@ func TestFormattedValuesHideSecrets(t *testing.T) {
 		t.Errorf("the request as sent keeps its card and token; got %s, %v", wire, err)
 	}
 }
+
+// noTime leaves the time out of a log line, whose digits could hold a
+// three-digit secret by chance (the CVC 987 in "20:21:01.516987636").
+var noTime = &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}}
