@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/browsertest"
 )
 
@@ -105,24 +106,40 @@ func TestBrowserBackClearsTheCard(t *testing.T) {
 	m := env.Onboard()
 	for _, card := range []string{card3DS, cardDecline} {
 		t.Run(card, func(t *testing.T) {
-			r := link(t, env, m, "10.50", nil)
-			ctx := tab(t, true)
-			browsertest.Navigate(t, ctx, r.Str("url"))
-			fillCard(t, ctx, card)
-			waitTotal(t, ctx, "AUD 10.63")
-			browsertest.Submit(t, ctx, "pay")
-			back, cancel := context.WithTimeout(ctx, 5*time.Second)
-			chromedp.Do(back, chromedp.NavigateBack()) // may time out waiting for the load; the poll below waits for it
-			cancel()
-			waitBack(t, ctx)
-			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["card_holder", "card_number", "card_expiry", "card_cvc"].map(id => document.getElementById(id).value)
-				.concat(["brand", "surcharge", "total", "pay-total"].map(id => document.getElementById(id).textContent))`))
-			want := []string{"Jo Citizen", "", "", "", "", "Shown when you enter your card", "AUD 10.50", "AUD 10.50 + card surcharge"}
-			if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
-				t.Errorf("after Back: got holder, number, expiry, code, brand, surcharge, total and Pay %q (%v), want %q", got, err, want)
+			// Chromium restores the form on most Backs, not all: a Back
+			// that restored nothing (the holder's name empty) shows
+			// nothing about the script and is tried again.
+			for range 3 {
+				got, err := backAfterPay(t, env, m, card)
+				if err == nil && got[0] == "" {
+					continue
+				}
+				want := []string{"Jo Citizen", "", "", "", "", "Shown when you enter your card", "AUD 10.50", "AUD 10.50 + card surcharge"}
+				if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+					t.Errorf("after Back: got holder, number, expiry, code, brand, surcharge, total and Pay %q (%v), want %q", got, err, want)
+				}
+				return
 			}
+			t.Error("after Back: Chromium restored no field of the form in 3 tries")
 		})
 	}
+}
+
+// backAfterPay pays a new link of m with card in a new tab, goes Back to
+// the page and returns its card fields' values and its summary's texts.
+func backAfterPay(t *testing.T, env *apitest.Env, m *apitest.Merchant, card string) ([]string, error) {
+	r := link(t, env, m, "10.50", nil)
+	ctx := tab(t, true)
+	browsertest.Navigate(t, ctx, r.Str("url"))
+	fillCard(t, ctx, card)
+	waitTotal(t, ctx, "AUD 10.63")
+	browsertest.Submit(t, ctx, "pay")
+	back, cancel := context.WithTimeout(ctx, 5*time.Second)
+	chromedp.Do(back, chromedp.NavigateBack()) // may time out waiting for the load; the poll below waits for it
+	cancel()
+	waitBack(t, ctx)
+	return chromedp.Run(ctx, chromedp.Evaluate[[]string](`["card_holder", "card_number", "card_expiry", "card_cvc"].map(id => document.getElementById(id).value)
+		.concat(["brand", "surcharge", "total", "pay-total"].map(id => document.getElementById(id).textContent))`))
 }
 
 // waitBack waits until the tab shows the hosted page's form again after a
