@@ -58,7 +58,7 @@ func (v *verifier) read(tx Tx) error {
 	if err := scanSettlements(tx, v.checkBatch, v.checkPayout); err != nil {
 		return err
 	}
-	if err := v.checkOrphanLines(tx); err != nil {
+	if err := v.checkLines(tx); err != nil {
 		return err
 	}
 	return v.checkMerchants(tx)
@@ -95,6 +95,7 @@ func (v *verifier) addPosting(p *Posting) {
 	if p.Net != p.Amount-p.Fee || p.Fee < 0 {
 		v.report(p.Reference, "posting %s: net %d is not amount %d less fee %d", p.Key, p.Net, p.Amount, p.Fee)
 	}
+	v.checkMerchantLines(p)
 	v.merchants[p.MerchantID]++
 	k := p.MerchantID + "/" + p.Currency
 	if p.MovesBalance() {
@@ -110,6 +111,30 @@ func (v *verifier) addPosting(p *Posting) {
 		ownersOf(v.batchOwners, p.SettlementBatch).add(owner{p.MerchantID, p.Currency, p.CreatedAt.UTC().Format(time.DateOnly)})
 	}
 	v.postings[p.Key] = p
+}
+
+// checkMerchantLines reports a posting whose lines on the merchant's
+// pending and available balances are not what its kind moves: a balance
+// transaction moves its net into pending and nothing into available, a
+// settlement moves one amount from pending to available, a payout takes
+// its amount from available. A balanced pair of lines added to a posting,
+// or a line moved from one of the two accounts to the other, would
+// otherwise leave the balances' sum right and the next payout wrong.
+func (v *verifier) checkMerchantLines(p *Posting) {
+	pending, available := -lineSum(p, AccountMerchantPending), -lineSum(p, AccountMerchantAvailable)
+	var ok bool
+	switch p.Kind {
+	case PostingSettlement:
+		ok = pending == -available
+	case PostingPayout:
+		ok = pending == 0 && available == p.Net
+	default:
+		ok = pending == p.Net && available == 0
+	}
+	if !ok {
+		v.report(p.Reference, "%s posting %s adds %d to pending and %d to available, its net is %d",
+			p.Kind, p.Key, pending, available, p.Net)
+	}
 }
 
 // refundTotals is a payment's refunded total as stored and as its
@@ -346,15 +371,23 @@ func scanPostings(tx Tx, fn func(*Posting)) error {
 	})
 }
 
-// checkOrphanLines reports ledger lines whose posting does not exist
-// (up to verifyPage of them: one is already a broken journal).
-func (v *verifier) checkOrphanLines(tx Tx) error {
+// checkLines reports ledger lines whose posting does not exist,
+// and postings with lines of another merchant or currency (up to
+// verifyPage of each: one is already a broken journal).
+func (v *verifier) checkLines(tx Tx) error {
 	ids, err := tx.OrphanLedgerLines(verifyPage)
 	if err != nil {
 		return fmt.Errorf("verify ledger lines: %w", err)
 	}
 	for _, id := range ids {
 		v.report(id, "ledger lines name posting %s, which does not exist", id)
+	}
+	misfiled, err := tx.MisfiledLedgerLines(verifyPage)
+	if err != nil {
+		return fmt.Errorf("verify ledger lines: %w", err)
+	}
+	for _, p := range misfiled {
+		v.report(p.Reference, "posting %s has a line of another merchant or currency than its own", p.Key)
 	}
 	return nil
 }

@@ -178,7 +178,9 @@ func (s *Service) settleDay(tx Tx, a MerchantCurrency, covered []*Posting) (*Set
 }
 
 // payOut pays the merchant's whole available balance, when positive,
-// covering every batch not paid out yet.
+// covering every batch not paid out yet. It pays nothing when the two
+// disagree (lines written by hand, or a bug): a payout would move money
+// the journal cannot account for.
 func (s *Service) payOut(tx Tx, a MerchantCurrency) (*Payout, error) {
 	rows, err := tx.LedgerBalances(a.MerchantID)
 	if err != nil {
@@ -196,6 +198,14 @@ func (s *Service) payOut(tx Tx, a MerchantCurrency) (*Payout, error) {
 	batches, err := tx.UnpaidBatches(a.MerchantID, a.Currency)
 	if err != nil {
 		return nil, err
+	}
+	var settled int64
+	for _, b := range batches {
+		settled += b.Net
+	}
+	if settled != available {
+		return nil, fmt.Errorf("pay out %s %s: the available balance, %d, is not the net of the batches not paid out yet, %d: "+
+			"nothing paid; run paylink ledger verify", a.MerchantID, a.Currency, available, settled)
 	}
 	id, err := s.reference("po_")
 	if err != nil {

@@ -270,6 +270,10 @@ type Tx interface {
 	// OrphanLedgerLines lists up to limit posting ids that ledger lines
 	// name but no posting has (PostgreSQL keeps no foreign key for it).
 	OrphanLedgerLines(limit int) ([]string, error)
+	// MisfiledLedgerLines lists up to limit postings (id, key and
+	// reference only) with a line of another merchant or currency than
+	// the posting's.
+	MisfiledLedgerLines(limit int) ([]*Posting, error)
 
 	// Settlement and payouts (settlement.go).
 

@@ -198,8 +198,8 @@ func TestVerifyFindsDiscrepancies(t *testing.T) {
 		for _, d := range f.verify() {
 			found[d.Reference]++
 		}
-		if found[declined.Reference] != 1 || found[approved.Reference] != 2 || found[f.m.ID+"/AUD"] != 1 || found["po_orphan"] != 1 {
-			t.Errorf("got discrepancies %v, want the orphan charge, the unbalanced orphan refund twice, the balance and the payout without a posting", found)
+		if found[declined.Reference] != 1 || found[approved.Reference] != 3 || found[f.m.ID+"/AUD"] != 1 || found["po_orphan"] != 1 {
+			t.Errorf("got discrepancies %v, want the orphan charge, the unbalanced orphan refund three times (unbalanced, nothing behind it, a pending line that is not its net), the balance and the payout without a posting", found)
 		}
 	})
 }
@@ -426,6 +426,58 @@ func TestVerifyFindsAReplacedLine(t *testing.T) {
 	if !found {
 		t.Errorf("verify after a line was replaced: got %+v, want %s reported", f.verify(), sold.Reference)
 	}
+}
+
+// TestVerifyFindsLinesAddedToAPosting: balanced lines added to a posting
+// by hand (a plain INSERT, which the journal's append-only triggers let
+// through on both engines) kept every posting balanced and the sum of
+// pending and available right, so verify was silent (ledger sweep):
+// lines moving 50.00 from pending to available made the next payout pay
+// out 50.00 that no batch settled, and lines in another currency or of
+// another merchant moved balances verify never read. Each is reported
+// under its payment, and the payout refuses to pay what the batches do
+// not account for.
+func TestVerifyFindsLinesAddedToAPosting(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		f := newFlow(t, dsn)
+		other := f.e.Onboard()
+		moved, yen, elsewhere := f.card("4111111111111111", 10000, false, false),
+			f.card("4111111111111111", 2000, false, false), f.card("4111111111111111", 3000, false, false)
+		db := f.e.WriterDB(t)
+		for _, add := range []struct {
+			ref, merchant, currency string
+			lines                   [2]struct{ account, amount string }
+		}{
+			{moved.Reference, f.m.ID, "AUD", [2]struct{ account, amount string }{{"merchant_available", "-5000"}, {"merchant_pending", "5000"}}},
+			{yen.Reference, f.m.ID, "JPY", [2]struct{ account, amount string }{{"acquirer_receivable", "700"}, {"fee_revenue", "-700"}}},
+			{elsewhere.Reference, other.ID, "AUD", [2]struct{ account, amount string }{{"acquirer_receivable", "300"}, {"fee_revenue", "-300"}}},
+		} {
+			_, err := db.Exec(`INSERT INTO ledger_lines (posting_id, line_no, merchant_id, account, currency, amount, fee_code)
+				SELECT id, 10, $2, '`+add.lines[0].account+`', $3, `+add.lines[0].amount+`, '' FROM ledger_postings WHERE reference = $1
+				UNION ALL SELECT id, 11, $2, '`+add.lines[1].account+`', $3, `+add.lines[1].amount+`, '' FROM ledger_postings WHERE reference = $1`,
+				add.ref, add.merchant, add.currency)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		found := f.verify()
+		for _, w := range []struct{ ref, says string }{
+			{moved.Reference, "adds 4795 to pending and 5000 to available, its net is 9795"},
+			{yen.Reference, "has a line of another merchant or currency than its own"},
+			{elsewhere.Reference, "has a line of another merchant or currency than its own"},
+		} {
+			if !slices.ContainsFunc(found, func(d paylink.Discrepancy) bool {
+				return d.Reference == w.ref && strings.Contains(d.Problem, w.says)
+			}) {
+				t.Errorf("%s: want a discrepancy saying %q; got %+v", w.ref, w.says, found)
+			}
+		}
+		f.e.Clock.Advance(time.Hour)
+		res, err := f.e.Service.Settle(f.ctx, f.e.Clock.Now())
+		if err == nil || !strings.Contains(err.Error(), "is not the net of the batches not paid out yet") || len(res.Payouts) != 0 {
+			t.Errorf("settle: got %+v, %v; want no payout and the error naming the difference", res, err)
+		}
+	})
 }
 
 // Verification reads one snapshot: run while payments and refunds are

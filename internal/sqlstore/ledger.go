@@ -67,6 +67,29 @@ func (t *tx) OrphanLedgerLines(limit int) ([]string, error) {
 	return ids, rows.Err()
 }
 
+// MisfiledLedgerLines lists up to limit postings (their id, key and
+// reference, without lines) with a line that names another merchant or
+// currency than the posting: balances are summed by the line's currency.
+func (t *tx) MisfiledLedgerLines(limit int) ([]*paylink.Posting, error) {
+	rows, err := t.q.QueryContext(t.ctx, `SELECT p.id, p.posting_key, p.reference FROM ledger_postings p
+		WHERE EXISTS (SELECT 1 FROM ledger_lines l WHERE l.posting_id = p.id
+			AND (l.merchant_id <> p.merchant_id OR l.currency <> p.currency))
+		ORDER BY p.id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("misfiled ledger lines: %w", err)
+	}
+	defer rows.Close()
+	var out []*paylink.Posting
+	for rows.Next() {
+		p := &paylink.Posting{}
+		if err := rows.Scan(&p.ID, &p.Key, &p.Reference); err != nil {
+			return nil, fmt.Errorf("misfiled ledger lines: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // LedgerBalances sums a merchant's lines by account and currency. The
 // lines are reached through the merchant's postings (index
 // ledger_postings_balance) and the lines' primary key: a line carries no
