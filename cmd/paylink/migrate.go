@@ -17,7 +17,8 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 	}
 	// It applies every pending migration, those that need every older
 	// instance stopped too (migrate is how an operator applies them), but
-	// those only once no other paylink session is connected, or --force.
+	// those only once no other paylink session (nor an unnamed one, as an
+	// older build's are) is connected, or --force.
 	st, err := sqlstore.OpenToMigrate(ctx, *dsn, *force, sqlstore.WithLogger(newLogger(env.stderr)))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

@@ -11,7 +11,9 @@ import (
 // every instance of an older build stopped), paylink migrate applies
 // nothing and exits with an error naming the migration's reason and how
 // many other paylink sessions are connected while a session named paylink
-// (an instance still serving) is; it applies 0028 once that session is
+// (an instance still serving) or one with no name (an instance of a build
+// older than paylink's naming of its sessions, which the SRE sweep found
+// uncounted) is; it applies 0028 once that session is
 // gone, or with --force. Before, it applied 0028 under the instances'
 // feet and said only "database is at schema version N".
 func TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected(t *testing.T) {
@@ -20,15 +22,12 @@ func TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected(t *
 		t.Fatal(err)
 	}
 	applied, undo28 := without0028(t, dsn)
-	// instance is a session named paylink standing in for a running
-	// instance; closing the returned pool ends it.
-	instance := func() *sql.DB {
+	// instance is a session named app standing in for a running
+	// instance (no name: one of a build older than paylink's naming of
+	// its sessions); closing the returned pool ends it.
+	instance := func(app string) *sql.DB {
 		t.Helper()
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		db, err := sql.Open("pgx", dsn+sep+"application_name=paylink")
+		db, err := sql.Open("pgx", withAppName(dsn, app))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,28 +37,30 @@ func TestMigrateRefusesAStopEveryInstanceMigrationWhileInstancesAreConnected(t *
 		return db
 	}
 
-	undo28()
-	serving := instance()
-	_, err := runCLI(t, "migrate", "--db", dsn)
-	for _, want := range []string{"migration 0028_idempotency_sealed.sql needs every instance of an older paylink stopped",
-		"1 other paylink session(s) are connected", "--force", "nothing applied"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("migrate with an instance connected: got %v, want an error with %q", err, want)
+	for _, app := range []string{"paylink", ""} {
+		undo28()
+		serving := instance(app)
+		_, err := runCLI(t, "migrate", "--db", dsn)
+		for _, want := range []string{"migration 0028_idempotency_sealed.sql needs every instance of an older paylink stopped",
+			`1 other session(s) named "paylink" or with no application name (as older builds' are) are connected`, "--force", "nothing applied"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("migrate with an instance named %q connected: got %v, want an error with %q", app, err, want)
+			}
 		}
-	}
-	if applied() {
-		t.Fatal("migrate applied 0028 while an instance was connected")
-	}
-	serving.Close()
-	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
-		t.Fatalf("migrate once the instance is gone: %v", err)
-	}
-	if !applied() {
-		t.Fatal("migrate did not apply 0028 once the instance was gone")
+		if applied() {
+			t.Fatalf("migrate applied 0028 while an instance named %q was connected", app)
+		}
+		serving.Close()
+		if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
+			t.Fatalf("migrate once the instance is gone: %v", err)
+		}
+		if !applied() {
+			t.Fatal("migrate did not apply 0028 once the instance was gone")
+		}
 	}
 
 	undo28()
-	serving = instance()
+	serving := instance("paylink")
 	defer serving.Close()
 	if _, err := runCLI(t, "migrate", "--db", dsn, "--force"); err != nil {
 		t.Fatalf("migrate --force with an instance connected: %v", err)
@@ -106,10 +107,6 @@ func TestTwoMigratesAtOnce(t *testing.T) {
 // the same for 53 to 62 bytes after the first fix).
 func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
 	dsn := pg.Database(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
 	if _, err := runCLI(t, "migrate", "--db", dsn); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +114,7 @@ func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
 	// 53 to 62 bytes: the lock connection's longer name is cut to 63 and
 	// no longer ends in " migrations" (fourth verification sweep).
 	for _, n := range []int{52, 53, 58, 62, 63, 68} {
-		named := dsn + sep + "application_name=paylink-" + strings.Repeat("x", n-len("paylink-"))
+		named := withAppName(dsn, "paylink-"+strings.Repeat("x", n-len("paylink-")))
 		if applied() {
 			undo28()
 		}
@@ -128,7 +125,7 @@ func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
 		if err := serving.Ping(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := runCLI(t, "migrate", "--db", named); err == nil || !strings.Contains(err.Error(), "1 other paylink session(s)") || applied() {
+		if _, err := runCLI(t, "migrate", "--db", named); err == nil || !strings.Contains(err.Error(), "1 other session(s) named") || applied() {
 			t.Errorf("migrate with an instance of a %d-byte name connected: got %v (applied %v), want it refused", n, err, applied())
 		}
 		serving.Close()

@@ -344,9 +344,10 @@ func (s *Store) migrateStopped(ctx context.Context, force bool) error {
 			if err != nil || others == 0 {
 				return err
 			}
-			return fmt.Errorf("%s, and %d other paylink session(s) are connected to the database (at schema version %d): nothing applied. "+
+			return fmt.Errorf("%s, and %d other session(s) named %q or with no application name (as older builds' are) are connected "+
+				"to the database (at schema version %d): nothing applied. "+
 				"Stop every paylink instance and run paylink migrate again, or give --force if those sessions are not instances "+
-				"(docs/operations.md, Upgrading)", m.needsStopped(), others, have)
+				"(docs/operations.md, Upgrading)", m.needsStopped(), others, app, have)
 		})
 	})
 }
@@ -376,11 +377,15 @@ func (m migration) needsStopped() string {
 	return fmt.Sprintf("migration %s needs every instance of an older paylink stopped before it is applied (%s)", m.name, m.stopEveryInstance)
 }
 
-// otherSessions counts the sessions connected to conn's database under
-// app, the application name conn had before whileMigrating named it
-// (runLockApp) and the store's other sessions have: other runs of
-// migrations, waiting for the lock under the longer name, are not
-// counted. PostgreSQL keeps a name's first 63 bytes, as app was read, so
+// otherSessions counts the client sessions connected to conn's database
+// under app, the application name conn had before whileMigrating named
+// it (runLockApp) and the store's other sessions have, or under no name,
+// as every session of a build older than paylink's naming of them has
+// (the migrations that need every instance stopped are pending only on
+// databases such builds made, so their instances are the ones to find;
+// another client without a name is counted too, a refusal --force
+// overrides): other runs of migrations, waiting for the lock under the
+// longer name, are not counted. PostgreSQL keeps a name's first 63 bytes, as app was read, so
 // a name of 63 bytes or more cannot take runLockApp: another run waiting
 // for the lock is then counted as an instance (a refusal --force
 // overrides, never an instance missed). It must run while conn is the
@@ -395,7 +400,8 @@ func otherSessions(ctx context.Context, conn *sql.Conn, app string) (int, error)
 	for {
 		var n int
 		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1`, app).Scan(&n)
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+			AND application_name IN ($1, '')`, app).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
 		}
