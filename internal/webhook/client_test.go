@@ -2,7 +2,9 @@ package webhook
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestPublicAddress(t *testing.T) {
@@ -63,5 +65,33 @@ func TestCheckDialAddress(t *testing.T) {
 				t.Errorf("got %v, want ok=%v", err, tt.wantOK)
 			}
 		})
+	}
+}
+
+// TestAttemptErrorTellsNothingOfPaylinksNetwork: a failed attempt's text
+// (the delivery log merchants read) names neither the DNS server paylink
+// asked nor the refused address a host resolved to (security review: the
+// dashboard showed "lookup hooks.evil.example on 10.255.255.53:53: no
+// such host" and "connect to 127.0.0.1: ..."), nor the URL's path.
+func TestAttemptErrorTellsNothingOfPaylinksNetwork(t *testing.T) {
+	c := newClient(5*time.Second, 1)
+	for _, tc := range []struct{ url, says string }{
+		{"http://localhost:9/secret-path?k=v", "not public: not connected"},
+		{"http://hooks.invalid/secret-path", "lookup hooks.invalid"},
+	} {
+		resp, err := c.Post(tc.url, "application/json", nil)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s: got an answer, want a failed attempt", tc.url)
+		}
+		got := attemptError(err)
+		if !strings.Contains(got, tc.says) {
+			t.Errorf("%s: got %q, want it to say %q", tc.url, got, tc.says)
+		}
+		for _, leak := range []string{"127.0.0.1", "[::1]", " on ", ":53", "secret-path"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s: got %q, which tells %q", tc.url, got, leak)
+			}
+		}
 	}
 }

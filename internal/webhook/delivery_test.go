@@ -285,7 +285,7 @@ func TestWhitelistAndPrivateAddresses(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "not whitelisted", url: rc.URL + "/hook", domains: []string{"hooks.example.com"}, wantErr: "whitelist"},
-		{name: "whitelisted name resolving to loopback", url: "http://localhost:" + port + "/hook", domains: []string{"localhost"}, wantErr: "not a public"},
+		{name: "whitelisted name resolving to loopback", url: "http://localhost:" + port + "/hook", domains: []string{"localhost"}, wantErr: "resolves to an address that is not public"},
 		{name: "whitelisted IP literal", url: rc.URL + "/hook", domains: []string{"127.0.0.1"}},
 	}
 	for _, tt := range tests {

@@ -646,7 +646,30 @@ func attemptError(err error) string {
 	if u, perr := url.Parse(ue.URL); perr == nil {
 		target = u.Scheme + "://" + u.Host
 	}
-	return ue.Op + " " + target + ": " + ue.Err.Error()
+	return ue.Op + " " + target + ": " + causeOf(ue.Err)
+}
+
+// causeOf is a failed attempt's cause without what it would tell a
+// merchant, who reads the delivery log, of paylink's own network: the DNS
+// server that was asked (a lookup's own error may name it too, so only
+// its kind is told), and the address a name resolved to that is not
+// public (with both, a webhook host naming an internal name maps the
+// network behind paylink's resolver).
+func causeOf(err error) string {
+	if errors.Is(err, ErrForbiddenAddress) {
+		return "the host resolves to an address that is not public: not connected"
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		switch {
+		case de.IsNotFound:
+			return "lookup " + de.Name + ": no such host"
+		case de.IsTimeout:
+			return "lookup " + de.Name + ": timed out"
+		}
+		return "lookup " + de.Name + ": the name could not be resolved"
+	}
+	return err.Error()
 }
 
 // recordEach records the results in done one at a time, once recording
