@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,6 +228,19 @@ func TestRateLimitSettings(t *testing.T) {
 		if _, err := parseServe(envWith(env), nil); err == nil {
 			t.Errorf("%v: got no error, want the variable refused", env)
 		}
+	}
+}
+
+// TestLogLevelSetting: PAYLINK_LOG_LEVEL takes slog's level names, and a
+// name it does not know is refused with the names it does (SRE sweep: the
+// message was slog's "unknown name" alone).
+func TestLogLevelSetting(t *testing.T) {
+	if cfg, err := parseServe(envWith(map[string]string{"PAYLINK_LOG_LEVEL": "WARN"}), nil); err != nil || cfg.logLevel != slog.LevelWarn {
+		t.Errorf("WARN: got %v, %v; want the warn level", cfg.logLevel, err)
+	}
+	_, err := parseServe(envWith(map[string]string{"PAYLINK_LOG_LEVEL": "verbose"}), nil)
+	if err == nil || !strings.Contains(err.Error(), `PAYLINK_LOG_LEVEL: "verbose" is not a level: give debug, info, warn or error`) {
+		t.Errorf("verbose: got %v, want it refused naming the levels", err)
 	}
 }
 

@@ -11,7 +11,8 @@ func runMigrate(ctx context.Context, env environment, args []string) error {
 	f := newFlags("migrate", env)
 	dsn := f.str("db", defaultDB, "database DSN")
 	force := f.Bool("force", false, "on PostgreSQL, apply a migration that needs every older instance stopped even while other "+
-		"paylink sessions are connected: instances of an older build still serving may then misbehave on the new schema")
+		"paylink sessions (or unnamed ones, as older builds') are connected: instances of an older build still serving may then "+
+		"misbehave on the new schema")
 	if err := f.parse(args); err != nil {
 		return ignoreHelp(err)
 	}

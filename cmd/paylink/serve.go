@@ -83,7 +83,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
 		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
-			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
+			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %q is not a level: give debug, info, warn or error", v)
 		}
 	}
 	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")

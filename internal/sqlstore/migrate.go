@@ -553,8 +553,10 @@ func (s *Store) beginMigrating(ctx context.Context, db beginner) (*sql.Tx, error
 	return t, nil
 }
 
-// apply runs one migration unless it has been applied already.
+// apply runs one migration unless it has been applied already, and logs
+// it once applied, so that an operator sees what a run did.
 func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
+	began := time.Now()
 	t, err := s.beginMigrating(ctx, db)
 	if err != nil {
 		return err
@@ -574,5 +576,9 @@ func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
 		m.version, m.name, time.Now().UnixMicro()); err != nil {
 		return err
 	}
-	return t.Commit()
+	if err := t.Commit(); err != nil {
+		return err
+	}
+	s.log.Info("applied migration", "migration", m.name, "took", time.Since(began).Round(time.Millisecond))
+	return nil
 }
