@@ -191,13 +191,12 @@ func (s *Service) DirectDebit(ctx context.Context, m *Merchant, req DirectDebitR
 	if s.bank == nil {
 		return nil, Errorf(KindInvalid, CodeNotSupported, "direct debit is not enabled on this service")
 	}
-	sealed, err := s.vault.Seal([]byte(req.Account.Number))
-	if err != nil {
-		return nil, Internal("seal account number", err)
-	}
-	t, err := s.newDirectDebit(m, &req, sealed)
+	t, err := s.newDirectDebit(m, &req)
 	if err != nil {
 		return nil, Internal("direct debit", err)
+	}
+	if t.Secret, err = s.vault.Seal([]byte(req.Account.Number), debitBinding(t)); err != nil {
+		return nil, Internal("seal account number", err)
 	}
 	err = s.updateSpending(ctx, m, req.TransactionToken, t.Reference, func(tx Tx) error {
 		if err := s.consumeToken(tx, m, req.TransactionToken, t.Reference); err != nil {
@@ -212,7 +211,7 @@ func (s *Service) DirectDebit(ctx context.Context, m *Merchant, req DirectDebitR
 }
 
 // newDirectDebit builds the PROCESSING transaction of a direct debit.
-func (s *Service) newDirectDebit(m *Merchant, req *DirectDebitRequest, sealed SealedSecret) (*Transaction, error) {
+func (s *Service) newDirectDebit(m *Merchant, req *DirectDebitRequest) (*Transaction, error) {
 	ref, err := s.reference("dd_")
 	if err != nil {
 		return nil, err
@@ -227,13 +226,19 @@ func (s *Service) newDirectDebit(m *Merchant, req *DirectDebitRequest, sealed Se
 		Reference: ref, MerchantID: m.ID, InvoiceNumber: req.InvoiceNumber,
 		PaymentType: PaymentTypeBankAccount, Channel: ChannelAPI, Status: StatusProcessing,
 		Currency: DirectDebitCurrency, Amount: req.Amount, Fee: fee, Total: req.Amount + fee,
-		CreatedAt: now, UpdatedAt: now, Secret: sealed,
+		CreatedAt: now, UpdatedAt: now,
 		Details: TransactionDetails{
 			Customer: req.Customer, Metadata: req.Metadata, DirectDebitFee: ddFee,
 			BankAccount: &BankAccountInfo{Masked: MaskAccountNumber(req.Account.Number),
 				BSB: req.Account.BSB, HolderName: req.Account.HolderName},
 		},
 	}, nil
+}
+
+// debitBinding is what a direct debit's sealed account number is bound
+// to (SecretBinding).
+func debitBinding(t *Transaction) string {
+	return SecretBinding(SecretDirectDebit, t.MerchantID, t.Reference)
 }
 
 // debitOf is the bank's view of a direct debit transaction.

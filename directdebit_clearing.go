@@ -54,7 +54,7 @@ func (s *Service) clearDebitBatch(ctx context.Context) (read, moved int, err err
 // transaction, and records the answer. It reports false without error
 // when another instance recorded it first.
 func (s *Service) clearDebit(ctx context.Context, t *Transaction) (bool, error) {
-	number, err := s.vault.Open(t.Secret)
+	number, err := s.vault.Open(t.Secret, debitBinding(t))
 	if err != nil {
 		return false, fmt.Errorf("open account number: %w", err)
 	}

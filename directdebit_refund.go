@@ -86,7 +86,7 @@ func reserveDebitRefund(tx Tx, m *Merchant, r *Refund) (*Transaction, error) {
 // transaction, and records APPROVED, or FAILED with the reservation
 // released.
 func (s *Service) payRefund(ctx context.Context, t *Transaction, r *Refund) (*Refund, error) {
-	number, err := s.vault.Open(t.Secret)
+	number, err := s.vault.Open(t.Secret, debitBinding(t))
 	if err != nil {
 		return nil, Internal("open account number", err)
 	}

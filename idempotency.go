@@ -120,7 +120,7 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 			Message: "a request with this Idempotency-Key is still in progress; retry later"}
 	}
 	if found.Sealed.KeyID != "" {
-		if found.Response, err = s.vault.Open(found.Sealed); err != nil {
+		if found.Response, err = s.vault.Open(found.Sealed, SecretBinding(SecretIdempotentResponse, m.ID, key)); err != nil {
 			return nil, Internal("open the stored response of an idempotency key", err)
 		}
 	}
@@ -182,7 +182,7 @@ func (s *Service) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, sta
 	var sealed SealedSecret
 	if keep {
 		var err error
-		if sealed, err = s.vault.Seal(response); err != nil {
+		if sealed, err = s.vault.Seal(response, SecretBinding(SecretIdempotentResponse, c.MerchantID, c.Key)); err != nil {
 			return fmt.Errorf("finish idempotency key: seal the response: %w", err)
 		}
 	}

@@ -43,6 +43,21 @@ type StoredSecret struct {
 	FingerprintKeyID string
 }
 
+// SecretBinding is what a sealed secret of kind is bound to, as the
+// vault's additional data: its kind, its merchant and its row (id is the
+// card's token, the payment's reference, the link's id, the user's id,
+// the idempotency key, or for a webhook signing secret the merchant's
+// id). A ciphertext copied into another column or row, or to another
+// merchant, then does not open there, and paylink cannot be made to show
+// one secret as another (security review: a sealed card number copied
+// into an idempotency key's stored answer was replayed in clear).
+func SecretBinding(kind SecretKind, merchantID, id string) string {
+	return string(kind) + "\x00" + merchantID + "\x00" + id
+}
+
+// binding is what s was sealed bound to.
+func (s StoredSecret) binding() string { return SecretBinding(s.Kind, s.MerchantID, s.ID) }
+
 // locator names the secret in a log line without revealing anything:
 // a card by its fingerprint (its ID is its token, a credential), an
 // idempotent answer by its key with any card number masked, the others
@@ -204,7 +219,7 @@ func (s *Service) rotateKind(ctx context.Context, kind SecretKind, opts KeyRotat
 // writer: it was re-sealed, replaced or erased, all under current keys.
 func (s *Service) reseal(tx Tx, sec StoredSecret, res *RotationResult) error {
 	old := sec.Sealed
-	plain, err := s.vault.Open(old)
+	plain, err := s.vault.Open(old, sec.binding())
 	if err != nil {
 		res.Unreadable++
 		s.log.Error("key rotation: cannot open a stored secret", "kind", sec.Kind, "merchant_id", sec.MerchantID,
@@ -214,7 +229,7 @@ func (s *Service) reseal(tx Tx, sec StoredSecret, res *RotationResult) error {
 	active := s.vault.KeyID()
 	var resealed, fingerprinted bool
 	if old.KeyID != active {
-		if sec.Sealed, err = s.vault.Seal(plain); err != nil {
+		if sec.Sealed, err = s.vault.Seal(plain, sec.binding()); err != nil {
 			return fmt.Errorf("reseal: %w", err)
 		}
 		resealed = true
@@ -268,7 +283,7 @@ func (s *Service) CheckSecretsOpen(ctx context.Context) error {
 	}
 	for _, m := range ms {
 		for _, sealed := range m.Settings.Webhook.Secrets {
-			if _, err := s.vault.Open(sealed); err != nil {
+			if _, err := s.vault.Open(sealed, webhookSecretBinding(m.ID)); err != nil {
 				return fmt.Errorf("merchant %s's webhook secret, sealed under key %s, does not open with this instance's keys: %w",
 					m.ID, sealed.KeyID, err)
 			}

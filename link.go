@@ -224,7 +224,7 @@ func (s *Service) newLink(m *Merchant, n NewLink, now time.Time) (*PaymentLink, 
 	if err != nil {
 		return nil, toks, err
 	}
-	sealed, err := s.vault.Seal(plain)
+	sealed, err := s.vault.Seal(plain, SecretBinding(SecretLinkTokens, m.ID, id))
 	if err != nil {
 		return nil, toks, err
 	}
@@ -287,7 +287,7 @@ func (s *Service) ListLinks(ctx context.Context, m *Merchant, limit int) ([]*Pay
 
 // openLinkURLs unseals a link's page tokens.
 func (s *Service) openLinkURLs(l *PaymentLink) (LinkURLs, error) {
-	plain, err := s.vault.Open(l.Tokens)
+	plain, err := s.vault.Open(l.Tokens, SecretBinding(SecretLinkTokens, l.MerchantID, l.ID))
 	if err != nil {
 		return LinkURLs{}, Internal("open payment link tokens", err)
 	}

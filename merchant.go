@@ -306,7 +306,7 @@ func (s *Service) CreateMerchant(ctx context.Context, n NewMerchant) (*Merchant,
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)
 	}
-	secret, sealed, err := s.newWebhookSecret()
+	secret, sealed, err := s.newWebhookSecret(creds.MID)
 	if err != nil {
 		return nil, Credentials{}, Internal("create merchant", err)
 	}

@@ -337,7 +337,7 @@ func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, custom
 
 // sealCard seals card number into c, to be stored.
 func (s *Service) sealCard(c *Card, number string) error {
-	sealed, err := s.vault.Seal([]byte(number))
+	sealed, err := s.vault.Seal([]byte(number), SecretBinding(SecretCard, c.MerchantID, c.Token))
 	if err != nil {
 		return Internal("seal card", err)
 	}
@@ -586,7 +586,7 @@ func (s *Service) cardDetails(card *Card, details *CardDetails) (CardDetails, er
 	if card.Sealed.KeyID == "" {
 		return CardDetails{}, Errorf(KindConflict, CodeCardTokenUsed, "this card can no longer be charged; its number was erased")
 	}
-	pan, err := s.vault.Open(card.Sealed)
+	pan, err := s.vault.Open(card.Sealed, SecretBinding(SecretCard, card.MerchantID, card.Token))
 	if err != nil {
 		return CardDetails{}, Internal("open card", err)
 	}

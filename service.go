@@ -17,8 +17,11 @@ const TokenLength = 128
 // Vault seals secrets (PANs, account numbers, webhook secrets) and
 // fingerprints PANs. It is implemented by internal/vault.
 type Vault interface {
-	Seal(plaintext []byte) (SealedSecret, error)
-	Open(s SealedSecret) ([]byte, error)
+	// Seal seals plaintext bound to binding (SecretBinding): it opens
+	// only with the same binding.
+	Seal(plaintext []byte, binding string) (SealedSecret, error)
+	// Open opens s, sealed with binding (or before bindings were).
+	Open(s SealedSecret, binding string) ([]byte, error)
 	// Fingerprint is a keyed, irreversible identifier of a PAN within one
 	// merchant (two merchants get unrelated fingerprints for one card),
 	// with the id of the master key it was made under.

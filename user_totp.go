@@ -21,6 +21,9 @@ func errTOTPOn() error {
 	return Errorf(KindConflict, CodeInvalidState, "two-factor sign-in is on already")
 }
 
+// totpBinding is what u's sealed TOTP secret is bound to (SecretBinding).
+func totpBinding(u *User) string { return SecretBinding(SecretTOTP, u.MerchantID, u.ID) }
+
 // BeginTOTP gives the user a new, not yet enabled TOTP secret, sealed by
 // the vault, and returns it for the set-up page. Nothing is protected by
 // it until ConfirmTOTP, which asks for the password.
@@ -32,7 +35,7 @@ func (s *Service) BeginTOTP(ctx context.Context, ss *StaffSession) ([]byte, erro
 	if _, err := s.random.Read(secret); err != nil {
 		return nil, Internal("totp secret", err)
 	}
-	sealed, err := s.vault.Seal(secret)
+	sealed, err := s.vault.Seal(secret, totpBinding(ss.User))
 	if err != nil {
 		return nil, Internal("seal totp secret", err)
 	}
@@ -56,7 +59,7 @@ func (s *Service) PendingTOTPSecret(ss *StaffSession) ([]byte, error) {
 	if ss.User.TOTPEnabled || len(ss.User.TOTP.Ciphertext) == 0 {
 		return nil, nil
 	}
-	secret, err := s.vault.Open(ss.User.TOTP)
+	secret, err := s.vault.Open(ss.User.TOTP, totpBinding(ss.User))
 	if err != nil {
 		return nil, Internal("open totp secret", err)
 	}
@@ -265,7 +268,7 @@ func (s *Service) completeSecondFactor(ctx context.Context, ss *StaffSession, co
 // time step, or the recovery code. It returns how u signed in, "" when
 // code matched nothing.
 func (s *Service) spendSecondFactor(u *User, code string) (string, error) {
-	secret, err := s.vault.Open(u.TOTP)
+	secret, err := s.vault.Open(u.TOTP, totpBinding(u))
 	if err != nil {
 		return "", fmt.Errorf("open totp secret: %w", err)
 	}

@@ -38,14 +38,14 @@ type WebhookJob struct {
 	Retries    bool
 }
 
-// newWebhookSecret returns a signing secret as shown to the merchant
-// ("whsec_" + base64 key) and sealed for storage.
-func (s *Service) newWebhookSecret() (string, SealedSecret, error) {
+// newWebhookSecret returns a signing secret of merchant mid as shown to
+// the merchant ("whsec_" + base64 key) and sealed for storage.
+func (s *Service) newWebhookSecret(mid string) (string, SealedSecret, error) {
 	key := make([]byte, webhookSecretBytes)
 	if _, err := io.ReadFull(s.random, key); err != nil {
 		return "", SealedSecret{}, fmt.Errorf("webhook secret: %w", err)
 	}
-	sealed, err := s.vault.Seal(key)
+	sealed, err := s.vault.Seal(key, webhookSecretBinding(mid))
 	if err != nil {
 		return "", SealedSecret{}, fmt.Errorf("seal webhook secret: %w", err)
 	}
@@ -74,7 +74,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, mid, from string, ove
 		return "", &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "the overlap must be whole seconds between 0 and 168h",
 			Fields: map[string]string{"overlap": "must be whole seconds between 0 and 168h"}}
 	}
-	secret, sealed, err := s.newWebhookSecret()
+	secret, sealed, err := s.newWebhookSecret(mid)
 	if err != nil {
 		return "", Internal("rotate webhook secret", err)
 	}
@@ -276,7 +276,7 @@ func (s *Service) templateFor(ctx context.Context, tx Tx, mid string, now time.T
 	if err != nil {
 		return jobTemplate{}, fmt.Errorf("merchant %s: %w", mid, err)
 	}
-	keys, err := s.signingKeys(m.Settings.Webhook, now)
+	keys, err := s.signingKeys(m.ID, m.Settings.Webhook, now)
 	if err != nil {
 		s.log.ErrorContext(ctx, "webhook deliveries put back: the merchant's signing secret cannot be opened",
 			"merchant", mid, "retry_in", unopenableSecretDelay.String(), "err", err)
@@ -286,16 +286,20 @@ func (s *Service) templateFor(ctx context.Context, tx Tx, mid string, now time.T
 		Retries: m.Settings.Webhook.Retries || s.cfg.WebhookRetries}}, nil
 }
 
-// signingKeys opens the current secret and, during a rotation's overlap,
-// the previous one.
-func (s *Service) signingKeys(w WebhookConfig, now time.Time) ([][]byte, error) {
+// webhookSecretBinding is what merchant mid's sealed webhook signing
+// secrets are bound to (SecretBinding).
+func webhookSecretBinding(mid string) string { return SecretBinding(SecretWebhookSecret, mid, mid) }
+
+// signingKeys opens merchant mid's current secret and, during a
+// rotation's overlap, the previous one.
+func (s *Service) signingKeys(mid string, w WebhookConfig, now time.Time) ([][]byte, error) {
 	n := min(len(w.Secrets), 1)
 	if len(w.Secrets) > 1 && now.Unix() < w.PreviousUntil {
 		n = 2
 	}
 	keys := make([][]byte, 0, n)
 	for _, sealed := range w.Secrets[:n] {
-		k, err := s.vault.Open(sealed)
+		k, err := s.vault.Open(sealed, webhookSecretBinding(mid))
 		if err != nil {
 			return nil, fmt.Errorf("open webhook secret: %w", err)
 		}

@@ -48,11 +48,11 @@ func TestSQLiteKeyFileIsCreatedPrivateAndReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := v1.Seal([]byte("4111111111111111"))
+	sealed, err := v1.Seal([]byte("4111111111111111"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pt, err := v2.Open(sealed); err != nil || string(pt) != "4111111111111111" {
+	if pt, err := v2.Open(sealed, "test"); err != nil || string(pt) != "4111111111111111" {
 		t.Errorf("reopened vault: got %q, %v; want the sealed PAN back", pt, err)
 	}
 	if fp1, _ := v1.Fingerprint("m1", "4111111111111111"); fp1 != first(v2.Fingerprint("m1", "4111111111111111")) {

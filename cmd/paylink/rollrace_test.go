@@ -53,7 +53,7 @@ func TestRacingRollCommands(t *testing.T) {
 			})
 			t.Run("rotate-webhook-secret", func(t *testing.T) {
 				secret := raceCommands(t, engine, db, vars, c.MID, "rotate-webhook-secret", `webhook_secret: (whsec_\S+)`)
-				wantSecrets(t, master, loadMerchant(t, db, c.MID).Settings.Webhook, secret, before.Settings.Webhook.CurrentSecret())
+				wantSecrets(t, master, c.MID, loadMerchant(t, db, c.MID).Settings.Webhook, secret, before.Settings.Webhook.CurrentSecret())
 			})
 			// A merchant with no secret yet (one onboarded before
 			// secrets were given, or whose secret an operator removed):
@@ -62,7 +62,7 @@ func TestRacingRollCommands(t *testing.T) {
 			t.Run("first rotate-webhook-secret", func(t *testing.T) {
 				dropWebhookSecrets(t, db, c.MID)
 				secret := raceCommands(t, engine, db, vars, c.MID, "rotate-webhook-secret", `webhook_secret: (whsec_\S+)`)
-				wantSecrets(t, master, loadMerchant(t, db, c.MID).Settings.Webhook, secret, "")
+				wantSecrets(t, master, c.MID, loadMerchant(t, db, c.MID).Settings.Webhook, secret, "")
 			})
 		})
 	}
@@ -70,7 +70,7 @@ func TestRacingRollCommands(t *testing.T) {
 
 // wantSecrets checks that w signs with secret, as printed, and with the
 // secret of version previous (with no other when previous is "").
-func wantSecrets(t *testing.T, master string, w paylink.WebhookConfig, secret, previous string) {
+func wantSecrets(t *testing.T, master, mid string, w paylink.WebhookConfig, secret, previous string) {
 	t.Helper()
 	switch {
 	case previous == "" && len(w.Secrets) != 1:
@@ -86,7 +86,7 @@ func wantSecrets(t *testing.T, master string, w paylink.WebhookConfig, secret, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := v.Open(w.Secrets[0])
+	plain, err := v.Open(w.Secrets[0], paylink.SecretBinding(paylink.SecretWebhookSecret, mid, mid))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,3 +200,42 @@ func TestATokenWithItsExpiryEchoed(t *testing.T) {
 	}))
 	expectError(t, both, http.StatusBadRequest, paylink.CodeInvalidRequest)
 }
+
+// TestSealedCardNumbersOpenOnlyWhereTheyWereSealed: a sealed card number
+// copied by someone who can write to the database, but has no master key,
+// into another merchant's idempotency answer or card opens in neither
+// (security review: the replay of the idempotency key answered the other
+// merchant's card number in clear, and a card row given another card's
+// sealed number would have charged that number). Each copy is refused as
+// the server's failure to open it, with no card number in the answer.
+func TestSealedCardNumbersOpenOnlyWhereTheyWereSealed(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	victim, attacker := env.Onboard(), env.Onboard()
+	const pan = "5555555555554444"
+	victimCard := tokenize(env, victim, pan, withPermission("store_card_permission")).Str("card.token")
+	attackerCard := tokenize(env, attacker, "4111111111111111", withPermission("store_card_permission")).Str("card.token")
+	if victimCard == "" || attackerCard == "" {
+		t.Fatal("tokenize: no card token")
+	}
+	body := []byte(`{"company_token":"` + attacker.Creds.CompanyToken + `"}`)
+	if res, raw := postKeyTo(t, env, attacker, "/v5/surcharge", "k1", body); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("first request: got %d %s, want a 400 kept under the key", res.StatusCode, raw)
+	}
+	db := env.WriterDB(t)
+	for _, q := range []string{
+		`UPDATE idempotency_keys SET response = (SELECT pan_sealed FROM cards WHERE token = $1),
+			response_key_id = (SELECT key_id FROM cards WHERE token = $1) WHERE merchant_id = $2 AND key = 'k1'`,
+		`UPDATE cards SET pan_sealed = (SELECT pan_sealed FROM cards WHERE token = $1) WHERE merchant_id = $2`,
+	} {
+		if _, err := db.Exec(q, victimCard, attacker.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, raw := postKeyTo(t, env, attacker, "/v5/surcharge", "k1", body)
+	if res.StatusCode != http.StatusInternalServerError || strings.Contains(raw, pan) {
+		t.Errorf("replay of a stored answer holding another merchant's sealed card number: got %d %s, want 500 without it", res.StatusCode, raw)
+	}
+	if r := payWithToken(env, attacker, attackerCard); r.Status != http.StatusInternalServerError || strings.Contains(r.Raw, pan[12:]) {
+		t.Errorf("purchase with a card holding another merchant's sealed number: got %d %s, want 500 and nothing charged", r.Status, r.Raw)
+	}
+}

@@ -88,25 +88,25 @@ func TestKeyFileVaultFollowsRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldID := serving.KeyID()
-	before, err := serving.Seal([]byte("4111111111111111"))
+	before, err := serving.Seal([]byte("4111111111111111"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rotator := rotateKeyFile(t, path)
-	resealed, err := rotator.Seal([]byte("4111111111111111"))
+	resealed, err := rotator.Seal([]byte("4111111111111111"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if serving.KeyID() == oldID {
 		t.Errorf("got active key %s after the file changed, want the new one", oldID)
 	}
-	if pt, err := serving.Open(before); err != nil || string(pt) != "4111111111111111" {
+	if pt, err := serving.Open(before, "test"); err != nil || string(pt) != "4111111111111111" {
 		t.Errorf("open a secret sealed before the rotation: got %q, %v", pt, err)
 	}
-	if pt, err := serving.Open(resealed); err != nil || string(pt) != "4111111111111111" {
+	if pt, err := serving.Open(resealed, "test"); err != nil || string(pt) != "4111111111111111" {
 		t.Errorf("open a secret re-sealed by the rotation: got %q, %v", pt, err)
 	}
-	after, err := serving.Seal([]byte("x"))
+	after, err := serving.Seal([]byte("x"), "test")
 	if err != nil || after.KeyID != rotator.KeyID() {
 		t.Errorf("seal after the rotation: got key %s (%v), want the new active key %s", after.KeyID, err, rotator.KeyID())
 	}
@@ -151,11 +151,11 @@ func TestKeyFileVaultLooksOncePerRecheck(t *testing.T) {
 			}
 		}},
 		{"a secret under the new key", func(t *testing.T, serving, rotator *Vault) {
-			sealed, err := rotator.Seal([]byte("4111111111111111"))
+			sealed, err := rotator.Seal([]byte("4111111111111111"), "test")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pt, err := serving.Open(sealed); err != nil || string(pt) != "4111111111111111" {
+			if pt, err := serving.Open(sealed, "test"); err != nil || string(pt) != "4111111111111111" {
 				t.Errorf("open a secret sealed under the new key: got %q, %v", pt, err)
 			}
 		}},
@@ -201,7 +201,7 @@ func TestKeyFileThatCannotBeReadAgainIsLogged(t *testing.T) {
 	active := serving.KeyID()
 	seal := func(times int) {
 		for range times {
-			if sealed, err := serving.Seal([]byte("x")); err != nil || sealed.KeyID != active {
+			if sealed, err := serving.Seal([]byte("x"), "test"); err != nil || sealed.KeyID != active {
 				t.Fatalf("seal: got key %s (%v), want the key in force %s", sealed.KeyID, err, active)
 			}
 		}
@@ -284,7 +284,7 @@ func TestKeyFileMovedAwayAndBackIsLoggedEachTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	seal := func() {
-		if _, err := serving.Seal([]byte("x")); err != nil {
+		if _, err := serving.Seal([]byte("x"), "test"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,13 @@
 // key the vault holds; Seal uses the first, the active key). Key rotation
 // (`paylink keys rotate`) re-seals everything under the active key, after
 // which the previous keys can be dropped.
+//
+// Each ciphertext is bound to what it is for: the key id and the caller's
+// binding (paylink.SecretBinding: the kind of secret, its merchant and
+// its row) are its additional data, so a ciphertext copied into another
+// column or row does not open there. Ciphertexts sealed before bindings
+// (the key id alone as additional data) still open, whatever the binding,
+// until a key rotation re-seals them and drops their key.
 package vault
 
 import (
@@ -146,23 +153,30 @@ func (v *Vault) current() *keyRing {
 // sealed under another id is what key rotation re-seals.
 func (v *Vault) KeyID() string { return v.current().activeID }
 
-// Seal encrypts plaintext under the active key; the key id is bound as
-// additional data.
-func (v *Vault) Seal(plaintext []byte) (paylink.SealedSecret, error) {
+// Seal encrypts plaintext under the active key; the key id and binding
+// are bound as additional data.
+func (v *Vault) Seal(plaintext []byte, binding string) (paylink.SealedSecret, error) {
 	r := v.current()
 	aead := r.aeads[r.activeID]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return paylink.SealedSecret{}, fmt.Errorf("vault: nonce: %w", err)
 	}
-	ct := aead.Seal(nonce, nonce, plaintext, []byte(r.activeID))
+	ct := aead.Seal(nonce, nonce, plaintext, additionalData(r.activeID, binding))
 	return paylink.SealedSecret{KeyID: r.activeID, Ciphertext: ct}, nil
 }
 
-// Open decrypts a sealed secret with the key it names. A key id the vault
-// does not know makes a file-backed vault read its key file again first:
-// another process may have rotated to a key this one has not seen yet.
-func (v *Vault) Open(s paylink.SealedSecret) ([]byte, error) {
+// additionalData is what a ciphertext is bound to besides its key.
+func additionalData(keyID, binding string) []byte {
+	return []byte(keyID + "\x00" + binding)
+}
+
+// Open decrypts a sealed secret with the key it names, sealed with
+// binding, or before bindings (the key id alone as additional data). A
+// key id the vault does not know makes a file-backed vault read its key
+// file again first: another process may have rotated to a key this one
+// has not seen yet.
+func (v *Vault) Open(s paylink.SealedSecret, binding string) ([]byte, error) {
 	aead, ok := v.ring.Load().aeads[s.KeyID]
 	if !ok && v.file != nil {
 		v.file.refresh(v, reload)
@@ -175,7 +189,10 @@ func (v *Vault) Open(s paylink.SealedSecret) ([]byte, error) {
 	if len(s.Ciphertext) < n {
 		return nil, errors.New("vault: ciphertext too short")
 	}
-	pt, err := aead.Open(nil, s.Ciphertext[:n], s.Ciphertext[n:], []byte(s.KeyID))
+	pt, err := aead.Open(nil, s.Ciphertext[:n], s.Ciphertext[n:], additionalData(s.KeyID, binding))
+	if err != nil {
+		pt, err = aead.Open(nil, s.Ciphertext[:n], s.Ciphertext[n:], []byte(s.KeyID))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vault: open: %w", err)
 	}

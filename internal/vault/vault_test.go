@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/paylink/paylink"
 )
 
 func TestSealOpenAndRotation(t *testing.T) {
@@ -12,7 +14,7 @@ func TestSealOpenAndRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := old.Seal([]byte("4111111111111111"))
+	sealed, err := old.Seal([]byte("4111111111111111"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,21 +25,21 @@ func TestSealOpenAndRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pt, err := rotated.Open(sealed); err != nil || string(pt) != "4111111111111111" {
+	if pt, err := rotated.Open(sealed, "test"); err != nil || string(pt) != "4111111111111111" {
 		t.Errorf("open after rotation: got %q, %v", pt, err)
 	}
-	fresh, _ := rotated.Seal([]byte("x"))
+	fresh, _ := rotated.Seal([]byte("x"), "test")
 	if fresh.KeyID == sealed.KeyID {
 		t.Errorf("new ciphertexts use the old key id %s", sealed.KeyID)
 	}
 	onlyNew, _ := New(newKey)
-	if _, err := onlyNew.Open(sealed); err == nil {
+	if _, err := onlyNew.Open(sealed, "test"); err == nil {
 		t.Errorf("opened a ciphertext without its key")
 	}
 	tampered := sealed
 	tampered.Ciphertext = append([]byte(nil), sealed.Ciphertext...)
 	tampered.Ciphertext[len(tampered.Ciphertext)-1] ^= 1
-	if _, err := old.Open(tampered); err == nil {
+	if _, err := old.Open(tampered, "test"); err == nil {
 		t.Errorf("opened a tampered ciphertext")
 	}
 }
@@ -117,5 +119,35 @@ func TestParseKey(t *testing.T) {
 	}
 	if k, err := ParseKey(" " + string(bytes.Repeat([]byte("0f"), 32)) + "\n"); err != nil || len(k) != KeySize {
 		t.Errorf("valid key: %v", err)
+	}
+}
+
+// TestSealedSecretsAreBound: a ciphertext opens only with the binding it
+// was sealed with, and one sealed before bindings (the key id alone as
+// additional data, as every ciphertext stored before them was) opens
+// whatever the binding, until key rotation re-seals it.
+func TestSealedSecretsAreBound(t *testing.T) {
+	key := bytes.Repeat([]byte{3}, KeySize)
+	v, _ := New(key)
+	sealed, err := v.Seal([]byte("4111111111111111"), "card\x00m1\x00tok1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt, err := v.Open(sealed, "card\x00m1\x00tok1"); err != nil || string(pt) != "4111111111111111" {
+		t.Errorf("its own binding: got %q, %v", pt, err)
+	}
+	for _, other := range []string{"card\x00m1\x00tok2", "card\x00m2\x00tok1", "idempotency_response\x00m1\x00k1", "", "card\x00m1\x00tok1\x00"} {
+		if _, err := v.Open(sealed, other); err == nil {
+			t.Errorf("opened with the binding %q", other)
+		}
+	}
+	id, aead, err := deriveAEAD(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := bytes.Repeat([]byte{9}, aead.NonceSize())
+	legacy := paylink.SealedSecret{KeyID: id, Ciphertext: aead.Seal(nonce, nonce, []byte("older"), []byte(id))}
+	if pt, err := v.Open(legacy, "card\x00m1\x00tok1"); err != nil || string(pt) != "older" {
+		t.Errorf("a ciphertext sealed before bindings: got %q, %v; want it opened", pt, err)
 	}
 }
