@@ -388,11 +388,11 @@ func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
 		if err := s.linkPayable(tx, l, now); err != nil {
 			return false, err
 		}
+		if err := withinAttempts(l, now); err != nil {
+			return false, err
+		}
 		if now.Sub(l.WindowStart) >= LinkAttemptWindow {
 			l.WindowStart, l.WindowAttempts = now, 0
-		}
-		if l.WindowAttempts >= LinkAttemptLimit {
-			return false, errLinkRate
 		}
 		l.WindowAttempts++
 		l.Attempts++
@@ -400,6 +400,15 @@ func (s *Service) claimLink(tx Tx, merchantID, id, ref string) error {
 		return true, nil
 	})
 	return err
+}
+
+// withinAttempts reports errLinkRate when l has used up its attempts in
+// the window running at now (LinkAttemptLimit in LinkAttemptWindow).
+func withinAttempts(l *PaymentLink, now time.Time) error {
+	if now.Sub(l.WindowStart) < LinkAttemptWindow && l.WindowAttempts >= LinkAttemptLimit {
+		return errLinkRate
+	}
+	return nil
 }
 
 // linkPayable reports why a link cannot take a new payment at now, or nil.

@@ -404,12 +404,14 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 }
 
 // CheckLinkPayable reports why the session's link cannot take a payment
-// now (paid, cancelled, expired, an attempt in progress), or nil. The
-// open 3-D Secure attempt of browser itself does not stand in the way: a
-// payment from it cancels that attempt (claimLinkFrom).
+// now (paid, cancelled, expired, an attempt in progress, its attempts
+// used up), or nil: what claimLink would refuse. The open 3-D Secure
+// attempt of browser itself does not stand in the way: a payment from it
+// cancels that attempt (claimLinkFrom).
 func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser string) error {
-	return s.store.View(ctx, func(tx Tx) error {
-		err := s.linkPayable(tx, ls.Link, s.now())
+	now := s.now()
+	err := s.store.View(ctx, func(tx Tx) error {
+		err := s.linkPayable(tx, ls.Link, now)
 		if !errors.Is(err, errLinkBusy) || browser == "" {
 			return err
 		}
@@ -418,4 +420,8 @@ func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser
 		}
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	return withinAttempts(ls.Link, now)
 }

@@ -130,19 +130,19 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 		if r.Method == http.MethodPost {
 			if err := httpx.ReadForm(r); err != nil { // the surcharge's JSON body is left unread
-				h.renderError(w, r, nonce, err)
+				h.renderError(w, r, nonce, pagePath(r), err)
 				return
 			}
 		}
 		r = r.WithContext(paylink.WithActor(r.Context(), pageActor(r)))
 		ls, err := h.svc.OpenLink(r.Context(), r.PathValue("token"))
 		if err != nil {
-			h.renderError(w, r, nonce, err)
+			h.renderError(w, r, nonce, "", err)
 			return
 		}
 		rq := &request{w: w, r: r, ls: ls, base: basePath(ls, r.PathValue("token")), nonce: nonce}
 		if !strings.HasPrefix(r.URL.Path, rq.base) { // the page token under /vt/, or the terminal's under /pay/
-			h.renderError(w, r, nonce, errNoPage)
+			h.renderError(w, r, nonce, "", errNoPage)
 			return
 		}
 		if rq.csrf, err = h.csrfToken(w, r, ls); err != nil {
@@ -150,9 +150,22 @@ func (h *Handler) page(fn pageFunc) http.Handler {
 			return
 		}
 		if err := fn(rq); err != nil {
-			h.renderError(w, r, nonce, err)
+			h.renderError(w, r, nonce, rq.base, err)
 		}
 	})
+}
+
+// pagePath is the address of the link page r was posted to, from its URL
+// ("" when it names none): an error page's way back, before the link is
+// opened (a form too large to read).
+func pagePath(r *http.Request) string {
+	tok := r.PathValue("token")
+	for _, prefix := range []string{"/pay/", "/vt/"} {
+		if tok != "" && strings.HasPrefix(r.URL.Path, prefix+tok) {
+			return prefix + tok
+		}
+	}
+	return ""
 }
 
 // pageActor is who acts on a hosted page: the customer (or, on the
@@ -212,5 +225,11 @@ func (h *Handler) serveScript(w http.ResponseWriter, r *http.Request) {
 
 var errBadCSRF = paylink.Errorf(paylink.KindForbidden, paylink.CodeCSRFFailed,
 	"This form has expired or was not sent from the payment page. Reload the page and try again.")
+
+// errNoCookie answers a form posted without the page's cookie, which a
+// browser refusing cookies never sends: reloading alone cannot help it.
+var errNoCookie = paylink.Errorf(paylink.KindForbidden, paylink.CodeCSRFFailed,
+	"Your browser did not send this payment page's cookie, which the form needs. Allow cookies for this site, "+
+		"open the payment page again and try again. No money was taken.")
 
 var errUnknownMethod = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "That payment method is not available.")

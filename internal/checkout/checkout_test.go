@@ -252,6 +252,26 @@ func TestPaymentFromAZonedIPv6Address(t *testing.T) {
 	}
 }
 
+// TestFormErrorsListTheDetailsToo: a form without its card, whose email
+// and country would be refused, lists those with the card's problems at
+// once (hosted page sweep: only the card's were listed, and the details
+// were refused a round later, the typed card cleared with them).
+func TestFormErrorsListTheDetailsToo(t *testing.T) {
+	env := start(t)
+	hpp, _ := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b := newBrowser(t, env)
+	f := url.Values{"csrf": {b.get(hpp).csrf(t)}, "first_name": {"Jo"}, "email": {"not-an-email"}, "country_code": {"uk"}}
+	p := b.post(hpp, f)
+	if p.status != http.StatusBadRequest {
+		t.Fatalf("got %d, want 400", p.status)
+	}
+	for _, w := range []string{`href="#card_number"`, `href="#email"`, `href="#country_code"`} {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("the error summary lacks %q:\n%s", w, p.body)
+		}
+	}
+}
+
 func TestFormErrorsKeepDetails(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()
@@ -408,10 +428,19 @@ func TestCSRFRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := victim.post(tt.url, cardForm(tt.csrf, cardOK))
-			if p.status != http.StatusForbidden || !strings.Contains(p.body, "Reload the page") {
-				t.Errorf("got %d, want 403 asking to reload", p.status)
+			if p.status != http.StatusForbidden || !strings.Contains(p.body, "Reload the page") || !strings.Contains(p.body, backLink(hpp)) {
+				t.Errorf("got %d, want 403 asking to reload, with a link back to the page:\n%s", p.status, p.body)
 			}
 		})
+	}
+	// A browser that keeps no cookie posts the token of the page it was
+	// shown without the cookie it was made for: it is told that the form
+	// needs the cookie, since reloading alone never helps it (hosted page
+	// sweep: "Reload the page and try again", again and again).
+	cookieless := &browser{t: t, c: &http.Client{CheckRedirect: victim.c.CheckRedirect}, origin: env.Server.URL}
+	p := cookieless.post(hpp, cardForm(cookieless.get(hpp).csrf(t), cardOK))
+	if p.status != http.StatusForbidden || !strings.Contains(p.body, "did not send this payment page") || !strings.Contains(p.body, backLink(hpp)) {
+		t.Errorf("a browser without cookies: got %d, want 403 saying the form needs the cookie:\n%s", p.status, p.body)
 	}
 	req, _ := http.NewRequest(http.MethodPost, hpp+"/surcharge", strings.NewReader(`{"card_number":"4111111111111111"}`))
 	if p := victim.do(req); p.status != http.StatusForbidden {
@@ -442,6 +471,16 @@ func TestAttemptRateLimit(t *testing.T) {
 	}
 	if got, want := p.header.Get("Retry-After"), strconv.Itoa(int(paylink.LinkAttemptWindow.Seconds())-100); got != want {
 		t.Errorf("Retry-After: got %q, want %s (the attempt window's end)", got, want)
+	}
+	// A wallet's sheet or Zip's page is not opened either, only for its
+	// approval to be refused (hosted page sweep: the sheet offered
+	// "Approve and pay", which answered 429).
+	for _, method := range []string{"/wallet/applepay", "/wallet/googlepay", "/zip"} {
+		p := b.post(hpp+method, url.Values{"csrf": {csrf}})
+		if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many payment attempts on this link") ||
+			strings.Contains(p.body, "Approve and pay") {
+			t.Errorf("%s past the attempts: got %d, want 429 with the link's page and no sheet:\n%s", method, p.status, p.body)
+		}
 	}
 	env.Clock.Advance(paylink.LinkAttemptWindow - 100*time.Second)
 	if p := b.post(hpp, cardForm(csrf, cardOK)); p.status != http.StatusSeeOther {
@@ -946,11 +985,26 @@ func TestThreeDSHandOff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if p := b.get(tt.url); p.status != tt.status {
+			p := b.get(tt.url)
+			if p.status != tt.status {
 				t.Errorf("got %d, want %d", p.status, tt.status)
+			}
+			// A reference naming no payment of the link is told in the
+			// customer's words, with the way back to the page (hosted
+			// page sweep: the API's "No transaction with that purchase
+			// reference or invoice number.", and no link).
+			if strings.HasPrefix(tt.url, hpp) && tt.status == http.StatusNotFound &&
+				(!strings.Contains(p.body, "This address names no payment of this link") || !strings.Contains(p.body, backLink(hpp))) {
+				t.Errorf("got %s, want the customer's words and a link back to the page", p.body)
 			}
 		})
 	}
+}
+
+// backLink is an error page's link back to the link page at pageURL.
+func backLink(pageURL string) string {
+	u, _ := url.Parse(pageURL)
+	return `<a href="` + u.Path + `">Back to the payment page</a>`
 }
 
 var nonceAttr = regexp.MustCompile(`nonce="([^"]+)"`)

@@ -50,10 +50,13 @@ func (rq *request) checkCSRF() error {
 	if got == "" {
 		got = rq.r.PostFormValue("csrf")
 	}
-	if !hmac.Equal([]byte(got), []byte(rq.csrf)) {
-		return errBadCSRF
+	switch {
+	case hmac.Equal([]byte(got), []byte(rq.csrf)):
+		return nil
+	case browserOf(rq.r) == "":
+		return errNoCookie
 	}
-	return nil
+	return errBadCSRF
 }
 
 // secureCookies reports whether the pages are served over HTTPS, from the

@@ -94,7 +94,8 @@ func (h *Handler) payCard(rq *request) error {
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
 	card := readCard(rq.r, v.Errors)
-	if len(v.Errors) > 0 {
+	if len(v.Errors) > 0 { // the payment would check the details with the card: list them now too
+		checkDetails(rq, v)
 		return h.render(rq, http.StatusBadRequest, v)
 	}
 	p := paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard, Customer: v.Form.customer(rq.r), Card: card, Browser: browserOf(rq.r)}
@@ -417,13 +418,19 @@ func (h *Handler) startAlternative(rq *request, confirm bool) (answered bool, er
 // (400), when the customer's details in v would be refused by the
 // payment: a wallet's sheet or Zip's approval is not offered for them.
 func (h *Handler) refuseDetails(rq *request, v *view) (refused bool, err error) {
-	if err := paylink.CheckLinkCustomer(v.Form.customer(rq.r)); err != nil {
-		formErrors(paylink.AsError(err), v.Errors, &v.Form)
-	}
+	checkDetails(rq, v)
 	if len(v.Errors) == 0 {
 		return false, nil
 	}
 	return true, h.render(rq, http.StatusBadRequest, v)
+}
+
+// checkDetails adds to v's errors, beside their fields, the problems the
+// payment would find with the customer's details in v's form.
+func checkDetails(rq *request, v *view) {
+	if err := paylink.CheckLinkCustomer(v.Form.customer(rq.r)); err != nil {
+		formErrors(paylink.AsError(err), v.Errors, &v.Form)
+	}
 }
 
 // zipPage shows the simulated Zip approval page.
@@ -515,11 +522,12 @@ func (h *Handler) pageError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	securityHeaders(w, nonce)
-	h.renderError(w, r, nonce, err)
+	h.renderError(w, r, nonce, "", err)
 }
 
-// renderError shows an error as a page, or as JSON to the script.
-func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce string, err error) {
+// renderError shows an error as a page, with a link back to the link's
+// page when back names it, or as JSON to the script.
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce, back string, err error) {
 	if httpx.ClientGone(r, err) {
 		w.WriteHeader(httpx.StatusClientClosedRequest)
 		return
@@ -543,5 +551,5 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce stri
 		json.NewEncoder(w).Encode(map[string]string{"error_code": e.Code, "error_message": e.Message})
 		return
 	}
-	h.writePage(w, r, status, &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error"}, h.execute)
+	h.writePage(w, r, status, &view{Nonce: nonce, CSS: h.css, Title: "Payment", Alert: sentence(e.Message), State: "error", Base: back}, h.execute)
 }

@@ -79,6 +79,9 @@ func returnedMessage(t *paylink.Transaction) string {
 func (h *Handler) threeDSReturn(rq *request) error {
 	ctx, ref := rq.r.Context(), rq.r.URL.Query().Get("purchase_reference")
 	t, err := h.svc.LinkTransaction(ctx, rq.ls, ref)
+	if err != nil && paylink.AsError(err).Kind == paylink.KindNotFound {
+		return errNoSuchReturn
+	}
 	if err == nil && t.Status == paylink.StatusRequiresAuthentication {
 		t, err = h.svc.CompleteThreeDS(ctx, rq.ls.Merchant, t.Reference)
 		if err != nil && paylink.AsError(err).Code == paylink.CodeAuthenticationPending {
@@ -95,6 +98,11 @@ func (h *Handler) threeDSReturn(rq *request) error {
 	}
 	return h.result(rq, h.newView(rq), t, err)
 }
+
+// errNoSuchReturn answers a return address naming no payment of its link
+// (a missing or altered purchase_reference), in the customer's words.
+var errNoSuchReturn = paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound,
+	"This address names no payment of this link: it may have been cut short. Open the payment page to see where the payment stands.")
 
 // errCheckNotFinished answers a return to the page before the issuer's
 // check was answered, in the customer's words.
