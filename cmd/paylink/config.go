@@ -391,6 +391,26 @@ func newObservedService(ctx context.Context, env environment, st *sqlstore.Store
 		Logger: log, Observer: obs, Passwords: passwords.New()})
 }
 
+// levelFlag is a log level given by name (--log-level,
+// PAYLINK_LOG_LEVEL), refused with the names it takes.
+type levelFlag struct{ level *slog.Level }
+
+func (v levelFlag) String() string {
+	if v.level == nil { // the flag package's zero value
+		return ""
+	}
+	return v.level.String()
+}
+
+// Set reads a level name as slog does: debug, info, warn or error, in
+// any case.
+func (v levelFlag) Set(s string) error {
+	if err := v.level.UnmarshalText([]byte(s)); err != nil {
+		return fmt.Errorf("%q is not a level: give debug, info, warn or error", s)
+	}
+	return nil
+}
+
 func newLogger(w io.Writer) *slog.Logger {
 	return newLoggerAt(w, slog.LevelInfo)
 }

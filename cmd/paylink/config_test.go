@@ -242,6 +242,13 @@ func TestLogLevelSetting(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `PAYLINK_LOG_LEVEL: "verbose" is not a level: give debug, info, warn or error`) {
 		t.Errorf("verbose: got %v, want it refused naming the levels", err)
 	}
+	if cfg, err := parseServe(envWith(nil), []string{"--log-level", "debug"}); err != nil || cfg.logLevel != slog.LevelDebug {
+		t.Errorf("--log-level debug: got %v, %v; want the debug level", cfg.logLevel, err)
+	}
+	_, err = parseServe(envWith(nil), []string{"--log-level", "verbose"})
+	if err == nil || !strings.Contains(err.Error(), `"verbose" is not a level: give debug, info, warn or error`) {
+		t.Errorf("--log-level verbose: got %v, want it refused naming the levels", err)
+	}
 }
 
 // TestServeRefusesSettingsThatCannotWork: a duration that is not

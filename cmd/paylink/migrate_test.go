@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paylink/paylink/internal/sqlstore"
 )
@@ -166,5 +168,50 @@ func TestMigrateSaysWhatItApplied(t *testing.T) {
 	}
 	if again := migrate(); len(again) != 0 {
 		t.Errorf("migrate on a current database logged %v applied, want none", again)
+	}
+}
+
+// TestMigrateSeesInstancesOfAnotherRole: migrate run as the database's
+// owner counts the sessions of instances logged in as another role,
+// whose backend type PostgreSQL hides from it (verification sweep: the
+// count of client backends saw none of them, named or not, and 0028 was
+// applied under them).
+func TestMigrateSeesInstancesOfAnotherRole(t *testing.T) {
+	dsn := pg.Database(t)
+	suffix := strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))[:8] + fmt.Sprint(time.Now().UnixNano()%1e6)
+	owner, app := "owner_"+suffix, "app_"+suffix
+	admin, err := sql.Open("pgx", withAppName(dsn, "paylink test")) // not an instance migrate would count
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	u, _ := url.Parse(dsn)
+	for _, q := range []string{"CREATE ROLE " + owner + " LOGIN", "CREATE ROLE " + app + " LOGIN",
+		"ALTER DATABASE " + strings.TrimPrefix(u.Path, "/") + " OWNER TO " + owner} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	as := func(role string) string { v := *u; v.User = url.User(role); return v.String() }
+	if _, err := runCLI(t, "migrate", "--db", as(owner)); err != nil {
+		t.Fatal(err)
+	}
+	applied, undo28 := without0028(t, as(owner))
+	for _, name := range []string{"paylink", ""} {
+		undo28()
+		serving, err := sql.Open("pgx", withAppName(as(app), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := serving.Ping(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runCLI(t, "migrate", "--db", as(owner)); err == nil || !strings.Contains(err.Error(), "1 other session(s)") || applied() {
+			t.Errorf("migrate as %s with an instance of %s named %q connected: got %v (applied %v), want it refused", owner, app, name, err, applied())
+		}
+		serving.Close()
+		if _, err := runCLI(t, "migrate", "--db", as(owner)); err != nil || !applied() {
+			t.Fatalf("migrate once the instance is gone: %v (applied %v)", err, applied())
+		}
 	}
 }

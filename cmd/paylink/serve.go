@@ -82,11 +82,11 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	metrics := f.str("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics and the Go profiler at http://ADDR/debug/pprof/; keep it private (default: off)")
 	cfg.logLevel = slog.LevelInfo
 	if v := env.getenv("PAYLINK_LOG_LEVEL"); v != "" {
-		if err := cfg.logLevel.UnmarshalText([]byte(v)); err != nil {
-			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %q is not a level: give debug, info, warn or error", v)
+		if err := (levelFlag{&cfg.logLevel}).Set(v); err != nil {
+			return cfg, fmt.Errorf("PAYLINK_LOG_LEVEL: %w", err)
 		}
 	}
-	f.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
+	f.Var(levelFlag{&cfg.logLevel}, "log-level", "log level: debug, info (every request), warn or error (env PAYLINK_LOG_LEVEL)")
 	clearing := f.duration("direct-debit-clearing", paylink.DefaultDirectDebitClearing, "direct debits stay PENDING this long before the bank is asked whether they cleared")
 	whTimeout := f.duration("webhook-timeout", webhook.DefaultTimeout, "timeout of one webhook delivery attempt")
 	whConcurrency := f.integer("webhook-concurrency", webhook.DefaultConcurrency,

@@ -385,7 +385,10 @@ func (m migration) needsStopped() string {
 // databases such builds made, so their instances are the ones to find;
 // another client without a name is counted too, a refusal --force
 // overrides): other runs of migrations, waiting for the lock under the
-// longer name, are not counted. PostgreSQL keeps a name's first 63 bytes, as app was read, so
+// longer name, are not counted. A session of another role shows its name
+// but not its backend type (NULL) unless this role may read all
+// statistics, so an unnamed session of unknown type counts too;
+// background workers, which log in as no user, do not. PostgreSQL keeps a name's first 63 bytes, as app was read, so
 // a name of 63 bytes or more cannot take runLockApp: another run waiting
 // for the lock is then counted as an instance (a refusal --force
 // overrides, never an instance missed). It must run while conn is the
@@ -400,8 +403,9 @@ func otherSessions(ctx context.Context, conn *sql.Conn, app string) (int, error)
 	for {
 		var n int
 		err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-			AND application_name IN ($1, '')`, app).Scan(&n)
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND usesysid IS NOT NULL
+			AND (application_name = $1 OR (application_name = '' AND (backend_type = 'client backend' OR backend_type IS NULL)))`,
+			app).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("count the database's paylink sessions: %w", err)
 		}
@@ -579,6 +583,6 @@ func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
 	if err := t.Commit(); err != nil {
 		return err
 	}
-	s.log.Info("applied migration", "migration", m.name, "took", time.Since(began).Round(time.Millisecond))
+	s.log.Info("applied migration", "migration", m.name, "took", time.Since(began).Round(time.Millisecond).String())
 	return nil
 }
