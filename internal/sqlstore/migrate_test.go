@@ -636,7 +636,9 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 	holder, pid := holdRunLock(t, dsn, "hung-migrate")
 	defer holder.Close()
 
-	lines := make(chan string, 16)
+	// Room for every record the start logs (one a migration applied) while
+	// the test waits for it to end before reading the rest.
+	lines := make(chan string, 256)
 	log := slog.New(slog.NewJSONHandler(lineWriter(lines), nil))
 	done := make(chan error, 1)
 	go func() {
