@@ -36,6 +36,7 @@ func (s *Server) tokenizeCard(w http.ResponseWriter, r *http.Request, m *paylink
 // cardLookup: POST /v5/card (4.11), the card record (2.6) without
 // response_code fields.
 func (s *Server) cardLookup(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&cardPlacement)
 	company, token := b.companyToken("company_token"), b.need(maxToken, "card_token", "card.token")
 	if err := b.err(); err != nil {
 		return nil, err
@@ -58,6 +59,7 @@ func (s *Server) cardLookup(w http.ResponseWriter, r *http.Request, m *paylink.M
 
 // invalidateCard: POST /v5/invalidate_card_token and /v5/invalidate_card (4.10).
 func (s *Server) invalidateCard(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&cardPlacement)
 	company, token := b.companyToken("company_token"), b.need(maxToken, "card_token", "card.token")
 	if err := b.err(); err != nil {
 		return nil, err

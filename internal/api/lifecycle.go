@@ -128,6 +128,7 @@ func (s *Server) statusCaller(r *http.Request, m *paylink.Merchant, b *body) err
 
 // companyToken checks the body's company_token (or token.company_token).
 func (s *Server) companyToken(r *http.Request, m *paylink.Merchant, b *body) error {
+	b.checkPlacement(&tokenPlacement)
 	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {
 		return err

@@ -163,12 +163,16 @@ var (
 		&debitFee, &purchasePreAuth, &debitNoSurcharge, &debitNoThreeDS)
 	capturePlacement  = newPlacement([]string{"token", "capture", "metadata"}, &captureSurcharge, &captureNoFee, &captureNoThreeDS)
 	linkPlacement     = newPlacement([]string{"token", "customer"}, &linkSurcharge, &linkReference, &linkNoHold, &linkNoFee)
-	tokenizePlacement = newPlacement([]string{"card", "customer"}, &tokenizeStoreCard)
+	tokenizePlacement = newPlacement([]string{"token", "card", "customer"}, &tokenizeStoreCard)
 	refundPlacement   = newPlacement([]string{"token", "customer", "refund", "metadata"}, &refundNoSurcharge, &refundNoFee)
 	// The calls without flags refuse only dotted keys.
 	cancelPlacement    = newPlacement([]string{"token", "metadata"})
 	surchargePlacement = newPlacement([]string{"token", "card"})
 	debitFeePlacement  = newPlacement([]string{"token", "purchase"})
+	cardPlacement      = newPlacement([]string{"token", "card"}) // a card's look-up and invalidation
+	// tokenPlacement is the calls that read a company token alone (a
+	// transaction token, a status look-up, a link's, a read's credential).
+	tokenPlacement = newPlacement([]string{"token"})
 )
 
 // maxPlacementDepth bounds the object nesting checkPlacement follows, so

@@ -364,3 +364,37 @@ func TestKeysEchoedInErrorsAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestDottedCompanyTokenIsRefusedEverywhere: a company token under a
+// dotted key is refused naming the key on every call that reads one, as
+// api.md says, not only on those with flags (docs sweep: the transaction
+// token, a status look-up, a card's tokenisation, look-up and
+// invalidation took {"company_token": right, "token.company_token":
+// wrong} and answered 200, and a read showed the payment to a wrong
+// dotted token sent in its body); a card token sent dotted is told so,
+// not "is required".
+func TestDottedCompanyTokenIsRefusedEverywhere(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	ref := env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00")).Str("purchase.purchase_reference")
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "D"}).Str("id")
+	for _, path := range []string{"/v5/transaction_token", "/v5/purchase/" + ref, "/v5/tokenize_card", "/v5/card",
+		"/v5/invalidate_card_token", "/v5/payment-links/" + link + "/cancel"} {
+		body := map[string]any{"company_token": m.Creds.CompanyToken, "token.company_token": "WRONG"}
+		if path == "/v5/tokenize_card" {
+			body["card"] = map[string]any{"number": "4111111111111111", "expiry_month": "12", "expiry_year": "39"}
+		}
+		if r := env.Post(path, m, body); r.Status != http.StatusBadRequest || !strings.Contains(fieldProblem(r, "token.company_token"), "send nested objects") {
+			t.Errorf("%s with a dotted token.company_token: got %d %s, want 400 naming the key", path, r.Status, r.Raw)
+		}
+	}
+	for _, path := range []string{"/v5/purchase/" + ref, "/v5/payment-links/" + link} {
+		if r := env.Do(http.MethodGet, path, m, map[string]any{"token.company_token": "WRONG"}); r.Status != http.StatusBadRequest {
+			t.Errorf("GET %s with a dotted token.company_token in its body: got %d %s, want 400", path, r.Status, r.Raw)
+		}
+	}
+	r := env.Post("/v5/card", m, map[string]any{"company_token": m.Creds.CompanyToken, "card.token": "X"})
+	if !strings.Contains(fieldProblem(r, "card.token"), "send nested objects") {
+		t.Errorf("/v5/card with a dotted card.token: got %d %s, want the dotted key refused", r.Status, r.Raw)
+	}
+}

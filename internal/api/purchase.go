@@ -14,6 +14,7 @@ const (
 
 // transactionToken: POST /v5/transaction_token (4.2).
 func (s *Server) transactionToken(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
+	b.checkPlacement(&tokenPlacement)
 	company := b.companyToken("company_token")
 	if err := b.err(); err != nil {
 		return nil, err
