@@ -433,6 +433,16 @@ func section(body, marker string) string {
 	return body[i:min(len(body), i+300)]
 }
 
+// onlyDeliveredPayment is the payment of m's first webhook delivery.
+func onlyDeliveredPayment(t *testing.T, env *apitest.Env, m *apitest.Merchant) string {
+	t.Helper()
+	log, err := env.Service.WebhookLog(context.Background(), m.Merchant, paylink.WebhookLogFilter{})
+	if err != nil || len(log.Entries) == 0 {
+		t.Fatalf("webhook log: got %v, %v", log, err)
+	}
+	return log.Entries[0].Delivery.Reference
+}
+
 // hook is a webhook receiver answering status.
 func hook(t *testing.T, status int) func(*paylink.NewMerchant) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -466,6 +476,16 @@ func TestWebhookResendFromDashboard(t *testing.T) {
 			t.Fatalf("failed-only log: got %d with %d deliveries, want 200 with one that got HTTP 500", p.status, len(ids))
 		}
 		id := ids[0][1]
+		// Each delivery and attempt says where it went (webhooks sweep: a
+		// link's webhook_url and the company URL's rows were alike).
+		hookURL := m.Merchant.Settings.Webhook.URL
+		if !strings.Contains(p.body, "to your webhook URL "+hookURL) {
+			t.Errorf("the delivery log does not say the delivery went to %s", hookURL)
+		}
+		ref := onlyDeliveredPayment(t, env, m)
+		if pay := b.get("/dashboard/payments/" + ref); !strings.Contains(pay.body, "to "+hookURL+": HTTP 500") {
+			t.Errorf("the payment's timeline does not say its webhook attempt went to %s", hookURL)
+		}
 
 		t.Run("CSRF refused", func(t *testing.T) {
 			if r := b.post("/dashboard/developers/webhooks/"+id+"/resend", url.Values{"csrf": {"nope"}}); r.status != http.StatusForbidden {

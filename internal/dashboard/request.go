@@ -1,12 +1,14 @@
 package dashboard
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/paylink/paylink"
@@ -324,7 +326,11 @@ func navItems() []navItem {
 	}
 }
 
-// render writes a page with status, filling in the layout's fields.
+// render writes a page with status, filling in the layout's fields. The
+// page is rendered into memory first: a template that fails is a clean
+// 500, and a browser that leaves before the page is sent is no error of
+// the page's (written as it rendered, every write after the browser
+// left was logged at ERROR as a failed rendering).
 func (rq *request) render(status int, name string, v view) {
 	t, ok := rq.h.pages[name]
 	if !ok {
@@ -336,11 +342,16 @@ func (rq *request) render(status int, name string, v view) {
 		v.User, v.Merch = rq.ss.User, rq.ss.Merchant
 	}
 	v.CSRF, v.Path = rq.csrf, rq.r.URL.Path
-	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	rq.w.WriteHeader(status)
-	if err := t.ExecuteTemplate(rq.w, "layout", v); err != nil {
+	var page bytes.Buffer
+	if err := t.ExecuteTemplate(&page, "layout", v); err != nil {
 		rq.h.log.ErrorContext(rq.r.Context(), "dashboard render", "page", name, "err", err)
+		http.Error(rq.w, "internal error", http.StatusInternalServerError)
+		return
 	}
+	rq.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rq.w.Header().Set("Content-Length", strconv.Itoa(page.Len()))
+	rq.w.WriteHeader(status)
+	rq.w.Write(page.Bytes())
 }
 
 // formError renders a form page again with the error's message and
