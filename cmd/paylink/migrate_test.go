@@ -141,33 +141,38 @@ func TestMigrateCountsInstancesWithALongApplicationName(t *testing.T) {
 	}
 }
 
-// TestMigrateSaysWhatItApplied: paylink migrate logs each migration it
-// applies, and none when the database is current (SRE sweep: from schema
-// 24 it applied 15 migrations and printed only the version it ended at).
+// TestMigrateSaysWhatItApplied: paylink migrate logs the migrations it
+// applies, in one line (how many, the first and the last), and nothing
+// when the database is current (SRE sweep: from schema 24 it applied 15
+// migrations and printed only the version it ended at).
 func TestMigrateSaysWhatItApplied(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "paylink.db")
-	migrate := func() []string {
+	type applied struct {
+		Msg, First, Last string
+		Count            int
+	}
+	migrate := func() []applied {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), []string{"migrate", "--db", db}, func(string) string { return "" }, &stdout, &stderr); err != nil {
 			t.Fatal(err)
 		}
-		var applied []string
+		var lines []applied
 		for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-			var line struct{ Msg, Migration string }
-			if json.Unmarshal([]byte(l), &line) == nil && line.Msg == "applied migration" {
-				applied = append(applied, line.Migration)
+			var line applied
+			if json.Unmarshal([]byte(l), &line) == nil && strings.HasPrefix(line.Msg, "applied migration") {
+				lines = append(lines, line)
 			}
 		}
-		return applied
+		return lines
 	}
 	first := migrate()
 	last := fmt.Sprintf("%04d_", sqlstore.SchemaVersion(sqlstore.SQLite))
-	if len(first) < 2 || first[0] != "0001_init.sql" || !strings.HasPrefix(first[len(first)-1], last) {
-		t.Errorf("first migrate logged %v applied, want 0001_init.sql to %s...", first, last)
+	if len(first) != 1 || first[0].Count < 2 || first[0].First != "0001_init.sql" || !strings.HasPrefix(first[0].Last, last) {
+		t.Errorf("first migrate logged %+v, want one line from 0001_init.sql to %s...", first, last)
 	}
 	if again := migrate(); len(again) != 0 {
-		t.Errorf("migrate on a current database logged %v applied, want none", again)
+		t.Errorf("migrate on a current database logged %+v, want nothing applied", again)
 	}
 }
 

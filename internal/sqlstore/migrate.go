@@ -461,10 +461,20 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 	if err := s.createMigrationsTable(ctx, db); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
+	began := time.Now()
+	var applied []string
 	for _, m := range ms {
-		if err := s.apply(ctx, db, m); err != nil {
+		done, err := s.apply(ctx, db, m)
+		if err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
+		if done {
+			applied = append(applied, m.name)
+		}
+	}
+	if len(applied) > 0 { // one line, so that a first start's banner is not lost under forty
+		s.log.Info("applied migrations", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1],
+			"took", time.Since(began).Round(time.Millisecond).String())
 	}
 	if len(ms) == 0 || ms[len(ms)-1].version < checksumsFrom {
 		return nil // no checksum column yet
@@ -557,32 +567,32 @@ func (s *Store) beginMigrating(ctx context.Context, db beginner) (*sql.Tx, error
 	return t, nil
 }
 
-// apply runs one migration unless it has been applied already, and logs
-// it once applied, so that an operator sees what a run did.
-func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) error {
+// apply runs one migration unless it has been applied already, and
+// reports whether it did (logged at debug, each; migrateOn logs the run).
+func (s *Store) apply(ctx context.Context, db *sql.DB, m migration) (bool, error) {
 	began := time.Now()
 	t, err := s.beginMigrating(ctx, db)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer t.Rollback()
 	var n int
 	if err := t.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
-		return err
+		return false, err
 	}
 	if n > 0 {
-		return nil
+		return false, nil
 	}
 	if _, err := t.ExecContext(ctx, m.sql); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := t.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
 		m.version, m.name, time.Now().UnixMicro()); err != nil {
-		return err
+		return false, err
 	}
 	if err := t.Commit(); err != nil {
-		return err
+		return false, err
 	}
-	s.log.Info("applied migration", "migration", m.name, "took", time.Since(began).Round(time.Millisecond).String())
-	return nil
+	s.log.Debug("applied migration", "migration", m.name, "took", time.Since(began).Round(time.Millisecond).String())
+	return true, nil
 }
