@@ -328,7 +328,8 @@ func quoteNumber(body io.Reader) (string, error) {
 		return "", paylink.FieldErrors{"card_number": "must be a string"}.Err()
 	}
 	if err != nil {
-		return "", paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "body must be one JSON object, {\"card_number\": \"...\"}")
+		return "", paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON,
+			"body must be one JSON object, {\"card_number\": \"...\"}, sent as Content-Type: application/json")
 	}
 	return in.Number, nil
 }
