@@ -404,14 +404,12 @@ func (s *Service) LinkReturn(ctx context.Context, linkID, ref, browser string) (
 }
 
 // CheckLinkPayable reports why the session's link cannot take a payment
-// now (paid, cancelled, expired, an attempt in progress, its attempts
-// used up), or nil: what claimLink would refuse. The open 3-D Secure
-// attempt of browser itself does not stand in the way: a payment from it
-// cancels that attempt (claimLinkFrom).
+// now (paid, cancelled, expired, an attempt in progress), or nil. The
+// open 3-D Secure attempt of browser itself does not stand in the way: a
+// payment from it cancels that attempt (claimLinkFrom).
 func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser string) error {
-	now := s.now()
-	err := s.store.View(ctx, func(tx Tx) error {
-		err := s.linkPayable(tx, ls.Link, now)
+	return s.store.View(ctx, func(tx Tx) error {
+		err := s.linkPayable(tx, ls.Link, s.now())
 		if !errors.Is(err, errLinkBusy) || browser == "" {
 			return err
 		}
@@ -420,8 +418,12 @@ func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return withinAttempts(ls.Link, now)
+}
+
+// CheckLinkAttempts reports errLinkRate when the session's link has used
+// up its attempts in the window running now (as read with the session),
+// so that a wallet's sheet or Zip's page is not opened only for its
+// approval to be refused; the page itself still shows its form and state.
+func (s *Service) CheckLinkAttempts(ls *LinkSession) error {
+	return withinAttempts(ls.Link, s.now())
 }

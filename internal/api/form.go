@@ -93,8 +93,8 @@ func valuesJSON(values url.Values, fr formRules) ([]byte, error) {
 func formValues(r *http.Request, raw []byte) (url.Values, error) {
 	switch mt, params := formType(r); mt {
 	case urlencoded:
-		if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] == '{' || trimmed[0] == '[' {
-			return nil, nil // JSON, as curl -d sends it (a form key never starts with '[')
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] == '{' {
+			return nil, nil
 		}
 		values, err := url.ParseQuery(string(raw))
 		if err != nil {

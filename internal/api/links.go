@@ -105,7 +105,9 @@ func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 // endpoints take it optionally, as link creation does, and a wrong one
 // is refused (403 company_token_mismatch) like everywhere else.
 func (s *Server) linkCaller(r *http.Request, m *paylink.Merchant, b *body) error {
-	b.checkPlacement(&tokenPlacement)
+	if r.Method == http.MethodPost { // a read's body never refuses it (readCaller)
+		b.checkPlacement(&tokenPlacement)
+	}
 	company := b.optionalCompanyToken()
 	if err := b.err(); err != nil {
 		return err

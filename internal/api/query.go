@@ -120,12 +120,6 @@ func (s *Server) readCaller(r *http.Request, m *paylink.Merchant, raw []byte) er
 		return err
 	}
 	if b, err := parseBody(raw); err == nil {
-		// A body a read does not otherwise take is read leniently, but a
-		// credential in it under a dotted key is refused, as a POST's is:
-		// neither read nor ignored.
-		if b.checkPlacement(&tokenPlacement); b.err() != nil {
-			return b.err()
-		}
 		if err := s.linkCaller(r, m, b); err != nil && paylink.AsError(err).Kind != paylink.KindInvalid {
 			return err
 		}

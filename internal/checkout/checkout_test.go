@@ -488,6 +488,40 @@ func TestAttemptRateLimit(t *testing.T) {
 	}
 }
 
+// TestLastAttemptHeldByAChallenge: the fifth attempt of the window waits
+// for its 3-D Secure challenge; the customer reloads the page in the same
+// browser: the page is shown (its form, the open attempt replaceable),
+// and a card or wallet tried then gets the 429 page with Retry-After
+// (second verification sweep: checking the attempts in CheckLinkPayable
+// made the page itself a bare 429 error, without Retry-After, whose link
+// back led to itself).
+func TestLastAttemptHeldByAChallenge(t *testing.T) {
+	env := start(t)
+	hpp, _ := pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	for i := range paylink.LinkAttemptLimit - 1 {
+		if p := b.post(hpp, cardForm(csrf, cardDecline)); p.status != http.StatusOK {
+			t.Fatalf("attempt %d: got %d, want 200 (declined)", i+1, p.status)
+		}
+	}
+	if p := b.post(hpp, cardForm(csrf, card3DS)); p.status != http.StatusSeeOther {
+		t.Fatalf("the last attempt: got %d, want 303 to its challenge", p.status)
+	}
+	if p := b.get(hpp); p.status != http.StatusOK || !strings.Contains(p.body, `name="card_number"`) {
+		t.Errorf("the page while its own challenge holds the last attempt: got %d, want 200 with the form", p.status)
+	}
+	for _, post := range []struct {
+		path string
+		form url.Values
+	}{{hpp, cardForm(csrf, cardOK)}, {hpp + "/wallet/applepay", url.Values{"csrf": {csrf}}}} {
+		p := b.post(post.path, post.form)
+		if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || !strings.Contains(p.body, "Too many payment attempts on this link") {
+			t.Errorf("POST %s past the attempts: got %d (Retry-After %q), want the 429 page with Retry-After", post.path, p.status, p.header.Get("Retry-After"))
+		}
+	}
+}
+
 // TestTwoTabsPayAtOnce races payments on one link: exactly one is taken,
 // on SQLite and on PostgreSQL.
 func TestTwoTabsPayAtOnce(t *testing.T) {

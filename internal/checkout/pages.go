@@ -407,6 +407,9 @@ func (h *Handler) startAlternative(rq *request, confirm bool) (answered bool, er
 	if e := paylink.AsError(err); err != nil && confirm && e.Code == paylink.CodeLinkInProgress {
 		return false, nil
 	}
+	if err == nil {
+		err = h.svc.CheckLinkAttempts(rq.ls)
+	}
 	if e := paylink.AsError(err); err != nil && (e.Kind == paylink.KindConflict || e.Kind == paylink.KindRateLimited) {
 		v := h.newView(rq)
 		v.Form = readForm(rq.r, v.Errors)

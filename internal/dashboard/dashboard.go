@@ -22,6 +22,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -221,5 +222,17 @@ func (h *Handler) templateFuncs() template.FuncMap {
 		"amount": paylink.FormatIn,
 		"micros": paylink.FormatMicros,
 		"roles":  paylink.Roles,
+		"origin": origin,
 	}
+}
+
+// origin is a webhook address's scheme and host, what pages seen by
+// every role show of it: its path or query may hold the receiver's own
+// secret (as the delivery log's errors keep only this much).
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "the receiver"
+	}
+	return u.Scheme + "://" + u.Host
 }

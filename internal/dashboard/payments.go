@@ -2,12 +2,14 @@ package dashboard
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/paylink/paylink"
 )
@@ -102,10 +104,16 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 	w := rq.w
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="payments.csv"`)
-	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil {
+	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil && !browserGone(rq.r, err) {
 		h.log.ErrorContext(rq.r.Context(), "dashboard: payments export", "err", err)
 	}
 	return nil
+}
+
+// browserGone reports whether err, from writing r's answer, is the
+// browser having left (a download cancelled): no error of paylink's.
+func browserGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // paymentData is the payment page.

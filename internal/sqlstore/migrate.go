@@ -388,7 +388,10 @@ func (m migration) needsStopped() string {
 // longer name, are not counted. A session of another role shows its name
 // but not its backend type (NULL) unless this role may read all
 // statistics, so an unnamed session of unknown type counts too;
-// background workers, which log in as no user, do not. PostgreSQL keeps a name's first 63 bytes, as app was read, so
+// autovacuum and the server's own processes, which log in as no user, do
+// not. A parallel worker has its leader's user and name, so an instance
+// running a parallel query counts more than once (only the message's
+// number is larger). PostgreSQL keeps a name's first 63 bytes, as app was read, so
 // a name of 63 bytes or more cannot take runLockApp: another run waiting
 // for the lock is then counted as an instance (a refusal --force
 // overrides, never an instance missed). It must run while conn is the
@@ -463,6 +466,14 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 	}
 	began := time.Now()
 	var applied []string
+	// One line, so that a first start's banner is not lost under forty;
+	// logged before a failure too, which leaves those applied before it.
+	defer func() {
+		if len(applied) > 0 {
+			s.log.Info("applied migrations", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1],
+				"took", time.Since(began).Round(time.Millisecond).String())
+		}
+	}()
 	for _, m := range ms {
 		done, err := s.apply(ctx, db, m)
 		if err != nil {
@@ -471,10 +482,6 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 		if done {
 			applied = append(applied, m.name)
 		}
-	}
-	if len(applied) > 0 { // one line, so that a first start's banner is not lost under forty
-		s.log.Info("applied migrations", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1],
-			"took", time.Since(began).Round(time.Millisecond).String())
 	}
 	if len(ms) == 0 || ms[len(ms)-1].version < checksumsFrom {
 		return nil // no checksum column yet
