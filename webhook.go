@@ -203,6 +203,17 @@ func normalizeAuthority(scheme, hostname, port string) string {
 	return host
 }
 
+// WebhookOrigin is a webhook address's scheme and host, "the receiver"
+// when it has none: what logs and pages every role sees tell of it, since
+// its path or query may hold the receiver's own secret.
+func WebhookOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "the receiver"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // URLPort is the port a URL of scheme sends to, written as its number
 // (":0443" is "443"), the scheme's default when the URL names none (80
 // for http, 443 for https, "" for another scheme), and whether it is that

@@ -77,10 +77,13 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 	return s.linkResult(l, urls), nil
 }
 
-// linkByID: POST (or GET) /v5/payment-links/{id}.
+// linkByID: POST (or GET) /v5/payment-links/{id}. A GET's body was
+// checked by readCaller, which never refuses a read for it.
 func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, b *body) (any, error) {
-	if err := s.linkCaller(r, m, b); err != nil {
-		return nil, err
+	if r.Method == http.MethodPost {
+		if err := s.linkCaller(r, m, b); err != nil {
+			return nil, err
+		}
 	}
 	l, urls, err := s.svc.Link(r.Context(), m, pathValue(r, "id"))
 	if err != nil {

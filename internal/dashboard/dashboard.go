@@ -22,7 +22,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -222,17 +221,6 @@ func (h *Handler) templateFuncs() template.FuncMap {
 		"amount": paylink.FormatIn,
 		"micros": paylink.FormatMicros,
 		"roles":  paylink.Roles,
-		"origin": origin,
+		"origin": paylink.WebhookOrigin,
 	}
-}
-
-// origin is a webhook address's scheme and host, what pages seen by
-// every role show of it: its path or query may hold the receiver's own
-// secret (as the delivery log's errors keep only this much).
-func origin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "the receiver"
-	}
-	return u.Scheme + "://" + u.Host
 }

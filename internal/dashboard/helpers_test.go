@@ -2,7 +2,9 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -145,6 +147,25 @@ func signedIn(t *testing.T, env *apitest.Env, email string) *browser {
 	b := newBrowser(t, env)
 	b.mustSignIn(email)
 	return b
+}
+
+// rawGet sends GET path with b's cookies on a connection of its own, with
+// a small receive buffer (a slow reader), and returns it to read the
+// answer from: tests that leave a page early or read it by halves.
+func (b *browser) rawGet(path string) net.Conn {
+	b.t.Helper()
+	u, _ := url.Parse(b.base + "/dashboard/")
+	var cookies []string
+	for _, c := range b.c.Jar.Cookies(u) {
+		cookies = append(cookies, c.Name+"="+c.Value)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetReadBuffer(2048)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nConnection: close\r\n\r\n", path, u.Host, strings.Join(cookies, "; "))
+	return conn
 }
 
 // token is the CSRF token of a signed-in page.

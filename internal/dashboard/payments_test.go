@@ -1,12 +1,14 @@
 package dashboard_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -860,5 +862,41 @@ func TestOverdueHoldOffersNoCaptureOrCancel(t *testing.T) {
 		if strings.Contains(p.body, ref+action) {
 			t.Errorf("an overdue hold offers %s", action)
 		}
+	}
+}
+
+// TestAnExportCutShortEndsBroken: the store failing between two pages of
+// the payments export (its table renamed under it) ends the download
+// broken, not as a complete file (third verification sweep: a 200 whose
+// body ended cleanly after the pages written, 1001 lines of 1502, whose
+// sums a merchant would trust).
+func TestAnExportCutShortEndsBroken(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	addUser(t, env, m, "admin@example.com", paylink.RoleAdmin)
+	n := 3*paylink.MaxPaymentPage + 1
+	for range n {
+		env.Post("/v5/purchase", m, env.CardPurchase(m, "4111111111111111", "5.00"))
+	}
+	b := signedIn(t, env, "admin@example.com")
+	conn := b.rawGet("/dashboard/payments?format=csv")
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 512)
+	first := make([]byte, 300)
+	if _, err := io.ReadFull(br, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WriterDB(t).Exec(`ALTER TABLE transactions RENAME TO transactions_gone`); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	res, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(string(first)), strings.NewReader(string(rest)))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, berr := io.ReadAll(res.Body)
+	lines := strings.Count(string(body), "\n")
+	if berr == nil && lines < n+1 {
+		t.Errorf("a truncated export (%d of %d lines) ended as a complete download", lines, n+1)
 	}
 }

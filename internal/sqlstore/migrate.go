@@ -466,14 +466,6 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 	}
 	began := time.Now()
 	var applied []string
-	// One line, so that a first start's banner is not lost under forty;
-	// logged before a failure too, which leaves those applied before it.
-	defer func() {
-		if len(applied) > 0 {
-			s.log.Info("applied migrations", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1],
-				"took", time.Since(began).Round(time.Millisecond).String())
-		}
-	}()
 	for _, m := range ms {
 		done, err := s.apply(ctx, db, m)
 		if err != nil {
@@ -482,6 +474,10 @@ func (s *Store) migrateOn(ctx context.Context, db *sql.DB, ms []migration) error
 		if done {
 			applied = append(applied, m.name)
 		}
+	}
+	if len(applied) > 0 { // one line, so that a first start's banner is not lost under forty
+		s.log.Info("applied migrations", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1],
+			"took", time.Since(began).Round(time.Millisecond).String())
 	}
 	if len(ms) == 0 || ms[len(ms)-1].version < checksumsFrom {
 		return nil // no checksum column yet

@@ -642,11 +642,7 @@ func attemptError(err error) string {
 	if !errors.As(err, &ue) {
 		return err.Error()
 	}
-	target := "the receiver"
-	if u, perr := url.Parse(ue.URL); perr == nil {
-		target = u.Scheme + "://" + u.Host
-	}
-	return ue.Op + " " + target + ": " + causeOf(ue.Err)
+	return ue.Op + " " + paylink.WebhookOrigin(ue.URL) + ": " + causeOf(ue.Err)
 }
 
 // causeOf is a failed attempt's cause without what it would tell a
