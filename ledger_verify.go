@@ -95,17 +95,13 @@ func (v *verifier) addPosting(p *Posting) {
 	if p.Net != p.Amount-p.Fee || p.Fee < 0 {
 		v.report(p.Reference, "posting %s: net %d is not amount %d less fee %d", p.Key, p.Net, p.Amount, p.Fee)
 	}
-	v.checkMerchantLines(p)
+	pending, available := v.checkMerchantLines(p)
 	v.merchants[p.MerchantID]++
 	k := p.MerchantID + "/" + p.Currency
 	if p.MovesBalance() {
 		v.net[k] += p.Net
 	}
-	for _, l := range p.Lines {
-		if l.Account == AccountMerchantPending || l.Account == AccountMerchantAvailable {
-			v.held[k] -= l.Amount
-		}
-	}
+	v.held[k] += pending + available
 	if p.SettlementBatch != "" {
 		v.batched[p.SettlementBatch] += p.Net
 		ownersOf(v.batchOwners, p.SettlementBatch).add(owner{p.MerchantID, p.Currency, p.CreatedAt.UTC().Format(time.DateOnly)})
@@ -119,9 +115,11 @@ func (v *verifier) addPosting(p *Posting) {
 // settlement moves one amount from pending to available, a payout takes
 // its amount from available. A balanced pair of lines added to a posting,
 // or a line moved from one of the two accounts to the other, would
-// otherwise leave the balances' sum right and the next payout wrong.
-func (v *verifier) checkMerchantLines(p *Posting) {
-	pending, available := -lineSum(p, AccountMerchantPending), -lineSum(p, AccountMerchantAvailable)
+// otherwise leave the balances' sum right and the next payout wrong. It
+// returns what the posting adds to each (credits, so positive for money
+// the merchant is owed).
+func (v *verifier) checkMerchantLines(p *Posting) (pending, available int64) {
+	pending, available = -lineSum(p, AccountMerchantPending), -lineSum(p, AccountMerchantAvailable)
 	var ok bool
 	switch p.Kind {
 	case PostingSettlement:
@@ -135,6 +133,7 @@ func (v *verifier) checkMerchantLines(p *Posting) {
 		v.report(p.Reference, "%s posting %s adds %d to pending and %d to available, its net is %d",
 			p.Kind, p.Key, pending, available, p.Net)
 	}
+	return pending, available
 }
 
 // refundTotals is a payment's refunded total as stored and as its

@@ -335,9 +335,12 @@ func (s *Service) prepareCard(m *Merchant, d *CardDetails, multiUse bool, custom
 	return c, s.sealCard(c, d.Number)
 }
 
+// cardBinding is what c's sealed number is bound to (SecretBinding).
+func cardBinding(c *Card) string { return SecretBinding(SecretCard, c.MerchantID, c.Token) }
+
 // sealCard seals card number into c, to be stored.
 func (s *Service) sealCard(c *Card, number string) error {
-	sealed, err := s.vault.Seal([]byte(number), SecretBinding(SecretCard, c.MerchantID, c.Token))
+	sealed, err := s.vault.Seal([]byte(number), cardBinding(c))
 	if err != nil {
 		return Internal("seal card", err)
 	}
@@ -586,7 +589,7 @@ func (s *Service) cardDetails(card *Card, details *CardDetails) (CardDetails, er
 	if card.Sealed.KeyID == "" {
 		return CardDetails{}, Errorf(KindConflict, CodeCardTokenUsed, "this card can no longer be charged; its number was erased")
 	}
-	pan, err := s.vault.Open(card.Sealed, SecretBinding(SecretCard, card.MerchantID, card.Token))
+	pan, err := s.vault.Open(card.Sealed, cardBinding(card))
 	if err != nil {
 		return CardDetails{}, Internal("open card", err)
 	}

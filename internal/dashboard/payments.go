@@ -2,16 +2,15 @@ package dashboard
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/httpx"
 )
 
 // The payments pages: the merchant's transactions (filtered, searched,
@@ -104,19 +103,13 @@ func (h *Handler) exportCSV(rq *request, v view, f paylink.PaymentFilter) error 
 	w := rq.w
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="payments.csv"`)
-	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil && !browserGone(rq.r, err) {
+	if err := h.svc.WritePaymentsCSV(rq.r.Context(), w, rq.ss.Merchant, f); err != nil && !httpx.ClientLeft(rq.r, err) {
 		h.log.ErrorContext(rq.r.Context(), "dashboard: payments export cut short", "err", err)
 		// Its 200 and first pages are sent: ending the answer normally would
 		// save a shorter file that looks whole, whose sums are wrong.
 		panic(http.ErrAbortHandler)
 	}
 	return nil
-}
-
-// browserGone reports whether err, from writing r's answer, is the
-// browser having left (a download cancelled): no error of paylink's.
-func browserGone(r *http.Request, err error) bool {
-	return r.Context().Err() != nil || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // paymentData is the payment page.

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -314,6 +315,13 @@ const StatusClientClosedRequest = 499
 // already counted the outage (paylink_database_unavailable_total).
 func ClientGone(r *http.Request, err error) bool {
 	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, paylink.ErrUnavailable))
+}
+
+// ClientLeft reports whether err, from writing r's answer, is the client
+// having left (a download cancelled, a page closed): no error of the
+// server's. ClientGone is the same rule for an error met before writing.
+func ClientLeft(r *http.Request, err error) bool {
+	return r.Context().Err() != nil || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // RetryAfterSeconds is the Retry-After of every answer that a retry after
