@@ -108,9 +108,7 @@ func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 // endpoints take it optionally, as link creation does, and a wrong one
 // is refused (403 company_token_mismatch) like everywhere else.
 func (s *Server) linkCaller(r *http.Request, m *paylink.Merchant, b *body) error {
-	if r.Method == http.MethodPost { // a read's body never refuses it (readCaller)
-		b.checkPlacement(&tokenPlacement)
-	}
+	b.checkPlacement(&tokenPlacement) // a read's refusal is ignored by readCaller, as its others are
 	company := b.optionalCompanyToken()
 	if err := b.err(); err != nil {
 		return err
