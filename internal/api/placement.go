@@ -84,12 +84,15 @@ func newPlacement(objects []string, keys ...*keyRule) placement {
 const maxSquashed = 64
 
 // squash appends name to dst in lower case without '_' and '-', the form
-// in which looseEqual compares names; ok is false when that is longer
-// than maxSquashed.
+// in which looseEqual compares names, and without blanks, control bytes
+// and non-ASCII bytes (a stray space, tab or zero-width space a copy
+// brings), so that a flag's key carrying one is refused rather than
+// passed over as no flag; ok is false when that is longer than
+// maxSquashed.
 func squash(dst []byte, name string) (sq []byte, ok bool) {
 	for i := 0; i < len(name); i++ {
 		c := lower(name[i])
-		if c == '_' || c == '-' {
+		if squashedOut(c) {
 			continue
 		}
 		if len(dst) == maxSquashed {
@@ -100,12 +103,17 @@ func squash(dst []byte, name string) (sq []byte, ok bool) {
 	return dst, true
 }
 
-// initialBit is the bit of a name's first letter (ignoring case, '_' and
-// '-', as looseEqual does); 0 when it begins with no ASCII letter.
+// squashedOut reports whether squash leaves byte c out of a name.
+func squashedOut(c byte) bool {
+	return c == '_' || c == '-' || c <= ' ' || c >= 0x7f
+}
+
+// initialBit is the bit of a name's first letter (ignoring case and what
+// squash leaves out); 0 when it begins with no ASCII letter.
 func initialBit(name string) uint32 {
 	for i := 0; i < len(name); i++ {
 		switch c := lower(name[i]); {
-		case c == '_' || c == '-':
+		case squashedOut(c):
 			continue
 		case 'a' <= c && c <= 'z':
 			return 1 << (c - 'a')

@@ -109,6 +109,12 @@ func TestPurchaseFlagsOutOfPlaceAreRefused(t *testing.T) {
 			"purchase.should_service_apply_authentication", belongs},
 		{"card permission in purchase", "/v5/purchase", at("purchase.store_card_permission", true),
 			"purchase.store_card_permission", belongs + "customer.store_card_permission"},
+		{"pre-auth with a trailing space", "/v5/purchase", at("purchase.should_service_apply_pre_authorisation ", true),
+			"purchase.should_service_apply_pre_authorisation ", "send it as purchase.should_service_apply_pre_authorisation"},
+		{"pre-auth with a leading tab", "/v5/purchase", at("purchase.\tshould_service_apply_pre_authorisation", true),
+			"purchase.\tshould_service_apply_pre_authorisation", "send it as purchase.should_service_apply_pre_authorisation"},
+		{"surcharge with a zero-width space", "/v5/purchase", at("purchase.should_service_apply_\u200bsurcharge", true),
+			"purchase.should_service_apply_\u200bsurcharge", "send it as purchase.should_service_apply_surcharge"},
 		{"dotted pre-auth beside purchase", "/v5/purchase", dotted("purchase.should_service_apply_pre_authorisation", true),
 			"purchase.should_service_apply_pre_authorisation", "send nested objects"},
 		{"dotted surcharge", "/v5/purchase", dotted("purchase.shouldServiceApplySurcharge", true),
@@ -186,7 +192,9 @@ func TestDirectDebitFlagsOutOfPlaceAreRefused(t *testing.T) {
 // outside capture, a link's surcharge opt-out outside the top level
 // (links surcharge by default: ignored, it overcharges), a link's
 // merchant reference run together (it was told "merchantReference: is
-// required"), and a tokenisation's permission outside customer (or as
+// required"), a flag's key carrying a stray blank or invisible character
+// (the twenty-fifth stop's sloppy-client sweep: ignored, so a link
+// meant not to surcharge did), and a tokenisation's permission outside customer (or as
 // card.multi_use) are refused.
 func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
@@ -237,6 +245,9 @@ func TestCaptureAndLinkFlagsOutOfPlaceAreRefused(t *testing.T) {
 		{"link opt-out in purchase", "/v5/payment-links",
 			link(func(b map[string]any) { apitest.Set(b, "purchase.should_service_apply_surcharge", false) }),
 			"purchase.should_service_apply_surcharge", belongs},
+		{"link opt-out with a no-break space", "/v5/payment-links",
+			link(func(b map[string]any) { b["should_service_apply_surcharge\u00a0"] = false }),
+			"should_service_apply_surcharge\u00a0", "send it as should_service_apply_surcharge"},
 		// Flags a payment link does not have, asked for: a hold would be
 		// charged in full.
 		{"link hold", "/v5/payment-links",
