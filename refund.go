@@ -198,7 +198,8 @@ func (s *Service) auditRefund(ctx context.Context, tx Tx, r *Refund) error {
 var errNoSuchRefund = Errorf(KindNotFound, CodeNotFound, "no refund with that refund reference, invoice number or purchase reference")
 
 // RefundStatus finds a refund of m by refund reference, or else the newest
-// with that refund invoice number or purchase reference (spec 4.8).
+// with that refund invoice number, purchase reference or purchase invoice
+// number, in that order (spec 4.8; Tx.RefundByInvoice).
 func (s *Service) RefundStatus(ctx context.Context, m *Merchant, ref string) (*Refund, error) {
 	if !lookupRef(ref) {
 		return nil, errNoSuchRefund

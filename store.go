@@ -124,6 +124,10 @@ type Tx interface {
 
 	CreateRefund(r *Refund) error
 	Refund(merchantID, reference string) (*Refund, error)
+	// RefundByInvoice loads the merchant's newest refund with that
+	// invoice number, failing that the newest refund of that purchase
+	// reference, failing that the newest refund of the purchases with
+	// that invoice number (ErrNotFound when none).
 	RefundByInvoice(merchantID, invoice string) (*Refund, error)
 	// RefundsInStatus lists up to limit refunds in status created before
 	// the cutoff, oldest first (by created time, then reference), after

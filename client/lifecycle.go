@@ -56,7 +56,8 @@ type RefundStatusResult struct {
 }
 
 // RefundStatus looks a refund up by refund reference, refund invoice
-// number, or purchase reference (its newest refund).
+// number, purchase reference (its newest refund), or purchase invoice
+// number (the newest refund of the purchases with it), in that order.
 func (c *Client) RefundStatus(ctx context.Context, reference string, opts ...CallOption) (*RefundStatusResult, error) {
 	return lookUp[RefundStatusResult](ctx, c, "/v5/refund/"+ref(reference), map[string]string{"company_token": c.companyToken}, opts)
 }

@@ -145,6 +145,52 @@ func TestRefundStatus(t *testing.T) {
 	})
 }
 
+// TestRefundStatusByThePurchasesInvoiceNumber: a merchant that keys
+// everything by its order number finds a refund by the purchase's
+// invoice number (spec 4.8: "sent as purchase.invoice_number or
+// refund.invoice_number"), where it was 404 (the twenty-fifth stop's
+// spec sweep); a refund's own invoice number comes first.
+func TestRefundStatusByThePurchasesInvoiceNumber(t *testing.T) {
+	eachEngine(t, func(t *testing.T, dsn string) {
+		env := apitest.Start(t, apitest.Options{DSN: dsn})
+		m, other := env.Onboard(), env.Onboard()
+		order := func(invoice string) string {
+			t.Helper()
+			r := env.Post("/v5/purchase", m, env.CardPurchase(m, visa, "10.00", func(b map[string]any) {
+				apitest.Set(b, "purchase.invoice_number", invoice)
+			}))
+			if r.Str("purchase.status") != "APPROVED" {
+				t.Fatalf("purchase %s: got %s, want APPROVED", invoice, r.Raw)
+			}
+			return r.Str("purchase.purchase_reference")
+		}
+		refunded := func(ref, amount string, mutate ...func(map[string]any)) string {
+			t.Helper()
+			r := refund(env, m, ref, amount, mutate...)
+			if r.Str("refund.status") != "APPROVED" {
+				t.Fatalf("refund of %s: got %s, want APPROVED", ref, r.Raw)
+			}
+			return r.Str("refund.refund_reference")
+		}
+		lookUp := func(key string, as *apitest.Merchant) apitest.Response {
+			return env.Post("/v5/refund/"+key, as, map[string]any{"company_token": as.Creds.CompanyToken})
+		}
+		first := refunded(order("ORD-555"), "1.00")
+		if got := lookUp("ORD-555", m); got.Status != http.StatusOK || got.Str("refund_reference") != first || got.Str("amount") != "1" {
+			t.Errorf("by the purchase's invoice number: got %d %s, want 200 %s", got.Status, got.Raw, first)
+		}
+		// A refund's own invoice number equal to another order's.
+		refunded(order("ORD-600"), "2.00")
+		own := refunded(order("ORD-700"), "3.00", func(b map[string]any) { apitest.Set(b, "refund.invoice_number", "ORD-600") })
+		if got := lookUp("ORD-600", m); got.Str("refund_reference") != own {
+			t.Errorf("a refund invoice number beside a purchase's: got %d %s, want the refund %s", got.Status, got.Raw, own)
+		}
+		order("ORD-800")
+		expectError(t, lookUp("ORD-800", m), http.StatusNotFound, paylink.CodeNotFound)
+		expectError(t, lookUp("ORD-555", other), http.StatusNotFound, paylink.CodeNotFound)
+	})
+}
+
 func TestTenRacingRefundsNeverExceedTheTotal(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()

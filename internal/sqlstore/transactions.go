@@ -280,11 +280,16 @@ func (t *tx) Refund(merchantID, reference string) (*paylink.Refund, error) {
 }
 
 // RefundByInvoice loads the newest refund with an invoice number, or
-// failing that the newest refund of a purchase reference.
+// failing that the newest refund of a purchase reference, or failing
+// that the newest refund of the purchases with that invoice number.
 func (t *tx) RefundByInvoice(merchantID, invoice string) (*paylink.Refund, error) {
 	r, err := scanRefund(t.q.QueryRowContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE merchant_id = $1 AND (invoice_number = $2 OR transaction_reference = $3) AND $4 <> ''
-		ORDER BY created_at DESC, reference DESC LIMIT 1`, merchantID, invoice, invoice, invoice))
+		WHERE merchant_id = $1 AND $2 <> '' AND (invoice_number = $3 OR transaction_reference = $4
+			OR transaction_reference IN (SELECT reference FROM transactions
+				WHERE merchant_id = $5 AND invoice_number = $6 AND invoice_number <> ''))
+		ORDER BY CASE WHEN invoice_number = $7 THEN 0 WHEN transaction_reference = $8 THEN 1 ELSE 2 END,
+			created_at DESC, reference DESC LIMIT 1`,
+		merchantID, invoice, invoice, invoice, merchantID, invoice, invoice, invoice))
 	if err != nil {
 		return nil, notFound("load refund by invoice", err)
 	}
