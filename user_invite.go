@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Invites: an admin invites an email with a role, and its holder
@@ -114,10 +115,14 @@ func errInviteInvalid() error {
 }
 
 // Why an unused, unexpired invite no longer works (the audit row's
-// detail): the admin who made it was removed, or is no longer an admin.
+// detail): the admin who made it was removed, or is no longer an admin;
+// the person it invites was removed from the team, or joined it through
+// another invite.
 const (
 	inviterRemoved = "inviter_removed"
 	inviterDemoted = "inviter_demoted"
+	inviteeRemoved = "invitee_removed"
+	inviteeJoined  = "invitee_joined"
 )
 
 // InviteByToken loads an unused, unexpired invite (the accept page) whose
@@ -205,16 +210,17 @@ func (s *Service) refuseInviteOf(ctx context.Context, inv *Invite, why string) e
 	return errInviteInvalid()
 }
 
-// dropInvitesOf deletes the unused invites u made, now that u was
-// removed or may no longer manage the team (why), each audited as a
-// revocation by ctx's actor.
-func (s *Service) dropInvitesOf(ctx context.Context, tx Tx, u *User, why string) error {
-	list, err := tx.Invites(u.MerchantID, s.now())
+// dropInvites deletes the merchant's unused invites for which why gives
+// a reason (the audit row's detail; "" keeps the invite), each audited
+// as a revocation by ctx's actor.
+func (s *Service) dropInvites(ctx context.Context, tx Tx, merchantID string, why func(*Invite) string) error {
+	list, err := tx.Invites(merchantID, s.now())
 	if err != nil {
 		return err
 	}
 	for _, inv := range list {
-		if inv.CreatedBy != u.ID {
+		reason := why(inv)
+		if reason == "" {
 			continue
 		}
 		if err := tx.DeleteInvite(inv.MerchantID, inv.TokenHash); errors.Is(err, ErrNotFound) {
@@ -223,11 +229,34 @@ func (s *Service) dropInvitesOf(ctx context.Context, tx Tx, u *User, why string)
 			return err
 		}
 		if err := s.audit(ctx, tx, AuditEvent{MerchantID: inv.MerchantID, Action: AuditInviteRevoke, ObjectType: ObjectUser,
-			ObjectID: inv.Email, Outcome: OutcomeSuccess, Detail: why}); err != nil {
+			ObjectID: inv.Email, Outcome: OutcomeSuccess, Detail: reason}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// madeBy gives reason for the invites u made: an invite carries the
+// authority of the admin who made it, and ends with it.
+func madeBy(u *User, reason string) func(*Invite) string {
+	return func(inv *Invite) string {
+		if inv.CreatedBy == u.ID {
+			return reason
+		}
+		return ""
+	}
+}
+
+// invitesFor gives reason for the invites of u's email: once u is on the
+// team, or removed from it, no other invite of theirs may (re)make them a
+// member.
+func invitesFor(u *User, reason string) func(*Invite) string {
+	return func(inv *Invite) string {
+		if strings.EqualFold(inv.Email, u.Email) {
+			return reason
+		}
+		return ""
+	}
 }
 
 // AcceptInvite uses an invite once: it creates the user with the
@@ -279,6 +308,10 @@ func (s *Service) useInvite(ctx context.Context, tx Tx, inv *Invite, u *User) (g
 	} else if err != nil {
 		return "", err
 	}
-	return "", s.audit(staffActor(ctx, u), tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditInviteAccept, ObjectType: ObjectUser,
-		ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(u.Role)})
+	ctx = staffActor(ctx, u)
+	if err := s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditInviteAccept, ObjectType: ObjectUser,
+		ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: string(u.Role)}); err != nil {
+		return "", err
+	}
+	return "", s.dropInvites(ctx, tx, u.MerchantID, invitesFor(u, inviteeJoined))
 }

@@ -50,14 +50,16 @@ func (s *Service) ChangeRole(ctx context.Context, actor *User, userID string, ro
 			return err
 		}
 		if old.Can(PermTeam) && !role.Can(PermTeam) {
-			return s.dropInvitesOf(ctx, tx, u, inviterDemoted)
+			return s.dropInvites(ctx, tx, u.MerchantID, madeBy(u, inviterDemoted))
 		}
 		return nil
 	})
 }
 
 // RemoveUser deletes a user of actor's merchant, ends its sessions and
-// deletes the unused invites it made. The last admin cannot be removed.
+// deletes the unused invites it made and those of its email (a second
+// invite of a removed member's address would bring them back). The last
+// admin cannot be removed.
 func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) error {
 	if err := permit(actor, PermTeam); err != nil {
 		return err
@@ -71,7 +73,13 @@ func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) er
 			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: u.Email}); err != nil {
 			return err
 		}
-		return s.dropInvitesOf(ctx, tx, u, inviterRemoved)
+		made, theirs := madeBy(u, inviterRemoved), invitesFor(u, inviteeRemoved)
+		return s.dropInvites(ctx, tx, u.MerchantID, func(inv *Invite) string {
+			if why := made(inv); why != "" {
+				return why
+			}
+			return theirs(inv)
+		})
 	})
 }
 

@@ -880,6 +880,62 @@ func TestInviteEndsWithItsAdmin(t *testing.T) {
 	})
 }
 
+// TestInviteEndsWithItsInvitee: invites of one address can be made more
+// than once; once one is accepted the others are deleted, and removing a
+// member deletes the unused invites of their address, each audited as
+// revoked with why. The twenty-fifth stop's dashboard sweep found a
+// removed member coming back, as admin, through a second invite left
+// open (it was refused while they were a member, and kept).
+func TestInviteEndsWithItsInvitee(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
+		invite := func(email string, role paylink.Role) string {
+			t.Helper()
+			token, _, err := env.Service.CreateInvite(ctx, owner, email, role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return token
+		}
+		asStaff, asAdmin := invite("twice@example.com", paylink.RoleStaff), invite("Twice@Example.com", paylink.RoleAdmin)
+		// An invite of an address made before its member was added
+		// another way (the CLI), as one left from before this rule.
+		before := invite("cli@example.com", paylink.RoleAdmin)
+		cli := newStaff(t, env, m, "cli@example.com", paylink.RoleViewer)
+		joined, err := env.Service.AcceptInvite(ctx, asStaff, staffPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []*paylink.User{joined, cli} {
+			if err := env.Service.RemoveUser(ctx, owner, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, token := range []string{asAdmin, before} {
+			if u, err := env.Service.AcceptInvite(ctx, token, staffPassword); code(err) != paylink.CodeInviteInvalid {
+				t.Errorf("a removed member's other invite: got %+v, %v, want %s", u, err, paylink.CodeInviteInvalid)
+			}
+		}
+		if list, err := env.Service.Invites(ctx, owner); err != nil || len(list) != 0 {
+			t.Errorf("outstanding invites: got %d (%v), want none", len(list), err)
+		}
+		rows, err := env.Service.AuditLog(ctx, paylink.AuditFilter{MerchantID: m.ID, Action: paylink.AuditInviteRevoke, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.ObjectID+" "+r.Detail)
+		}
+		slices.Sort(got)
+		if want := []string{"cli@example.com invitee_removed", "twice@example.com invitee_joined"}; !slices.Equal(got, want) {
+			t.Errorf("audited revocations: got %q, want %q", got, want)
+		}
+	})
+}
+
 func TestInviteAcceptedOnceUnderRace(t *testing.T) {
 	usersEngine(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()
