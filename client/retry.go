@@ -163,13 +163,15 @@ func transient(err error) bool {
 // error instead when ctx ends first, or when the wait would end past
 // ctx's deadline or is a Retry-After over longestRetryAfter.
 func (c *Client) sleep(ctx context.Context, attempt int, err error) error {
-	wait := c.backoff(attempt)
+	var wait time.Duration
 	var pe *Error
 	if errors.As(err, &pe) && pe.RetryAfter > 0 {
 		wait = pe.RetryAfter
-	}
-	if wait > longestRetryAfter {
-		return err
+		if wait > longestRetryAfter {
+			return err
+		}
+	} else {
+		wait = c.backoff(attempt)
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 		return err
@@ -189,7 +191,7 @@ func (c *Client) sleep(ctx context.Context, attempt int, err error) error {
 // taken off so that clients failed together do not retry together.
 func (c *Client) backoff(attempt int) time.Duration {
 	d := c.longestWait
-	if attempt < 30 && c.firstWait<<attempt < d {
+	if attempt < 63 && c.firstWait <= d>>attempt {
 		d = c.firstWait << attempt
 	}
 	return d/2 + mrand.N(d/2+1)
