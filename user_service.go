@@ -42,9 +42,17 @@ var errNoHasher = errors.New("no password hasher configured")
 // permit refuses u an action its role does not allow.
 func permit(u *User, p Permission) error {
 	if u == nil || !u.Role.Can(p) {
-		return Errorf(KindForbidden, CodePermissionDenied, "your role may not do this")
+		return Errorf(KindForbidden, CodePermissionDenied, "%s", roleRefusal(u))
 	}
 	return nil
+}
+
+// roleRefusal says why u may not do something, and who may.
+func roleRefusal(u *User) string {
+	if u == nil {
+		return "only a signed-in member of the team may do this"
+	}
+	return "your role (" + string(u.Role) + ") may not do this; an admin of your team can, or can change your role"
 }
 
 // staffActor returns ctx with u as the acting staff user, keeping the

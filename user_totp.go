@@ -229,7 +229,7 @@ func (s *Service) VerifySecondFactor(ctx context.Context, ss *StaffSession, code
 		return err
 	}
 	if !ok {
-		return Errorf(KindUnauthorized, CodeTOTPInvalid, "the code is not right")
+		return Errorf(KindUnauthorized, CodeTOTPInvalid, "the code is not right, or was used already (each code works once): enter the next code your app shows, and check the time on your phone")
 	}
 	ss.Session.PendingTOTP, *ss.User = false, *u
 	return nil

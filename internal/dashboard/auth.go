@@ -188,7 +188,7 @@ func (h *Handler) notFound(mux *http.ServeMux) pageFunc {
 	return func(rq *request) error {
 		if allow := httpx.Allowed(mux, rq.r.Host, rq.r.URL, "/dashboard/", "/"); len(allow) > 0 {
 			rq.w.Header().Set("Allow", strings.Join(allow, ", "))
-			return paylink.Errorf(paylink.KindMethodNotAllowed, paylink.CodeMethodNotAllowed, "this page does not take that kind of request")
+			return paylink.Errorf(paylink.KindMethodNotAllowed, paylink.CodeMethodNotAllowed, "this page cannot be opened that way: use the dashboard's own links and buttons")
 		}
 		return paylink.Errorf(paylink.KindNotFound, paylink.CodeNotFound, "there is no such page")
 	}

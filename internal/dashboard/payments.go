@@ -327,7 +327,10 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	}
 	why := "it must be more than zero"
 	if err != nil {
-		why = err.Error() + " (write it without thousands separators)"
+		why = err.Error()
+		if strings.ContainsAny(raw, ", '") {
+			why += " (write it without thousands separators)"
+		}
 	}
 	example := exampleAmount(cur)
 	msg := fmt.Sprintf("the amount %q is not a positive amount of %s, such as %s: %s; nothing was changed", paylink.MaskCardNumbers(raw), t.Currency, example, why)

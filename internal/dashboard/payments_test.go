@@ -299,7 +299,8 @@ func TestPaymentActionsRefuse(t *testing.T) {
 		wantStatus int
 		wantText   string
 	}{
-		{"viewer refunds", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
+		{"viewer refunds", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "<h1>Not allowed</h1>"},
+		{"viewer told who can", viewer, viewer.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "your role (viewer) may not do this; an admin of your team can"},
 		{"viewer captures", viewer, viewer.base, "/dashboard/payments/" + hold + "/capture", withValue(withValue(form, "csrf", vtoken), "amount", "1.00"), http.StatusForbidden, "role"},
 		{"viewer cancels", viewer, viewer.base, "/dashboard/payments/" + hold + "/cancel", withValue(form, "csrf", vtoken), http.StatusForbidden, "role"},
 		{"no CSRF token", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "csrf", ""), "amount", "1.00"), http.StatusForbidden, "out of date"},
@@ -309,7 +310,8 @@ func TestPaymentActionsRefuse(t *testing.T) {
 		{"a card number as the amount, quoted masked", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "4111 1111 1111 1111"), http.StatusBadRequest, "411111******1111"},
 		{"zero amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "0"), http.StatusBadRequest, "not a positive amount"},
 		{"negative amount", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "-5"), http.StatusBadRequest, "not a positive amount"},
-		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.005"), http.StatusBadRequest, "not a positive amount"},
+		{"too many decimals", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1.005"), http.StatusBadRequest, "AUD allows at most 2 decimal places; nothing"},
+		{"thousands separators", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(form, "amount", "1,000.00"), http.StatusBadRequest, "(write it without thousands separators)"},
 		{"more than the payment", staff, staff.base, "/dashboard/payments/" + ref + "/refund", withValue(withValue(form, "amount", "25.01"), "idempotency_key", "k-over"), http.StatusBadRequest, "above what can still be refunded"},
 		{"capture above the hold", staff, staff.base, "/dashboard/payments/" + hold + "/capture", withValue(withValue(form, "amount", "31.00"), "idempotency_key", "k-cap"), http.StatusBadRequest, "above the pre-authorised"},
 		{"capture of an approved payment", staff, staff.base, "/dashboard/payments/" + ref + "/capture", withValue(withValue(form, "amount", "1.00"), "idempotency_key", "k-cap2"), http.StatusConflict, ""},

@@ -272,7 +272,20 @@ func (rq *request) fail(err error) {
 	if e.Code == paylink.CodeServiceUnavailable {
 		msg = msgUnavailable
 	}
-	rq.render(httpx.Status(e.Kind), "error", view{Title: "Something went wrong", Error: msg})
+	rq.render(httpx.Status(e.Kind), "error", view{Title: errorTitle(e.Kind), Error: msg})
+}
+
+// errorTitle is an error page's title: what kind of refusal it is.
+func errorTitle(k paylink.Kind) string {
+	switch k {
+	case paylink.KindForbidden:
+		return "Not allowed"
+	case paylink.KindNotFound, paylink.KindMethodNotAllowed:
+		return "Not found"
+	case paylink.KindInvalid:
+		return "Please check what you entered"
+	}
+	return "Something went wrong"
 }
 
 // msgUnavailable is the dashboard's answer while its database cannot be
