@@ -199,7 +199,18 @@ func (p *parser) syntaxError() error {
 	if p.i < len(p.src) {
 		problem = "syntax error at byte " + strconv.Itoa(p.i+1)
 	}
+	if formLike(p.src) {
+		problem += " (it reads as a form: send a form with Content-Type: application/x-www-form-urlencoded)"
+	}
 	return paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", problem)
+}
+
+// formLike reports whether a body read as JSON (one sent without the
+// form's content type, as a form sent with it is read before) looks like
+// a form: key=value, not JSON's start.
+func formLike(src string) bool {
+	key, _, ok := strings.Cut(src, "=")
+	return ok && key != "" && !strings.ContainsAny(key[:1], `{["`)
 }
 
 // space skips JSON white space.

@@ -142,9 +142,10 @@ func (b *body) any(j int) any {
 	return nil
 }
 
-// referenceParse is the decoder before issue 14, encoding/json, with two
-// later rules: nothing but white space may follow the object, and an
-// empty member (null, a blank string, an object left empty), at any depth
+// referenceParse is the decoder before issue 14, encoding/json, with
+// later rules: nothing but white space may follow the object, a body
+// that does not parse and reads as a form says how to send a form, and
+// an empty member (null, a blank string, an object left empty), at any depth
 // outside arrays, is as if not sent, so it never replaces an earlier
 // duplicate. The new decoder must accept, reject and describe exactly as
 // it does.
@@ -164,6 +165,9 @@ func referenceParse(raw []byte) (map[string]any, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			problem = fmt.Sprintf("syntax error at byte %d", se.Offset)
+		}
+		if eq := bytes.IndexByte(raw, '='); eq > 0 && raw[0] != '{' && raw[0] != '[' && raw[0] != '"' {
+			problem += " (it reads as a form: send a form with Content-Type: application/x-www-form-urlencoded)"
 		}
 		return nil, paylink.Errorf(paylink.KindInvalid, paylink.CodeMalformedJSON, "request body is not valid JSON: %s", problem)
 	}

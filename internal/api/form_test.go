@@ -79,6 +79,17 @@ func TestFormBodies(t *testing.T) {
 	if status, body := postForm(t, env, m, "/v5/purchase", twice.Encode()); status != 200 {
 		t.Errorf("an amount sent twice with one value by form: got %d %s, want it read once", status, body)
 	}
+	// A form sent as JSON (no content type, or text/plain) is told how
+	// to send a form (the sloppy-client sweep: "syntax error at byte 2").
+	for _, contentType := range []string{"", "text/plain", "application/json"} {
+		status, body := postAs(t, env, m, "/v5/transaction_token", contentType, strings.NewReader("company_token="+m.Creds.CompanyToken))
+		if status != 400 || !strings.Contains(body, `"malformed_json"`) || !strings.Contains(body, "send a form with Content-Type: application/x-www-form-urlencoded") {
+			t.Errorf("a form sent as %q: got %d %s, want 400 malformed_json saying how to send a form", contentType, status, body)
+		}
+	}
+	if status, body := postAs(t, env, m, "/v5/transaction_token", "", strings.NewReader(`{"company_token"=1}`)); status != 400 || strings.Contains(body, "reads as a form") {
+		t.Errorf("broken JSON: got %d %s, want 400 without a word of forms", status, body)
+	}
 	for _, bad := range []string{"a=1&a[b]=2", "card[number=4111", "items[]=1", "[x]=1", "%zz=1", "purchase[invoice_number]=I%FF%FE", "a%FF=1"} {
 		if status, body := postForm(t, env, m, "/v5/purchase", bad); status != 400 || !bytes.Contains([]byte(body), []byte(`"malformed_json"`)) {
 			t.Errorf("form %q: got %d %s, want 400 malformed_json", bad, status, body)
