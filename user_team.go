@@ -66,20 +66,22 @@ func (s *Service) RemoveUser(ctx context.Context, actor *User, userID string) er
 	}
 	ctx = staffActor(ctx, actor)
 	return s.changeTeamMember(ctx, actor, userID, true, func(tx Tx, u *User) error {
-		if err := tx.DeleteUser(u.MerchantID, u.ID); err != nil {
-			return err
-		}
-		if err := s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditUserRemove, ObjectType: ObjectUser,
-			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: u.Email}); err != nil {
-			return err
-		}
+		// Invites first, as AcceptInvite locks its invite before it
+		// inserts the user: the same order, no deadlock.
 		made, theirs := madeBy(u, inviterRemoved), invitesFor(u, inviteeRemoved)
-		return s.dropInvites(ctx, tx, u.MerchantID, func(inv *Invite) string {
+		if err := s.dropInvites(ctx, tx, u.MerchantID, func(inv *Invite) string {
 			if why := made(inv); why != "" {
 				return why
 			}
 			return theirs(inv)
-		})
+		}); err != nil {
+			return err
+		}
+		if err := tx.DeleteUser(u.MerchantID, u.ID); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEvent{MerchantID: u.MerchantID, Action: AuditUserRemove, ObjectType: ObjectUser,
+			ObjectID: u.ID, Outcome: OutcomeSuccess, Detail: u.Email})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -932,6 +933,43 @@ func TestInviteEndsWithItsInvitee(t *testing.T) {
 		slices.Sort(got)
 		if want := []string{"cli@example.com invitee_removed", "twice@example.com invitee_joined"}; !slices.Equal(got, want) {
 			t.Errorf("audited revocations: got %q, want %q", got, want)
+		}
+	})
+}
+
+// TestRemovingAMemberRacesTheirOtherInvite: a member removed while an
+// invite of their address is accepted: the removal succeeds, the
+// acceptance is refused as used or taken, never an internal error, and
+// the member stays removed. (The verification sweep found a deadlock on
+// PostgreSQL in a third of the rounds: the removal deleted the user and
+// then the invites, the acceptance locked its invite and then inserted
+// the user.)
+func TestRemovingAMemberRacesTheirOtherInvite(t *testing.T) {
+	usersEngine(t, func(t *testing.T, env *apitest.Env) {
+		ctx := context.Background()
+		m := env.Onboard()
+		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
+		for i := range 12 {
+			email := fmt.Sprintf("member%d@example.com", i)
+			token, _, err := env.Service.CreateInvite(ctx, owner, email, paylink.RoleAdmin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			member := newStaff(t, env, m, email, paylink.RoleViewer) // added another way meanwhile
+			var wg sync.WaitGroup
+			var removeErr, acceptErr error
+			wg.Go(func() { removeErr = env.Service.RemoveUser(ctx, owner, member.ID) })
+			wg.Go(func() { _, acceptErr = env.Service.AcceptInvite(ctx, token, staffPassword) })
+			wg.Wait()
+			if removeErr != nil {
+				t.Errorf("round %d: remove: %v", i, removeErr)
+			}
+			if c := code(acceptErr); c != paylink.CodeInviteInvalid && c != paylink.CodeEmailTaken {
+				t.Errorf("round %d: accept: got %v, want %s or %s", i, acceptErr, paylink.CodeInviteInvalid, paylink.CodeEmailTaken)
+			}
+			if _, err := env.Service.SignIn(ctx, email, staffPassword); err == nil {
+				t.Errorf("round %d: the removed member signs in", i)
+			}
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/paylink/paylink"
 	"github.com/paylink/paylink/internal/httpx"
@@ -328,7 +329,7 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	why := "it must be more than zero"
 	if err != nil {
 		why = err.Error()
-		if strings.ContainsAny(raw, ", '") {
+		if strings.ContainsFunc(raw, thousandsSeparator) {
 			why += " (write it without thousands separators)"
 		}
 	}
@@ -336,6 +337,12 @@ func amountOf(rq *request, t *paylink.Transaction) (int64, error) {
 	msg := fmt.Sprintf("the amount %q is not a positive amount of %s, such as %s: %s; nothing was changed", paylink.MaskCardNumbers(raw), t.Currency, example, why)
 	return 0, &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.CodeInvalidRequest, Message: msg,
 		Fields: map[string]string{"amount": "must be a positive amount of " + t.Currency + ", such as " + example}}
+}
+
+// thousandsSeparator reports whether r is a character people write
+// between groups of digits: a comma, an apostrophe or any space.
+func thousandsSeparator(r rune) bool {
+	return r == ',' || r == '\'' || r == '’' || unicode.IsSpace(r)
 }
 
 // exampleAmount is twelve units of cur written with its own decimals:

@@ -272,17 +272,19 @@ func (rq *request) fail(err error) {
 	if e.Code == paylink.CodeServiceUnavailable {
 		msg = msgUnavailable
 	}
-	rq.render(httpx.Status(e.Kind), "error", view{Title: errorTitle(e.Kind), Error: msg})
+	rq.render(httpx.Status(e.Kind), "error", view{Title: errorTitle(e), Error: msg})
 }
 
 // errorTitle is an error page's title: what kind of refusal it is.
-func errorTitle(k paylink.Kind) string {
-	switch k {
-	case paylink.KindForbidden:
+func errorTitle(e *paylink.Error) string {
+	switch k := e.Kind; {
+	case e.Code == paylink.CodeCSRFFailed:
+		return "Form out of date"
+	case k == paylink.KindForbidden:
 		return "Not allowed"
-	case paylink.KindNotFound, paylink.KindMethodNotAllowed:
+	case k == paylink.KindNotFound || k == paylink.KindMethodNotAllowed:
 		return "Not found"
-	case paylink.KindInvalid:
+	case k == paylink.KindInvalid:
 		return "Please check what you entered"
 	}
 	return "Something went wrong"

@@ -61,6 +61,7 @@ const WaitingQuery = transactionsInStatusQuery
 // their plans.
 const (
 	NewestByInvoiceQuery     = newestByInvoiceQuery
+	RefundByInvoiceQuery     = refundByInvoiceQuery
 	DecidingLinkPaymentQuery = decidingLinkPaymentQuery
 )
 

@@ -33,6 +33,8 @@ func TestQueriesUsePartialIndexes(t *testing.T) {
 	queries := []planCase{
 		{"waiting", sqlstore.WaitingQuery, []any{"PROCESSING", int64(1), int64(0), "", 100}, []string{"transactions_waiting"}},
 		{"newest by invoice", sqlstore.NewestByInvoiceQuery, []any{"M1", "INV-1"}, []string{"transactions_invoice"}},
+		{"a refund by invoice number or purchase", sqlstore.RefundByInvoiceQuery, []any{"M1", "INV-1", "M1", "INV-1", "M1", "M1", "INV-1"},
+			[]string{"refunds_invoice", "refunds_transaction", "transactions_invoice"}},
 		{"a link's deciding payment", sqlstore.DecidingLinkPaymentQuery, []any{"M1", "ORDER-1"}, []string{"payment_links_deciding"}},
 		{"dashboard search", search, searchArgs,
 			[]string{"transactions_invoice", "transactions_customer_email", "transactions_card_last4"}},

@@ -279,17 +279,33 @@ func (t *tx) Refund(merchantID, reference string) (*paylink.Refund, error) {
 	return r, nil
 }
 
+// refundByInvoiceQuery finds, in this order, the newest refund with an
+// invoice number, the newest refund of a purchase reference and the
+// newest refund of the purchases with that invoice number: one branch
+// each, each answered by its index (refunds_invoice, refunds_transaction,
+// transactions_invoice with refunds_transaction), where one OR of the
+// three was a scan of every refund on PostgreSQL.
+const refundByInvoiceQuery = `SELECT ` + refundColumns + ` FROM (
+	SELECT * FROM (SELECT 0 AS branch, ` + refundColumns + ` FROM refunds
+		WHERE merchant_id = $1 AND invoice_number = $2 AND invoice_number <> ''
+		ORDER BY created_at DESC, reference DESC LIMIT 1) AS by_refund_invoice
+	UNION ALL
+	SELECT * FROM (SELECT 1 AS branch, ` + refundColumns + ` FROM refunds
+		WHERE merchant_id = $3 AND transaction_reference = $4
+		ORDER BY created_at DESC, reference DESC LIMIT 1) AS by_purchase
+	UNION ALL
+	SELECT * FROM (SELECT 2 AS branch, ` + refundColumns + ` FROM refunds
+		WHERE merchant_id = $5 AND transaction_reference IN (SELECT reference FROM transactions
+			WHERE merchant_id = $6 AND invoice_number = $7 AND invoice_number <> '')
+		ORDER BY created_at DESC, reference DESC LIMIT 1) AS by_purchase_invoice
+) AS found ORDER BY branch LIMIT 1`
+
 // RefundByInvoice loads the newest refund with an invoice number, or
 // failing that the newest refund of a purchase reference, or failing
 // that the newest refund of the purchases with that invoice number.
 func (t *tx) RefundByInvoice(merchantID, invoice string) (*paylink.Refund, error) {
-	r, err := scanRefund(t.q.QueryRowContext(t.ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE merchant_id = $1 AND $2 <> '' AND (invoice_number = $3 OR transaction_reference = $4
-			OR transaction_reference IN (SELECT reference FROM transactions
-				WHERE merchant_id = $5 AND invoice_number = $6 AND invoice_number <> ''))
-		ORDER BY CASE WHEN invoice_number = $7 THEN 0 WHEN transaction_reference = $8 THEN 1 ELSE 2 END,
-			created_at DESC, reference DESC LIMIT 1`,
-		merchantID, invoice, invoice, invoice, merchantID, invoice, invoice, invoice))
+	r, err := scanRefund(t.q.QueryRowContext(t.ctx, refundByInvoiceQuery,
+		merchantID, invoice, merchantID, invoice, merchantID, merchantID, invoice))
 	if err != nil {
 		return nil, notFound("load refund by invoice", err)
 	}
