@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -61,23 +60,7 @@ func (f *flags) printFlags(w io.Writer) {
 // shownDefault is a flag's default as -h prints it: one taken from a
 // PAYLINK_* variable may be a database address with its password
 // (PAYLINK_DB=postgres://user:password@host/db), which is hidden.
-func shownDefault(v string) string {
-	if strings.Contains(v, "://") {
-		u, err := url.Parse(v)
-		if err != nil {
-			return "(set, not shown: it does not parse as an address)"
-		}
-		return u.Redacted()
-	}
-	if i := strings.Index(strings.ToLower(v), "password="); i >= 0 { // host=... password=... user=...
-		end := strings.IndexByte(v[i:], ' ')
-		if end < 0 {
-			end = len(v) - i
-		}
-		return v[:i] + "password=xxxxx" + v[i+end:]
-	}
-	return v
-}
+func shownDefault(v string) string { return sqlstore.RedactDSN(v) }
 
 // envName maps a flag name to its variable: transaction-token-ttl ->
 // PAYLINK_TRANSACTION_TOKEN_TTL.

@@ -224,9 +224,11 @@ func TestServeHelpSaysTheMetricsAddressServesTheProfiler(t *testing.T) {
 // TestHelpHidesADatabasePassword: a flag's default comes from its
 // PAYLINK_* variable, and -h prints it: PAYLINK_DB's password (in a URL or
 // in key=value form) is hidden, the rest shown (key rotation sweep: the
-// password was printed).
+// password was printed; the CLI sweep: a URL's ?password= and a quoted
+// one's tail were).
 func TestHelpHidesADatabasePassword(t *testing.T) {
-	for _, dsn := range []string{"postgres://paylink:SuperSecretPw@db.example:5432/paylink", "host=db.example password=SuperSecretPw user=paylink"} {
+	for _, dsn := range []string{"postgres://paylink:SuperSecretPw@db.example:5432/paylink", "host=db.example password=SuperSecretPw user=paylink",
+		"postgres://db.example/paylink?sslmode=require&password=SuperSecretPw", "host=db.example password='x SuperSecretPw'"} {
 		var out bytes.Buffer
 		env := func(k string) string {
 			if k == "PAYLINK_DB" {

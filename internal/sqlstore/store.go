@@ -35,50 +35,6 @@ const (
 	Postgres Engine = "postgres"
 )
 
-// DSN is a parsed data source name.
-type DSN struct {
-	Engine Engine
-	Path   string // SQLite file path
-	URL    string // PostgreSQL connection URL
-}
-
-// ParseDSN accepts a file path or sqlite:PATH for SQLite and a
-// postgres:// or postgresql:// URL for PostgreSQL.
-func ParseDSN(dsn string) (DSN, error) {
-	switch {
-	case dsn == "":
-		return DSN{}, errors.New("empty database DSN")
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		if _, err := url.Parse(dsn); err != nil {
-			// Not %w: url.Parse's error quotes the whole URL, password and all.
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return DSN{}, fmt.Errorf("postgres DSN: cannot parse it as a URL: %v", err)
-		}
-		return DSN{Engine: Postgres, URL: dsn}, nil
-	case strings.HasPrefix(dsn, "sqlite:"):
-		dsn = strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
-	case strings.HasPrefix(dsn, "file:"):
-		// Not a path: SQLite's own URI form, whose parameters paylink sets itself.
-		return DSN{}, errors.New("a SQLite database is a file path or sqlite:PATH, not a file: URI")
-	}
-	if strings.Contains(dsn, "://") {
-		return DSN{}, fmt.Errorf("unsupported database DSN scheme in %q", redact(dsn))
-	}
-	return DSN{Engine: SQLite, Path: dsn}, nil
-}
-
-// redact hides a URL's password.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
-}
-
 // Store is a paylink.Store on SQL. It is safe for concurrent use.
 type Store struct {
 	engine Engine

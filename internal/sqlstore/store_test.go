@@ -67,6 +67,11 @@ func TestParseDSN(t *testing.T) {
 		{in: "mysql://u:S3cretPW@h/db", bad: true},
 		{in: "postgres://u:S3cretPW@127.0.0.1:bad/x", bad: true},
 		{in: "", bad: true},
+		// PostgreSQL's key=value form was a SQLite file of that name
+		// (the CLI sweep): refused, unquoted.
+		{in: "host=db.example dbname=paylink user=u password=S3cretPW", bad: true},
+		{in: "dbname=paylink", bad: true},
+		{in: "sqlite:/var/lib/plain=1.db", engine: sqlstore.SQLite, path: "/var/lib/plain=1.db"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -81,6 +86,24 @@ func TestParseDSN(t *testing.T) {
 				t.Errorf("got %+v, want engine %s path %q", d, tt.engine, tt.path)
 			}
 		})
+	}
+}
+
+// TestRedactDSN: a database address as logs and help show it keeps
+// where it points and hides every password: in a URL's user part or its
+// query, and in a key=value string, quoted (with blanks and quotes
+// inside) or not.
+func TestRedactDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:S3cretPW@h:5432/db":                             "postgres://u:xxxxx@h:5432/db",
+		"postgres://h/db?password=S3cretPW&sslmode=require":           "postgres://h/db?password=xxxxx&sslmode=require",
+		"host=h password=S3cretPW user=u":                             "host=h password=xxxxx user=u",
+		`host=h password = 'S3cret \' PW' dbname=d PASSWORD=S3cretPW`: "host=h password=xxxxx dbname=d password=xxxxx",
+		"paylink.db": "paylink.db",
+	} {
+		if got := sqlstore.RedactDSN(in); got != want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
