@@ -61,8 +61,11 @@ type SettleResult struct {
 // one payout (unique keys), so running it twice, or on two instances at
 // once, settles and pays nothing twice. An account that fails is skipped
 // and named in the error, and the result holds what the others settled
-// (committed); a run cut short, or a database that cannot be reached,
-// stops there and says how many accounts it did not try.
+// (committed). A run cut short (ctx ends: Ctrl-C, the job's deadline)
+// finishes the account under way, so that what it reports is what
+// committed, and stops before the next; a database that cannot be
+// reached stops it too. Either way it says how many accounts it did not
+// try.
 func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, error) {
 	var accounts []MerchantCurrency
 	err := s.store.View(ctx, func(tx Tx) error {
@@ -76,15 +79,11 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 	res := &SettleResult{}
 	var failed []error
 	for i, a := range accounts {
-		var batches []*SettlementBatch
-		var payout *Payout
-		err := s.store.Update(ctx, func(tx Tx) error {
-			var err error
-			if batches, payout, err = s.settleAccount(tx, a, cutoff.UTC()); err != nil {
-				return err
-			}
-			return s.auditSettlement(ctx, tx, batches, payout)
-		})
+		if err := ctx.Err(); err != nil {
+			return res, errors.Join(append(failed, fmt.Errorf("settle: stopped, %d more accounts not tried (from %s %s): %w",
+				len(accounts)-i, a.MerchantID, a.Currency, err))...)
+		}
+		batches, payout, err := s.settleOne(ctx, a, cutoff.UTC())
 		switch {
 		case err == nil: // committed: only now is it settled
 			res.Batches = append(res.Batches, batches...)
@@ -100,6 +99,29 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 		}
 	}
 	return res, errors.Join(failed...)
+}
+
+// settleAccountTimeout bounds one account's settlement once begun: it
+// runs to its end even when the run is cut short (a COMMIT cancelled in
+// flight may have committed, and the run would report it failed), but
+// not for ever on a database that stopped answering.
+const settleAccountTimeout = time.Minute
+
+// settleOne settles and pays out one account in a transaction of its
+// own, with the actor of ctx, whether or not ctx ends meanwhile.
+func (s *Service) settleOne(ctx context.Context, a MerchantCurrency, cutoff time.Time) ([]*SettlementBatch, *Payout, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleAccountTimeout)
+	defer cancel()
+	var batches []*SettlementBatch
+	var payout *Payout
+	err := s.store.Update(ctx, func(tx Tx) error {
+		var err error
+		if batches, payout, err = s.settleAccount(tx, a, cutoff); err != nil {
+			return err
+		}
+		return s.auditSettlement(ctx, tx, batches, payout)
+	})
+	return batches, payout, err
 }
 
 // settleAccount settles and pays out one merchant and currency inside tx.

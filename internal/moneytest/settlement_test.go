@@ -225,9 +225,11 @@ func refusePayoutLines(t *testing.T, e *apitest.Env, mid string) {
 }
 
 // TestSettleCutShortStops: a run whose deadline passes (the job's
-// timeout) stops at the account it was on and says how many it did not
-// try, rather than failing each of them at once (and counting each as a
-// database outage).
+// timeout, Ctrl-C) finishes the account it was on, reports it settled,
+// and stops there, saying how many it did not try, rather than failing
+// each of them at once (and counting each as a database outage). (The
+// CLI sweep: the account under way was cancelled in its COMMIT, reported
+// failed though it had committed, and its payout never printed.)
 func TestSettleCutShortStops(t *testing.T) {
 	f := newFlow(t, pg.Database(t))
 	f.card("4111111111111111", 1000, false, false)
@@ -241,9 +243,16 @@ func TestSettleCutShortStops(t *testing.T) {
 	f.e.Clock.Advance(time.Minute)
 	ctx, cancel := context.WithTimeout(f.ctx, time.Second)
 	defer cancel()
-	_, err := f.e.Service.Settle(ctx, f.e.Clock.Now())
+	res, err := f.e.Service.Settle(ctx, f.e.Clock.Now())
 	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "2 more accounts not tried") {
 		t.Errorf("a run cut short: got %v, want one error saying 2 more accounts were not tried", err)
+	}
+	if res == nil || len(res.Batches) != 1 || len(res.Payouts) != 1 {
+		t.Fatalf("a run cut short: got %+v, want the account under way settled and reported", res)
+	}
+	var batches int
+	if err := f.e.Store.DB().QueryRow(`SELECT COUNT(*) FROM settlement_batches`).Scan(&batches); err != nil || batches != 1 {
+		t.Errorf("batches committed: got %d (%v), want the one reported", batches, err)
 	}
 }
 
