@@ -197,12 +197,20 @@ func openPostgres(url string, dial pgconn.DialFunc) (*Store, error) {
 // last connection closes.
 func sqliteURL(path string, readOnly bool) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)", "temp_store(MEMORY)",
+	// busy_timeout first: switching a new file to WAL waits for a
+	// process doing the same.
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(MEMORY)",
 		fmt.Sprintf("journal_size_limit(%d)", walSizeLimit)} {
 		q.Add("_pragma", p)
 	}
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
+	} else {
+		// Every transaction of the write pool writes (migrations,
+		// checksums): take the write lock at BEGIN, waiting for it up to
+		// busy_timeout, where a deferred one that read first fails at its
+		// first write with SQLITE_BUSY while another process writes.
+		q.Add("_txlock", "immediate")
 	}
 	return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
 }

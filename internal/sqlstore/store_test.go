@@ -107,6 +107,31 @@ func TestRedactDSN(t *testing.T) {
 	}
 }
 
+// TestSQLiteStartsAtOnce: processes opening one new SQLite file at
+// once (serve and migrate, or two commands) each migrate it or wait for
+// the other: a deferred transaction that read schema_migrations and then
+// wrote failed at once with SQLITE_BUSY (the CLI sweep).
+func TestSQLiteStartsAtOnce(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("race%d.db", round))
+		errs := make(chan error, 4)
+		for range cap(errs) {
+			go func() {
+				st, err := sqlstore.Open(context.Background(), path)
+				if err == nil {
+					err = st.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d: open: %v", round, err)
+			}
+		}
+	}
+}
+
 func TestMigrationsAreIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	for i := range 2 {
