@@ -54,8 +54,15 @@ func runAuditExport(ctx context.Context, env environment, args []string) error {
 }
 
 // exportAudit writes every row matching f as one JSON object per line,
-// reading the log a page at a time.
-func exportAudit(ctx context.Context, svc *paylink.Service, f paylink.AuditFilter, w *bufio.Writer) error {
+// reading the log a page at a time. What it wrote is flushed whatever
+// ends it, so that an export cut short (Ctrl-C, the database gone) ends
+// with a whole line: w writes out whenever its buffer fills, mid-line.
+func exportAudit(ctx context.Context, svc *paylink.Service, f paylink.AuditFilter, w *bufio.Writer) (err error) {
+	defer func() {
+		if ferr := w.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("write audit rows: %w", ferr)
+		}
+	}()
 	enc := json.NewEncoder(w)
 	for {
 		rows, err := svc.AuditLog(ctx, f)
@@ -69,7 +76,7 @@ func exportAudit(ctx context.Context, svc *paylink.Service, f paylink.AuditFilte
 			f.AfterID = e.ID
 		}
 		if len(rows) < f.Limit {
-			return w.Flush()
+			return nil
 		}
 	}
 }

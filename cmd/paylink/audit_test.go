@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paylink/paylink"
+	"github.com/paylink/paylink/internal/apitest"
 	"github.com/paylink/paylink/internal/pgtest"
 )
 
@@ -216,4 +220,40 @@ func TestMerchantUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAnAuditExportCutShortEndsWithAWholeLine: an export stopped between
+// two pages has written whole lines only: what its buffer held is
+// flushed, where the last line was cut where the buffer happened to fill
+// (the CLI sweep).
+func TestAnAuditExportCutShortEndsWithAWholeLine(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	err := env.Store.Update(context.Background(), func(tx paylink.Tx) error {
+		for i := range 120 {
+			e := &paylink.AuditEvent{At: env.Clock.Now(), MerchantID: m.ID, ActorKind: paylink.ActorCLI, ActorID: "test",
+				Action: paylink.AuditUserRemove, ObjectType: paylink.ObjectUser, ObjectID: fmt.Sprintf("usr_%03d", i),
+				Outcome: paylink.OutcomeSuccess, Detail: strings.Repeat("d", 40)}
+			if err := tx.AddAuditEvent(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer // its first write out is a Ctrl-C (cancelOnWrite)
+	f := paylink.AuditFilter{Since: env.Clock.Now().Add(-time.Hour), Limit: 100}
+	err = exportAudit(ctx, env.Service, f, bufio.NewWriterSize(io.MultiWriter(cancelOnWrite{cancel}, &out), 4096))
+	if err == nil {
+		t.Fatal("an export cancelled mid-way: got no error")
+	}
+	text := out.String()
+	if !strings.HasSuffix(text, "\n") || strings.Count(text, "\n") < 10 {
+		t.Fatalf("an export cut short ends %q after %d lines, want whole lines", text[max(0, len(text)-80):], strings.Count(text, "\n"))
+	}
+	exportLines(t, text)
 }
