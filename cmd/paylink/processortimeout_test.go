@@ -95,6 +95,10 @@ func TestServeNamesTheFlagOfARefusedDuration(t *testing.T) {
 		// One not positive, two over their bound: the first alone was named.
 		{[]string{"--authentication-timeout", "59m", "--preauth-expiry", "-1h", "--dashboard-idle", "0s", "--transaction-token-ttl", "16m"},
 			[]string{"--preauth-expiry: ", "--dashboard-idle: ", "--transaction-token-ttl: ", "--authentication-timeout: "}},
+		// The shutdown flags were checked one at a time, before the
+		// others (the CLI sweep).
+		{[]string{"--shutdown-timeout", "1s", "--shutdown-delay", "1h", "--processor-timeout", "0"},
+			[]string{"--shutdown-timeout: ", "--shutdown-delay: ", "--processor-timeout: "}},
 	} {
 		_, err := parseServe(envWith(nil), tt.args)
 		msg := fmt.Sprint(err)

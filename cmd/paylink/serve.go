@@ -75,7 +75,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	dsn := f.str("db", defaultDB, "database: a SQLite file path, sqlite:PATH, or postgres://...")
 	addr := f.str("addr", "127.0.0.1:8080", "listen address host:port")
 	base := f.str("base-url", "", "public base URL of this service (default: derived from --addr)")
-	ttl := f.duration("transaction-token-ttl", paylink.DefaultTransactionTokenTTL, "lifetime of a transaction token")
+	ttl := f.duration("transaction-token-ttl", paylink.DefaultTransactionTokenTTL, "lifetime of a transaction token, at most "+paylink.MaxTransactionTokenTTL.String()+" (a key rotation keeps a retired key that long)")
 	preauth := f.duration("preauth-expiry", paylink.DefaultPreAuthExpiry, "holds not captured or cancelled within this are cancelled")
 	rateLimit := f.float("rate-limit", 100, "requests per second per merchant, per instance; 0 disables")
 	rateBurst := f.integer("rate-burst", 200, "burst size of the per-merchant rate limit")
@@ -105,7 +105,7 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 		"on SIGINT or SIGTERM, wait this long for in-flight requests to finish; at least "+paylink.MaxRequestTime.String()+
 			" (the longest a request may take); set an orchestrator's grace period above it plus --shutdown-delay and --webhook-timeout")
 	shutdownDelay := f.duration("shutdown-delay", 0,
-		"on SIGINT or SIGTERM, answer /readyz 503 and keep serving this long before closing the listener, so a load balancer stops sending first (default: 0, close at once)")
+		"on SIGINT or SIGTERM, answer /readyz 503 and keep serving this long before closing the listener, so a load balancer stops sending first, at most "+maxShutdownDelay.String()+" (default: 0, close at once)")
 	whRetries := f.boolean("webhook-retries", "retry failed webhooks with exponential backoff for every merchant (default: one attempt, as the spec says)")
 	processingFirst := f.boolean("record-processing-first", "record every card purchase PROCESSING before asking the sandbox acquirer, as a remote acquirer's payments always are (default: the in-process sandbox is asked inside the purchase's one database transaction)")
 	if err := f.parse(args); err != nil {
@@ -114,13 +114,6 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	cfg.dsn, cfg.addr, cfg.baseURL, cfg.metricsAddr, cfg.webhookTimeout = *dsn, *addr, *base, *metrics, *whTimeout
 	cfg.dashboardIdle, cfg.webhookConcurrency, cfg.rateLimit, cfg.rateBurst = *dashIdle, *whConcurrency, *rateLimit, *rateBurst
 	cfg.shutdownTimeout, cfg.shutdownDelay = *shutdownTimeout, *shutdownDelay
-	if cfg.shutdownTimeout < paylink.MaxRequestTime {
-		return cfg, fmt.Errorf("--shutdown-timeout: got %s, want at least %s: a request may take that long, and one cut off may commit a payment its client never hears of",
-			cfg.shutdownTimeout, paylink.MaxRequestTime)
-	}
-	if cfg.shutdownDelay < 0 || cfg.shutdownDelay > maxShutdownDelay {
-		return cfg, fmt.Errorf("--shutdown-delay: got %s, want 0 to %s (long enough for a load balancer to see /readyz fail)", cfg.shutdownDelay, maxShutdownDelay)
-	}
 	if cfg.webhookConcurrency < 1 || cfg.webhookConcurrency > webhook.MaxConcurrency {
 		return cfg, fmt.Errorf("--webhook-concurrency: got %d, want 1 to %d", cfg.webhookConcurrency, webhook.MaxConcurrency)
 	}
@@ -155,7 +148,21 @@ func parseServe(env environment, args []string) (serveConfig, error) {
 	cfg.service = paylink.Config{TransactionTokenTTL: *ttl, PreAuthExpiry: *preauth, DirectDebitClearing: *clearing,
 		AuthenticationTimeout: *authTimeout, WebhookRetries: *whRetries, SettlementCutoff: cutoffAt, ProcessorTimeout: *procTimeout,
 		RecordProcessingFirst: *processingFirst}
-	return cfg, checkDurations(durations, cfg.service.Validate())
+	return cfg, errors.Join(checkShutdown(cfg.shutdownTimeout, cfg.shutdownDelay), checkDurations(durations, cfg.service.Validate()))
+}
+
+// checkShutdown names --shutdown-timeout and --shutdown-delay when out of
+// range, both at once, as checkDurations does the others.
+func checkShutdown(timeout, delay time.Duration) error {
+	var errs []error
+	if timeout < paylink.MaxRequestTime {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout: got %s, want at least %s: a request may take that long, and one cut off may commit a payment its client never hears of",
+			timeout, paylink.MaxRequestTime))
+	}
+	if delay < 0 || delay > maxShutdownDelay {
+		errs = append(errs, fmt.Errorf("--shutdown-delay: got %s, want 0 to %s (long enough for a load balancer to see /readyz fail)", delay, maxShutdownDelay))
+	}
+	return errors.Join(errs...)
 }
 
 // durationFlag is one of serve's duration flags, with the Config field it
