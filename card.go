@@ -405,11 +405,12 @@ func firstCardGroup(s string, groups [][2]int) int {
 // isCardNumber reports whether digits pass the Luhn check and are a
 // number its brand issues: a known range, at one of its lengths.
 func isCardNumber(digits string) bool {
-	if !LuhnValid(digits) {
-		return false
-	}
-	n := len(digits)
-	switch BrandOf(digits) {
+	return LuhnValid(digits) && issuedLength(BrandOf(digits), len(digits))
+}
+
+// issuedLength reports whether brand issues numbers of n digits.
+func issuedLength(brand string, n int) bool {
+	switch brand {
 	case BrandVisa:
 		return n == 13 || n == 16 || n == 19
 	case BrandMastercard:
@@ -417,11 +418,33 @@ func isCardNumber(digits string) bool {
 	case BrandAmex:
 		return n == 15
 	case BrandDiners:
-		return n >= 14
+		return n >= 14 && n <= 19
 	case BrandDiscover, BrandJCB, BrandUnionPay:
-		return n >= 16
+		return n >= 16 && n <= 19
 	}
 	return false
+}
+
+// ParseCardNumber is the one rule of what paylink takes as a card
+// number: digits (the spaces and dashes people type dropped) that pass
+// the Luhn check, of a supported brand, at a length that brand issues:
+// exactly the numbers ContainsCardNumber finds in text, so that no
+// number charged as a card can be stored in clear in a text field. It
+// returns the digits (also when only the brand or length is refused)
+// and the brand.
+func ParseCardNumber(raw string) (pan, brand string, err error) {
+	pan, err = NormalizePAN(raw)
+	if err != nil {
+		return "", "", err
+	}
+	brand = BrandOf(pan)
+	switch {
+	case brand == "":
+		return pan, "", errors.New("card brand is not supported")
+	case !issuedLength(brand, len(pan)):
+		return pan, "", fmt.Errorf("card number is not valid: %d digits, a length its brand does not issue", len(pan))
+	}
+	return pan, brand, nil
 }
 
 // IINRange is one rule of BrandOf: a PAN whose first Digits digits, read

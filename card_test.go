@@ -46,6 +46,40 @@ func TestNormalizePAN(t *testing.T) {
 	}
 }
 
+// withLuhn completes digits with the check digit that makes them pass
+// the Luhn check.
+func withLuhn(digits string) string {
+	for d := '0'; d <= '9'; d++ {
+		if n := digits + string(d); LuhnValid(n) {
+			return n
+		}
+	}
+	panic("no check digit")
+}
+
+// TestParseCardNumberIsWhatTextRefuses: a number is taken as a card
+// exactly when ContainsCardNumber finds it in text, so that none charged
+// as a card is stored in clear in a free-text field. The code review
+// sweep paid a 14-digit Visa number also sent, and stored in clear, as
+// the invoice number: payments took 12 to 19 Luhn-valid digits of any
+// supported brand, text found only the lengths each brand issues.
+func TestParseCardNumberIsWhatTextRefuses(t *testing.T) {
+	for _, prefix := range []string{"4", "51", "22", "34", "37", "36", "6011", "35", "62"} {
+		for n := 12; n <= 19; n++ {
+			pan := withLuhn(prefix + strings.Repeat("0", n-len(prefix)-1))
+			_, brand, err := ParseCardNumber(pan)
+			if taken, inText := err == nil, ContainsCardNumber("order "+pan); taken != inText {
+				t.Errorf("%s (%d digits, brand %q): taken as a card %v (%v), found in text %v", pan, n, brand, taken, err, inText)
+			}
+		}
+	}
+	for _, pan := range []string{"4111 1111 1111 1111", "378282246310005", "30569309025904", "4000000000000002"} {
+		if _, _, err := ParseCardNumber(pan); err != nil {
+			t.Errorf("ParseCardNumber(%q): %v, want a card", pan, err)
+		}
+	}
+}
+
 func TestMaskPAN(t *testing.T) {
 	for pan, want := range map[string]string{
 		"4111111111111111": "411111******1111", "378282246310005": "378282*****0005",

@@ -292,8 +292,8 @@ func (s *Service) newAltTransaction(ls *LinkSession, paymentType string, c Custo
 // LinkSurcharge quotes the surcharge a card would attract on a link, for
 // the page's live order summary; it is exactly what PayLink would add.
 func (s *Service) LinkSurcharge(ls *LinkSession, number string) (*SurchargeQuote, error) {
-	pan, err := NormalizePAN(number)
-	if err != nil || BrandOf(pan) == "" {
+	pan, _, err := ParseCardNumber(number)
+	if err != nil {
 		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "card number is not valid",
 			Fields: map[string]string{"card.number": "is not a valid card number"}}
 	}

@@ -172,11 +172,9 @@ func checkQuotedCard(f FieldErrors, c *CardDetails, now time.Time) {
 // checkCardDetails checks everything of a card but its security code,
 // and returns its brand ("" when its number is refused).
 func checkCardDetails(f FieldErrors, c *CardDetails, now time.Time) (brand string) {
-	pan, err := NormalizePAN(c.Number)
+	pan, brand, err := ParseCardNumber(c.Number)
 	if err != nil {
 		f.Add("card.number", err.Error())
-	} else if brand = BrandOf(pan); brand == "" {
-		f.Add("card.number", "card brand is not supported")
 	}
 	c.Number = pan
 	year, err := CheckExpiry(c.ExpiryMonth, c.ExpiryYear, now)

@@ -370,6 +370,10 @@ var badInputs = []struct {
 	{"luhn failure", func(b map[string]any) { apitest.Set(b, "card.number", "4111111111111112") }, 400, "card.number"},
 	{"letters in card number", func(b map[string]any) { apitest.Set(b, "card.number", "4111abcd11111111") }, 400, "card.number"},
 	{"unknown brand", func(b map[string]any) { apitest.Set(b, "card.number", "9999999999999995") }, 400, "card.number"},
+	// A length the brand does not issue: paid, and the same digits were
+	// then taken in clear as an invoice number (the code review sweep).
+	{"a 14-digit Visa number", func(b map[string]any) { apitest.Set(b, "card.number", "40000000000002") }, 400, "card.number"},
+	{"a 17-digit Amex number", func(b map[string]any) { apitest.Set(b, "card.number", "37000000000000002") }, 400, "card.number"},
 	{"month 13", func(b map[string]any) { apitest.Set(b, "card.expiry_month", 13) }, 400, "card.expiry_month"},
 	{"month 0", func(b map[string]any) { apitest.Set(b, "card.expiry_month", "00") }, 400, "card.expiry_month"},
 	{"expired card", func(b map[string]any) { apitest.Set(b, "card.expiry_year", 20) }, 400, "card.expiry_year"},
