@@ -85,7 +85,8 @@ func LuhnValid(number string) bool {
 
 // MaxCardNumberInput bounds a card number as typed or sent, before
 // NormalizePAN strips its spaces and dashes: 19 digits with room for
-// separators. The API and the hosted page both apply it.
+// separators. The API's decoder and the hosted page (its field's
+// maxlength and readCard) both apply it.
 const MaxCardNumberInput = 32
 
 // NormalizePAN strips spaces and dashes and checks length and Luhn.

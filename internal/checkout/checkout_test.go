@@ -80,6 +80,32 @@ func TestTerminalTurnsAutocompleteOff(t *testing.T) {
 	}
 }
 
+// TestCardNumberLimitIsTheAPIs: the page's card number field takes as
+// many characters as the API does (paylink.MaxCardNumberInput: a number
+// spelled with the separators people type), where its own maxlength of
+// 23 cut "4111 - 1111 - 1111 - 1111" short and called it invalid; longer
+// is refused as the API refuses it (the code review sweep).
+func TestCardNumberLimitIsTheAPIs(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	b := newBrowser(t, env)
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	p := b.get(hpp)
+	want := fmt.Sprintf(`maxlength="%d"`, paylink.MaxCardNumberInput)
+	field := regexp.MustCompile(`<input id="card_number"[^>]*>`).FindString(p.body)
+	if !strings.Contains(field, want) || !strings.Contains(p.body, `id="card_holder" name="card_holder" required maxlength="128"`) {
+		t.Errorf("the card fields: %s, want %s", field, want)
+	}
+	long := b.post(hpp, cardForm(p.csrf(t), "4111 - 1111 - 1111 - 1111 - 00000"))
+	if long.status != http.StatusBadRequest || !strings.Contains(long.body, "This card number is not valid.") {
+		t.Errorf("a number of %d characters: got %d, want the card number refused", len("4111 - 1111 - 1111 - 1111 - 00000"), long.status)
+	}
+	paid := b.post(hpp, cardForm(b.get(hpp).csrf(t), "4111 - 1111 - 1111 - 1111"))
+	if paid.status != http.StatusSeeOther && paid.status != http.StatusOK || strings.Contains(paid.body, "not valid") {
+		t.Errorf("a number typed with spaced dashes: got %d %s, want it paid", paid.status, paid.body)
+	}
+}
+
 // TestPagesLoadTheirBuildsScript: a page loads the script at an address
 // naming its content's digest, so that a browser holding an earlier
 // build's script (cached for an hour) fetches this build's, and the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/paylink/paylink"
 )
@@ -29,10 +30,15 @@ func customerForm(c paylink.Customer) formValues {
 
 // fieldLimit is the most characters a text field of the form takes, the
 // Service's limit for it (the page's maxlength too): an invoice number's
-// is MaxInvoiceLength, any other field's MaxFieldLength.
+// is MaxInvoiceLength, a card number's MaxCardNumberInput (as typed,
+// spaces and dashes and all, as the API takes it), any other field's
+// MaxFieldLength.
 func fieldLimit(name string) int {
-	if name == "invoice_number" {
+	switch name {
+	case "invoice_number":
 		return paylink.MaxInvoiceLength
+	case "card_number":
+		return paylink.MaxCardNumberInput
 	}
 	return paylink.MaxFieldLength
 }
@@ -109,13 +115,16 @@ func truncate(s string, n int) string {
 
 // readCard reads the card fields. The expiry is one field, MM/YY.
 func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
-	c := &paylink.CardDetails{ // too long a number or name is refused by the Service, as in the API
+	c := &paylink.CardDetails{ // too long a name is refused by the Service, a number here as in the API's decoder
 		Number:     strings.TrimSpace(r.PostFormValue("card_number")),
 		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
 		HolderName: strings.TrimSpace(r.PostFormValue("card_holder")),
 	}
-	if c.Number == "" {
+	switch {
+	case c.Number == "":
 		errs["card_number"] = "Enter the card number."
+	case utf8.RuneCountInString(c.Number) > fieldLimit("card_number"):
+		errs["card_number"] = "This card number is not valid."
 	}
 	if c.HolderName == "" {
 		errs["card_holder"] = "Enter the name on the card."
