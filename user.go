@@ -175,20 +175,6 @@ const (
 	MaxEmailLength = 254
 )
 
-// Response codes of the dashboard's user operations.
-const (
-	CodeWeakPassword     = "weak_password"
-	CodeSignInFailed     = "sign_in_failed"
-	CodeSignInThrottled  = "sign_in_throttled"
-	CodeSessionExpired   = "session_expired"
-	CodeEmailTaken       = "email_taken"
-	CodeInviteInvalid    = "invite_invalid"
-	CodeLastAdmin        = "last_admin"
-	CodeTOTPRequired     = "totp_required"
-	CodeTOTPInvalid      = "totp_invalid"
-	CodePermissionDenied = "permission_denied"
-)
-
 // Audit actions and object of the dashboard.
 const (
 	AuditSignIn       = "user.sign_in"
@@ -252,7 +238,7 @@ func weakPassword(format string, args ...any) error {
 // digits and symbols, is on the deny list, or is one character repeated.
 func commonPassword(p string) bool {
 	p = strings.ToLower(p)
-	if strings.Count(p, p[:1]) == len(p) {
+	if _, size := utf8.DecodeRuneInString(p); strings.Count(p, p[:size])*size == len(p) { // one character repeated
 		return true
 	}
 	core := strings.TrimRightFunc(p, func(r rune) bool { return !('a' <= r && r <= 'z') })

@@ -86,6 +86,8 @@ func TestCheckPassword(t *testing.T) {
 		{"Password123456!", paylink.CodeWeakPassword},
 		{"qwertyuiop123", paylink.CodeWeakPassword},
 		{"aaaaaaaaaaaaaaa", paylink.CodeWeakPassword},
+		{"éééééééééééééééé", paylink.CodeWeakPassword}, // one character repeated, of two bytes (the code review sweep)
+		{"€€€€€€€€€€€€", paylink.CodeWeakPassword},
 		{"jo.citizen-2026!", paylink.CodeWeakPassword}, // contains the email's local part
 		{staffPassword, ""},
 		{"Tr1cky-but-fine", ""},
