@@ -8,7 +8,9 @@ import (
 
 // Defaults of Config's durations, defined once: NewService applies them
 // to zero values (withDefaults) and `paylink serve` shows them as its
-// flags' defaults.
+// flags' defaults. Two more live beside the rules that bound them:
+// DefaultAuthenticationTimeout (threeds.go) and DefaultProcessorTimeout
+// (processorcall.go).
 const (
 	DefaultTransactionTokenTTL = 5 * time.Minute
 	DefaultPreAuthExpiry       = 7 * 24 * time.Hour

@@ -99,6 +99,20 @@ const (
 	CodeRefundNotApproved = "refund_not_approved"
 )
 
+// Response codes of the dashboard's user operations (user*.go, staff_auth.go).
+const (
+	CodeWeakPassword     = "weak_password"
+	CodeSignInFailed     = "sign_in_failed"
+	CodeSignInThrottled  = "sign_in_throttled"
+	CodeSessionExpired   = "session_expired"
+	CodeEmailTaken       = "email_taken"
+	CodeInviteInvalid    = "invite_invalid"
+	CodeLastAdmin        = "last_admin"
+	CodeTOTPRequired     = "totp_required"
+	CodeTOTPInvalid      = "totp_invalid"
+	CodePermissionDenied = "permission_denied"
+)
+
 // Error is paylink's error. Code and Message are safe to show a client;
 // Op and Err are internal detail that is logged and never sent. An
 // *Error kept in a package variable (errHoldExpired, the answers every
