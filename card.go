@@ -426,6 +426,18 @@ func issuedLength(brand string, n int) bool {
 	return false
 }
 
+// IssuedLengths are the lengths of the numbers brand issues, shortest
+// first (issuedLength's rule, for the hosted page's script).
+func IssuedLengths(brand string) []int {
+	var out []int
+	for n := 12; n <= 19; n++ {
+		if issuedLength(brand, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // ParseCardNumber is the one rule of what paylink takes as a card
 // number: digits (the spaces and dashes people type dropped) that pass
 // the Luhn check, of a supported brand, at a length that brand issues:

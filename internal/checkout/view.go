@@ -191,9 +191,10 @@ func errFor(errs map[string]string, field string) string { return errs[field] }
 
 // brandRules is paylink.IINRanges for the page's script, which names the
 // brand as the card number is typed, refuses a number of no known brand
-// and asks for a security code of the brand's length:
-// "digits,low,high,name,code length" per rule, ";" between rules, in
-// BrandOf's order. The script reads the server's rules rather than a copy
+// or of a length its brand does not issue, and asks for a security code
+// of the brand's length: "digits,low,high,name,code length,number
+// lengths" per rule (the lengths separated by spaces), ";" between
+// rules, in BrandOf's order. The script reads the server's rules rather than a copy
 // of its own, so the two cannot disagree. It is the same on every page,
 // so the page cache, keyed by the view, needs no part of it.
 func brandRules() string {
@@ -202,7 +203,8 @@ func brandRules() string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		fmt.Fprintf(&b, "%d,%d,%d,%s,%d", r.Digits, r.Low, r.High, brandName(r.Brand), paylink.CVCLength(r.Brand))
+		fmt.Fprintf(&b, "%d,%d,%d,%s,%d,%s", r.Digits, r.Low, r.High, brandName(r.Brand), paylink.CVCLength(r.Brand),
+			strings.Trim(fmt.Sprint(paylink.IssuedLengths(r.Brand)), "[]"))
 	}
 	return b.String()
 }

@@ -29,12 +29,14 @@
     return s.length >= 12 && sum % 10 === 0;
   }
   // The brand rules are the server's (paylink.IINRanges), in its order:
-  // "digits,low,high,name,code length" per rule; the first that matches
-  // names the brand and the length of its security code. A page without
-  // them (rendered by an older instance during an upgrade) leaves the
-  // brand to the server rather than refuse every card.
+  // "digits,low,high,name,code length,number lengths" per rule; the first
+  // that matches names the brand, the length of its security code and
+  // the lengths its numbers have. A page without them (rendered by an
+  // older instance during an upgrade) leaves the brand to the server
+  // rather than refuse every card, and one without the lengths leaves
+  // the length to it.
   var rules = (form.getAttribute("data-brands") || "").split(";").map(function (r) { return r.split(","); })
-    .filter(function (r) { return r.length === 5; });
+    .filter(function (r) { return r.length >= 5; });
   function rule(s) {
     for (var i = 0; i < rules.length; i++) {
       var r = rules[i], p = +s.slice(0, +r[0]);
@@ -43,6 +45,12 @@
     return ["", "", "", "", 0];
   }
   function brand(s) { return rule(s)[3]; }
+  // issued: the number is of a brand the server knows, at one of its
+  // lengths (paylink.ParseCardNumber's rule).
+  function issued(s) {
+    var r = rule(s);
+    return !rules.length || (r[3] !== "" && (r[5] === undefined || r[5].split(" ").indexOf(String(s.length)) >= 0));
+  }
   function setError(input, msg) {
     var el = document.getElementById(input.id + "-err");
     if (msg) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
@@ -57,7 +65,7 @@
     var s = digits(num.value);
     brandEl.textContent = s.length >= 2 ? brand(s) : "";
     if (!/^\d*$/.test(s)) { setError(num, "Use digits only."); return false; }
-    if (luhn(s) && (brand(s) || !rules.length)) { setError(num, ""); quote(s); return true; }
+    if (luhn(s) && issued(s)) { setError(num, ""); quote(s); return true; }
     unquote();
     if (final || s.length >= 16) { setError(num, s ? "This card number is not valid." : "Enter the card number."); }
     return false;
