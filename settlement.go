@@ -104,8 +104,10 @@ func (s *Service) Settle(ctx context.Context, cutoff time.Time) (*SettleResult, 
 // settleAccountTimeout bounds one account's settlement once begun: it
 // runs to its end even when the run is cut short (a COMMIT cancelled in
 // flight may have committed, and the run would report it failed), but
-// not for ever on a database that stopped answering.
-const settleAccountTimeout = time.Minute
+// not for ever on a database that stopped answering: as long as a round
+// of the webhook dispatcher's database work at shutdown, alongside which
+// it then runs (docs/operations.md, "How long it can take").
+const settleAccountTimeout = 30 * time.Second
 
 // settleOne settles and pays out one account in a transaction of its
 // own, with the actor of ctx, whether or not ctx ends meanwhile.
