@@ -68,8 +68,9 @@ func keywordDSN(dsn string) bool {
 }
 
 // RedactDSN is a database DSN as it may be shown: a URL without its
-// password (in its user part or its query), a key=value connection
-// string with every password=VALUE (quoted or not) as password=xxxxx.
+// password (in its user part, or any query parameter whose name holds
+// "password", as sslpassword), a key=value connection string with every
+// password=VALUE (quoted or not) as password=xxxxx.
 // Anything else is returned as it is.
 func RedactDSN(dsn string) string {
 	if strings.Contains(dsn, "://") {
@@ -77,9 +78,12 @@ func RedactDSN(dsn string) string {
 		if err != nil {
 			return "(set, not shown: it does not parse as an address)"
 		}
-		if q := u.Query(); q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
+		q := u.Query()
+		for key := range q {
+			if strings.Contains(strings.ToLower(key), "password") { // password, sslpassword
+				q.Set(key, "xxxxx")
+				u.RawQuery = q.Encode()
+			}
 		}
 		return u.Redacted()
 	}

@@ -212,8 +212,15 @@ func sqliteURL(path string, readOnly bool) string {
 		// first write with SQLITE_BUSY while another process writes.
 		q.Add("_txlock", "immediate")
 	}
-	return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+	return "file:" + uriPath.Replace(filepath.ToSlash(path)) + "?" + q.Encode()
 }
+
+// uriPath escapes what a SQLite file: URI would read in a path: "?"
+// starts its parameters, "#" its fragment, "%" an escape. Unescaped, a
+// path holding one opened another file (the part before "?" or "#"),
+// without the parameters after it (busy_timeout, WAL) and not created
+// private.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // walSizeLimit is the size SQLite truncates its write-ahead log file to
 // when a checkpoint resets it (PRAGMA journal_size_limit).

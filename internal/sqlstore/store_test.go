@@ -97,12 +97,44 @@ func TestRedactDSN(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://u:S3cretPW@h:5432/db":                             "postgres://u:xxxxx@h:5432/db",
 		"postgres://h/db?password=S3cretPW&sslmode=require":           "postgres://h/db?password=xxxxx&sslmode=require",
+		"postgres://h/db?sslmode=verify-full&sslpassword=S3cretPW":    "postgres://h/db?sslmode=verify-full&sslpassword=xxxxx",
 		"host=h password=S3cretPW user=u":                             "host=h password=xxxxx user=u",
 		`host=h password = 'S3cret \' PW' dbname=d PASSWORD=S3cretPW`: "host=h password=xxxxx dbname=d password=xxxxx",
 		"paylink.db": "paylink.db",
 	} {
 		if got := sqlstore.RedactDSN(in); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSQLitePathsAreTakenAsWritten: a database path holding "?", "#" or
+// "%" is the file of that name, private, with every setting: the
+// characters were read as the URI's query, fragment and escapes, and
+// the database made at the path's first part, readable by anyone (the
+// second verification sweep).
+func TestSQLitePathsAreTakenAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"h#1.db", "q?d.db", "p%41.db"} {
+		path := filepath.Join(dir, name)
+		st, err := sqlstore.Open(context.Background(), path)
+		if err != nil {
+			t.Fatalf("open %s: %v", name, err)
+		}
+		var timeout int
+		if err := st.DB().QueryRow(`PRAGMA busy_timeout`).Scan(&timeout); err != nil || timeout != 10000 {
+			t.Errorf("%s: busy_timeout %d (%v), want 10000", name, timeout, err)
+		}
+		st.Close()
+		info, err := os.Stat(path)
+		if err != nil || info.Size() == 0 || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: got %v, %v, want the database itself, mode 0600", name, info, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "h#1.db" && n != "q?d.db" && n != "p%41.db" {
+			t.Errorf("a file the paths did not name: %s", n)
 		}
 	}
 }
