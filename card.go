@@ -95,8 +95,8 @@ func NormalizePAN(raw string) (string, error) {
 	if !allDigits(pan) || pan == "" {
 		return "", fmt.Errorf("card number must contain only digits")
 	}
-	if len(pan) < 12 || len(pan) > 19 {
-		return "", fmt.Errorf("card number must have 12 to 19 digits")
+	if len(pan) < 13 || len(pan) > 19 {
+		return "", fmt.Errorf("card number must have 13 to 19 digits")
 	}
 	if !LuhnValid(pan) {
 		return "", fmt.Errorf("card number is not valid (Luhn check failed)")

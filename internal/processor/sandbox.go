@@ -20,8 +20,9 @@ type Sandbox struct {
 	memory
 }
 
-// Test card numbers with special behaviour. Any other Luhn-valid number
-// of a known brand is approved.
+// Test card numbers with special behaviour. Any other card number paylink
+// takes (paylink.ParseCardNumber: Luhn-valid, of a known brand at a length
+// it issues) is approved.
 const (
 	CardDecline             = "4000000000000002"
 	CardInsufficientFunds   = "4000000000009995"
