@@ -56,7 +56,22 @@ func normalizeWebhookHost(h string) (string, error) {
 	if h == "" || len(h) > maxHostLength || !validHostName(h) {
 		return "", fmt.Errorf("%q must be a host name or IP address, without scheme, port or path", h)
 	}
+	if numericLastLabel(h) {
+		return "", fmt.Errorf("%q is an IPv4 address in a short or numeric form, which is looked up as a name and never reached: write it as four dotted decimals (127.0.0.1)", h)
+	}
 	return h, nil
+}
+
+// numericLastLabel reports whether h's last label is a number (decimal,
+// or hexadecimal with 0x), as in 127.1, 2130706433 or 0x7f000001: no top
+// level domain is, and such a host is an IPv4 address netip does not
+// read, which a dialer then looks up as a name and fails.
+func numericLastLabel(h string) bool {
+	label := h[strings.LastIndexByte(h, '.')+1:]
+	if hex, ok := strings.CutPrefix(label, "0x"); ok {
+		return strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return strings.Trim(label, "0123456789") == ""
 }
 
 // validHostName accepts dot-separated labels of letters (any script, so

@@ -31,6 +31,17 @@ func TestNormalizeWebhookHost(t *testing.T) {
 		{in: "example.com\n", want: "example.com"},
 		{in: "exam\x00ple.com", wantErr: true},
 		{in: "*.example.com", wantErr: true},
+		// IPv4 in the short and numeric forms netip does not read: looked
+		// up as names, never delivered (the merchant settings sweep).
+		{in: "127.1", wantErr: true},
+		{in: "2130706433", wantErr: true},
+		{in: "0177.0.0.1", wantErr: true},
+		{in: "127.000.000.001", wantErr: true},
+		{in: "0x7f000001", wantErr: true},
+		{in: "10.0x1", wantErr: true},
+		{in: "3com.example", want: "3com.example"},
+		{in: "hooks.0xbeef.example", want: "hooks.0xbeef.example"},
+		{in: "hooks.example.0xz", want: "hooks.example.0xz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

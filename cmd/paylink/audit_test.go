@@ -198,6 +198,10 @@ func TestMerchantUpdate(t *testing.T) {
 			url: "https://new.example.com/hook", domains: []string{"new.example.com", "old.example.com"}},
 		{name: "domains replace the whitelist", flags: []string{"--webhook-domain", "a.example.com", "--webhook-retries"},
 			url: "https://new.example.com/hook", domains: []string{"new.example.com", "a.example.com"}, retries: true},
+		// The last extra host could not be taken off (the merchant
+		// settings sweep): --webhook-domain= alone empties the list.
+		{name: "an empty domain empties the whitelist", flags: []string{"--webhook-domain=", "--webhook-retries"},
+			url: "https://new.example.com/hook", domains: []string{"new.example.com"}, retries: true},
 		{name: "no merchant", flags: []string{"--merchant", ""}, wantErr: "--merchant is required"},
 		{name: "unknown merchant", flags: []string{"--merchant", "MNOPE", "--webhook-retries"}, wantErr: "no merchant MNOPE"},
 		{name: "bad URL", flags: []string{"--webhook-url", "ftp://x"}, wantErr: "must be an absolute http:// or https:// address"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -137,7 +138,7 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 	mid := f.String("merchant", "", "mid of the merchant (required)")
 	webhookURL := f.String("webhook-url", "", "new company webhook URL; its host joins the whitelist")
 	var domains multiFlag
-	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); replaces the whitelist (the webhook URL's host stays)")
+	f.Var(&domains, "webhook-domain", "whitelisted webhook host (repeatable); replaces the whitelist (the webhook URL's host stays); --webhook-domain= alone empties it")
 	retries := f.Bool("webhook-retries", false, "retry failed webhooks with exponential backoff")
 	legacy := f.Bool("webhook-legacy", false, "send the older 16-field webhook payload")
 	if err := f.parse(args); err != nil {
@@ -160,7 +161,10 @@ func runMerchantUpdate(ctx context.Context, env environment, args []string) erro
 	}
 	return withService(ctx, env, *dsn, func(svc *paylink.Service) error {
 		if set["webhook-domain"] {
-			c.WebhookDomains = domains // the Service normalises them and keeps the webhook URL's host
+			// The Service normalises them and keeps the webhook URL's
+			// host; an empty value names none, so --webhook-domain=
+			// alone empties the list (a non-nil empty slice).
+			c.WebhookDomains = slices.DeleteFunc(slices.Clone(domains), func(d string) bool { return strings.TrimSpace(d) == "" })
 		}
 		m, err := svc.UpdateSettings(ctx, *mid, c)
 		if err != nil {
