@@ -20,7 +20,10 @@ type SettingsChange struct {
 // the company webhook's host kept on it, as at onboarding) and audits what changed, in
 // the same transaction: one settings row naming the changed settings
 // (never their values: a URL may carry a merchant's own secret), and a
-// whitelist row with the new host list when the whitelist changed.
+// whitelist row with the new host list when the whitelist changed. A
+// change that leaves the whitelist as it is drops the stored entries a
+// later rule refuses (they match no host), rather than refusing a change
+// the operator did not ask for.
 func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChange) (*Merchant, error) {
 	var m *Merchant
 	err := s.store.Update(ctx, func(tx Tx) error {
@@ -32,6 +35,9 @@ func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChan
 			return err
 		}
 		before := m.Settings.Webhook
+		if c.WebhookDomains == nil {
+			m.Settings.Webhook.Domains = validHosts(m.Settings.Webhook.Domains)
+		}
 		c.apply(&m.Settings.Webhook)
 		// The whitelist follows onboarding's one rule: entries normalised,
 		// and the company webhook's host always on it.

@@ -3,6 +3,7 @@ package paylink_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -86,5 +87,31 @@ func TestAWebhookSecretOverlapIsWholeSeconds(t *testing.T) {
 		if _, err := env.Service.RotateWebhookSecret(context.Background(), m.ID, env.WebhookSecretVersion(m.ID), overlap); (err == nil) != ok {
 			t.Errorf("overlap %s: got %v, want ok=%v", overlap, err, ok)
 		}
+	}
+}
+
+// TestAnEntryStoredBeforeItsRuleDoesNotBlockAChange: a whitelist entry
+// stored before a rule refused it (127.1, a numeric IPv4 form, before
+// 8407e7d) matches no host; a change of another setting drops it rather
+// than refusing the change with an error about an entry the operator
+// did not send (the last verification sweep: every update was refused).
+func TestAnEntryStoredBeforeItsRuleDoesNotBlockAChange(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	ctx := context.Background()
+	m := env.Onboard()
+	s := merchantSettings(t, env, m.ID)
+	s.Webhook.Domains = append(s.Webhook.Domains, "127.1", "hooks.example.com")
+	if err := env.Store.Update(ctx, func(tx paylink.Tx) error { return tx.UpdateMerchantSettings(m.ID, s) }); err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	got, err := env.Service.UpdateSettings(ctx, m.ID, paylink.SettingsChange{WebhookRetries: &on})
+	if err != nil {
+		t.Fatalf("a change of retries: %v", err)
+	}
+	if !got.Settings.Webhook.Retries || slices.Contains(got.Settings.Webhook.Domains, "127.1") ||
+		!slices.Contains(got.Settings.Webhook.Domains, "hooks.example.com") {
+		t.Errorf("got retries %v, whitelist %v; want retries on, 127.1 dropped, hooks.example.com kept",
+			got.Settings.Webhook.Retries, got.Settings.Webhook.Domains)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -60,6 +61,16 @@ func normalizeWebhookHost(h string) (string, error) {
 		return "", fmt.Errorf("%q is an IPv4 address in a short or numeric form, which is looked up as a name and never reached: write it as four dotted decimals (127.0.0.1)", h)
 	}
 	return h, nil
+}
+
+// validHosts is entries without those normalizeWebhookHost refuses:
+// entries stored before a rule refused them (a numeric IPv4 form), which
+// hostAllowed matches to no host.
+func validHosts(entries []string) []string {
+	return slices.DeleteFunc(slices.Clone(entries), func(e string) bool {
+		_, err := normalizeWebhookHost(e)
+		return err != nil
+	})
 }
 
 // numericLastLabel reports whether h's last label is a number (decimal,
