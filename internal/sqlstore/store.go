@@ -212,7 +212,22 @@ func sqliteURL(path string, readOnly bool) string {
 		// first write with SQLITE_BUSY while another process writes.
 		q.Add("_txlock", "immediate")
 	}
-	return "file:" + uriPath.Replace(filepath.ToSlash(path)) + "?" + q.Encode()
+	return "file:" + uriFilePath(path) + "?" + q.Encode()
+}
+
+// uriFilePath is path as a file: URI's path: escaped (uriPath), an
+// absolute one after an empty authority ("file:///x": "file://x" would
+// name host x, as //x did), and ":memory:" as the file of that name
+// rather than SQLite's in-memory database.
+func uriFilePath(path string) string {
+	p := uriPath.Replace(filepath.ToSlash(path))
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return "//" + p
+	case strings.HasPrefix(p, ":"):
+		return "./" + p
+	}
+	return p
 }
 
 // uriPath escapes what a SQLite file: URI would read in a path: "?"

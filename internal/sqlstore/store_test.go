@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,8 +116,15 @@ func TestRedactDSN(t *testing.T) {
 // second verification sweep).
 func TestSQLitePathsAreTakenAsWritten(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"h#1.db", "q?d.db", "p%41.db"} {
+	t.Chdir(dir)
+	for _, name := range []string{"h#1.db", "q?d.db", "p%41.db", "slashes.db", ":memory:"} {
 		path := filepath.Join(dir, name)
+		switch name {
+		case "slashes.db":
+			path = "/" + path // //tmp/...: was read as a URI authority
+		case ":memory:":
+			path = name // relative: the file of that name, not a database in memory
+		}
 		st, err := sqlstore.Open(context.Background(), path)
 		if err != nil {
 			t.Fatalf("open %s: %v", name, err)
@@ -133,7 +141,7 @@ func TestSQLitePathsAreTakenAsWritten(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if n := e.Name(); n != "h#1.db" && n != "q?d.db" && n != "p%41.db" {
+		if n := e.Name(); !slices.Contains([]string{"h#1.db", "q?d.db", "p%41.db", "slashes.db", ":memory:"}, n) {
 			t.Errorf("a file the paths did not name: %s", n)
 		}
 	}
