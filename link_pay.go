@@ -420,6 +420,29 @@ func (s *Service) CheckLinkPayable(ctx context.Context, ls *LinkSession, browser
 	})
 }
 
+// LinkHeldInDoubt reports whether the session's link is held by a
+// payment whose outcome is in doubt (UNKNOWN, or PROCESSING past the
+// authentication timeout: the processor may have taken the money), which
+// keeps the link until recovery or an operator records the outcome, not
+// for the timeout: the page then says so, rather than that the form
+// comes back within minutes.
+func (s *Service) LinkHeldInDoubt(ctx context.Context, ls *LinkSession) (bool, error) {
+	var doubt bool
+	err := s.store.View(ctx, func(tx Tx) error {
+		t, err := claimant(tx, ls.Link)
+		if err != nil || t == nil {
+			return err
+		}
+		late := !ls.Link.busy(s.now(), s.cfg.AuthenticationTimeout)
+		doubt = t.Status == StatusUnknown || (t.Status == StatusProcessing && late)
+		return nil
+	})
+	if err != nil {
+		return false, Internal("link held in doubt", err)
+	}
+	return doubt, nil
+}
+
 // CheckLinkAttempts reports errLinkRate when the session's link has used
 // up its attempts in the window running now (as read with the session),
 // so that a wallet's sheet or Zip's page is not opened only for its

@@ -64,6 +64,9 @@ func (h *Handler) fillInProgress(rq *request, v *view) error {
 	case err == nil:
 	case e.Code == paylink.CodeLinkInProgress:
 		v.InProgress = true
+		if v.InDoubt, err = h.svc.LinkHeldInDoubt(rq.r.Context(), rq.ls); err != nil {
+			return err
+		}
 	case e.Kind != paylink.KindConflict: // a conflict is the link paid, cancelled or expired since it was read
 		return err
 	}
@@ -163,7 +166,7 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		// The processor's answer was lost: it may have taken the money.
 		v.Alert = "Payment not confirmed yet: the payment processor has not answered. Do not pay again; " +
 			"the merchant will see the outcome as soon as the processor confirms it."
-		v.InProgress = true // the attempt keeps the link until its outcome is known
+		v.InProgress, v.InDoubt = true, true // the attempt keeps the link until its outcome is known
 		return h.render(rq, http.StatusOK, v)
 	}
 	v.Alert = notCompleted(t)

@@ -33,7 +33,8 @@ func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
 // it, since the first payment may have taken the money. Once recovery
 // learns the payment was approved, the link is paid by that one payment.
 // Before, the claim ran out after the timeout: the link could be paid a
-// second time, or cancelled and then found approved.
+// second time, or cancelled and then found approved. Meanwhile its page
+// says the payment awaits confirmation.
 func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
 	m := env.Onboard()
@@ -58,6 +59,11 @@ func TestALinkWithAPaymentInDoubtStaysHeld(t *testing.T) {
 	}
 	if c := env.Post("/v5/payment-links/"+id+"/cancel", m, map[string]any{}); c.Status != http.StatusConflict || c.Str("response_code") != "payment_link_in_progress" {
 		t.Errorf("cancel: got %d %s, want 409 payment_link_in_progress", c.Status, c.Raw)
+	}
+	// The page says the payment awaits confirmation, not that the form
+	// comes back within the timeout, which it does not (the crash sweep).
+	if p := newBrowser(t, env).get(hpp); !strings.Contains(p.body, "awaiting confirmation") || strings.Contains(p.body, "form is then shown again") {
+		t.Errorf("the page of a link held in doubt: got %d\n%s\nwant it awaiting confirmation", p.status, p.body)
 	}
 
 	env.Clock.Advance(time.Minute)

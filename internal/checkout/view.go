@@ -35,6 +35,7 @@ type view struct {
 	Alert       string // a decline, a conflict or a rate limit, announced
 	Paid        *paidView
 	InProgress  bool // an attempt this browser cannot replace holds the link: no form
+	InDoubt     bool // and its outcome is in doubt: it holds the link until recorded, not for the timeout
 	// HoldMinutes is the longest a 3-D Secure attempt left open holds
 	// the link (the service's AuthenticationTimeout), for the notice.
 	HoldMinutes int
