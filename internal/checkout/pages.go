@@ -166,7 +166,9 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		// The processor's answer was lost: it may have taken the money.
 		v.Alert = "Payment not confirmed yet: the payment processor has not answered. Do not pay again; " +
 			"the merchant will see the outcome as soon as the processor confirms it."
-		v.InProgress, v.InDoubt = true, true // the attempt keeps the link until its outcome is known
+		// The attempt keeps the link until its outcome is known; one the
+		// processor may still answer is in progress, not yet in doubt.
+		v.InProgress, v.InDoubt = true, t.Status == paylink.StatusUnknown
 		return h.render(rq, http.StatusOK, v)
 	}
 	v.Alert = notCompleted(t)
