@@ -23,7 +23,10 @@ type SettingsChange struct {
 // whitelist row with the new host list when the whitelist changed. A
 // change that leaves the whitelist as it is drops the stored entries a
 // later rule refuses (they match no host), rather than refusing a change
-// the operator did not ask for.
+// the operator did not ask for. A stored company URL a later rule
+// refuses is not dropped (it is where the merchant's webhooks go): the
+// refusal names webhook.url, and a change sending a new URL goes
+// through.
 func (s *Service) UpdateSettings(ctx context.Context, mid string, c SettingsChange) (*Merchant, error) {
 	var m *Merchant
 	err := s.store.Update(ctx, func(tx Tx) error {

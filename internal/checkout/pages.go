@@ -167,8 +167,17 @@ func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error
 		v.Alert = "Payment not confirmed yet: the payment processor has not answered. Do not pay again; " +
 			"the merchant will see the outcome as soon as the processor confirms it."
 		// The attempt keeps the link until its outcome is known; one the
-		// processor may still answer is in progress, not yet in doubt.
-		v.InProgress, v.InDoubt = true, t.Status == paylink.StatusUnknown
+		// processor may still answer is in progress, not yet in doubt
+		// (LinkHeldInDoubt's rule, as every other browser is told), and
+		// the in-doubt notice says not to pay again, once.
+		v.InProgress = true
+		doubt, err := h.svc.LinkHeldInDoubt(rq.r.Context(), rq.ls)
+		if err != nil {
+			return err
+		}
+		if v.InDoubt = doubt || t.Status == paylink.StatusUnknown; v.InDoubt {
+			v.Alert = ""
+		}
 		return h.render(rq, http.StatusOK, v)
 	}
 	v.Alert = notCompleted(t)

@@ -27,6 +27,31 @@ func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
 	}
 }
 
+// TestTheSameBrowserIsToldOfADoubtOnce: a browser whose own payment's
+// answer was lost, back past the authentication timeout before recovery
+// has asked, is told the payment awaits confirmation whether it reloads
+// or presses Pay again, and told not to pay again once (the last
+// verification sweep: its second Pay said the form would come back, and
+// an UNKNOWN payment's said "do not pay again" twice).
+func TestTheSameBrowserIsToldOfADoubtOnce(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	b := newBrowser(t, env)
+	csrf := b.get(hpp).csrf(t)
+	env.Sandbox.SetSilent(true)
+	if p := b.post(hpp, cardForm(csrf, cardOK)); !strings.Contains(p.body, "Payment not confirmed yet") {
+		t.Fatalf("the attempt: got %d, want its answer lost\n%s", p.status, p.body)
+	}
+	env.Clock.Advance(env.Service.Config().AuthenticationTimeout + time.Second)
+	for name, p := range map[string]page{"reload": b.get(hpp), "Pay again": b.post(hpp, cardForm(csrf, cardOK))} {
+		if !strings.Contains(p.body, "awaiting confirmation") || strings.Contains(p.body, "form is then shown again") ||
+			strings.Count(p.body, "Do not pay again") != 1 {
+			t.Errorf("%s: got %d\n%s\nwant the payment awaiting confirmation, told once not to pay again", name, p.status, p.body)
+		}
+	}
+}
+
 // A link whose payment is in doubt (its processor answer lost, recovery's
 // inquiries unanswered too: UNKNOWN) stays held past the authentication
 // timeout: another customer cannot pay it and the merchant cannot cancel
