@@ -11,17 +11,24 @@ import (
 	"github.com/paylink/paylink/internal/apitest"
 )
 
+// lostAnswer opens a new link's page in a new browser and pays it by card
+// with the sandbox silent, so that its answer is lost (a processor
+// timeout of 50 ms), and returns the page the payment answered.
+func lostAnswer(t *testing.T) (env *apitest.Env, hpp string, b *browser, csrf string, p page) {
+	t.Helper()
+	env = apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
+	hpp, _ = pageURLs(link(t, env, env.Onboard(), "10.50", nil))
+	b = newBrowser(t, env)
+	csrf = b.get(hpp).csrf(t)
+	env.Sandbox.SetSilent(true)
+	return env, hpp, b, csrf, b.post(hpp, cardForm(csrf, cardOK))
+}
+
 // A payment whose processor answer is lost is not shown as failed ("no
 // money was taken" would be a guess): the customer is told it is not
 // confirmed yet and not to pay again.
 func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
-	m := env.Onboard()
-	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
-	env.Sandbox.SetSilent(true)
-	p := b.post(hpp, cardForm(csrf, cardOK))
+	_, _, _, _, p := lostAnswer(t)
 	if p.status != 200 || !strings.Contains(p.body, "Payment not confirmed yet") || strings.Contains(p.body, "No money was taken") {
 		t.Errorf("page after a lost answer: got %d, want 200 saying the payment is not confirmed (and not that no money was taken):\n%s", p.status, p.body)
 	}
@@ -34,13 +41,8 @@ func TestLostProcessorAnswerIsNotShownAsAFailure(t *testing.T) {
 // verification sweep: its second Pay said the form would come back, and
 // an UNKNOWN payment's said "do not pay again" twice).
 func TestTheSameBrowserIsToldOfADoubtOnce(t *testing.T) {
-	env := apitest.Start(t, apitest.Options{Config: paylink.Config{ProcessorTimeout: 50 * time.Millisecond}})
-	m := env.Onboard()
-	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
-	b := newBrowser(t, env)
-	csrf := b.get(hpp).csrf(t)
-	env.Sandbox.SetSilent(true)
-	if p := b.post(hpp, cardForm(csrf, cardOK)); !strings.Contains(p.body, "Payment not confirmed yet") {
+	env, hpp, b, csrf, p := lostAnswer(t)
+	if !strings.Contains(p.body, "Payment not confirmed yet") {
 		t.Fatalf("the attempt: got %d, want its answer lost\n%s", p.status, p.body)
 	}
 	env.Clock.Advance(env.Service.Config().AuthenticationTimeout + time.Second)
