@@ -395,7 +395,8 @@ func paymentRecord(t *Transaction) []string {
 // csvText defuses text a spreadsheet would read as a formula (OWASP's
 // CSV injection advice): a quote goes before a formula character (=, +,
 // -, @, tab, carriage return) wherever a cell may begin, at the start and
-// after a ';' or ',' (spaces between skipped), since a spreadsheet in a
+// after a ';' or ',' (spaces and an opening '"' between skipped: a quote
+// opens a quoted cell, whose text still begins it), since a spreadsheet in a
 // locale that splits on ';' starts a cell there: ";=1+1" is written
 // ";'=1+1", not "';=1+1", whose second cell would still be a formula.
 func csvText(s string) string {
@@ -407,7 +408,7 @@ func csvText(s string) string {
 			b.WriteByte('\'')
 		}
 		b.WriteByte(c)
-		cellStart = c == ';' || c == ',' || cellStart && c == ' '
+		cellStart = c == ';' || c == ',' || cellStart && (c == ' ' || c == '"')
 	}
 	return b.String()
 }

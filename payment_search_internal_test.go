@@ -17,6 +17,10 @@ func TestCSVTextDefusesEveryCellStart(t *testing.T) {
 		"jo@example.com":     "jo@example.com",
 		"":                   "",
 		"a;b":                "a;b",
+		// A quote opens a quoted cell: the formula after it still starts
+		// the cell (the reports sweep: e;"=2+3 read as =2+3).
+		`e;"=2+3;y`:    `e;"'=2+3;y`,
+		`b; "@SUM(A1)`: `b; "'@SUM(A1)`,
 	} {
 		if got := csvText(in); got != want {
 			t.Errorf("csvText(%q) = %q, want %q", in, got, want)

@@ -50,7 +50,7 @@ func (h *Handler) balances(rq *request) error {
 	if err != nil {
 		return err
 	}
-	rows := collapse(variances)
+	rows := collapse(variances, len(variances) == paylink.MaxMerchantVariances)
 	d := balancesData{Balances: bal, Payouts: payouts, Variances: rows[:min(len(rows), varianceRows)],
 		MoreVariances: len(rows) > varianceRows || len(variances) == paylink.MaxMerchantVariances, VarianceRows: varianceRows}
 	rq.render(http.StatusOK, "balances", view{Title: "Balances", Data: d})
@@ -58,18 +58,21 @@ func (h *Handler) balances(rq *request) error {
 }
 
 // varianceRow is a variance as the page lists it: its newest report, and
-// how many of the runs read reported it.
+// how many of the runs read reported it (at least that many when the
+// read was cut short: older runs were not read).
 type varianceRow struct {
 	paylink.RunVariance
-	Runs int
+	Runs    int
+	AtLeast bool
 }
 
 // collapse lists each variance of vs (newest first) once, from its newest
 // run, with the number of runs that reported it: the same file, or the
 // same day's, reconciled again reports each variance again, and the page
 // listed every copy. A variance is the same when its kind, reference,
-// file line and both sides are.
-func collapse(vs []paylink.RunVariance) []varianceRow {
+// file line and both sides are. cut says the read stopped at its limit,
+// so that each count is a lower bound.
+func collapse(vs []paylink.RunVariance, cut bool) []varianceRow {
 	rows := make([]varianceRow, 0, len(vs))
 	seen := make(map[paylink.Variance]int, len(vs))
 	for _, v := range vs {
@@ -78,7 +81,7 @@ func collapse(vs []paylink.RunVariance) []varianceRow {
 			continue
 		}
 		seen[v.Variance] = len(rows)
-		rows = append(rows, varianceRow{RunVariance: v, Runs: 1})
+		rows = append(rows, varianceRow{RunVariance: v, Runs: 1, AtLeast: cut})
 	}
 	return rows
 }
