@@ -96,7 +96,7 @@ func RedactDSN(dsn string) string {
 func redactKeywordPasswords(s string) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(strings.ToLower(s), "password")
+		i := indexFold(s, "password")
 		if i < 0 {
 			b.WriteString(s)
 			return b.String()
@@ -111,6 +111,18 @@ func redactKeywordPasswords(s string) string {
 		s = strings.TrimLeft(rest[1:], " \t")
 		s = s[valueEnd(s):]
 	}
+}
+
+// indexFold is the index of the first ASCII word in s, ignoring case, or
+// -1. (strings.ToLower would change the length of some non-ASCII text,
+// and its indexes then miss s's.)
+func indexFold(s, word string) int {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return i
+		}
+	}
+	return -1
 }
 
 // valueEnd is where a key=value connection string's value at the start

@@ -102,6 +102,7 @@ func TestRedactDSN(t *testing.T) {
 		"host=h password=S3cretPW user=u":                             "host=h password=xxxxx user=u",
 		`host=h password = 'S3cret \' PW' dbname=d PASSWORD=S3cretPW`: "host=h password=xxxxx dbname=d password=xxxxx",
 		"paylink.db": "paylink.db",
+		"host=h dbname=İİİİ password=S3cretPW": "host=h dbname=İİİİ password=xxxxx",
 	} {
 		if got := sqlstore.RedactDSN(in); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
