@@ -435,10 +435,20 @@ func (s *Service) checkNotHeld(tx Tx, l *PaymentLink, now time.Time) error {
 		return nil
 	}
 	t, err := claimant(tx, l)
-	if err == nil && t != nil && (t.Status == StatusProcessing || t.Status == StatusUnknown) {
+	if err == nil && heldInDoubt(t, true) {
 		return errLinkBusy
 	}
 	return err
+}
+
+// heldInDoubt reports whether t, a link's claimant (nil for none), holds
+// the link because its outcome is in doubt: UNKNOWN, or PROCESSING once
+// the claim is late (past the authentication timeout; within it, an
+// attempt the processor may still answer holds the link anyway). Such a
+// claim outlasts the timeout until recovery or an operator records the
+// outcome.
+func heldInDoubt(t *Transaction, late bool) bool {
+	return t != nil && (t.Status == StatusUnknown || (t.Status == StatusProcessing && late))
 }
 
 // claimant is the transaction whose attempt claims l, nil when the link

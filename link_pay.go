@@ -430,12 +430,8 @@ func (s *Service) LinkHeldInDoubt(ctx context.Context, ls *LinkSession) (bool, e
 	var doubt bool
 	err := s.store.View(ctx, func(tx Tx) error {
 		t, err := claimant(tx, ls.Link)
-		if err != nil || t == nil {
-			return err
-		}
-		late := !ls.Link.busy(s.now(), s.cfg.AuthenticationTimeout)
-		doubt = t.Status == StatusUnknown || (t.Status == StatusProcessing && late)
-		return nil
+		doubt = heldInDoubt(t, !ls.Link.busy(s.now(), s.cfg.AuthenticationTimeout))
+		return err
 	})
 	if err != nil {
 		return false, Internal("link held in doubt", err)

@@ -26,6 +26,17 @@ func usersEngine(t *testing.T, fn func(t *testing.T, env *apitest.Env)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, apitest.Start(t, apitest.Options{DSN: pg.Database(t)})) })
 }
 
+// mustInvite makes an invite of email with role by by and returns its
+// token.
+func mustInvite(t *testing.T, env *apitest.Env, by *paylink.User, email string, role paylink.Role) string {
+	t.Helper()
+	token, _, err := env.Service.CreateInvite(context.Background(), by, email, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
 // code is the response code of err, "" for nil.
 func code(err error) string {
 	if err == nil {
@@ -826,14 +837,7 @@ func TestInviteEndsWithItsAdmin(t *testing.T) {
 		removed := newStaff(t, env, m, "removed@example.com", paylink.RoleAdmin)
 		demoted := newStaff(t, env, m, "demoted@example.com", paylink.RoleAdmin)
 		left := newStaff(t, env, m, "left@example.com", paylink.RoleAdmin)
-		invite := func(by *paylink.User, email string) string {
-			t.Helper()
-			token, _, err := env.Service.CreateInvite(ctx, by, email, paylink.RoleAdmin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return token
-		}
+		invite := func(by *paylink.User, email string) string { return mustInvite(t, env, by, email, paylink.RoleAdmin) }
 		byRemoved, byDemoted := invite(removed, "removed.backup@example.com"), invite(demoted, "demoted.backup@example.com")
 		byLeft, byOwner := invite(left, "left.backup@example.com"), invite(owner, "new@example.com")
 		if err := env.Service.RemoveUser(ctx, owner, removed.ID); err != nil {
@@ -894,14 +898,7 @@ func TestInviteEndsWithItsInvitee(t *testing.T) {
 		ctx := context.Background()
 		m := env.Onboard()
 		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
-		invite := func(email string, role paylink.Role) string {
-			t.Helper()
-			token, _, err := env.Service.CreateInvite(ctx, owner, email, role)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return token
-		}
+		invite := func(email string, role paylink.Role) string { return mustInvite(t, env, owner, email, role) }
 		asStaff, asAdmin := invite("twice@example.com", paylink.RoleStaff), invite("Twice@Example.com", paylink.RoleAdmin)
 		// An invite of an address made before its member was added
 		// another way (the CLI), as one left from before this rule.
@@ -956,10 +953,7 @@ func TestRemovingAMemberRacesTheirOtherInvite(t *testing.T) {
 		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
 		for i := range 12 {
 			email := fmt.Sprintf("member%d@example.com", i)
-			token, _, err := env.Service.CreateInvite(ctx, owner, email, paylink.RoleAdmin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			token := mustInvite(t, env, owner, email, paylink.RoleAdmin)
 			member := newStaff(t, env, m, email, paylink.RoleViewer) // added another way meanwhile
 			var wg sync.WaitGroup
 			var removeErr, acceptErr error
@@ -991,14 +985,7 @@ func TestTwoInvitesOfOneAddressAcceptedAtOnce(t *testing.T) {
 		owner := newStaff(t, env, m, "owner@example.com", paylink.RoleAdmin)
 		for i := range 8 {
 			email := fmt.Sprintf("both%d@example.com", i)
-			var tokens [2]string
-			for j := range tokens {
-				token, _, err := env.Service.CreateInvite(ctx, owner, email, paylink.RoleStaff)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tokens[j] = token
-			}
+			tokens := [2]string{mustInvite(t, env, owner, email, paylink.RoleStaff), mustInvite(t, env, owner, email, paylink.RoleStaff)}
 			var errs [2]error
 			var wg sync.WaitGroup
 			for j, token := range tokens {
