@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Card brands, lower case as in webhooks.
@@ -85,12 +86,17 @@ func LuhnValid(number string) bool {
 
 // MaxCardNumberInput bounds a card number as typed or sent, before
 // NormalizePAN strips its spaces and dashes: 19 digits with room for
-// separators. The API's decoder and the hosted page (its field's
-// maxlength and readCard) both apply it.
+// separators. NormalizePAN refuses a longer one, whichever way it came;
+// the API's decoder reads the field with this bound and the hosted page
+// gives it as the field's maxlength.
 const MaxCardNumberInput = 32
 
-// NormalizePAN strips spaces and dashes and checks length and Luhn.
+// NormalizePAN strips spaces and dashes and checks length (as sent, at
+// most MaxCardNumberInput characters, then its digits) and Luhn.
 func NormalizePAN(raw string) (string, error) {
+	if utf8.RuneCountInString(raw) > MaxCardNumberInput {
+		return "", fmt.Errorf("card number must be at most %d characters, spaces and dashes included", MaxCardNumberInput)
+	}
 	pan := stripSeparators(strings.TrimSpace(raw))
 	if !allDigits(pan) || pan == "" {
 		return "", fmt.Errorf("card number must contain only digits")

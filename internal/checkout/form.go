@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/paylink/paylink"
 )
@@ -115,16 +114,13 @@ func truncate(s string, n int) string {
 
 // readCard reads the card fields. The expiry is one field, MM/YY.
 func readCard(r *http.Request, errs map[string]string) *paylink.CardDetails {
-	c := &paylink.CardDetails{ // too long a name is refused by the Service, a number here as in the API's decoder
+	c := &paylink.CardDetails{ // too long a number or name is refused by the Service, as in the API
 		Number:     strings.TrimSpace(r.PostFormValue("card_number")),
 		CVC:        strings.TrimSpace(r.PostFormValue("card_cvc")),
 		HolderName: strings.TrimSpace(r.PostFormValue("card_holder")),
 	}
-	switch {
-	case c.Number == "":
+	if c.Number == "" {
 		errs["card_number"] = "Enter the card number."
-	case utf8.RuneCountInString(c.Number) > fieldLimit("card_number"):
-		errs["card_number"] = "This card number is not valid."
 	}
 	if c.HolderName == "" {
 		errs["card_holder"] = "Enter the name on the card."
