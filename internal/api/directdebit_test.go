@@ -281,6 +281,52 @@ func TestClearDirectDebitsConcurrentlyOnce(t *testing.T) {
 	}
 }
 
+// TestClearingGoesPastDebitsTheBankDoesNotAnswer: more than a batch of
+// debits the bank never answers about, all older than one it does, hold
+// nothing up: the run reads on past them and its error counts them (a
+// sweep found each pass starting from the oldest, so that 200 such
+// debits stopped all clearing).
+func TestClearingGoesPastDebitsTheBankDoesNotAnswer(t *testing.T) {
+	bank := &unansweringBank{ending: "0008"}
+	env := apitest.Start(t, apitest.Options{Bank: bank})
+	m := env.Onboard()
+	var unanswered []string
+	for i := range 201 {
+		unanswered = append(unanswered, debit(t, env, m, fmt.Sprintf("12%03d0008", i), "3"))
+	}
+	env.Clock.Advance(time.Second) // the answered debit is the newest
+	answered := debit(t, env, m, testAccount, "3")
+	env.Clock.Advance(env.Service.Config().DirectDebitClearing + time.Second)
+	for run, want := range []int{1, 0} {
+		n, err := env.Service.ClearDirectDebits(context.Background())
+		if n != want || !errors.Is(err, errBankDown) || !strings.Contains(err.Error(), "201 due direct debits left PENDING") {
+			t.Errorf("clearing run %d: got %d moved, %v; want %d and the 201 unanswered counted", run+1, n, err, want)
+		}
+	}
+	if s := status(t, env, m, answered); s.Str("status") != "APPROVED" {
+		t.Errorf("the debit the bank answered about: got %s, want APPROVED", s.Raw)
+	}
+	for _, ref := range []string{unanswered[0], unanswered[200]} {
+		if s := status(t, env, m, ref); s.Str("status") != "PENDING" {
+			t.Errorf("a debit the bank did not answer about: got %s, want PENDING", s.Raw)
+		}
+	}
+}
+
+// unansweringBank is the sandbox bank failing every clearing query about
+// an account number with that ending.
+type unansweringBank struct {
+	processor.Bank
+	ending string
+}
+
+func (b *unansweringBank) ClearDebit(ctx context.Context, req paylink.BankDebit) (paylink.BankClearing, error) {
+	if strings.HasSuffix(req.Account.Number, b.ending) {
+		return paylink.BankClearing{}, errBankDown
+	}
+	return b.Bank.ClearDebit(ctx, req)
+}
+
 func TestDirectDebitRefunds(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m, other := env.Onboard(), env.Onboard()
