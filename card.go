@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -140,7 +141,13 @@ func stripSeparators(s string) string {
 // token, not a number someone typed: a hex hash or a UUID holds such runs
 // ("...d46-3799-4928-922c...") about once in 2,000 values, and a merchant
 // could never send that value again.
+//
+// The text is read folded (foldForCards): a space, dash or decimal digit
+// of another script counts as its ASCII one, so a number pasted from a
+// document with no-break spaces or an en dash between its groups, or
+// typed in full-width digits, is found as well.
 func ContainsCardNumber(s string) bool {
+	s = foldForCards(s).text
 	return standsAlone(s, cardNumberSpans(s)) || standsAlone(s, groupedCardSpans(s))
 }
 
@@ -149,6 +156,7 @@ func ContainsCardNumber(s string) bool {
 // value an operator types, where a card number kept would be stored (a
 // resolution's note or acquirer id).
 func ContainsCardNumberAnywhere(s string) bool {
+	s = foldForCards(s).text
 	return len(cardNumberSpans(s)) > 0 || len(groupedCardSpans(s)) > 0
 }
 
@@ -159,7 +167,7 @@ func ContainsCardNumberAnywhere(s string) bool {
 // one of paylink's own. It matches about a fifth of random 18- and
 // 19-digit numbers, so an operator's acquirer id is not held to it.
 func ContainsCardNumberWithin(s string) bool {
-	return ContainsCardNumberAnywhere(s) || cardInsideDigits(s)
+	return ContainsCardNumberAnywhere(s) || cardInsideDigits(foldForCards(s).text)
 }
 
 // cardInsideDigits reports whether some 13 to 19 consecutive digits of a
@@ -230,19 +238,104 @@ func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 // ContainsCardNumber finds them) masked as MaskPAN masks one: what an
 // error message may say back about a value it refused.
 func MaskCardNumbers(s string) string {
-	spans := mergeSpans(append(cardNumberSpans(s), groupedCardSpans(s)...))
+	f := foldForCards(s)
+	spans := mergeSpans(append(cardNumberSpans(f.text), groupedCardSpans(f.text)...))
 	if len(spans) == 0 {
 		return s
 	}
 	var b strings.Builder
 	last := 0
 	for _, sp := range spans {
-		b.WriteString(s[last:sp[0]])
-		b.WriteString(MaskPAN(digitsOf(s[sp[0]:sp[1]])))
-		last = sp[1]
+		start, end := f.at(sp[0]), f.at(sp[1])
+		b.WriteString(s[last:start])
+		b.WriteString(MaskPAN(digitsOf(f.text[sp[0]:sp[1]])))
+		last = end
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// cardText is text as the card-number rules read it (foldForCards).
+type cardText struct {
+	text string
+	from []int // the offset in the original of each byte of text, and its length last; nil when text is the original
+}
+
+// at is the offset in the original text of byte i of the folded one.
+func (c cardText) at(i int) int {
+	if c.from == nil {
+		return i
+	}
+	return c.from[i]
+}
+
+// foldForCards returns s as the card-number rules read it: each space of
+// another script (a no-break or thin space) as ' ', each dash or minus
+// sign as '-', each decimal digit (full-width, Arabic-Indic, ...) as its
+// ASCII digit, and each invisible formatting character (a zero-width
+// space or joiner, a soft hyphen) dropped. ASCII text is returned as it
+// is, without a copy.
+func foldForCards(s string) cardText {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return cardText{text: s}
+	}
+	b := make([]byte, 0, len(s))
+	from := make([]int, 0, len(s)+1)
+	for at := 0; at < len(s); {
+		r, n := utf8.DecodeRuneInString(s[at:])
+		switch c := foldRune(r); {
+		case c == 0: // invisible: dropped
+		case c > 0:
+			b = append(b, byte(c))
+			from = append(from, at)
+		default:
+			b = append(b, s[at:at+n]...)
+			for k := range n {
+				from = append(from, at+k)
+			}
+		}
+		at += n
+	}
+	return cardText{text: string(b), from: append(from, len(s))}
+}
+
+// foldRune is the ASCII byte a non-ASCII rune reads as in a card number
+// (' ', '-' or a digit), 0 for an invisible one to drop, -1 for any other.
+func foldRune(r rune) int {
+	switch {
+	case r < utf8.RuneSelf:
+		return -1
+	case unicode.Is(unicode.Zs, r):
+		return ' '
+	case unicode.Is(unicode.Pd, r) || r == '\u2212': // U+2212 MINUS SIGN is a math symbol
+		return '-'
+	case unicode.Is(unicode.Nd, r):
+		return '0' + digitValue(r)
+	case unicode.Is(unicode.Cf, r):
+		return 0
+	}
+	return -1
+}
+
+// digitValue is the value of a decimal digit: Unicode encodes each
+// script's ten digits as one run from 0 to 9, and unicode.Nd's ranges are
+// whole such runs.
+func digitValue(r rune) int {
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
+	}
+	return 0
 }
 
 // mergeSpans orders byte ranges and joins those that overlap.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestBrandOf(t *testing.T) {
@@ -258,6 +260,52 @@ func TestMaskCardNumbers(t *testing.T) {
 	} {
 		if got := MaskCardNumbers(s); got != want {
 			t.Errorf("MaskCardNumbers(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestCardNumbersInOtherScripts: a card number written with the spaces,
+// dashes or digits of another script (pasted from a document: no-break
+// and thin spaces, an en dash; full-width or Arabic-Indic digits; a
+// zero-width space between groups) is found and masked like its ASCII
+// spelling, and the text around it is kept as it was (the secrets sweep
+// found each of these stored and sent in clear).
+func TestCardNumbersInOtherScripts(t *testing.T) {
+	for s, masked := range map[string]string{
+		"4242\u00a04242\u00a04242\u00a04242":        "424242******4242",
+		"ref 4242\u20094242\u20094242\u20094242 ok": "ref 424242******4242 ok",
+		"4242\u202f4242\u202f4242\u202f4242":        "424242******4242",
+		"4242\u20134242\u20134242\u20134242":        "424242******4242",
+		"4242 \u2014 4242 \u2014 4242 \u2014 4242":  "424242******4242",
+		"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12": "424242******4242",
+		"\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662": "424242******4242",
+		"4242\u200b4242\u200b4242\u200b4242 \u00e9t\u00e9":                                                 "424242******4242 \u00e9t\u00e9",
+		"\u00e9t\u00e9 4242\u00ad4242\u00ad4242\u00ad4242":                                                 "\u00e9t\u00e9 424242******4242",
+	} {
+		if !ContainsCardNumber(s) || !ContainsCardNumberAnywhere(s) || !ContainsCardNumberWithin(s) {
+			t.Errorf("%q: not found as a card number", s)
+		}
+		if got := MaskCardNumbers(s); got != masked {
+			t.Errorf("MaskCardNumbers(%q) = %q, want %q", s, got, masked)
+		}
+	}
+	for _, s := range []string{"caf\u00e9 \u20ac10\u00a0000", "\u0664\u0662\u0664\u0662", "\u65e5\u672c 2026\u5e7411\u670829\u65e5", "\xff4111"} {
+		if ContainsCardNumber(s) || MaskCardNumbers(s) != s {
+			t.Errorf("%q: taken for a card number", s)
+		}
+	}
+}
+
+// TestEveryDecimalDigitFolds: each decimal digit Unicode knows reads as
+// its ASCII digit (digitValue's rule that unicode.Nd's ranges are whole
+// runs from 0 to 9).
+func TestEveryDecimalDigitFolds(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r < utf8.RuneSelf || !unicode.Is(unicode.Nd, r) {
+			continue
+		}
+		if zero := r - rune(digitValue(r)); !unicode.Is(unicode.Nd, zero) || unicode.Is(unicode.Nd, zero-1) && digitValue(zero-1) != 9 {
+			t.Fatalf("U+%04X: digit %d, whose zero U+%04X is not one", r, digitValue(r), zero)
 		}
 	}
 }

@@ -255,6 +255,9 @@ func TestResponseExcerpt(t *testing.T) {
 		{"cut to the bound", strings.Repeat("x", 1000), strings.Repeat("x", paylink.ResponseExcerptBytes)},
 		{"cut at a character boundary", "x" + strings.Repeat("é", 600), "x" + strings.Repeat("é", (paylink.ResponseExcerptBytes-1)/2)},
 		{"a 4-byte character cut after 3 bytes is left out", strings.Repeat("a", paylink.ResponseExcerptBytes-3) + "😀tail", strings.Repeat("a", paylink.ResponseExcerptBytes-3)},
+		{"card numbers masked", "order failed: card 4242424242424242 exp 12/29", "order failed: card 424242******4242 exp 12/29"},
+		{"a card number across the cut masked", strings.Repeat("a", paylink.ResponseExcerptBytes-10) + " 4242 4242 4242 4242",
+			strings.Repeat("a", paylink.ResponseExcerptBytes-10) + " 424242***"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := paylink.ResponseExcerpt([]byte(tt.body)); got != tt.want {

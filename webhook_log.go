@@ -25,24 +25,26 @@ const (
 
 // ResponseExcerpt makes a stored excerpt of a response body: at most
 // ResponseExcerptBytes of valid UTF-8, cut at a character boundary, with
-// control characters other than newline and tab shown as U+FFFD.
+// control characters other than newline and tab shown as U+FFFD and card
+// numbers masked (a receiver's error may quote the order it failed on;
+// the whole body is masked before the cut, so a number across the cut is
+// not left in clear).
 func ResponseExcerpt(body []byte) string {
-	n := min(len(body), ResponseExcerptBytes)
-	for back := 0; back < utf8.UTFMax-1 && n > 0 && n < len(body) && !utf8.RuneStart(body[n]); back++ {
-		n-- // the cut would split a character: cut before it
-	}
-	s := strings.ToValidUTF8(string(body[:n]), "\uFFFD")
+	s := MaskCardNumbers(strings.ToValidUTF8(string(body), "\uFFFD"))
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return '\uFFFD'
 		}
 		return r
 	}, s)
-	for len(s) > ResponseExcerptBytes { // replacements are wider than what they replaced
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
+	if len(s) <= ResponseExcerptBytes {
+		return s
 	}
-	return s
+	n := ResponseExcerptBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // the cut would split a character: cut before it
+	}
+	return s[:n]
 }
 
 // WebhookLogFilter selects a page of a merchant's delivery log.

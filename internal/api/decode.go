@@ -777,7 +777,10 @@ func (b *body) err() error { return b.f.Err() }
 // pathValue reads a reference from the request's path, trimmed of white
 // space as every string in a body is: an invoice number sent padded
 // ("INV 7 ") is stored as "INV 7", and a look-up by the padded value
-// finds it.
+// finds it. A card number in it is masked: no reference or invoice number
+// holds one (free text holding one is refused), so it names nothing, and
+// masked it never reaches the database's statements, the logs or an
+// error message.
 func pathValue(r *http.Request, name string) string {
-	return strings.TrimSpace(r.PathValue(name))
+	return paylink.MaskCardNumbers(strings.TrimSpace(r.PathValue(name)))
 }

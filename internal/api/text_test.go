@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"database/sql"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/paylink/paylink/internal/apitest"
+	"github.com/paylink/paylink/internal/pgtest"
 )
 
 // TestBytesThatAreNotTextAreRefused: a reference in the path, a query
@@ -41,4 +43,58 @@ func TestBytesThatAreNotTextAreRefused(t *testing.T) {
 			t.Errorf("Idempotency-Key not UTF-8: got %d, want 400", res.StatusCode)
 		}
 	})
+}
+
+// TestCardNumbersInPathsNeverReachTheDatabase: a card number sent where a
+// reference goes in the path (a client that put the card in the URL) is
+// answered 404 like any unknown reference, and neither PostgreSQL's
+// statement log (with parameters) nor the answer nor paylink's log holds
+// it (the secrets sweep found it sent as a query parameter of each
+// look-up and of the spent token's insert).
+func TestCardNumbersInPathsNeverReachTheDatabase(t *testing.T) {
+	var pg pgtest.Shared
+	pg.Start()
+	defer pg.Stop()
+	dsn := pg.Database(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET log_statement = ''all''', current_database()); END $$`); err != nil {
+		t.Fatalf("log statements: %v", err)
+	}
+	env := apitest.Start(t, apitest.Options{DSN: dsn})
+	m := env.Onboard()
+	const digits = "4242424242424242"
+	customer := map[string]any{"ip_address": "203.0.113.7", "timezone": "UTC"}
+	token := func() map[string]any {
+		return map[string]any{"company_token": m.Creds.CompanyToken, "transaction_token": env.TransactionToken(m)}
+	}
+	for _, pan := range []string{digits, "4242%204242%204242%204242", "4242%C2%A04242%C2%A04242%C2%A04242"} {
+		for path, body := range map[string]map[string]any{
+			"/v5/purchase/" + pan:                  {"company_token": m.Creds.CompanyToken},
+			"/v5/refund/" + pan:                    {"company_token": m.Creds.CompanyToken},
+			"/v5/payment-links/" + pan:             {"company_token": m.Creds.CompanyToken},
+			"/v5/purchase/" + pan + "/capture":     {"token": token(), "capture": map[string]any{"amount": "1.00", "currency": "AUD"}},
+			"/v5/purchase/" + pan + "/cancel":      {"token": token()},
+			"/v5/purchase/" + pan + "/refund":      {"token": token(), "refund": map[string]any{"amount": "1.00", "currency": "AUD"}, "customer": customer},
+			"/v5/purchase/" + pan + "/3dsredirect": {"token": token()},
+			"/v5/direct_debit/" + pan + "/refund":  {"token": token(), "refund": map[string]any{"amount": "1.00", "currency": "AUD"}, "customer": customer},
+			"/v5/payment-links/" + pan + "/cancel": {"company_token": m.Creds.CompanyToken},
+		} {
+			r := env.Post(path, m, body)
+			if r.Status != http.StatusNotFound || strings.Contains(r.Raw, "4242424242") {
+				t.Errorf("POST %s: got %d %s, want 404 without the card number", path, r.Status, r.Raw)
+			}
+		}
+	}
+	for where, text := range map[string]string{"PostgreSQL's statement log": pg.Log(t), "paylink's log": env.LogText()} {
+		if !strings.Contains(text, "spent_transaction_tokens") && where != "paylink's log" {
+			t.Fatalf("%s holds no statements: the test does not see them", where)
+		}
+		if i := strings.Index(text, "4242424242"); i >= 0 {
+			t.Errorf("%s holds the card number: %s", where, text[max(0, i-300):min(len(text), i+100)])
+		}
+	}
 }

@@ -294,6 +294,20 @@ func (s *Shared) Stop() {
 	}
 }
 
+// Log returns what the server has logged so far (a test that turns on
+// log_statement reads the statements and their parameters in it).
+func (s *Shared) Log(t testing.TB) string {
+	t.Helper()
+	if s.srv == nil {
+		Skip(t, s.err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.srv.dir, "log"))
+	if err != nil {
+		t.Fatalf("read the PostgreSQL log: %v", err)
+	}
+	return string(b)
+}
+
 // Database returns the DSN of a new empty database. Without a server the
 // test skips, or fails when PAYLINK_REQUIRE_ALL=1.
 func (s *Shared) Database(t testing.TB) string {
