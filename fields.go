@@ -65,12 +65,17 @@ func bidiControl(r rune) bool {
 var errNotUTF8 = errors.New("must be UTF-8 text")
 
 // checkField applies CheckText to one free-text field, and refuses a
-// card number in it (ContainsCardNumber), recording the problem.
+// card number (ContainsCardNumber) or one of paylink's prefixed secrets
+// (LooksLikeSecret) in it, recording the problem: free text is stored in
+// clear and shown again.
 func checkField(f FieldErrors, field, value string, max int) {
-	if err := CheckText(value, max); err != nil {
+	switch err := CheckText(value, max); {
+	case err != nil:
 		f.Add(field, err.Error())
-	} else if ContainsCardNumber(value) {
+	case ContainsCardNumber(value):
 		f.Add(field, errCardNumberInText.Error())
+	case LooksLikeSecret(value):
+		f.Add(field, errSecretInText.Error())
 	}
 }
 
@@ -85,6 +90,10 @@ func checkMetadata(f FieldErrors, md map[string]string) {
 
 // errCardNumberInText is the answer to free text holding a card number.
 var errCardNumberInText = errors.New("must not contain a card number (a card number goes in the card number field only)")
+
+// errSecretInText is the answer to free text holding an API key or a
+// webhook secret.
+var errSecretInText = errors.New("must not contain an API key or a webhook secret (they are kept secret, and free text is stored and shown in clear)")
 
 // errBadEmail is the one answer to an address CheckEmail refuses.
 var errBadEmail = errors.New("must be an email address")

@@ -89,12 +89,23 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt}, nil
 }
 
+// validIdempotencyKey reports whether key may be stored, in clear, as
+// m's idempotency key: text within MaxIdempotencyKey, and neither a card
+// number nor one of m's secrets (an API key or webhook secret by its
+// prefix, the company token itself), which paylink otherwise keeps only
+// hashed or sealed.
+func validIdempotencyKey(m *Merchant, key string) bool {
+	return key != "" && utf8.RuneCountInString(key) <= MaxIdempotencyKey && CheckText(key, 4*MaxIdempotencyKey) == nil &&
+		!ContainsCardNumber(key) && !LooksLikeSecret(key) && !SecretMatches(key, m.CompanyTokenHash)
+}
+
 // beginIdempotent claims key: the claim itself (status 0) when the caller
 // should run the request, else the finished record to replay.
 func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, requestHash []byte, earlier [][]byte) (*IdempotencyKey, error) {
-	if key == "" || utf8.RuneCountInString(key) > MaxIdempotencyKey || CheckText(key, 4*MaxIdempotencyKey) != nil || ContainsCardNumber(key) {
-		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: fmt.Sprintf("Idempotency-Key must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey),
-			Fields: map[string]string{"Idempotency-Key": fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters or a card number", MaxIdempotencyKey)}}
+	if !validIdempotencyKey(m, key) {
+		why := fmt.Sprintf("must be 1 to %d characters of UTF-8 text without control characters, a card number or one of the merchant's secrets", MaxIdempotencyKey)
+		return nil, &Error{Kind: KindInvalid, Code: CodeInvalidRequest, Message: "Idempotency-Key " + why,
+			Fields: map[string]string{"Idempotency-Key": why}}
 	}
 	now := s.now()
 	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(idempotencyLock(key))}
@@ -110,7 +121,8 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 	case !errors.Is(err, ErrConflict):
 		return nil, Internal("idempotency key", err)
 	case !sameRequest(found.RequestHash, requestHash, earlier):
-		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "this Idempotency-Key was already used with a different request")
+		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "this Idempotency-Key was already used with a different request: "+
+			"if this is a retry of a payment, look the payment up (by its invoice number) before sending it again under a new key")
 	case found.Status == 0 && !now.Before(found.LockedUntil):
 		return nil, Errorf(KindConflict, CodeIdempotencyConflict, "an earlier request with this Idempotency-Key never finished, and it may have completed: "+
 			"look it up (a payment by its invoice number, or by the reference a transaction_token_used answer names; a payment link by its merchantReference) "+

@@ -373,6 +373,31 @@ func TestDashboardKeysAreReserved(t *testing.T) {
 	}
 }
 
+// TestSecretsAreNeverIdempotencyKeys: a key that is the merchant's API
+// key, company token or a webhook secret is refused, as a card number is,
+// and so is free text holding an API key: keys and free text are stored
+// in clear, these secrets only hashed or sealed (the secrets sweep found
+// all three stored in clear).
+func TestSecretsAreNeverIdempotencyKeys(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	body, _ := json.Marshal(map[string]any{"company_token": m.Creds.CompanyToken})
+	for name, key := range map[string]string{"API key": m.Creds.APIKey, "company token": m.Creds.CompanyToken,
+		"webhook secret": "whsec_vXyRU+CACfwxrCZHks+8JPpVQ4H9lW4NGQpfZ4z+2AQ=", "API key inside": "order-7:" + m.Creds.APIKey} {
+		res, raw := postKeyTo(t, env, m, "/v5/transaction_token", key, body)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(raw, "one of the merchant's secrets") || strings.Contains(raw, key) {
+			t.Errorf("%s as the key: got %d %s, want 400 naming the rule, not the key", name, res.StatusCode, raw)
+		}
+	}
+	if res, raw := postKeyTo(t, env, m, "/v5/transaction_token", "order-7", body); res.StatusCode != http.StatusOK {
+		t.Errorf("an order id as the key: got %d %s, want 200", res.StatusCode, raw)
+	}
+	r := env.Post("/v5/payment-links", m, map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "ref " + m.Creds.APIKey})
+	if r.Status != http.StatusBadRequest || !strings.Contains(r.Raw, "must not contain an API key") || strings.Contains(r.Raw, m.Creds.APIKey) {
+		t.Errorf("an API key as a link's merchantReference: got %d %s, want 400 without the key", r.Status, r.Raw)
+	}
+}
+
 func TestIdempotencyKeyConcurrentRetries(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m, webhooks := onboardWithWebhooks(t, env)
