@@ -248,15 +248,28 @@ const (
 
 // takeRunLock takes migrationRunLock on conn, waiting as long as another
 // run holds it (a long migration is no reason to give up) and for as long
-// as ctx allows, and logs the holder at once and every runLockNotice
-// meanwhile, so that a start held up behind a hung paylink migrate says
-// what it waits for instead of hanging silently.
+// as ctx allows (waitForLock), so that a start held up behind a hung
+// paylink migrate says what it waits for instead of hanging silently.
 func (s *Store) takeRunLock(ctx context.Context, conn *sql.Conn) error {
+	return s.waitForLock(ctx, conn, `SELECT pg_try_advisory_lock($1)`, migrationRunLock,
+		"waiting for another run of migrations to finish: it holds the migrations lock")
+}
+
+// rowQuerier is a connection or a transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// waitForLock takes the advisory lock with try (pg_try_advisory_lock or
+// its transaction form) on q, trying every runLockPoll for as long as
+// ctx allows, and logs waiting with the lock's holder at once and every
+// runLockNotice meanwhile.
+func (s *Store) waitForLock(ctx context.Context, q rowQuerier, try string, lock int64, waiting string) error {
 	began := time.Now()
 	var noticed time.Time
 	for {
 		var got bool
-		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, migrationRunLock).Scan(&got); err != nil {
+		if err := q.QueryRowContext(ctx, try, lock).Scan(&got); err != nil {
 			return err
 		}
 		if got {
@@ -267,8 +280,7 @@ func (s *Store) takeRunLock(ctx context.Context, conn *sql.Conn) error {
 		}
 		if noticed.IsZero() || time.Since(noticed) >= runLockNotice {
 			noticed = time.Now()
-			s.log.Warn("waiting for another run of migrations to finish: it holds the migrations lock",
-				append([]any{"waited", noticed.Sub(began).Round(time.Second)}, runLockHolder(ctx, conn)...)...)
+			s.log.Warn(waiting, append([]any{"waited", noticed.Sub(began).Round(time.Second)}, lockHolder(ctx, q, lock)...)...)
 		}
 		select {
 		case <-ctx.Done():
@@ -278,22 +290,22 @@ func (s *Store) takeRunLock(ctx context.Context, conn *sql.Conn) error {
 	}
 }
 
-// runLockHolder describes the session holding migrationRunLock as log
+// lockHolder describes the session holding the advisory lock as log
 // attributes: its process id, application name, client address, when it
 // connected and what it is doing (PostgreSQL shows the last three only to
 // the same role or a monitoring one). A bigint advisory lock is listed
 // with its low 32 bits as objid and objsubid 1, in its own database:
 // another database on the server may hold one of its own.
-func runLockHolder(ctx context.Context, conn *sql.Conn) []any {
+func lockHolder(ctx context.Context, q rowQuerier, lock int64) []any {
 	var pid int
 	var app, client, state string
 	var since time.Time
-	err := conn.QueryRowContext(ctx, `SELECT a.pid, COALESCE(a.application_name, ''), COALESCE(host(a.client_addr), 'local'),
+	err := q.QueryRowContext(ctx, `SELECT a.pid, COALESCE(a.application_name, ''), COALESCE(host(a.client_addr), 'local'),
 		COALESCE(a.backend_start, now()), COALESCE(a.state, '')
 		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1
 		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-		migrationRunLock).Scan(&pid, &app, &client, &since, &state)
+		lock).Scan(&pid, &app, &client, &since, &state)
 	if err != nil {
 		return []any{"holder", "unknown: " + err.Error()}
 	}
@@ -563,7 +575,11 @@ func (s *Store) beginMigrating(ctx context.Context, db beginner) (*sql.Tx, error
 	if err != nil || s.engine != Postgres {
 		return t, err
 	}
-	if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationsLock); err != nil {
+	// A run of migrations stopped mid-way (kill -9) may leave its session
+	// running its migration, then rolling it back, long after the run's
+	// own lock went with its connection: the wait says so.
+	if err := s.waitForLock(ctx, t, `SELECT pg_try_advisory_xact_lock($1)`, migrationsLock,
+		"waiting for a migration another session is running (a run of migrations stopped mid-way leaves its session running the migration, then rolling it back)"); err != nil {
 		t.Rollback()
 		return nil, fmt.Errorf("lock: %w", err)
 	}

@@ -336,6 +336,56 @@ func TestStaleLedgerTriggersAreDropped(t *testing.T) {
 	}
 }
 
+// TestAnEarlyIndexLeftIsDropped: a database migrated by a build whose
+// 0018 was the one replaced at c134606 kept transactions_link, which the
+// 0018 on main drops; 0040 drops it on both engines, so that its schema
+// is a fresh database's (the upgrade sweep found it on both).
+func TestAnEarlyIndexLeftIsDropped(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		pgtest.Skip(t, err)
+	}
+	defer srv.Stop()
+	pgDSN, err := srv.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes := map[string]string{
+		"sqlite":   `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'transactions_link'`,
+		"postgres": `SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'transactions_link'`,
+	}
+	for name, dsn := range map[string]string{"sqlite": filepath.Join(t.TempDir(), "old.db"), "postgres": pgDSN} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			db := s.db
+			if s.writer != nil {
+				db = s.writer.db
+			}
+			for _, stmt := range []string{`CREATE INDEX transactions_link ON transactions(payment_link_id, created_at)`,
+				`DELETE FROM schema_migrations WHERE version = 40`} {
+				if _, err := db.ExecContext(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, indexes[name]).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("transactions_link is still there after migrating")
+			}
+		})
+	}
+}
+
 // TestMigrationsThatNeedEveryOlderInstanceStopped: 0018, 0024 and 0028
 // carry the stop-every-instance directive on both engines, and nothing
 // else does; their checksums are still those of their files before the
@@ -636,18 +686,7 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 	holder, pid := holdRunLock(t, dsn, "hung-migrate")
 	defer holder.Close()
 
-	// Room for every record the start logs (one a migration applied) while
-	// the test waits for it to end before reading the rest.
-	lines := make(chan string, 256)
-	log := slog.New(slog.NewJSONHandler(lineWriter(lines), nil))
-	done := make(chan error, 1)
-	go func() {
-		s, err := OpenToServe(ctx, dsn, WithLogger(log))
-		if err == nil {
-			s.Close()
-		}
-		done <- err
-	}()
+	lines, done := startServing(dsn)
 	waiting := nextLine(t, lines)
 	for _, want := range []string{"waiting for another run of migrations", fmt.Sprintf(`"holder_pid":%d`, pid), `"holder_application":"hung-migrate"`} {
 		if !strings.Contains(waiting, want) {
@@ -677,9 +716,68 @@ func TestAStartWaitingForTheMigrationsLockSaysWhoHoldsIt(t *testing.T) {
 	}
 }
 
+// TestAMigrationWaitingForALeftoverSessionSaysWhoHoldsIt: a run of
+// migrations stopped mid-way (kill -9) leaves its session running the
+// migration, holding the lock each migration takes, after the run's own
+// lock went with its connection; the next run waits for it and says
+// which session holds it (the upgrade sweep found it waiting silently).
+func TestAMigrationWaitingForALeftoverSessionSaysWhoHoldsIt(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		pgtest.Skip(t, err)
+	}
+	defer srv.Stop()
+	dsn, err := srv.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, pid := holdLock(t, dsn, "stopped-migrate", migrationsLock)
+	defer holder.Close()
+	lines, done := startServing(dsn)
+	waiting := nextLine(t, lines)
+	for _, want := range []string{"waiting for a migration another session is running", fmt.Sprintf(`"holder_pid":%d`, pid), `"holder_application":"stopped-migrate"`} {
+		if !strings.Contains(waiting, want) {
+			t.Errorf("the waiting start logged %s, want %s in it", waiting, want)
+		}
+	}
+	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, migrationsLock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the start once the lock was free: %v", err)
+	}
+}
+
+// startServing opens the database of dsn as paylink serve does, in the
+// background, and returns its log records, one at a time, and the
+// open's result once it ends. The channel has room for every record the
+// start logs (one a migration applied) while a test waits for it to end
+// before reading the rest.
+func startServing(dsn string) (<-chan string, <-chan error) {
+	lines := make(chan string, 256)
+	log := slog.New(slog.NewJSONHandler(lineWriter(lines), nil))
+	done := make(chan error, 1)
+	go func() {
+		s, err := OpenToServe(context.Background(), dsn, WithLogger(log))
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	return lines, done
+}
+
 // holdRunLock takes migrationRunLock on a session of its own to the
 // database of dsn, named app, and returns it with its process id.
 func holdRunLock(t *testing.T, dsn, app string) (*sql.Conn, int) {
+	t.Helper()
+	return holdLock(t, dsn, app, migrationRunLock)
+}
+
+// holdLock takes the advisory lock on a session of its own to the
+// database of dsn, named app, and returns it with its process id.
+func holdLock(t *testing.T, dsn, app string, lock int64) (*sql.Conn, int) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sql.Open("pgx", dsn)
@@ -698,7 +796,7 @@ func holdRunLock(t *testing.T, dsn, app string) (*sql.Conn, int) {
 	if err := conn.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationRunLock); err != nil {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
 		t.Fatal(err)
 	}
 	return conn, pid
