@@ -143,6 +143,7 @@ func plainOrigin(s string) bool {
 // database unreachable 503 (the customer may simply try again).
 func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := paylink.AsError(err)
+	httpx.LogFailure(p.log, r, e)
 	switch e.Kind {
 	case paylink.KindNotFound:
 		p.render(w, r, http.StatusNotFound, view{Title: "Page not found", Message: "This authentication page does not exist."}, "")
@@ -150,12 +151,13 @@ func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 		p.render(w, r, http.StatusGone, view{Title: "Page no longer available",
 			Message: e.Message + ". Return to the merchant's site to continue."}, "")
 	case paylink.KindUnavailable:
-		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
 		httpx.SetRetryAfter(w, err)
 		p.render(w, r, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
 			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:
-		p.log.ErrorContext(r.Context(), "challenge page", "err", e.Error())
+		if e.Kind != paylink.KindInternal { // answered 500 too: a refusal this page has no answer for is a bug
+			p.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())
+		}
 		p.render(w, r, http.StatusInternalServerError, view{Title: "Something went wrong",
 			Message: "The authentication could not be processed. Please try again."}, "")
 	}

@@ -64,6 +64,7 @@ func (s *Server) directDebit(w http.ResponseWriter, r *http.Request, m *paylink.
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, t.Reference)
 	return directDebitResult(t), nil
 }
 
@@ -110,6 +111,7 @@ func (s *Server) directDebitRefund(w http.ResponseWriter, r *http.Request, m *pa
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, rf.Reference)
 	account := bankAccountResult(t)
 	return map[string]any{
 		"bank_account":     account,

@@ -23,6 +23,7 @@ func (s *Server) capture(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, t.Reference)
 	return transactionResult(t, false), nil
 }
 
@@ -41,6 +42,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, t.Reference)
 	return transactionResult(t, false), nil
 }
 
@@ -69,6 +71,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request, m *paylink.Merch
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, rf.Reference)
 	var card any = map[string]any{}
 	if t.Details.Card != nil {
 		card = cardHolder(*t.Details.Card)
@@ -90,6 +93,7 @@ func (s *Server) refundStatus(w http.ResponseWriter, r *http.Request, m *paylink
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, rf.Reference)
 	cur, _ := paylink.LookupCurrency(rf.Currency)
 	return map[string]any{
 		"transaction_time_utc": paylink.FormatSpecTime(rf.CreatedAt),
@@ -113,6 +117,7 @@ func (s *Server) threeDSRedirect(w http.ResponseWriter, r *http.Request, m *payl
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, t.Reference)
 	return transactionResult(t, true), nil
 }
 

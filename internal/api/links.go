@@ -74,6 +74,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, l.ID)
 	return s.linkResult(l, urls), nil
 }
 
@@ -89,6 +90,7 @@ func (s *Server) linkByID(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, l.ID)
 	return s.linkResult(l, urls), nil
 }
 
@@ -101,6 +103,7 @@ func (s *Server) cancelLink(w http.ResponseWriter, r *http.Request, m *paylink.M
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, l.ID)
 	return s.linkResult(l, urls), nil
 }
 

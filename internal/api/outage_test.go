@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -335,6 +336,11 @@ func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 	if o.approvals() != 1 {
 		t.Fatalf("purchase before the outage: got %v %v, want APPROVED", o.status, o.bad)
 	}
+	link := env.Post("/v5/payment-links", m, map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": "outage"})
+	page, err := url.Parse(link.Str("url"))
+	if link.Status != http.StatusOK || err != nil {
+		t.Fatalf("link: got %d %s", link.Status, link.Raw)
+	}
 	<-arrived
 	if r, _ := get(t, env, "/readyz"); r.Status != http.StatusOK {
 		t.Fatalf("/readyz before the outage: got %d %s", r.Status, r.Raw)
@@ -353,6 +359,17 @@ func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 			logLines(env, "webhook receivers held for"))
 	}
 	waitFor(t, "the webhook attempt's failed recording", func() bool { return len(outageLines()) > 0 })
+	// Customers keep coming: the payment page, a 3-D Secure challenge
+	// page and the API answer 503, logged at WARN as the API's are (the
+	// pages logged them at ERROR: the secrets sweep).
+	for _, path := range []string{page.Path, paylink.ChallengePath + "pr_nosuchpurchase.secret"} {
+		if r, retry := get(t, env, path); r.Status != http.StatusServiceUnavailable || retry == "" {
+			t.Errorf("GET %s during the outage: got %d (Retry-After %q), want 503 with Retry-After", path, r.Status, retry)
+		}
+	}
+	if r := env.Post("/v5/purchase/pr_nosuchpurchase", m, map[string]any{"company_token": m.Creds.CompanyToken}); r.Status != http.StatusServiceUnavailable {
+		t.Errorf("a status look-up during the outage: got %d %s, want 503", r.Status, r.Raw)
+	}
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -370,6 +387,14 @@ func TestAnOutageLogsReadinessChangesAtWarn(t *testing.T) {
 	for _, l := range outageLines() {
 		if l.Level != "WARN" {
 			t.Errorf("%q with the database down logged at %s, want WARN", l.Msg, l.Level)
+		}
+	}
+	if lines := logLines(env, "unavailable"); len(lines) < 3 {
+		t.Errorf("got %d lines \"unavailable\", want one for each of the page, the challenge page and the API", len(lines))
+	}
+	for _, l := range logLines(env, "") {
+		if l.Level == "ERROR" {
+			t.Errorf("%q logged at ERROR during an outage, want WARN: ERROR is for bugs", l.Msg)
 		}
 	}
 	// The dispatcher, retrying at every turn, logs the outage once and

@@ -141,6 +141,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request, m *paylink.Mer
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, t.Reference)
 	return transactionResult(t, false), nil
 }
 
@@ -199,6 +200,7 @@ func (s *Server) purchaseStatus(w http.ResponseWriter, r *http.Request, m *payli
 	if err != nil {
 		return nil, err
 	}
+	noteReference(r, st.Reference)
 	return statusResult(st), nil
 }
 

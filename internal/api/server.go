@@ -90,6 +90,7 @@ func (s *Server) serveAuthed(w http.ResponseWriter, r *http.Request, h merchantH
 	}
 	actor.ID = m.APIKeyID()
 	r = r.WithContext(paylink.WithActor(r.Context(), actor))
+	httpx.Note(r, "merchant", m.ID)
 	if wait, ok := s.limits.allow(m.ID); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 		return s.errorResponse(w, r, paylink.Errorf(paylink.KindRateLimited, paylink.CodeRateLimited,
@@ -144,6 +145,10 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, m *paylink.Merc
 	status, body := s.errorResponse(w, r, err)
 	return status, body, err
 }
+
+// noteReference names, on the request's access line, the payment,
+// refund or link it made or read (httpx.Note).
+func noteReference(r *http.Request, ref string) { httpx.Note(r, "reference", ref) }
 
 // bearer extracts the API key from "Authorization: Bearer <key>"; ""
 // when there is none. The header sent twice with different values is
@@ -248,12 +253,8 @@ func (s *Server) errorResponse(w http.ResponseWriter, r *http.Request, err error
 	}
 	e := paylink.AsError(err)
 	status := httpx.Status(e.Kind)
-	switch e.Kind {
-	case paylink.KindInternal:
-		s.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())
-	case paylink.KindUnavailable:
-		s.log.WarnContext(r.Context(), "unavailable", "route", httpx.Route(r), "err", e.Error())
-	case paylink.KindUnauthorized:
+	httpx.LogFailure(s.log, r, e)
+	if e.Kind == paylink.KindUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paylink"`)
 	}
 	httpx.SetRetryAfter(w, err) // every 503, and the one 409 under a key that a retry passes

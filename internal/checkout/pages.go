@@ -149,9 +149,11 @@ func (h *Handler) pay(rq *request, attempt func() (*paylink.Transaction, error))
 // (303, so that a reload does not pay again), a decline or a problem with
 // the form on the page itself.
 func (h *Handler) result(rq *request, v *view, t *paylink.Transaction, err error) error {
+	httpx.Note(rq.r, "merchant", rq.ls.Link.MerchantID)
 	if err != nil {
 		return h.attemptError(rq, v, paylink.AsError(err))
 	}
+	httpx.Note(rq.r, "reference", t.Reference)
 	switch t.Status {
 	case paylink.StatusApproved:
 		http.Redirect(rq.w, rq.r, rq.base, http.StatusSeeOther)
@@ -551,12 +553,11 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, nonce, bac
 		return
 	}
 	e := *paylink.AsError(err) // a copy: its Message is rewritten below, and err may be a shared sentinel
+	httpx.LogFailure(h.log, r, &e)
 	switch e.Kind {
 	case paylink.KindInternal:
-		h.log.ErrorContext(r.Context(), "checkout page error", "route", r.Pattern, "err", e.Error())
 		e.Message = "Something went wrong on our side. No money was taken. Please try again."
 	case paylink.KindUnavailable:
-		h.log.ErrorContext(r.Context(), "checkout page unavailable", "route", r.Pattern, "err", e.Error())
 		httpx.SetRetryAfter(w, err)
 		if e.Code == paylink.CodeServiceUnavailable {
 			e.Message = "The payment service is briefly unavailable. Please try again in a moment."

@@ -264,9 +264,7 @@ func (rq *request) fail(err error) {
 		return
 	}
 	e := paylink.AsError(err)
-	if e.Kind == paylink.KindInternal || e.Kind == paylink.KindUnavailable {
-		rq.h.log.ErrorContext(rq.r.Context(), "dashboard error", "route", rq.r.Pattern, "err", e.Error())
-	}
+	httpx.LogFailure(rq.h.log, rq.r, e)
 	httpx.SetRetryAfter(rq.w, err) // every 503, processor_unavailable too
 	msg := e.Message
 	if e.Code == paylink.CodeServiceUnavailable {

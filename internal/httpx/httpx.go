@@ -1,6 +1,7 @@
 // Package httpx is the middleware every paylink HTTP response passes
 // through, applied once around the site's one mux (internal/site): a
-// request id, panic recovery, an access log line, a body size cap, the
+// request id, panic recovery, an access log line (with what handlers
+// note on it: notes.go), a body size cap, the
 // security headers every response shares, and the request metrics. It
 // knows nothing of the packages that register routes, so none of them is
 // the router for the others.
@@ -43,7 +44,8 @@ func Wrap(next http.Handler, o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := RequestID(r.Header.Get(RequestIDHeader))
-		r = r.WithContext(paylink.WithRequestID(r.Context(), id))
+		ctx, notes := withNotes(paylink.WithRequestID(r.Context(), id))
+		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		sharedHeaders(rec.Header(), id)
 		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
@@ -58,8 +60,8 @@ func Wrap(next http.Handler, o Options) http.Handler {
 				}
 			}
 			route := answeredRoute(r, rec.status)
-			o.Logger.InfoContext(r.Context(), "request", "method", r.Method, "route", route, "status", rec.status,
-				"duration_ms", time.Since(start).Milliseconds())
+			o.Logger.InfoContext(r.Context(), "request", notes.appendTo([]any{"method", r.Method, "route", route, "status", rec.status,
+				"duration_ms", time.Since(start).Milliseconds()})...)
 			o.Metrics.observe(route, rec.status, time.Since(start))
 		}()
 		if !addressIsText(r) {
@@ -337,6 +339,23 @@ const RetryAfterSeconds = 1
 func SetRetryAfter(w http.ResponseWriter, err error) {
 	if paylink.AsError(err).Kind == paylink.KindUnavailable || errors.Is(err, paylink.ErrKeyInProgress) {
 		SetUnavailable(w)
+	}
+}
+
+// LogFailure logs a request's failure by its kind, the one rule of the
+// API, the payment pages, the 3-D Secure challenge pages and the
+// dashboard: a bug (KindInternal, a 500) at ERROR as "internal error", an
+// outage (KindUnavailable, a 503, already signalled by the readiness
+// probe) at WARN as "unavailable", so that alerting on ERROR sees bugs
+// only; any other kind is the client's and is not logged. Every failure's
+// code goes on the request's access line (Note "error_code").
+func LogFailure(log *slog.Logger, r *http.Request, e *paylink.Error) {
+	Note(r, "error_code", e.Code)
+	switch e.Kind {
+	case paylink.KindInternal:
+		log.ErrorContext(r.Context(), "internal error", "route", Route(r), "err", e.Error())
+	case paylink.KindUnavailable:
+		log.WarnContext(r.Context(), "unavailable", "route", Route(r), "err", e.Error())
 	}
 }
 

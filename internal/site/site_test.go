@@ -435,3 +435,38 @@ func TestRouteLabelsOutsideRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessLinesNameWhatTheRequestWasAbout: the access line of an API
+// call names its merchant, the payment it made and, when refused, the
+// code it was refused with, so that the request id a merchant quotes
+// leads to the payment and its webhooks (the secrets sweep found only
+// the route and status there).
+func TestAccessLinesNameWhatTheRequestWasAbout(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	accessLine := func(method, path string, body any) (map[string]any, apitest.Response) {
+		t.Helper()
+		var id string
+		r := env.DoWith(method, path, m, body, func(res *http.Response) { id = res.Header.Get("X-Request-Id") })
+		for _, line := range strings.Split(env.LogText(), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "request" && e["request_id"] == id {
+				return e, r
+			}
+		}
+		t.Fatalf("%s %s: no access line with its request id %q", method, path, id)
+		return nil, r
+	}
+	line, r := accessLine(http.MethodPost, "/v5/purchase", env.CardPurchase(m, "4111111111111111", "10.00"))
+	if ref := r.Str("purchase.purchase_reference"); line["merchant"] != m.Merchant.ID || line["reference"] != ref || line["error_code"] != nil {
+		t.Errorf("a purchase's access line: got %v, want merchant %s and reference %s", line, m.Merchant.ID, ref)
+	}
+	line, _ = accessLine(http.MethodPost, "/v5/purchase/pr_nosuchpurchase", map[string]any{"company_token": m.Creds.CompanyToken})
+	if line["merchant"] != m.Merchant.ID || line["error_code"] != paylink.CodeNotFound || line["reference"] != nil {
+		t.Errorf("a refused look-up's access line: got %v, want merchant %s and error_code %s", line, m.Merchant.ID, paylink.CodeNotFound)
+	}
+	line, _ = accessLine(http.MethodPost, "/v5/purchase", map[string]any{})
+	if line["error_code"] != paylink.CodeInvalidRequest {
+		t.Errorf("a refused purchase's access line: got %v, want error_code %s", line, paylink.CodeInvalidRequest)
+	}
+}
