@@ -110,7 +110,12 @@ func (s *Service) beginIdempotent(ctx context.Context, m *Merchant, key string, 
 	now := s.now()
 	claim := &IdempotencyKey{MerchantID: m.ID, Key: key, RequestHash: requestHash, CreatedAt: now, LockedUntil: now.Add(idempotencyLock(key))}
 	var found *IdempotencyKey
-	err := s.store.Update(ctx, func(tx Tx) error {
+	// The claim runs to its end whether or not the client waits: a COMMIT
+	// its hang-up cut short may have committed, and a claim nobody goes on
+	// with would hold the key (claimContext).
+	cctx, cancel := claimContext(ctx)
+	defer cancel()
+	err := s.store.Update(cctx, func(tx Tx) error {
 		var err error
 		found, err = tx.ClaimIdempotencyKey(claim, takeOverBefore(requestHash, now), now.Add(-IdempotencyRetention))
 		return err

@@ -391,6 +391,8 @@ func outcomeStep(op string, from, to Status) Step {
 // keeps the key. Any other error, an outage before the COMMIT included,
 // says that nothing happened.
 func (s *Service) updateCreating(ctx context.Context, fn func(Tx) error, exists func(Tx) (bool, error)) error {
+	ctx, cancel := claimContext(ctx) // a client hanging up mid-COMMIT must not make a creation look undone
+	defer cancel()
 	err := s.store.Update(ctx, fn)
 	if !errors.Is(err, ErrCommitUnanswered) {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -70,21 +71,66 @@ func requestHash(r *http.Request, raw []byte, b *body) []byte {
 func requestLine(r *http.Request) string { return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery }
 
 // withoutTransactionToken is raw, parsed as b (nil when it does not
-// parse), with its transaction token's value, where the body holds one as
-// sent (token.transaction_token or transaction_token, a plain JSON string
-// written as a token is), made empty. A body without such a token is raw:
-// a value that is no token ("true", "12.00") is never blanked, nor, with
-// it, a field that happens to hold the same text.
+// parse), with its transaction token's value, where the body holds one
+// (token.transaction_token or transaction_token, a JSON string that,
+// trimmed as the handlers trim it, is written as a token is), made empty
+// wherever it stands, however it is spelled: with white space around it
+// or escaped, the token the request spends is the same. A body without
+// such a token is raw: a value that is no token ("true", "12.00") is
+// never blanked, nor, with it, a field that happens to hold the same text.
 func withoutTransactionToken(raw []byte, b *body) []byte {
 	if b == nil {
 		return raw
 	}
 	for _, path := range []string{"token.transaction_token", "transaction_token"} {
-		if v := b.peek(path); v != nil && v.kind == kindString && paylink.LooksLikeToken(v.text) {
-			raw = bytes.ReplaceAll(raw, []byte(`"`+v.text+`"`), []byte(`""`))
+		if v := b.peek(path); v != nil && v.kind == kindString && paylink.LooksLikeToken(strings.TrimSpace(v.text)) {
+			raw = blankStrings(raw, strings.TrimSpace(v.text))
 		}
 	}
 	return raw
+}
+
+// blankStrings is raw (JSON) with every string whose value, decoded and
+// trimmed, is tok written as "". A string without an escape is compared
+// as it stands, without decoding.
+func blankStrings(raw []byte, tok string) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(raw) && raw[j] != '"' {
+			if raw[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(raw) {
+			break
+		}
+		if stringIs(raw[i:j+1], tok) {
+			out = append(append(out, raw[last:i]...), `""`...)
+			last = j + 1
+		}
+		i = j
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
+}
+
+// stringIs reports whether the JSON string literal lit, decoded and
+// trimmed, is tok.
+func stringIs(lit []byte, tok string) bool {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(bytes.TrimSpace(inner)) == tok
+	}
+	var s string
+	return json.Unmarshal(lit, &s) == nil && strings.TrimSpace(s) == tok
 }
 
 // earlierRequestHashes are the fingerprints earlier releases made of the

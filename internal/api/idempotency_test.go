@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -170,6 +171,38 @@ func TestARetryWithANewTransactionTokenReplays(t *testing.T) {
 			t.Errorf("a key the previous build stored, the same request: got %d (replayed %q) %s, want the stored answer", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
 		}
 	})
+}
+
+// TestARetryWithANewTokenReplaysHoweverTheTokenIsSpelled: a token sent
+// with white space around it (a line read with its newline) or escaped
+// is the token the purchase spends, and a retry under the key with a new
+// one replays the first answer (the idempotency sweep found it 409 "a
+// different request", which hid the first charge).
+func TestARetryWithANewTokenReplaysHoweverTheTokenIsSpelled(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for key, spell := range map[string]func(raw []byte, tok string) []byte{
+		"order-newline": func(raw []byte, tok string) []byte {
+			return bytes.Replace(raw, []byte(`"`+tok+`"`), []byte(`"`+tok+`\n"`), 1)
+		},
+		"order-spaces": func(raw []byte, tok string) []byte {
+			return bytes.Replace(raw, []byte(`"`+tok+`"`), []byte(`" `+tok+` "`), 1)
+		},
+		"order-escaped": func(raw []byte, tok string) []byte {
+			return bytes.Replace(raw, []byte(`"`+tok+`"`), []byte(fmt.Sprintf(`"\u%04x%s"`, tok[0], tok[1:])), 1)
+		},
+	} {
+		body := func() []byte {
+			b := env.CardPurchase(m, "4111111111111111", "12.00")
+			raw, _ := json.Marshal(b)
+			return spell(raw, b["token"].(map[string]any)["transaction_token"].(string))
+		}
+		res1, body1 := postKey(t, env, m, key, body())
+		res2, body2 := postKey(t, env, m, key, body())
+		if res1.StatusCode != http.StatusOK || res2.StatusCode != http.StatusOK || body1 != body2 || res2.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("%s: got %d %s then, with a new token, %d %s; want the first answer replayed", key, res1.StatusCode, body1, res2.StatusCode, body2)
+		}
+	}
 }
 
 // fingerprint is the API's fingerprint of a purchase body whose token is

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -327,5 +328,53 @@ func TestLostCommitAnswerOfAWebhookTurn(t *testing.T) {
 	}
 	if log := env.LogText(); strings.Contains(log, "webhook lease lost") {
 		t.Errorf("a lease said to be lost, when the first commit had recorded the attempt:\n%s", log)
+	}
+}
+
+// TestAClientHangingUpDuringACommitKeepsItsKey: a client that gives up
+// while a keyed request's COMMIT is slow (PostgreSQL answers it late)
+// must find, on its retry under the same key, what that commit did: the
+// link it created, not a second one (the creating commit ran on the
+// request's context, and pgx called a committed transaction cancelled),
+// and not a key claimed for a request that never ran (the claim's commit
+// did the same); the idempotency sweep found both.
+func TestAClientHangingUpDuringACommitKeepsItsKey(t *testing.T) {
+	proxy, env := behindProxy(t, paylink.Config{})
+	m := env.Onboard()
+	db := env.WriterDB(t)
+	for _, c := range []struct{ name, key, reference, marker string }{
+		{"the link's commit", "hang-up-link-key", "HANGUP-LINK", "HANGUP-LINK"},
+		{"the key's claim", "HANGUP-CLAIM-KEY", "claimed", "HANGUP-CLAIM-KEY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"amount": "5.00", "currency": "AUD", "merchantReference": c.reference})
+			held := proxy.Arm(pgtest.Cut{Marker: c.marker, Hold: 700 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.Server.URL+"/v5/payment-links", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+			req.Header.Set("Idempotency-Key", c.key)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+				t.Fatalf("the first request was answered (%d) before the client gave up: the commit was not held", res.StatusCode)
+			}
+			waitCut(t, held)
+			time.Sleep(time.Second) // the held commit's answer arrives
+			res, raw := postKeyTo(t, env, m, "/v5/payment-links", c.key, body)
+			var links int
+			if err := db.QueryRow(`SELECT COUNT(*) FROM payment_links WHERE merchant_id = $1`, m.Merchant.ID).Scan(&links); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != http.StatusOK || res.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("the retry under the key: got %d %s (replayed %q), want the first request's link replayed",
+					res.StatusCode, raw, res.Header.Get("Idempotent-Replayed"))
+			}
+			if _, err := db.Exec(`DELETE FROM payment_links WHERE merchant_id = $1`, m.Merchant.ID); err != nil {
+				t.Fatal(err)
+			}
+			if links != 1 {
+				t.Errorf("got %d links for one keyed request, want 1", links)
+			}
+		})
 	}
 }

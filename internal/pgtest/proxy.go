@@ -34,7 +34,11 @@ type Cut struct {
 	// Delay holds the batch back before forwarding it: the client has
 	// lost its connection before the server has even read its COMMIT.
 	Delay time.Duration
-	done  chan struct{}
+	// Hold, instead of a cut, forwards the batch at once and holds the
+	// server's answers back for this long, on a connection that stays
+	// up: a slow COMMIT, during which paylink's caller may give up.
+	Hold time.Duration
+	done chan struct{}
 }
 
 // StartProxy proxies to the server of dsn and returns the proxy and the
@@ -77,19 +81,29 @@ func (p *Proxy) serve() {
 			client.Close()
 			continue
 		}
-		var muted atomic.Bool
-		go answer(client, server, &muted)
-		go p.forward(client, server, &muted)
+		l := &link{}
+		go answer(client, server, l)
+		go p.forward(client, server, l)
 	}
 }
 
-// answer copies what the server sends to the client until muted.
-func answer(client, server net.Conn, muted *atomic.Bool) {
+// link is the state one proxied connection's two directions share.
+type link struct {
+	muted     atomic.Bool  // the server's answers are dropped
+	heldUntil atomic.Int64 // the server's answers wait until then (Unix nanoseconds)
+}
+
+// answer copies what the server sends to the client until muted, each
+// answer no earlier than the link's hold allows.
+func answer(client, server net.Conn, l *link) {
 	defer client.Close()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := server.Read(buf)
-		if n > 0 && !muted.Load() {
+		if wait := time.Until(time.Unix(0, l.heldUntil.Load())); n > 0 && wait > 0 {
+			time.Sleep(wait)
+		}
+		if n > 0 && !l.muted.Load() {
 			if _, werr := client.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -102,7 +116,7 @@ func answer(client, server net.Conn, muted *atomic.Bool) {
 
 // forward copies what a client sends to the server, watching for the
 // armed cut; once it is cut, the server's answers are dropped (muted).
-func (p *Proxy) forward(client, server net.Conn, muted *atomic.Bool) {
+func (p *Proxy) forward(client, server net.Conn, l *link) {
 	defer server.Close()
 	defer client.Close()
 	st := &stream{stmts: map[string]string{}}
@@ -110,8 +124,14 @@ func (p *Proxy) forward(client, server net.Conn, muted *atomic.Bool) {
 	for {
 		n, err := client.Read(buf)
 		if n > 0 {
-			if c := p.take(st, buf[:n]); c != nil {
-				muted.Store(true)
+			c := p.take(st, buf[:n])
+			if c != nil && c.Hold > 0 {
+				l.heldUntil.Store(time.Now().Add(c.Hold).UnixNano())
+				close(c.done)
+				c = nil
+			}
+			if c != nil {
+				l.muted.Store(true)
 				if c.Forward {
 					batch := append([]byte(nil), buf[:n]...)
 					batch = append(batch, readRest(client, buf)...)
