@@ -22,8 +22,9 @@ var errReservedKey = &paylink.Error{Kind: paylink.KindInvalid, Code: paylink.Cod
 // with the same key and body gets the first response again (with
 // Idempotent-Replayed: true), a different body or a concurrent retry gets
 // 409. An answer that describes a passing state (paylink.Retryable: 5xx,
-// the client gone, another operation on the payment under way) releases
-// the key so the request can be retried; one that may have taken effect
+// the client gone, another operation on the payment under way) or refuses
+// the request as sent (refusedAsSent) releases the key so the request
+// can be retried; one that may have taken effect
 // unseen (paylink.ErrCommitInDoubt) keeps it claimed until its lock ends.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.Merchant, key string, raw []byte, h merchantHandler) (int, []byte) {
 	if strings.HasPrefix(key, paylink.DashboardKeyPrefix) {
@@ -43,7 +44,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		return status, body // the claim stays: a retry under the key must not run it a second time
 	}
 	keep := status
-	if err != nil && paylink.Retryable(err) {
+	if err != nil && (paylink.Retryable(err) || refusedAsSent(err)) {
 		keep = 0
 	}
 	// An outage's failure is logged by FinishIdempotent, at WARN.
@@ -51,6 +52,18 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body
+}
+
+// refusedAsSent reports whether err refused the request as it was sent
+// (a body that cannot be read, or a field that is missing or not valid),
+// before anything ran: the key is not kept with that answer, so the
+// corrected request under the same key runs, as Stripe's API lets it.
+func refusedAsSent(err error) bool {
+	switch paylink.AsError(err).Code {
+	case paylink.CodeInvalidRequest, paylink.CodeMalformedJSON, paylink.CodeBodyTooLarge, paylink.CodeUnsupportedMediaType:
+		return true
+	}
+	return false
 }
 
 // requestHash identifies a request: the fingerprint of its method, path,

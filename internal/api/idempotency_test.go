@@ -361,12 +361,34 @@ func TestAKeyAnEarlierReleaseStoredReplays(t *testing.T) {
 	// This build's line of a path and a query ("/v5/purchase/INV-7?" and
 	// "/capture") is the earlier line of a path with an escaped "?": that
 	// other request is no replay of it.
-	capture := []byte(`{"capture":{"amount":"1.00","currency":"AUD"}}`)
-	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7?/capture", "order-7", capture); res.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a status look-up of INV-7 with a query, no company token: got %d %s, want 400", res.StatusCode, raw)
+	lookup, _ := json.Marshal(map[string]any{"company_token": m.Creds.CompanyToken})
+	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7?/capture", "order-7", lookup); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("a status look-up of INV-7 with a query: got %d %s, want 404", res.StatusCode, raw)
 	}
-	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7%3F/capture", "order-7", capture); res.StatusCode != http.StatusConflict {
+	if res, raw := postKeyTo(t, env, m, "/v5/purchase/INV-7%3F/capture", "order-7", lookup); res.StatusCode != http.StatusConflict {
 		t.Errorf("a capture of INV-7? with the same key: got %d (replayed %q) %s, want 409", res.StatusCode, res.Header.Get("Idempotent-Replayed"), raw)
+	}
+}
+
+// TestARequestRefusedAsSentLeavesItsKey: a request whose body is refused
+// (malformed, or a field missing or not valid) ran nothing, so its key is
+// not kept with that answer: the corrected request under the same key
+// runs, as Stripe's API lets it (the idempotency sweep: it was 409 "a
+// different request", and the client needed a new key).
+func TestARequestRefusedAsSentLeavesItsKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m := env.Onboard()
+	for _, bad := range [][]byte{[]byte(`{"token":`), []byte(`{"purchase":{"amount":"12.00"}}`)} {
+		if res, raw := postKey(t, env, m, "order-corrected", bad); res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("a bad body %s: got %d %s, want 400", bad, res.StatusCode, raw)
+		}
+	}
+	good, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	res1, raw1 := postKey(t, env, m, "order-corrected", good)
+	res2, raw2 := postKey(t, env, m, "order-corrected", good)
+	if res1.StatusCode != http.StatusOK || res2.Header.Get("Idempotent-Replayed") != "true" || raw1 != raw2 {
+		t.Errorf("the corrected request under the key: got %d %s, then %d (replayed %q); want it run once, then replayed",
+			res1.StatusCode, raw1, res2.StatusCode, res2.Header.Get("Idempotent-Replayed"))
 	}
 }
 
