@@ -91,6 +91,19 @@ func (p *LinkPayment) validate(ls *LinkSession, s *Service) error {
 	return nil
 }
 
+// CheckLinkPayment reports every problem PayLink would find with p's
+// details and card, without paying: the hosted page without JavaScript
+// lists them all in one answer when it has found some of its own (an
+// empty field), so that the customer does not type the card again to
+// learn of the next one.
+func (s *Service) CheckLinkPayment(ls *LinkSession, p LinkPayment) error {
+	if p.Card != nil {
+		card := *p.Card // validate normalises the card in place
+		p.Card = &card
+	}
+	return p.validate(ls, s)
+}
+
 // PayLink pays a link through the shared purchase core: the link attempt
 // is claimed in the first database transaction, instead of a transaction
 // token. Declines are results (the link is then free for another try).

@@ -230,8 +230,12 @@ func ParsePaymentFilter(v url.Values) (PaymentFilter, error) {
 		if raw == "" {
 			continue
 		}
-		if !ok {
+		switch {
+		case !ok && f.Currency == "":
 			fe.Add("currency", "is required with an amount bound")
+			continue
+		case !ok:
+			fe.Add("currency", "must be a supported ISO 4217 code such as AUD with an amount bound")
 			continue
 		}
 		n, err := ParseAmount(raw, cur)

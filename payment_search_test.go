@@ -383,4 +383,10 @@ func TestParsePaymentFilter(t *testing.T) {
 			}
 		})
 	}
+	// A currency typed but unknown is not "required" (the accessibility
+	// sweep found a staff member told so).
+	_, err := paylink.ParsePaymentFilter(url.Values{"currency": {"ZZZZ"}, "min_amount": {"10"}})
+	if got := paylink.AsError(err).Fields["currency"]; !strings.Contains(got, "supported ISO 4217 code") {
+		t.Errorf("an unknown currency with an amount bound: got %q, want it called not supported", got)
+	}
 }

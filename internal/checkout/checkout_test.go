@@ -298,6 +298,33 @@ func TestFormErrorsListTheDetailsToo(t *testing.T) {
 	}
 }
 
+// TestEveryCardProblemIsListedAtOnce: without JavaScript, a form with an
+// empty field and a card number and expiry that are not valid lists all
+// of them in one answer, so that the customer, who types the card again
+// after each (card fields are never written back), learns of each once
+// (the accessibility sweep found the number's and expiry's problems
+// shown only after the next submit).
+func TestEveryCardProblemIsListedAtOnce(t *testing.T) {
+	env := start(t)
+	m := env.Onboard()
+	hpp, _ := pageURLs(link(t, env, m, "10.50", nil))
+	b := newBrowser(t, env)
+	f := cardForm(b.get(hpp).csrf(t), "4111111111111112")
+	f.Set("card_expiry", "13/20")
+	f.Del("card_holder")
+	f.Del("card_cvc")
+	p := b.post(hpp, f)
+	if p.status != http.StatusBadRequest {
+		t.Fatalf("got %d, want 400", p.status)
+	}
+	for _, w := range []string{`href="#card_number">Card number: This card number is not valid.`,
+		`href="#card_expiry">Expiry: Enter the expiry date as MM/YY.`, `href="#card_holder">`, `href="#card_cvc">`} {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("the error summary lacks %q", w)
+		}
+	}
+}
+
 func TestFormErrorsKeepDetails(t *testing.T) {
 	env := start(t)
 	m := env.Onboard()

@@ -97,15 +97,17 @@ func (h *Handler) payCard(rq *request) error {
 	v := h.newView(rq)
 	v.Form = readForm(rq.r, v.Errors)
 	card := readCard(rq.r, v.Errors)
-	if len(v.Errors) > 0 { // the payment would check the details with the card: list them now too
-		checkDetails(rq, v)
-		return h.render(rq, http.StatusBadRequest, v)
-	}
 	p := paylink.LinkPayment{PaymentType: paylink.PaymentTypeCard, Customer: v.Form.customer(rq.r), Card: card, Browser: browserOf(rq.r)}
 	if v.VT {
 		p.InvoiceNumber = v.Form.InvoiceNumber
 	} else {
 		p.ReturnURL = strings.TrimRight(h.svc.Config().BaseURL, "/") + paylink.LinkReturnPath + rq.ls.Link.ID
+	}
+	if len(v.Errors) > 0 { // the payment would check the details and the card: list their problems now too
+		if err := h.svc.CheckLinkPayment(rq.ls, p); err != nil {
+			formErrors(paylink.AsError(err), v.Errors, &v.Form)
+		}
+		return h.render(rq, http.StatusBadRequest, v)
 	}
 	t, err := h.pay(rq, func() (*paylink.Transaction, error) { return h.svc.PayLink(rq.r.Context(), rq.ls, p) })
 	return h.result(rq, v, t, err)

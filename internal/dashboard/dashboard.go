@@ -222,5 +222,7 @@ func (h *Handler) templateFuncs() template.FuncMap {
 		"micros": paylink.FormatMicros,
 		"roles":  paylink.Roles,
 		"origin": paylink.WebhookOrigin,
+		// label names a field as its form labels it (fieldLabel).
+		"label": fieldLabel,
 	}
 }

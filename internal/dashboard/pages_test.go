@@ -105,13 +105,20 @@ func TestLinksPage(t *testing.T) {
 			{"no days", "expires_in_days", "0", "expires-error"},
 			{"days that are no number", "expires_in_days", "soon", "expires-error"},
 			{"more days than a link may last", "expires_in_days", "367", "expires-error"},
+			// Each customer field's problem is beside it (the accessibility
+			// sweep found these four with no message or aria-invalid).
+			{"a card number as first name", "customer.first_name", "4111 1111 1111 1111", "first-name-error"},
+			{"a card number as last name", "customer.last_name", "4111 1111 1111 1111", "last-name-error"},
+			{"a phone number too long", "customer.phone", strings.Repeat("1", paylink.MaxFieldLength+1), "phone-error"},
+			{"a customer reference with a control character", "customer.reference", "C-1\x01", "customer-reference-error"},
 		} {
 			t.Run(bad.name, func(t *testing.T) {
 				f := linkForm(list.csrf(), key)
 				f.Set(bad.field, bad.value)
 				p := b.post("/dashboard/links", f)
-				if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="`+bad.errorID+`"`) {
-					t.Errorf("got %d, want 400 with the %s's error", p.status, bad.field)
+				if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="`+bad.errorID+`"`) ||
+					!strings.Contains(p.body, `aria-describedby="`+bad.errorID+`"`) {
+					t.Errorf("got %d, want 400 with the %s's error tied to it", p.status, bad.field)
 				}
 				if n := linkCount(t, env, m); n != 0 {
 					t.Errorf("got %d links, want 0", n)

@@ -230,6 +230,14 @@ func TestPaymentsListFiltersPagesAndExports(t *testing.T) {
 				}
 			})
 		}
+		// A field's problem is tied to it and named by its label (the
+		// accessibility sweep found only aria-invalid, and "min_amount:").
+		p := b.get("/dashboard/payments?min_amount=ten&currency=AUD")
+		for _, want := range []string{`aria-invalid="true" aria-describedby="min_amount-error"`, `<span class="field-error" id="min_amount-error">`, `<li>Total from: `} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("a bad amount bound: the page lacks %s", want)
+			}
+		}
 	})
 }
 
