@@ -218,8 +218,8 @@ func TestSealedCardNumbersOpenOnlyWhereTheyWereSealed(t *testing.T) {
 		t.Fatal("tokenize: no card token")
 	}
 	body := []byte(`{"company_token":"` + attacker.Creds.CompanyToken + `"}`)
-	if res, raw := postKeyTo(t, env, attacker, "/v5/surcharge", "k1", body); res.StatusCode != http.StatusBadRequest {
-		t.Fatalf("first request: got %d %s, want a 400 kept under the key", res.StatusCode, raw)
+	if res, raw := postKeyTo(t, env, attacker, "/v5/transaction_token", "k1", body); res.StatusCode != http.StatusOK {
+		t.Fatalf("first request: got %d %s, want a 200 kept under the key", res.StatusCode, raw)
 	}
 	db := env.WriterDB(t)
 	for _, q := range []string{
@@ -231,7 +231,7 @@ func TestSealedCardNumbersOpenOnlyWhereTheyWereSealed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, raw := postKeyTo(t, env, attacker, "/v5/surcharge", "k1", body)
+	res, raw := postKeyTo(t, env, attacker, "/v5/transaction_token", "k1", body)
 	if res.StatusCode != http.StatusInternalServerError || strings.Contains(raw, pan) {
 		t.Errorf("replay of a stored answer holding another merchant's sealed card number: got %d %s, want 500 without it", res.StatusCode, raw)
 	}
