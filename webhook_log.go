@@ -17,6 +17,13 @@ import (
 // logged.
 const ResponseExcerptBytes = 512
 
+// ResponseExcerptRead is how much of a receiver's body is read for its
+// excerpt: past the bound by more than the longest card number written
+// with separators takes (19 digits of 3 bytes, 3 separators of 3 bytes
+// between each two: 219 bytes), so that ResponseExcerpt sees whole any
+// number the cut would split, and masks it.
+const ResponseExcerptRead = ResponseExcerptBytes + 256
+
 // Page sizes of the delivery log.
 const (
 	DefaultWebhookPage = 50
@@ -27,8 +34,8 @@ const (
 // ResponseExcerptBytes of valid UTF-8, cut at a character boundary, with
 // control characters other than newline and tab shown as U+FFFD and card
 // numbers masked (a receiver's error may quote the order it failed on;
-// the whole body is masked before the cut, so a number across the cut is
-// not left in clear).
+// the body is masked before the cut, so a number across the cut is not
+// left in clear: give it ResponseExcerptRead bytes of a longer body).
 func ResponseExcerpt(body []byte) string {
 	s := MaskCardNumbers(strings.ToValidUTF8(string(body), "\uFFFD"))
 	s = strings.Map(func(r rune) rune {

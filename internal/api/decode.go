@@ -777,10 +777,15 @@ func (b *body) err() error { return b.f.Err() }
 // pathValue reads a reference from the request's path, trimmed of white
 // space as every string in a body is: an invoice number sent padded
 // ("INV 7 ") is stored as "INV 7", and a look-up by the padded value
-// finds it. A card number in it is masked: no reference or invoice number
-// holds one (free text holding one is refused), so it names nothing, and
-// masked it never reaches the database's statements, the logs or an
-// error message.
+// finds it. A value holding a card number as free text is refused when
+// stored (paylink.ContainsCardNumber) is masked: no reference or invoice
+// number holds one, so it names nothing, and masked it never reaches the
+// database's statements, the logs or an error message. Digits a letter
+// touches (a UUID's, "INV4111111111111111") are stored, and looked up.
 func pathValue(r *http.Request, name string) string {
-	return paylink.MaskCardNumbers(strings.TrimSpace(r.PathValue(name)))
+	v := strings.TrimSpace(r.PathValue(name))
+	if paylink.ContainsCardNumber(v) {
+		return paylink.MaskCardNumbers(v)
+	}
+	return v
 }

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -640,5 +641,30 @@ func TestAttemptErrorsKeepTheURLsSecret(t *testing.T) {
 		if strings.Contains(text, "SECRET") {
 			t.Errorf("the %s shows the URL's path or query: %s", where, text)
 		}
+	}
+}
+
+// TestACardNumberInAReceiversAnswerIsMasked: a receiver's error quoting
+// a card number is kept in the delivery log masked, a number across the
+// excerpt's cut too (a verification sweep found the dispatcher cutting
+// the body before masking it, which left 13 digits in clear).
+func TestACardNumberInAReceiversAnswerIsMasked(t *testing.T) {
+	body := strings.Repeat("a", paylink.ResponseExcerptBytes-17) + " 4242 4242 4242 4242 failed"
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, body)
+	}))
+	defer receiver.Close()
+	env := apitest.Start(t, apitest.Options{})
+	m := onboard(env, receiver.URL+"/hooks", nil)
+	purchase(t, env, m, "4111111111111111", "10.00")
+	env.WaitWebhooks()
+	page, err := env.Service.WebhookLog(context.Background(), m.Merchant, paylink.WebhookLogFilter{})
+	if err != nil || len(page.Entries) == 0 || len(page.Entries[0].Attempts) == 0 {
+		t.Fatalf("delivery log: got %+v, %v; want an attempt", page, err)
+	}
+	got := page.Entries[0].Attempts[0].ResponseExcerpt
+	if strings.Contains(got, "4242 4242") || !strings.Contains(got, " 424242*") {
+		t.Errorf("the excerpt ends %q, want the card number masked", got[len(got)-30:])
 	}
 }

@@ -731,9 +731,10 @@ func (d *Dispatcher) send(ctx context.Context, job *paylink.WebhookJob) (int, st
 	}
 	defer res.Body.Close()
 	// Only the status counts; the start of the body is kept for the
-	// delivery log, and a bounded rest is read so that the connection
-	// can be reused.
-	head, _ := io.ReadAll(io.LimitReader(res.Body, paylink.ResponseExcerptBytes))
+	// delivery log (read past its bound, so that a card number across
+	// the cut is masked whole), and a bounded rest is read so that the
+	// connection can be reused.
+	head, _ := io.ReadAll(io.LimitReader(res.Body, paylink.ResponseExcerptRead))
 	io.Copy(io.Discard, io.LimitReader(res.Body, MaxResponseBytes))
 	return res.StatusCode, string(head), nil
 }
