@@ -48,6 +48,10 @@ type IdempotencyKey struct {
 	Sealed      SealedSecret
 	CreatedAt   time.Time
 	LockedUntil time.Time
+	// TookOver is set by a claim that took the key over from a request
+	// that never finished (its lock passed), not stored: that request's
+	// outcome is unknown.
+	TookOver bool
 }
 
 // IdempotencyClaim is a request's hold on its idempotency key, from
@@ -55,6 +59,11 @@ type IdempotencyKey struct {
 type IdempotencyClaim struct {
 	MerchantID, Key string
 	At              time.Time // when it was claimed: the key's created_at
+	// TookOver: the key was taken over from a request under it that never
+	// finished, which may have done what this one asks; its answer must
+	// be kept, whatever it is, so that the key is not freed for another
+	// request while that outcome is unknown.
+	TookOver bool
 }
 
 // until is when c's lock ends: a retry may take the key over after it.
@@ -86,7 +95,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, m *Merchant, key string, 
 	if err != nil || replay.Status != 0 {
 		return replay, nil, err
 	}
-	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt}, nil
+	return nil, &IdempotencyClaim{MerchantID: m.ID, Key: key, At: replay.CreatedAt, TookOver: replay.TookOver}, nil
 }
 
 // validIdempotencyKey reports whether key may be stored, in clear, as

@@ -227,8 +227,10 @@ func TestSealedCardNumbersOpenOnlyWhereTheyWereSealed(t *testing.T) {
 			response_key_id = (SELECT key_id FROM cards WHERE token = $1) WHERE merchant_id = $2 AND key = 'k1'`,
 		`UPDATE cards SET pan_sealed = (SELECT pan_sealed FROM cards WHERE token = $1) WHERE merchant_id = $2`,
 	} {
-		if _, err := db.Exec(q, victimCard, attacker.ID); err != nil {
+		if res, err := db.Exec(q, victimCard, attacker.ID); err != nil {
 			t.Fatal(err)
+		} else if n, _ := res.RowsAffected(); n != 1 {
+			t.Fatalf("%s: changed %d rows, want 1: the test would check nothing", q, n)
 		}
 	}
 	res, raw := postKeyTo(t, env, attacker, "/v5/transaction_token", "k1", body)

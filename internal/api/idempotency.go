@@ -37,6 +37,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	}
 	if replay != nil {
 		w.Header().Set("Idempotent-Replayed", "true")
+		httpx.Note(r, "replayed", "true")
+		noteReference(r, keptReference(replay.Response))
 		return replay.Status, replay.Response
 	}
 	status, body, err := s.outcome(w, r, m, b, perr, h)
@@ -44,7 +46,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		return status, body // the claim stays: a retry under the key must not run it a second time
 	}
 	keep := status
-	if err != nil && (paylink.Retryable(err) || refusedAsSent(err)) {
+	if err != nil && (paylink.Retryable(err) || refusedAsSent(err) && !claim.TookOver) {
 		keep = 0
 	}
 	// An outage's failure is logged by FinishIdempotent, at WARN.
@@ -54,10 +56,41 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 	return status, body
 }
 
+// keptReference is the payment, refund or link a kept answer names (a
+// purchase's, a refund's, a status look-up's, a link's), "" for none:
+// the access line of its replay names it as the first request's did.
+func keptReference(answer []byte) string {
+	var a struct {
+		Purchase struct {
+			Reference string `json:"purchase_reference"`
+		} `json:"purchase"`
+		Refund struct {
+			Reference string `json:"refund_reference"`
+		} `json:"refund"`
+		Reference string `json:"purchase_reference"`
+		ID        string `json:"id"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return ""
+	}
+	for _, ref := range []string{a.Refund.Reference, a.Purchase.Reference, a.Reference} {
+		if ref != "" {
+			return ref
+		}
+	}
+	if strings.HasPrefix(a.ID, "lnk_") {
+		return a.ID
+	}
+	return ""
+}
+
 // refusedAsSent reports whether err refused the request as it was sent
 // (a body that cannot be read, or a field that is missing or not valid),
 // before anything ran: the key is not kept with that answer, so the
-// corrected request under the same key runs, as Stripe's API lets it.
+// corrected request under the same key runs, as Stripe's API lets it;
+// unless the claim took the key over from the same request that never
+// finished (IdempotencyClaim.TookOver), which may have charged: a refusal
+// now (a card that has expired since) says nothing about that.
 func refusedAsSent(err error) bool {
 	switch paylink.AsError(err).Code {
 	case paylink.CodeInvalidRequest, paylink.CodeMalformedJSON, paylink.CodeBodyTooLarge, paylink.CodeUnsupportedMediaType:

@@ -308,6 +308,45 @@ func TestAnUnfinishedKeyIsNotTakenOverByAnotherToken(t *testing.T) {
 	})
 }
 
+// TestARefusalAfterATakeOverKeepsTheKey: a key taken over from the same
+// request that never finished (it may have charged) keeps the retry's
+// answer even when that is a refusal of the request as sent (the card
+// expired since), so a corrected request under the key is refused 409
+// rather than charged a second time (a verification sweep charged twice
+// under one key this way).
+func TestARefusalAfterATakeOverKeepsTheKey(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{})
+	m, webhooks := onboardWithWebhooks(t, env)
+	now := env.Clock.Now()
+	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	env.Clock.Advance(nextMonth.Add(-10 * time.Minute).Sub(now)) // the month's last minutes
+	now = env.Clock.Now()
+	expiring := func(b map[string]any) {
+		apitest.Set(b, "card.expiry_month", fmt.Sprintf("%02d", int(now.Month())))
+		apitest.Set(b, "card.expiry_year", fmt.Sprintf("%02d", now.Year()%100))
+	}
+	first := env.CardPurchase(m, "4111111111111111", "12.00", expiring)
+	body, _ := json.Marshal(first)
+	tok := first["token"].(map[string]any)["transaction_token"].(string)
+	if _, claim, err := env.Service.BeginIdempotent(context.Background(), m.Merchant, "order-expiring", fingerprint(body, tok)); err != nil || claim == nil {
+		t.Fatalf("claim: %v, %v", claim, err)
+	}
+	if res, raw := postWith(t, env, "/v5/purchase", body, map[string][]string{"Authorization": {"Bearer " + m.Creds.APIKey}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("the attempt that charged and never finished: got %d %s", res.StatusCode, raw)
+	}
+	env.Clock.Advance(nextMonth.Sub(now) + paylink.IdempotencyLock) // within the key's 24 hours
+	if res, raw := postKey(t, env, m, "order-expiring", body); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("its retry once the card expired: got %d %s, want 400", res.StatusCode, raw)
+	}
+	corrected, _ := json.Marshal(env.CardPurchase(m, "4111111111111111", "12.00"))
+	if res, raw := postKey(t, env, m, "order-expiring", corrected); res.StatusCode != http.StatusConflict {
+		t.Errorf("a corrected request under the key: got %d %s, want 409", res.StatusCode, raw)
+	}
+	if n := webhooks(); n != 1 {
+		t.Errorf("got %d payment webhooks, want 1: a request under the key paid again", n)
+	}
+}
+
 // TestOnlyATokenIsLeftOutOfTheFingerprint: a value that is no
 // transaction token ("true") sent as the token is not left out, and so
 // neither is a field holding the same text: a hold asked for under a

@@ -1,6 +1,7 @@
 package site_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -444,10 +445,24 @@ func TestRouteLabelsOutsideRoutes(t *testing.T) {
 func TestAccessLinesNameWhatTheRequestWasAbout(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{})
 	m := env.Onboard()
+	key := "" // an Idempotency-Key to send, when set
 	accessLine := func(method, path string, body any) (map[string]any, apitest.Response) {
 		t.Helper()
-		var id string
-		r := env.DoWith(method, path, m, body, func(res *http.Response) { id = res.Header.Get("X-Request-Id") })
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, env.Server.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Authorization", "Bearer "+m.Creds.APIKey)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		answer, _ := io.ReadAll(res.Body)
+		r := apitest.Response{Status: res.StatusCode, Raw: string(answer)}
+		json.Unmarshal(answer, &r.Body)
+		id := res.Header.Get("X-Request-Id")
 		for _, line := range strings.Split(env.LogText(), "\n") {
 			var e map[string]any
 			if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "request" && e["request_id"] == id {
@@ -468,5 +483,14 @@ func TestAccessLinesNameWhatTheRequestWasAbout(t *testing.T) {
 	line, _ = accessLine(http.MethodPost, "/v5/purchase", map[string]any{})
 	if line["error_code"] != paylink.CodeInvalidRequest {
 		t.Errorf("a refused purchase's access line: got %v, want error_code %s", line, paylink.CodeInvalidRequest)
+	}
+	// A replay names the payment of the answer it replays, and says it is
+	// one (a verification sweep found it naming none).
+	key = "order-replayed"
+	body := env.CardPurchase(m, "4111111111111111", "11.00")
+	_, first := accessLine(http.MethodPost, "/v5/purchase", body)
+	line, _ = accessLine(http.MethodPost, "/v5/purchase", body)
+	if ref := first.Str("purchase.purchase_reference"); line["reference"] != ref || line["replayed"] != "true" {
+		t.Errorf("a replay's access line: got %v, want reference %s and replayed", line, ref)
 	}
 }

@@ -21,19 +21,36 @@ func (t *tx) ClaimIdempotencyKey(k *paylink.IdempotencyKey, takeOverBefore, expi
 	} else if n == 1 {
 		return nil, nil
 	}
-	err = t.execOne("take over idempotency key", `UPDATE idempotency_keys
+	const takeOverSQL = `UPDATE idempotency_keys
 		SET request_hash = $1, status = 0, response = NULL, response_key_id = '', created_at = $2, locked_until = $3
-		WHERE merchant_id = $4 AND key = $5
-		  AND ((request_hash = $1 AND status = 0 AND locked_until < $6) OR created_at < $7)`,
-		k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro(), k.MerchantID, k.Key, takeOverBefore.UnixMicro(), expiredBefore.UnixMicro())
-	if err == nil {
-		return nil, nil
+		WHERE merchant_id = $4 AND key = $5 AND `
+	args := []any{k.RequestHash, k.CreatedAt.UnixMicro(), k.LockedUntil.UnixMicro(), k.MerchantID, k.Key}
+	if taken, err := t.takeOver(takeOverSQL+`created_at < $6`, append(args, expiredBefore.UnixMicro())...); err != nil || taken {
+		return nil, err // an expired key, free for any request
+	}
+	taken, err := t.takeOver(takeOverSQL+`request_hash = $1 AND status = 0 AND locked_until < $6`, append(args, takeOverBefore.UnixMicro())...)
+	if err != nil || taken {
+		k.TookOver = taken // the same request, which never finished
+		return nil, err
 	}
 	found, lerr := t.idempotencyKey(k.MerchantID, k.Key)
 	if lerr != nil {
 		return nil, lerr
 	}
 	return found, paylink.ErrConflict
+}
+
+// takeOver runs an UPDATE of a key and reports whether it took the key.
+func (t *tx) takeOver(query string, args ...any) (bool, error) {
+	res, err := t.exec(query, args...)
+	if err != nil {
+		return false, fmt.Errorf("take over idempotency key: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("take over idempotency key: %w", err)
+	}
+	return n == 1, nil
 }
 
 func (t *tx) idempotencyKey(merchantID, key string) (*paylink.IdempotencyKey, error) {
