@@ -247,7 +247,9 @@ const (
 
 // authFailureLimiter counts audited authentication failures in fixed
 // one-minute windows, per source address (an IPv6 one by its /64) and in
-// total. It is safe for concurrent use.
+// total; the total counts the rows written, so that one address over its
+// own limit does not spend the others' (it hid every other address's
+// failures: abuse sweep). It is safe for concurrent use.
 type authFailureLimiter struct {
 	mu     sync.Mutex
 	window time.Time // start of the current minute
@@ -267,13 +269,18 @@ func (l *authFailureLimiter) allow(ip string, now time.Time) limitVerdict {
 		l.window, l.total = w, 0
 		clear(l.byIP)
 	}
-	l.total++
-	if l.total > AuthFailuresTotal { // checked first, so byIP stays small
+	key := throttleAddress(ip) // an IPv6 client by its /48, as the sign-in throttle counts it
+	if n := l.byIP[key]; n >= AuthFailuresPerIP { // its own budget spent: it uses no one else's
+		l.byIP[key] = n + 1
+		return verdict(n + 1 - AuthFailuresPerIP)
+	}
+	if l.total >= AuthFailuresTotal { // only recorded rows count towards it; byIP grows no more
+		l.total++
 		return verdict(l.total - AuthFailuresTotal)
 	}
-	key := throttleAddress(ip) // an IPv6 client by its /48, as the sign-in throttle counts it
 	l.byIP[key]++
-	return verdict(l.byIP[key] - AuthFailuresPerIP)
+	l.total++
+	return limitRecord
 }
 
 // verdict maps how far a count is over its limit to a verdict.
