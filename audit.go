@@ -270,7 +270,8 @@ func (l *authFailureLimiter) allow(ip string, now time.Time) limitVerdict {
 		clear(l.byIP)
 	}
 	key := throttleAddress(ip) // an IPv6 client by its /48, as the sign-in throttle counts it
-	if n := l.byIP[key]; n >= AuthFailuresPerIP { // its own budget spent: it uses no one else's
+	// An address whose own budget is spent uses no one else's.
+	if n := l.byIP[key]; n >= AuthFailuresPerIP {
 		l.byIP[key] = n + 1
 		return verdict(n + 1 - AuthFailuresPerIP)
 	}

@@ -32,6 +32,12 @@ const (
 // apart from passwords (failureBucket), from every address together.
 func (s *Service) attempt(ctx context.Context, email string, u *User, factor string, check func() (bool, error)) (bool, error) {
 	b := bucketOf(factor)
+	// Refused without a write when already locked out, counting this
+	// attempt as its reservation would: a flood of refused attempts costs
+	// reads only.
+	if err := s.refuseLockedOut(ctx, b, email, u, 1); err != nil {
+		return false, err
+	}
 	id, err := s.reserveFailure(ctx, b, email)
 	if err != nil {
 		return false, err
@@ -47,21 +53,10 @@ func (s *Service) attempt(ctx context.Context, email string, u *User, factor str
 }
 
 // checkReserved runs check unless the email or the source address is
-// past its limit, counting the failure just reserved. A refusal is
-// audited once per lock-out (auditLockout).
+// past its limit, counting the failure just reserved.
 func (s *Service) checkReserved(ctx context.Context, b failureBucket, email string, u *User, check func() (bool, error)) (bool, error) {
-	var throttled *lockout
-	err := s.store.View(ctx, func(tx Tx) error {
-		var err error
-		throttled, err = s.throttled(ctx, tx, b, email)
-		return err
-	})
-	if err != nil {
-		return false, Internal("count sign-in failures", err)
-	}
-	if throttled != nil {
-		s.auditLockout(ctx, u, throttled)
-		return false, throttled.refusal
+	if err := s.refuseLockedOut(ctx, b, email, u, 0); err != nil {
+		return false, err
 	}
 	ok, err := check()
 	if err != nil {
@@ -72,6 +67,27 @@ func (s *Service) checkReserved(ctx context.Context, b failureBucket, email stri
 		return false, Internal("check sign-in secret", err)
 	}
 	return ok, nil
+}
+
+// refuseLockedOut is the refusal of an attempt for email when it or the
+// source address is past its limit, with extra failures not yet recorded
+// counted (throttled), nil when the attempt may go on. A refusal is
+// audited once per lock-out (auditLockout).
+func (s *Service) refuseLockedOut(ctx context.Context, b failureBucket, email string, u *User, extra int) error {
+	var locked *lockout
+	err := s.store.View(ctx, func(tx Tx) error {
+		var err error
+		locked, err = s.throttled(ctx, tx, b, email, extra)
+		return err
+	})
+	if err != nil {
+		return Internal("count sign-in failures", err)
+	}
+	if locked != nil {
+		s.auditLockout(ctx, u, locked)
+		return locked.refusal
+	}
+	return nil
 }
 
 // reserveFailure records a failure for email in bucket b from the
@@ -157,15 +173,18 @@ func (s *Service) takeBackFailure(ctx context.Context, id int64) error {
 // anywhere when the address is unknown, or b counts from anywhere), more
 // than SignInEmailFailureLimit for the
 // email from all addresses, or more than SignInIPFailureLimit for the
-// address whatever the email; nil when it may go on. Failures count for
-// unknown emails too, so no answer tells whether an email has an account.
-func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email string) (*lockout, error) {
+// address whatever the email; nil when it may go on. extra failures not
+// yet recorded are added to each count (an attempt before it reserves
+// its own). Failures count for unknown emails too, so no answer tells
+// whether an email has an account.
+func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email string, extra int) (*lockout, error) {
 	since := s.now().Add(-SignInFailureWindow)
 	ip := throttleAddress(ActorFrom(ctx).IP)
 	all, fromIP, err := tx.CountSignInFailures(s.failureKeys(b, email), ip, since)
 	if err != nil {
 		return nil, err
 	}
+	all, fromIP = all+extra, fromIP+extra
 	if ip == "" || b.anywhere {
 		fromIP = all
 	}
@@ -189,6 +208,7 @@ func (s *Service) throttled(ctx context.Context, tx Tx, b failureBucket, email s
 	if err != nil {
 		return nil, err
 	}
+	n += extra
 	if n > SignInIPFailureLimit {
 		return &lockout{limit: lockoutAddress, key: ip,
 			refusal: Errorf(KindRateLimited, CodeSignInThrottled, "too many failed sign-ins from this network address; try again in %d minutes",

@@ -217,6 +217,19 @@ func TestSignInLockoutIsAuditedOnce(t *testing.T) {
 		if len(rows) != 1 {
 			t.Fatalf("throttle rows after 15 refused attempts: got %d, want 1", len(rows))
 		}
+		// The refused attempts wrote nothing: the next failure recorded
+		// follows the last one kept (each refusal inserted a failure and
+		// deleted it: abuse sweep).
+		if p := b.signIn("nobody@example.com", "wrong password number"); p.status != http.StatusUnauthorized {
+			t.Fatalf("another email's failure: got %d, want 401", p.status)
+		}
+		var last int
+		if err := env.WriterDB(t).QueryRow(`SELECT MAX(id) FROM signin_failures`).Scan(&last); err != nil {
+			t.Fatal(err)
+		}
+		if last != paylink.SignInFailureLimit+1 {
+			t.Errorf("the failure after 15 refusals has id %d, want %d: refusals wrote rows", last, paylink.SignInFailureLimit+1)
+		}
 		if r := rows[0]; r.Outcome != paylink.OutcomeDenied || r.Detail != "limit=email_address" || r.ObjectID != u.ID ||
 			r.MerchantID != m.ID || r.SourceIP == "" {
 			t.Errorf("throttle row: got %+v, want denied, detail limit=email_address, the user and merchant, the source address", r)
