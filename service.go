@@ -129,6 +129,9 @@ func NewService(cfg Config, d Deps) (*Service, error) {
 	if d.Observer == nil {
 		d.Observer = nopObserver{}
 	}
+	if d.Passwords != nil {
+		d.Passwords = newBoundedHasher(d.Passwords)
+	}
 	s := &Service{cfg: cfg, vault: d.Vault, processor: d.Processor, bank: d.Bank,
 		log: d.Logger, clock: d.Clock, random: d.Random, observer: d.Observer, passwords: d.Passwords,
 		webhookWake: make(chan struct{}, 1), auth: newAuthCache(),

@@ -72,7 +72,10 @@ func (s *Service) hashPassword(password, email string) (string, error) {
 		return "", Internal("hash password", errNoHasher)
 	}
 	h, err := s.passwords.Hash(password)
-	if err != nil {
+	switch {
+	case errors.Is(err, errPasswordsBusy):
+		return "", err
+	case err != nil:
 		return "", Internal("hash password", err)
 	}
 	return h, nil
@@ -146,7 +149,10 @@ func (s *Service) PasswordMatches(u *User, password string) (bool, error) {
 		return false, Internal("check password", errNoHasher)
 	}
 	ok, err := s.passwords.Verify(u.PasswordHash, password)
-	if err != nil {
+	switch {
+	case errors.Is(err, errPasswordsBusy):
+		return false, err
+	case err != nil:
 		return false, Internal("check password", err)
 	}
 	return ok, nil
