@@ -134,7 +134,13 @@ func TestDashboardHasAPanelForEverySeries(t *testing.T) {
 	}
 }
 
-// scrapeNames returns the metric family names a running instance exports.
+// reservedLabel finds a label Prometheus sets on every series it scrapes
+// (job, instance) in a series line: scraped, such a label is renamed
+// exported_job, and every query by it reads the scrape job's instead.
+var reservedLabel = regexp.MustCompile(`[{,](job|instance)="`)
+
+// scrapeNames returns the metric family names a running instance
+// exports, failing the test on a series with a label Prometheus reserves.
 func scrapeNames(t *testing.T, url string) map[string]bool {
 	t.Helper()
 	res, err := http.Get(url)
@@ -147,6 +153,9 @@ func scrapeNames(t *testing.T, url string) map[string]bool {
 	for _, line := range strings.Split(string(body), "\n") {
 		if f := strings.Fields(line); len(f) >= 3 && f[0] == "#" && f[1] == "TYPE" {
 			names[f[2]] = true
+		}
+		if !strings.HasPrefix(line, "#") && reservedLabel.MatchString(line) {
+			t.Errorf("a series with a label Prometheus reserves (the scrape sets job and instance): %s", line)
 		}
 	}
 	return names

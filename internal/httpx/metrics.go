@@ -22,7 +22,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "paylink_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+			// Up to MaxRequestTime: a processor may take its deadline (30 s,
+			// at most 60) and a request up to 90 s before it is cut off.
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 90},
 		}, []string{"route"}),
 	}
 	reg.MustRegister(m.requests, m.duration)

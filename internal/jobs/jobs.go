@@ -9,6 +9,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -97,7 +98,10 @@ func (r *Runner) runOnce(ctx context.Context, t Task) {
 	if err == nil && runCtx.Err() != nil {
 		err = fmt.Errorf("run cut off after %v: %w", timeout, runCtx.Err())
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, paylink.ErrUnavailable): // an outage, not a bug: ERROR lines are for bugs (operations.md)
+		r.log.Warn("background job failed: the database is unavailable", "job", t.Name, "err", err)
+	case err != nil:
 		r.log.Error("background job failed", "job", t.Name, "err", err)
 	}
 	r.metrics.observe(t.Name, err, time.Since(start))
@@ -116,15 +120,15 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "paylink_job_runs_total", Help: "Background job runs by job.",
-		}, []string{"job"}),
+			Name: "paylink_job_runs_total", Help: "Background job runs by task (the job's name).",
+		}, []string{"task"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "paylink_job_failures_total", Help: "Background job runs that returned an error, by job.",
-		}, []string{"job"}),
+			Name: "paylink_job_failures_total", Help: "Background job runs that returned an error, by task (the job's name).",
+		}, []string{"task"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "paylink_job_duration_seconds", Help: "Background job run time by job.",
+			Name: "paylink_job_duration_seconds", Help: "Background job run time by task (the job's name).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"job"}),
+		}, []string{"task"}),
 	}
 	reg.MustRegister(m.runs, m.failures, m.duration)
 	return m

@@ -23,10 +23,14 @@ import (
 func TestRunsAndFailuresAreCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var logs bytes.Buffer
-	done := make(chan string, 2)
+	done := make(chan string, 3)
 	tasks := []jobs.Task{
 		{Name: "ok-job", Every: time.Hour, Run: func(context.Context) error { done <- "ok-job"; return nil }},
 		{Name: "bad-job", Every: time.Hour, Run: func(context.Context) error { done <- "bad-job"; return errors.New("bank unreachable") }},
+		{Name: "outage-job", Every: time.Hour, Run: func(context.Context) error {
+			done <- "outage-job"
+			return fmt.Errorf("list expired holds: %w", paylink.ErrUnavailable)
+		}},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -36,17 +40,20 @@ func TestRunsAndFailuresAreCounted(t *testing.T) {
 	}()
 	<-done
 	<-done
+	<-done
 	// The runs have returned; wait until both are recorded (a task's run
 	// is recorded right after it returns), then stop the runner.
 	want := `
-# HELP paylink_job_failures_total Background job runs that returned an error, by job.
+# HELP paylink_job_failures_total Background job runs that returned an error, by task (the job's name).
 # TYPE paylink_job_failures_total counter
-paylink_job_failures_total{job="bad-job"} 1
-paylink_job_failures_total{job="ok-job"} 0
-# HELP paylink_job_runs_total Background job runs by job.
+paylink_job_failures_total{task="bad-job"} 1
+paylink_job_failures_total{task="ok-job"} 0
+paylink_job_failures_total{task="outage-job"} 1
+# HELP paylink_job_runs_total Background job runs by task (the job's name).
 # TYPE paylink_job_runs_total counter
-paylink_job_runs_total{job="bad-job"} 1
-paylink_job_runs_total{job="ok-job"} 1
+paylink_job_runs_total{task="bad-job"} 1
+paylink_job_runs_total{task="ok-job"} 1
+paylink_job_runs_total{task="outage-job"} 1
 `
 	var err error
 	for range 500 {
@@ -60,11 +67,16 @@ paylink_job_runs_total{job="ok-job"} 1
 	if err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(reg, "paylink_job_duration_seconds"); n != 2 {
+	if n := testutil.CollectAndCount(reg, "paylink_job_duration_seconds"); n != 3 {
 		t.Errorf("duration series: got %d, want one per job", n)
 	}
-	if !strings.Contains(logs.String(), `"job":"bad-job"`) || strings.Contains(logs.String(), `"job":"ok-job"`) {
-		t.Errorf("log: got %s, want the failing job logged and only it", logs.String())
+	if !strings.Contains(logs.String(), `"level":"ERROR","msg":"background job failed","job":"bad-job"`) || strings.Contains(logs.String(), `"job":"ok-job"`) {
+		t.Errorf("log: got %s, want the failing job logged at ERROR and only it", logs.String())
+	}
+	// An outage is no bug: WARN, as the request paths log it (the metrics
+	// sweep found six ERROR lines a minute of an outage).
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"background job failed: the database is unavailable","job":"outage-job"`) {
+		t.Errorf("log: got %s, want the job failed by an outage logged at WARN", logs.String())
 	}
 }
 

@@ -140,7 +140,7 @@ func SchemaVersion(engine Engine) int {
 func (s *Store) AppliedVersion(ctx context.Context) (int, error) {
 	var v int
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("schema version: %w", err)
+		return 0, fmt.Errorf("schema version: %w", s.classify(err))
 	}
 	return v, nil
 }
