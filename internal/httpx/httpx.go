@@ -44,7 +44,7 @@ func Wrap(next http.Handler, o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := RequestID(r.Header.Get(RequestIDHeader))
-		ctx, notes := withNotes(paylink.WithRequestID(r.Context(), id))
+		ctx, notes := withNotes(paylink.WithRequestID(r.Context(), id), o.Logger)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		sharedHeaders(rec.Header(), id)

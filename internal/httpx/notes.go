@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 )
@@ -17,8 +18,13 @@ type notes struct {
 
 type notesKey struct{}
 
-// withNotes returns ctx carrying an empty set of notes, and the set.
-func withNotes(ctx context.Context) (context.Context, *notes) {
+// withNotes returns ctx carrying an empty set of notes, and the set; ctx
+// itself and nil when log writes no access line (its level is above
+// INFO): nothing would read them.
+func withNotes(ctx context.Context, log *slog.Logger) (context.Context, *notes) {
+	if !log.Enabled(ctx, slog.LevelInfo) {
+		return ctx, nil
+	}
 	n := &notes{}
 	return context.WithValue(ctx, notesKey{}, n), n
 }
@@ -46,6 +52,9 @@ func Note(r *http.Request, key, value string) {
 
 // appendTo appends the notes to an access line's attributes.
 func (n *notes) appendTo(attrs []any) []any {
+	if n == nil {
+		return attrs
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append(attrs, n.attrs...)
