@@ -501,6 +501,10 @@ type WebhookBacklog struct {
 	Pending int
 	Held    int       // pending rows held for a receiver that hangs
 	Oldest  time.Time // creation time of the oldest pending row; zero when none
+	// FirstDue is the earliest next attempt of a pending row not held: past
+	// it by more than a few seconds, the dispatchers are not keeping up
+	// (or are down); zero when no such row is pending.
+	FirstDue time.Time
 }
 
 // WebhookBacklog reads the outbox's depth and oldest pending row, for

@@ -71,6 +71,8 @@ func RegisterStore(reg prometheus.Registerer, svc *paylink.Service, st *sqlstore
 			depth: prometheus.NewDesc("paylink_webhook_outbox_pending", "Webhook deliveries not yet delivered or given up.", nil, nil),
 			age: prometheus.NewDesc("paylink_webhook_outbox_oldest_age_seconds",
 				"Age of the oldest pending webhook delivery; 0 when none is pending.", nil, nil),
+			overdue: prometheus.NewDesc("paylink_webhook_outbox_overdue_seconds",
+				"How long the pending webhook delivery due first (not held for a hanging receiver) has been due without an attempt; 0 when none is due.", nil, nil),
 			held: prometheus.NewDesc("paylink_webhook_outbox_held",
 				"Pending webhook deliveries held for a receiver that hangs, until it answers a probe.", nil, nil),
 			up: prometheus.NewDesc("paylink_webhook_outbox_scrape_ok", "1 if the outbox could be read at this scrape, else 0.", nil, nil),
@@ -87,14 +89,15 @@ func RegisterStore(reg prometheus.Registerer, svc *paylink.Service, st *sqlstore
 
 // outbox reads the webhook backlog at scrape time.
 type outbox struct {
-	svc                  *paylink.Service
-	depth, held, age, up *prometheus.Desc
+	svc                           *paylink.Service
+	depth, held, age, overdue, up *prometheus.Desc
 }
 
 func (o *outbox) Describe(ch chan<- *prometheus.Desc) {
 	ch <- o.depth
 	ch <- o.held
 	ch <- o.age
+	ch <- o.overdue
 	ch <- o.up
 }
 
@@ -106,14 +109,18 @@ func (o *outbox) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(o.up, prometheus.GaugeValue, 0)
 		return
 	}
-	age := 0.0
+	age, overdue := 0.0, 0.0
 	if !b.Oldest.IsZero() {
 		age = max(0, o.svc.Now().Sub(b.Oldest).Seconds())
+	}
+	if !b.FirstDue.IsZero() {
+		overdue = max(0, o.svc.Now().Sub(b.FirstDue).Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(o.up, prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(o.depth, prometheus.GaugeValue, float64(b.Pending))
 	ch <- prometheus.MustNewConstMetric(o.held, prometheus.GaugeValue, float64(b.Held))
 	ch <- prometheus.MustNewConstMetric(o.age, prometheus.GaugeValue, age)
+	ch <- prometheus.MustNewConstMetric(o.overdue, prometheus.GaugeValue, overdue)
 }
 
 // needsReview counts the UNKNOWN items at scrape time; a failed read

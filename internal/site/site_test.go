@@ -159,6 +159,7 @@ func TestPaymentAndWebhookMetrics(t *testing.T) {
 		{"delivered webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "delivered"}, 3},
 		{"rejected webhooks", "paylink_webhook_deliveries_total", map[string]string{"outcome": "rejected"}, 0},
 		{"outbox after delivery", "paylink_webhook_outbox_pending", nil, 0},
+		{"nothing overdue after delivery", "paylink_webhook_outbox_overdue_seconds", nil, 0},
 		{"outbox readable", "paylink_webhook_outbox_scrape_ok", nil, 1},
 		{"HTTP purchases", "paylink_http_requests_total", map[string]string{"route": "POST /v5/purchase", "code": "200"}, 3},
 	}

@@ -353,7 +353,9 @@ func (t *tx) WebhookAttempts(deliveryIDs ...string) ([]*paylink.WebhookAttempt, 
 // count webhook_deliveries_held.
 const (
 	countDueQuery = `SELECT COUNT(*) FROM webhook_deliveries WHERE ` + pending + ` AND next_attempt_at <= $1`
-	backlogQuery  = `SELECT COUNT(*), MIN(created_at), (SELECT COUNT(*) FROM webhook_deliveries WHERE ` + held + `)
+	backlogQuery  = `SELECT COUNT(*), MIN(created_at), MIN(CASE WHEN held_for <> '' THEN NULL
+			WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END),
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE ` + held + `)
 		FROM webhook_deliveries WHERE ` + pending
 )
 
@@ -367,14 +369,16 @@ func (t *tx) CountDueWebhookDeliveries(now time.Time) (int, error) {
 	return n, nil
 }
 
-// WebhookBacklog counts pending rows and finds the oldest one's creation.
+// WebhookBacklog counts pending rows and finds the oldest one's creation
+// and the earliest time one not held is due: its next attempt, or its
+// lease's end when an attempt holds it longer (the claim's due).
 func (t *tx) WebhookBacklog() (paylink.WebhookBacklog, error) {
 	var b paylink.WebhookBacklog
-	var oldest sql.NullInt64
-	err := t.q.QueryRowContext(t.ctx, backlogQuery).Scan(&b.Pending, &oldest, &b.Held)
+	var oldest, firstDue sql.NullInt64
+	err := t.q.QueryRowContext(t.ctx, backlogQuery).Scan(&b.Pending, &oldest, &firstDue, &b.Held)
 	if err != nil {
 		return paylink.WebhookBacklog{}, fmt.Errorf("webhook backlog: %w", err)
 	}
-	b.Oldest = fromMicros(oldest)
+	b.Oldest, b.FirstDue = fromMicros(oldest), fromMicros(firstDue)
 	return b, nil
 }

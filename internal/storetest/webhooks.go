@@ -173,7 +173,8 @@ func testWebhookLease(t *testing.T, s paylink.Store) {
 }
 
 // testWebhookBacklog: the backlog counts pending rows, due or not, and
-// names the oldest; delivered and failed rows leave it.
+// names the oldest and the earliest next attempt (a leased row's is its
+// lease's end); delivered and failed rows leave it.
 func testWebhookBacklog(t *testing.T, s paylink.Store) {
 	backlog := func() paylink.WebhookBacklog {
 		var b paylink.WebhookBacklog
@@ -198,7 +199,7 @@ func testWebhookBacklog(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
-	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 3, Oldest: t0}); got != want {
+	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 3, Oldest: t0, FirstDue: t0}); got != want {
 		t.Errorf("three pending: got %+v, want %+v", got, want)
 	}
 	update(t, s, func(tx paylink.Tx) error {
@@ -217,8 +218,8 @@ func testWebhookBacklog(t *testing.T, s paylink.Store) {
 		}
 		return nil
 	})
-	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 2, Oldest: t0.Add(time.Minute)}); got != want {
-		t.Errorf("after delivering the oldest: got %+v, want %+v (a leased row is still pending)", got, want)
+	if got, want := backlog(), (paylink.WebhookBacklog{Pending: 2, Oldest: t0.Add(time.Minute), FirstDue: t0.Add(time.Minute)}); got != want {
+		t.Errorf("after delivering the oldest: got %+v, want %+v (a leased row is still pending, due again when its lease ends)", got, want)
 	}
 }
 
