@@ -338,6 +338,18 @@ func digitValue(r rune) int {
 	return 0
 }
 
+// MaskIfCardNumber is s with its card numbers masked (MaskCardNumbers)
+// when it holds one as free text is refused for (ContainsCardNumber),
+// else s as it is: for a value used to find something (a path reference,
+// a search), which a stored value with digits a letter touches
+// ("INV4111111111111111", a UUID's) must still find.
+func MaskIfCardNumber(s string) string {
+	if ContainsCardNumber(s) {
+		return MaskCardNumbers(s)
+	}
+	return s
+}
+
 // mergeSpans orders byte ranges and joins those that overlap.
 func mergeSpans(spans [][2]int) [][2]int {
 	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })

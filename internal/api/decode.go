@@ -783,9 +783,5 @@ func (b *body) err() error { return b.f.Err() }
 // database's statements, the logs or an error message. Digits a letter
 // touches (a UUID's, "INV4111111111111111") are stored, and looked up.
 func pathValue(r *http.Request, name string) string {
-	v := strings.TrimSpace(r.PathValue(name))
-	if paylink.ContainsCardNumber(v) {
-		return paylink.MaskCardNumbers(v)
-	}
-	return v
+	return paylink.MaskIfCardNumber(strings.TrimSpace(r.PathValue(name)))
 }

@@ -287,12 +287,14 @@ func backParam(r *http.Request, base string) string {
 
 // maskedValues is q with every card number in its values masked, as
 // MaskPAN masks one: a search box or filter given one (a staff member
-// pasting a caller's card) shows it masked, and no link carries it.
+// pasting a caller's card) shows it masked, and no link carries it; a
+// stored invoice number whose digits a letter touches is kept, so that
+// the next page and the export still find it (MaskIfCardNumber).
 func maskedValues(q url.Values) url.Values {
 	out := make(url.Values, len(q))
 	for k, vs := range q {
 		for _, v := range vs {
-			out[k] = append(out[k], paylink.MaskCardNumbers(v))
+			out[k] = append(out[k], paylink.MaskIfCardNumber(v))
 		}
 	}
 	return out
