@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -266,11 +267,17 @@ func (rq *request) fail(err error) {
 	e := paylink.AsError(err)
 	httpx.LogFailure(rq.h.log, rq.r, e)
 	httpx.SetRetryAfter(rq.w, err) // every 503, processor_unavailable too
-	msg := e.Message
-	if e.Code == paylink.CodeServiceUnavailable {
-		msg = msgUnavailable
+	rq.render(httpx.Status(e.Kind), "error", view{Title: errorTitle(e), Error: failMessage(err, e)})
+}
+
+// failMessage is what an error page says of err (as e): an unreachable
+// database in the dashboard's words (msgUnavailable), anything else, a
+// busy password check included, as the Service said it.
+func failMessage(err error, e *paylink.Error) string {
+	if errors.Is(err, paylink.ErrUnavailable) || errors.Is(err, paylink.ErrCommitInDoubt) {
+		return msgUnavailable
 	}
-	rq.render(httpx.Status(e.Kind), "error", view{Title: errorTitle(e), Error: msg})
+	return e.Message
 }
 
 // errorTitle is an error page's title: what kind of refusal it is.

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/paylink/paylink"
@@ -27,5 +28,20 @@ func TestErrorText(t *testing.T) {
 		if got := fieldLabel(name); got != want {
 			t.Errorf("fieldLabel(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestFailMessage: an unreachable database is told in the dashboard's
+// words; a busy password check (a 503 too) as the Service says it, not
+// as a database outage that may have done what was asked (a
+// verification sweep found staff told the database was down).
+func TestFailMessage(t *testing.T) {
+	outage := fmt.Errorf("sign in: %w", paylink.ErrUnavailable)
+	if got := failMessage(outage, paylink.AsError(outage)); got != msgUnavailable {
+		t.Errorf("an outage: got %q, want msgUnavailable", got)
+	}
+	busy := paylink.Errorf(paylink.KindUnavailable, paylink.CodeServiceUnavailable, "too many passwords are being checked at once; try again in a moment")
+	if got := failMessage(busy, paylink.AsError(busy)); got != busy.Message {
+		t.Errorf("a busy password check: got %q, want %q", got, busy.Message)
 	}
 }
