@@ -42,18 +42,36 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, m *paylink.M
 		return replay.Status, replay.Response
 	}
 	status, body, err := s.outcome(w, r, m, b, perr, h)
-	if errors.Is(err, paylink.ErrCommitInDoubt) {
-		return status, body // the claim stays: a retry under the key must not run it a second time
-	}
-	keep := status
-	if err != nil && (paylink.Retryable(err) || refusedAsSent(err) && !claim.TookOver) {
-		keep = 0
+	keep, leave := keptAs(status, err, claim)
+	if leave {
+		return status, body
 	}
 	// An outage's failure is logged by FinishIdempotent, at WARN.
 	if err := s.svc.FinishIdempotent(context.WithoutCancel(r.Context()), claim, keep, body); err != nil && !errors.Is(err, paylink.ErrUnavailable) {
 		s.log.ErrorContext(r.Context(), "idempotency key not recorded", "route", httpx.Route(r), "err", err)
 	}
 	return status, body
+}
+
+// keptAs is the status a request's answer is kept under its key with (0:
+// the key is freed, so that a retry runs), or leave: the claim stays as
+// it is, unfinished, so that no other request under the key runs while
+// what it did is unknown: a commit in doubt, or a passing failure of a
+// request that took the key over from the same one that never finished
+// (which may have charged; freeing the key would let a retry with another
+// token run: a verification sweep).
+func keptAs(status int, err error, claim *paylink.IdempotencyClaim) (keep int, leave bool) {
+	switch {
+	case err == nil:
+		return status, false
+	case errors.Is(err, paylink.ErrCommitInDoubt):
+		return 0, true
+	case paylink.Retryable(err) && claim.TookOver:
+		return 0, true
+	case paylink.Retryable(err) || refusedAsSent(err) && !claim.TookOver:
+		return 0, false
+	}
+	return status, false
 }
 
 // keptReference is the payment, refund or link a kept answer names (a
