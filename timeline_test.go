@@ -258,6 +258,14 @@ func TestResponseExcerpt(t *testing.T) {
 		{"card numbers masked", "order failed: card 4242424242424242 exp 12/29", "order failed: card 424242******4242 exp 12/29"},
 		{"a card number across the cut masked", strings.Repeat("a", paylink.ResponseExcerptBytes-10) + " 4242 4242 4242 4242",
 			strings.Repeat("a", paylink.ResponseExcerptBytes-10) + " 424242***"},
+		// Masking shortens the text, so the cut can reach the end of what
+		// was read, where a number the read cut short is not found: its
+		// digits are left out (a verification sweep).
+		{"a number the read cut short, after masked ones",
+			(strings.Repeat("4-1-1-1-1-1-1-1-1-1-1-1-1-1-1-1, ", 22) + strings.Repeat("x", 29) + "5555555555554444 end")[:paylink.ResponseExcerptRead],
+			strings.Repeat("411111******1111, ", 22) + strings.Repeat("x", 29)},
+		{"a number the read cut short in invisible padding", (strings.Repeat("x", 480) + "4111111111111" + strings.Repeat("\u200b", 100) + "111 end")[:paylink.ResponseExcerptRead],
+			strings.Repeat("x", 480)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := paylink.ResponseExcerpt([]byte(tt.body)); got != tt.want {

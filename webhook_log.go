@@ -35,9 +35,16 @@ const (
 // control characters other than newline and tab shown as U+FFFD and card
 // numbers masked (a receiver's error may quote the order it failed on;
 // the body is masked before the cut, so a number across the cut is not
-// left in clear: give it ResponseExcerptRead bytes of a longer body).
+// left in clear: give it ResponseExcerptRead bytes of a longer body). A
+// body of ResponseExcerptRead bytes or more may itself have been cut in
+// the middle of a number, too short to be found: the digits and
+// separators it ends with are left out.
 func ResponseExcerpt(body []byte) string {
-	s := MaskCardNumbers(strings.ToValidUTF8(string(body), "\uFFFD"))
+	s := strings.ToValidUTF8(string(body), "\uFFFD")
+	if len(body) >= ResponseExcerptRead { // and a character the read cut, now U+FFFD
+		s = strings.TrimRightFunc(strings.TrimSuffix(s, "\uFFFD"), inCardNumber)
+	}
+	s = MaskCardNumbers(s)
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return '\uFFFD'
@@ -52,6 +59,16 @@ func ResponseExcerpt(body []byte) string {
 		n-- // the cut would split a character: cut before it
 	}
 	return s[:n]
+}
+
+// inCardNumber reports whether r can be part of a card number as the
+// card-number rules read it (foldForCards): a digit, a separator, an
+// invisible formatting character.
+func inCardNumber(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isDigit(byte(r)) || strings.ContainsRune(joinChars, r)
+	}
+	return foldRune(r) >= 0
 }
 
 // WebhookLogFilter selects a page of a merchant's delivery log.
