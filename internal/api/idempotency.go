@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -154,47 +153,32 @@ func withoutTransactionToken(raw []byte, b *body) []byte {
 	return raw
 }
 
-// blankStrings is raw (JSON) with every string whose value, decoded and
-// trimmed, is tok written as "". A string without an escape is compared
-// as it stands, without decoding.
+// blankStrings is raw (JSON) with every string whose value, decoded (by
+// the decoder's own scanner, parser.str) and trimmed, is tok written as
+// "".
 func blankStrings(raw []byte, tok string) []byte {
+	p := parser{src: string(raw)}
 	var out []byte
 	last := 0
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
+	for p.i < len(p.src) {
+		if p.src[p.i] != '"' {
+			p.i++
 			continue
 		}
-		j := i + 1
-		for j < len(raw) && raw[j] != '"' {
-			if raw[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(raw) {
+		start := p.i
+		text, ok := p.str()
+		if !ok {
 			break
 		}
-		if stringIs(raw[i:j+1], tok) {
-			out = append(append(out, raw[last:i]...), `""`...)
-			last = j + 1
+		if strings.TrimSpace(text) == tok {
+			out = append(append(out, raw[last:start]...), `""`...)
+			last = p.i
 		}
-		i = j
 	}
 	if out == nil {
 		return raw
 	}
 	return append(out, raw[last:]...)
-}
-
-// stringIs reports whether the JSON string literal lit, decoded and
-// trimmed, is tok.
-func stringIs(lit []byte, tok string) bool {
-	inner := lit[1 : len(lit)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(bytes.TrimSpace(inner)) == tok
-	}
-	var s string
-	return json.Unmarshal(lit, &s) == nil && strings.TrimSpace(s) == tok
 }
 
 // earlierRequestHashes are the fingerprints earlier releases made of the
