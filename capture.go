@@ -140,14 +140,7 @@ func (s *Service) Cancel(ctx context.Context, m *Merchant, ref string, req Cance
 // never holds up the others.
 func (s *Service) ExpirePreAuths(ctx context.Context) (int, error) {
 	var after Position
-	total := 0
-	for {
-		read, released, err := s.expirePreAuthBatch(ctx, &after)
-		total += released
-		if err != nil || read < ExpiryBatch || ctx.Err() != nil {
-			return total, err
-		}
-	}
+	return walk(ctx, ExpiryBatch, func(ctx context.Context) (int, int, error) { return s.expirePreAuthBatch(ctx, &after) })
 }
 
 // expirePreAuthBatch releases up to ExpiryBatch expired holds after the

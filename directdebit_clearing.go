@@ -23,18 +23,13 @@ const clearingBatch = 200
 // holds up the others; the run's error then counts them.
 func (s *Service) ClearDirectDebits(ctx context.Context) (int, error) {
 	var run clearingRun
-	for {
-		read, err := s.clearDebitBatch(ctx, &run)
-		if err != nil || read < clearingBatch || ctx.Err() != nil {
-			return run.moved, errors.Join(err, run.unansweredErr())
-		}
-	}
+	moved, err := walk(ctx, clearingBatch, func(ctx context.Context) (int, int, error) { return s.clearDebitBatch(ctx, &run) })
+	return moved, errors.Join(err, run.unansweredErr())
 }
 
 // clearingRun is how far a run of ClearDirectDebits has got.
 type clearingRun struct {
 	after      Position // the last debit read
-	moved      int      // debits cleared or dishonoured
 	unanswered int      // debits the bank did not answer about
 	first      error    // the first of those, with the bank's error
 }
@@ -50,17 +45,17 @@ func (r *clearingRun) unansweredErr() error {
 
 // clearDebitBatch clears up to clearingBatch due debits after the run's
 // position, which it moves to the last one it read, and says how many it
-// read. A debit the bank does not answer about is counted and passed
-// over; any other failure ends the run once the batch is done.
-func (s *Service) clearDebitBatch(ctx context.Context, run *clearingRun) (int, error) {
+// read and moved. A debit the bank does not answer about is counted and
+// passed over; any other failure ends the run once the batch is done.
+func (s *Service) clearDebitBatch(ctx context.Context, run *clearingRun) (read, moved int, err error) {
 	var due []*Transaction
-	err := s.store.View(ctx, func(tx Tx) error {
+	err = s.store.View(ctx, func(tx Tx) error {
 		var err error
 		due, err = tx.TransactionsInStatus(StatusPending, s.now().Add(-s.cfg.DirectDebitClearing), run.after, clearingBatch)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("clear direct debits: %w", err)
+		return 0, 0, fmt.Errorf("clear direct debits: %w", err)
 	}
 	var errs []error
 	for _, t := range due {
@@ -79,10 +74,10 @@ func (s *Service) clearDebitBatch(ctx context.Context, run *clearingRun) (int, e
 		case err != nil:
 			errs = append(errs, fmt.Errorf("clear direct debit %s: %w", t.Reference, err))
 		case ok:
-			run.moved++
+			moved++
 		}
 	}
-	return len(due), errors.Join(errs...)
+	return len(due), moved, errors.Join(errs...)
 }
 
 // bankError is the bank's failure to answer a clearing query: the debit

@@ -440,11 +440,26 @@ func onCommit(tx Tx, fn func()) {
 // through in one run of the job, not a batch a minute. It returns how
 // many rows moved in all.
 func drain(ctx context.Context, size int, pass func(context.Context) (read, moved int, err error)) (int, error) {
+	return walk(ctx, size, func(ctx context.Context) (int, int, error) {
+		read, moved, err := pass(ctx)
+		if moved == 0 {
+			read = 0 // nothing moved: the next pass would read the same rows
+		}
+		return read, moved, err
+	})
+}
+
+// walk is drain for a pass that reads after a position it keeps and
+// moves on: a pass that moves nothing (rows left for the next run, which
+// the processor or the bank did not answer about) does not end the run,
+// since the next pass starts after them; a pass that reads less than a
+// full batch does.
+func walk(ctx context.Context, size int, pass func(context.Context) (read, moved int, err error)) (int, error) {
 	total := 0
 	for {
 		read, moved, err := pass(ctx)
 		total += moved
-		if err != nil || read < size || moved == 0 || ctx.Err() != nil {
+		if err != nil || read < size || ctx.Err() != nil {
 			return total, err
 		}
 	}
