@@ -143,6 +143,11 @@ func plainOrigin(s string) bool {
 // database unreachable 503 (the customer may simply try again).
 func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := paylink.AsError(err)
+	switch e.Kind {
+	case paylink.KindNotFound, paylink.KindConflict, paylink.KindUnavailable, paylink.KindInternal:
+	default: // answered 500: a refusal this page has no answer for is a bug, logged as one
+		e = paylink.Internal("challenge page", err)
+	}
 	httpx.LogFailure(p.log, r, e)
 	switch e.Kind {
 	case paylink.KindNotFound:
@@ -155,9 +160,6 @@ func (p *page) fail(w http.ResponseWriter, r *http.Request, err error) {
 		p.render(w, r, http.StatusServiceUnavailable, view{Title: "Temporarily unavailable",
 			Message: "The authentication service is briefly unavailable. Please try again in a moment."}, "")
 	default:
-		if e.Kind != paylink.KindInternal { // answered 500 too: a refusal this page has no answer for is a bug
-			p.log.ErrorContext(r.Context(), "internal error", "route", httpx.Route(r), "err", e.Error())
-		}
 		p.render(w, r, http.StatusInternalServerError, view{Title: "Something went wrong",
 			Message: "The authentication could not be processed. Please try again."}, "")
 	}
