@@ -72,11 +72,8 @@ func (s *Service) hashPassword(password, email string) (string, error) {
 		return "", Internal("hash password", errNoHasher)
 	}
 	h, err := s.passwords.Hash(password)
-	switch {
-	case errors.Is(err, errPasswordsBusy):
-		return "", err
-	case err != nil:
-		return "", Internal("hash password", err)
+	if err != nil {
+		return "", asServiceError("hash password", err) // a busy hasher's 503 as it is
 	}
 	return h, nil
 }
@@ -149,11 +146,8 @@ func (s *Service) PasswordMatches(u *User, password string) (bool, error) {
 		return false, Internal("check password", errNoHasher)
 	}
 	ok, err := s.passwords.Verify(u.PasswordHash, password)
-	switch {
-	case errors.Is(err, errPasswordsBusy):
-		return false, err
-	case err != nil:
-		return false, Internal("check password", err)
+	if err != nil {
+		return false, asServiceError("check password", err) // a busy hasher's 503 as it is
 	}
 	return ok, nil
 }
